@@ -1,0 +1,1 @@
+"""pytest plugin for whileai: agent scenarios as tests, and a paired regression gate against a stored baseline."""

@@ -1,0 +1,200 @@
+"""Rows: the one record every loop step reads and writes (schema in docs/rows.md).
+
+A row is a plain JSON-serializable dict. This module owns the schema version, the task key,
+the privileged-field scrub, JSONL reading and atomic writing, and ``RowList``.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from whileai_core.defaults import ROW_SCHEMA_VERSION
+
+Row = dict[str, Any]
+
+#: fields the judge may read but the policy never sees; scrubbed from every export.
+PRIVILEGED_FIELDS = ("privileged",)
+
+
+def task_key(row: Mapping[str, Any]) -> str:
+    """The grouping key: ``task_id``, else ``scenario_id``, else the prompt."""
+    for field in ("task_id", "scenario_id"):
+        value = row.get(field)
+        if value not in (None, ""):
+            return str(value)
+    prompt = row.get("prompt")
+    if prompt in (None, ""):
+        raise ValueError("row has no task_id, scenario_id or prompt; give each row a task_id so it can be grouped")
+    return str(prompt)
+
+
+def stable_id(*parts: Any, length: int = 10) -> str:
+    """A short hex id from JSON-encoded parts (same parts -> same id on every machine)."""
+    blob = json.dumps(parts, sort_keys=True, default=str).encode()
+    return hashlib.sha256(blob).hexdigest()[:length]
+
+
+def group_rows(rows: Iterable[Mapping[str, Any]]) -> dict[str, list[Mapping[str, Any]]]:
+    """Rows grouped by task key, groups and members in first-seen order."""
+    groups: dict[str, list[Mapping[str, Any]]] = {}
+    for row in rows:
+        groups.setdefault(task_key(row), []).append(row)
+    return groups
+
+
+def scrub(row: Mapping[str, Any]) -> Row:
+    """A deep copy of the row without privileged fields (what leaves the machine or reaches a trainer)."""
+    return {k: copy.deepcopy(v) for k, v in row.items() if k not in PRIVILEGED_FIELDS}
+
+
+def as_rows(source: Any, *, name: str = "rows") -> list[Row]:
+    """Accept a container with ``.rows``, a list of dicts, or a JSONL path; return a list of dicts."""
+    if isinstance(source, (str, os.PathLike)):
+        return read_jsonl(source)
+    inner = getattr(source, "rows", None)
+    if inner is not None and not callable(inner):
+        source = inner
+    elif callable(inner) and not isinstance(source, list):
+        source = inner()
+    if isinstance(source, Mapping):
+        raise TypeError(f"{name}= takes a list of row dicts, a JSONL path, or a run object; got a single dict")
+    try:
+        rows = list(source)
+    except TypeError:
+        raise TypeError(
+            f"{name}= takes a list of row dicts, a JSONL path, or a run object; got {type(source).__name__}"
+        ) from None
+    for i, row in enumerate(rows):
+        if not isinstance(row, Mapping):
+            raise TypeError(f"{name}[{i}] is {type(row).__name__}, not a row dict")
+    return rows  # type: ignore[return-value]
+
+
+def read_jsonl(path: str | os.PathLike[str]) -> list[Row]:
+    """Read rows from a JSONL file; a bad line is an error naming the file and line number."""
+    p = Path(path)
+    if not p.exists():
+        raise FileNotFoundError(f"no such rows file: {p}")
+    rows: list[Row] = []
+    with p.open(encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                value = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"{p}:{lineno}: not valid JSON ({exc.msg}); fix or remove that line") from None
+            if not isinstance(value, dict):
+                raise ValueError(f"{p}:{lineno}: a row must be a JSON object, got {type(value).__name__}")
+            rows.append(value)
+    return rows
+
+
+def atomic_write_text(path: str | os.PathLike[str], text: str, *, overwrite: bool = False) -> Path:
+    """Write text to ``path`` through a temp file and rename, so a crash never leaves half a file.
+
+    Refuses to replace an existing file unless ``overwrite=True``.
+    """
+    p = Path(path)
+    if p.exists() and not overwrite:
+        raise FileExistsError(f"{p} exists; pass overwrite=True to replace it, or choose another path")
+    p.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, p)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    return p
+
+
+def write_jsonl(path: str | os.PathLike[str], rows: Iterable[Mapping[str, Any]], *, overwrite: bool = False) -> Path:
+    """Write rows as JSONL, atomically (see ``atomic_write_text``)."""
+    lines = [json.dumps(row, ensure_ascii=False, sort_keys=False) for row in rows]
+    return atomic_write_text(path, "".join(line + "\n" for line in lines), overwrite=overwrite)
+
+
+class RowList(list):  # type: ignore[type-arg]
+    """A list of row dicts that can export itself and be called to get a plain copy."""
+
+    system_prompt: str | None = None
+    tools: Sequence[Any] = ()
+
+    def __call__(self) -> list[Row]:
+        return [dict(r) for r in self]
+
+    def export(self, path: str | os.PathLike[str] | None = None, **kwargs: Any) -> Any:
+        """Write trainer-ready JSONL (see ``whileai_core.export.export``)."""
+        from whileai_core.export import export
+
+        kwargs.setdefault("system_prompt", self.system_prompt)
+        kwargs.setdefault("tools", self.tools)
+        return export(self, path, **kwargs)
+
+
+def make_rows(
+    prompts: Sequence[str],
+    completions: Sequence[str],
+    *,
+    task_ids: Sequence[str] | None = None,
+    references: Sequence[Any] | None = None,
+    reward: Sequence[float] | Callable[[Row], Any] | None = None,
+) -> Any:
+    """Rows from plain prompt/completion lists (a public benchmark, a log), in the same schema as simulate's.
+
+    ``reward`` may be a list of numbers or a judge; with a judge the result is graded (``ScoredData``).
+    """
+    if len(prompts) != len(completions):
+        raise ValueError(f"prompts has {len(prompts)} items and completions {len(completions)}; they must match")
+    for name, seq in (("task_ids", task_ids), ("references", references)):
+        if seq is not None and len(seq) != len(prompts):
+            raise ValueError(f"{name} has {len(seq)} items, prompts {len(prompts)}; they must match")
+    counts: dict[str, int] = {}
+    out = RowList()
+    for i, (prompt, completion) in enumerate(zip(prompts, completions)):
+        tid = str(task_ids[i]) if task_ids is not None else "t-" + stable_id(prompt)
+        idx = counts.get(tid, 0)
+        counts[tid] = idx + 1
+        row: Row = {
+            "schema_version": ROW_SCHEMA_VERSION,
+            "row_id": f"{tid}#{idx}",
+            "task_id": tid,
+            "rollout_index": idx,
+            "prompt": prompt,
+            "messages": [{"role": "user", "content": prompt}, {"role": "assistant", "content": completion}],
+            "steps": [],
+            "final_text": completion,
+            "seeded": False,
+            "status": "ok",
+            "lineage": {"source": "rows"},
+        }
+        if references is not None:
+            row["privileged"] = {"reference": references[i]}
+        out.append(row)
+    if reward is None:
+        return out
+    if callable(reward):
+        from whileai_core.grade import run_judge
+
+        return run_judge(out, reward)
+    values = list(reward)
+    if len(values) != len(out):
+        raise ValueError(f"reward has {len(values)} items, prompts {len(out)}; they must match")
+    from whileai_core.grade import run_judge
+
+    return run_judge(out, lambda row, _v=dict(zip((r["row_id"] for r in out), values)): _v[row["row_id"]],
+                     judge_name="given")
