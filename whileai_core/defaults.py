@@ -47,3 +47,160 @@ REJECTION_SAMPLING_MIN_K = 10  # below this many completions per prompt, best-of
 # --------------------------------------------------------------------------------------------------
 ROW_SCHEMA_VERSION = "1"  # the row format in docs/rows.md
 TRAINING_SCHEMA_VERSION = "1"
+
+# --------------------------------------------------------------------------------------------------
+# Model backends, config, judge, writer, record/replay (backends.py, model_agent.py, judge.py, writer.py, cache.py)
+# --------------------------------------------------------------------------------------------------
+OPENAI_BASE_URL = "https://api.openai.com/v1"  # OpenAI API reference (chat completions); OPENAI_BASE_URL env overrides
+ANTHROPIC_BASE_URL = "https://api.anthropic.com/v1"  # Anthropic Messages API reference
+ANTHROPIC_VERSION = "2023-06-01"  # the anthropic-version header the Messages API requires (Anthropic API docs)
+OLLAMA_BASE_URL = "http://localhost:11434/v1"  # Ollama's OpenAI-compatible endpoint (Ollama docs)
+DEFAULT_OPENAI_MODEL = "gpt-4.1-mini"  # the model the whileai SDK docs use in examples; convention
+DEFAULT_OLLAMA_MODEL = "llama3.1:8b"  # whileai SDK Ollama() default; convention
+MAX_TURNS = 8  # model turns per rollout before it is cut (finish_reason="tool"); whileai SDK turn-cap floor max(8, ...); convention
+USER_MAX_TURNS = 2  # simulated-user replies per rollout when a user model plays the stance; convention, untested
+AGENT_TEMPERATURE = 0.7  # whileai SDK complete() default temperature; convention, untested
+AGENT_MAX_TOKENS = 1024  # whileai SDK COMPLETE_MAX_TOKENS; convention
+ANTHROPIC_MAX_TEMPERATURE = 1.0  # the Messages API accepts temperature in [0, 1] (Anthropic API docs)
+HTTP_TIMEOUT_S = 120.0  # per-request read timeout; whileai SDK PLATFORM_REQUEST_TIMEOUT_S 120; convention, untested
+HTTP_CONNECT_TIMEOUT_S = 10.0  # TCP connect timeout; convention, untested
+HTTP_MAX_CONNECTIONS = 64  # pooled connections per backend, >= 2x DEFAULT_CONCURRENCY so workers never queue on the pool; convention
+HTTP_MAX_KEEPALIVE = 64  # idle keep-alive connections kept per backend; matches HTTP_MAX_CONNECTIONS; convention
+RETRY_MAX_ATTEMPTS = 4  # tries per call (1 + 3 retries); whileai SDK TRANSIENT_TRIES 3 retries; convention
+RETRY_BACKOFF_BASE_S = 0.4  # first backoff ceiling, doubling each retry; whileai SDK TRANSIENT_BACKOFF_S 0.4
+RETRY_BACKOFF_CAP_S = 8.0  # ceiling on one backoff; convention, untested
+RETRY_AFTER_CAP_S = 60.0  # longest Retry-After honoured before it is clipped; convention, untested
+RETRY_JITTER = "full"  # sleep uniform(0, ceiling): "full jitter", Brooker 2015 (AWS Architecture Blog, "Exponential Backoff And Jitter")
+ERROR_BODY_CHARS = 300  # characters of a failing response body quoted in a BackendError; convention
+JUDGE_TEMPERATURE = 0.0  # greedy judging; whileai SDK JUDGE_TEMPERATURE (Lambert 2025, RLHF book, Reward Modeling)
+JUDGE_MAX_TOKENS = 200  # whileai SDK uses 120 for {"reason","score"}; raised for longer rubric reasons; convention, untested
+JUDGE_PAYLOAD_CHARS = 8000  # evidence JSON cap, shrunk by structure never sliced; whileai SDK JUDGE_PAYLOAD_CHARS (#290)
+JUDGE_STEP_CHARS = (800, 300, 80)  # per-string caps tried in turn while shrinking the evidence; whileai SDK ladder
+JUDGE_FINAL_TEXT_CHARS = 2000  # reply cap in the evidence as a last resort; whileai SDK JUDGE_FINAL_TEXT_CHARS
+JUDGE_REPLY_QUOTE_CHARS = 200  # characters of an unparseable judge reply quoted in the error; convention
+WRITER_TEMPERATURE = 1.0  # situation writing wants diversity; convention, untested
+WRITER_MAX_TOKENS = 2048  # room for a batch of situations as JSON; convention, untested
+WRITER_BATCH = 8  # situations asked for per writer call; whileai SDK DEFAULT_CARDS_PER_WAVE 8; convention
+WRITER_MAX_CALLS = 8  # writer calls before giving up on reaching n (the lead falls back to the covering array); convention
+CASSETTE_DIFF_CANDIDATES = 256  # recordings compared to find the nearest one on a replay miss; bounds miss cost; convention
+CASSETTE_DIFF_LINES = 40  # lines of unified diff shown on a replay miss; convention
+FAKE_SERVER_REQUEST_LOG = 1000  # requests the loopback test server remembers (bounded); convention
+FAKE_SERVER_MAX_BODY = 1 << 22  # largest request body the loopback test server reads (4 MiB); convention
+
+# --------------------------------------------------------------------------------------------------
+# Guards and judge validation (guards.py, verify.py, judge_trust.py, preferences.py, curriculum.py)
+# --------------------------------------------------------------------------------------------------
+# hack_scan (guards.py); HACK_THRESHOLD above is the strength floor
+HACK_PERMUTATIONS = 200  # within-task shuffles for the floor; whileai SDK n_perm=100, doubled for a steadier 95th pct; convention
+HACK_FLOOR_QUANTILE = 0.95  # floor = this quantile of the max |rho| over shuffles; statistics-methods A9 (95th or 99th pct)
+HACK_MIN_ROWS = 8  # fewer graded rows than this -> verdict "too few rows"; convention, untested
+HACK_PERM_CHUNK_CELLS = 2_000_000  # shuffled-reward cells held at once (memory bound, ~16 MB); convention
+# decontaminate (guards.py)
+DECONTAM_NGRAM = 8  # word n-gram length; Llama 3 (Dubey et al. 2024, sec. 5.1.4) and PaLM (Chowdhery et al. 2022) use 8-grams
+DECONTAM_OVERLAP = 0.8  # share of a row's words inside shared n-grams that marks it dirty; Llama 2 (Touvron et al. 2023, A.6) "dirty" >= 80%
+DECONTAM_EXAMPLES = 20  # examples kept in the report; whileai SDK examples[:20]; convention
+# trace_markers and HackMonitor (guards.py)
+TRACE_EVIDENCE_CHARS = 200  # evidence fragment kept per trajectory flag; whileai SDK score/trace.py; convention
+MONITOR_EVERY = 64  # HackMonitor re-scans its buffer every N observed rows; convention, untested
+MONITOR_BUFFER = 512  # rows the HackMonitor keeps (most recent); whileai SDK HackMonitor buffer=512
+MONITOR_WINDOW = 3  # scans compared for the divergence and length alarms; whileai SDK window=3
+MONITOR_DELTA = 0.1  # proxy-reward rise over the window that, with no gold rise, raises "divergence"; Gao et al. 2022; SDK delta=0.1
+MONITOR_LENGTH_RISE = 0.25  # relative mean-length rise with no gold rise that raises "length"; whileai SDK length_pct=0.25
+# verifiers (verify.py)
+MATH_ABS_TOL = 1e-6  # absolute tolerance for numeric answers; whileai SDK Numeric(tol=1e-6)
+MATH_REL_TOL = 1e-9  # relative tolerance for numeric answers; convention (math.isclose default)
+VERIFY_REASON_CHARS = 400  # verifier reasons are cut to this; whileai SDK verify; convention
+CODE_TIMEOUT_S = 10.0  # wall-clock limit per CodeExec run; whileai SDK CodeExec(timeout=10.0)
+CODE_CPU_S = 10  # RLIMIT_CPU seconds; whileai SDK CodeExec(cpu_seconds=10)
+CODE_MEM_MB = 512  # RLIMIT_AS in MiB; whileai SDK CodeExec(mem_mb=512)
+CODE_NPROC = 32  # RLIMIT_NPROC for the sandbox uid (processes+threads); convention, untested
+CODE_FSIZE_MB = 16  # RLIMIT_FSIZE in MiB (largest file the code may write); convention, untested
+CODE_NOFILE = 64  # RLIMIT_NOFILE; convention, untested
+CODE_OUTPUT_CAP = 65536  # bytes of stdout/stderr read back per stream; convention, untested
+CODE_TMPFS_MB = 64  # size of the private tmpfs mounted over /tmp etc. in the sandbox; convention, untested
+CODE_UID_BASE = 200000  # sandbox uids are drawn from [BASE, BASE+SPAN): no such user exists, so nothing else runs as it; convention
+CODE_UID_SPAN = 50000
+# judge_trust and judge_probes (judge_trust.py)
+JUDGE_MIN_AGREEMENT = 0.8  # floor on the Wilson lower bound of judge-vs-gold agreement; whileai SDK min_agreement=0.8
+JUDGE_MIN_KAPPA = 0.6  # floor on Cohen's kappa; Landis & Koch 1977 "substantial" starts at 0.61; whileai SDK min_kappa=0.6
+JUDGE_GUESSING_KAPPA = 0.2  # kappa below this is "slight" agreement: the judge is guessing; Landis & Koch 1977
+JUDGE_MIN_GOLD = 50  # fewer gold labels than this gets a "coarse estimate" warning; whileai SDK MIN_GOLD=50
+JUDGE_LABEL_SEARCH_MAX = 1000  # largest label count searched when saying how many more labels lift the bound; whileai SDK
+JUDGE_HALVES_GAP = 0.15  # held-out halves whose agreement differs this much are flagged; whileai SDK
+JUDGE_HALF_MIN = 10  # rows per half needed before the halves gap is judged; whileai SDK
+JUDGE_LENGTH_GAP = 0.15  # short-vs-long judge pass-rate gap (within gold label) that counts as length bias; whileai SDK length_gap_flag
+JUDGE_LENGTH_ALPHA = 0.025  # two-proportion z test level for the length gap (ALPHA/2); whileai SDK
+JUDGE_LENGTH_MIN_PER_LABEL = 6  # rows per gold label needed for the length check; whileai SDK
+JUDGE_FLIP_FLAG = 0.10  # re-judge flip rate that flags an unstable judge; whileai SDK flip_flag
+JUDGE_REJUDGE_SAMPLE = 40  # rows re-judged for flips and probes; whileai SDK sample=40
+JUDGE_SIGN_ALPHA = 0.05  # exact sign test level for net filler flips; whileai SDK
+JUDGE_MAX_SKIPPED_SHARE = 0.10  # above this share of gold rows skipped (fractional reward) the verdict is INCONCLUSIVE; whileai SDK
+PROBE_FLAG_RATE = 0.10  # exploit rate that flags a probe; whileai SDK; Sharma et al. 2024 (sycophancy) motivates the probes
+PROBE_MIN_N = 20  # a probe needs this denominator to be flagged, else "low power"; whileai SDK PROBE_MIN_N
+PROBE_POWER = 0.8  # power used to say what rate a low-power probe resolves; Cohen 1988 convention
+PROBE_FILLER_REPEATS = 3  # the filler sentence is appended this many times; whileai SDK
+# preferences and curriculum (preferences.py, curriculum.py)
+PREF_MIN_MARGIN = 1.0  # chosen minus rejected reward needed for a pair; whileai SDK min_margin=1.0
+PREF_MAX_PAIRS_PER_PROMPT = 1  # whileai SDK max_pairs_per_prompt=1
+PREF_LENGTH_CONFOUND = 0.75  # chosen longer in this share of pairs flags a length confound; whileai SDK; Singhal et al. 2023
+PREF_LENGTH_CONFOUND_MIN = 8  # pairs needed before the share rule applies; whileai SDK
+CURRICULUM_SOLVED = 0.8  # pass rate above which a task is retired; whileai SDK solved=0.8; DAPO band upper edge
+CURRICULUM_FLOOR = 0.2  # pass rate below which a task is not ready; whileai SDK floor=0.2; DAPO band lower edge
+CURRICULUM_TIERS = 3  # equal-count tiers of trainable tasks; whileai SDK tiers=3
+CURRICULUM_MIN_ROLLOUTS = 2  # tasks with fewer graded rollouts are "thin"; whileai SDK min_rollouts=2
+
+# --------------------------------------------------------------------------------------------------
+# pytest plugin and CI regression gate (pytest_whileai/)
+# --------------------------------------------------------------------------------------------------
+GATE_ALPHA = 0.05  # two-sided test level of the suite gate and the Holm family; Fisher 1925 convention, matches CI_LEVEL=0.95
+GATE_MAX_DROP = 0.05  # smallest pass@1 drop the gate calls a regression (practical threshold beside significance); convention, untested
+GATE_POWER = 0.8  # power used for "trials needed to detect a drop of X"; Cohen 1988 convention
+GATE_PERMUTATIONS = 10000  # sign flips behind the gate's permutation p; statistics-methods.md benchmarks P=10,000; convention
+GATE_REGRESSION_EXIT_CODE = 1  # exit status on a regression; pytest's ExitCode.TESTS_FAILED (opt-in other codes: 7+ are free)
+GATE_SEED = 0  # base seed for trials and the gate's resampling; convention
+GATE_MIN_PAIRED = 2  # fewer paired scenarios than this: the suite gate is "not evaluated"; a paired bootstrap needs >= 2 clusters
+RUN_SCHEMA = "whileai.run/1"  # run-document schema id (major version after the slash); this repo's docs/plugin.md
+STORE_DIR = ".whileai"  # default baseline store, ini wai_storage; Hypothesis .hypothesis/ and pytest-benchmark .benchmarks/ convention
+SCENARIO_ID_CHARS = 32  # characters of the readable part of a scenario test id; convention, untested
+GITHUB_MAX_ANNOTATIONS = 10  # ::error lines per step GitHub shows (per-step cap, GitHub docs "Workflow commands"); convention
+PLUGIN_TABLE_ROWS = 50  # scenario rows printed in the terminal table before "... N more"; convention, untested
+
+# --------------------------------------------------------------------------------------------------
+# Measurement, continued (measure.py, stats.py): tests, noise, power, resampling engine
+# --------------------------------------------------------------------------------------------------
+ALPHA = 0.05  # two-sided test level of delta_report and holdout_size; Fisher 1925 convention, matches CI_LEVEL=0.95
+POWER = 0.8  # power holdout_size plans for; Cohen 1988 convention, used by Miller 2024 Eq. 9
+PERMUTATIONS = 10000  # random sign flips behind a paired permutation p; smallest two-sided p is 2/(P+1); statistics-methods.md C
+EXACT_PERMUTATION_MAX = 16  # at most this many non-zero paired differences: enumerate all 2^m sign flips (65,536); convention, untested
+NOISE_SD_MULTIPLIER = 2.0  # a delta under this many run-to-run sds is "inside noise"; issue 3 rule (the SDK's t-band note: convention, untested)
+MIN_RERUNS = 3  # below this many re-runs the run-to-run sd gets a note; whileai SDK MIN_RERUNS ("two is a difference, not a distribution")
+HOLDOUT_BASE = 0.6  # base pass rate holdout_size assumes when none is measured; whileai SDK base=0.6, convention
+HOLDOUT_BETWEEN_VAR = 0.0  # omega^2, between-task variance of true paired gains when not measured; Miller 2024 Eq. 9 (0 = optimistic)
+BOOTSTRAP_CHUNK_BYTES = 64 * 2**20  # memory per chunk of an index bootstrap / sign-flip batch; statistics-methods.md C (64 MB chunks)
+SUFFSTAT_MAX_CELL_SHARE = 1 / 6  # resample distinct cells (multinomial) when cells <= this share of tasks: ~35 ns/cell vs ~6 ns/task per draw; statistics-methods.md C
+PERMUTATION_TIE_RTOL = 1e-9  # null sums within this share of sum|d| of the observed one count as ties; scipy uses 100*eps*|obs|; convention
+HACK_ALIAS_CORR = 0.999  # a feature this collinear (within task) with an endorsed one is its alias and excluded; whileai SDK degenerate cut 0.999
+
+# --------------------------------------------------------------------------------------------------
+# Train and prove (train.py, trl_formats.py, local_model.py, environment.py)
+# --------------------------------------------------------------------------------------------------
+TRAIN_METHODS = ("sft", "dpo", "grpo")  # the TRL trainers wai.train wraps (trl 1.16 SFTTrainer / DPOTrainer / GRPOTrainer)
+SFT_LEARNING_RATE = 2e-5  # TRL SFTConfig default learning_rate (trl 1.16); full fine-tune convention
+DPO_LEARNING_RATE = 1e-6  # TRL DPOConfig default (trl 1.16); Rafailov et al. 2023 (DPO) used 1e-6
+DPO_BETA = 0.1  # KL strength of the implicit reward; Rafailov et al. 2023 (DPO), TRL default
+GRPO_LEARNING_RATE = 1e-6  # TRL GRPOConfig default (trl 1.16); Shao et al. 2024 (DeepSeekMath GRPO) used 1e-6
+GRPO_BETA = 0.0  # no KL term / no reference model; TRL default, after Yu et al. 2025 (DAPO) and Liu et al. 2025 (Dr. GRPO)
+GRPO_NUM_GENERATIONS = 8  # completions per prompt (the group); TRL default 8; DAPO (Yu et al. 2025) groups of 8+; matches RL_REPEATS
+GRPO_MAX_COMPLETION_LENGTH = 256  # tokens per sampled completion; convention, untested (TRL's 512 default is slow on CPU)
+GRPO_TEMPERATURE = 1.0  # sampling temperature for the group; TRL default; DAPO (Yu et al. 2025) samples at 1.0
+TRAIN_BATCH_SIZE = 8  # per-device batch size; TRL / transformers TrainingArguments default
+TRAIN_EPOCHS = 1.0  # passes over the data when max_steps is not given; convention, untested (few epochs avoid memorisation)
+TRAIN_MAX_LENGTH = 1024  # tokens per SFT / DPO example (longer is truncated, fully masked ones dropped); TRL SFTConfig default
+TRAIN_LOGGING_STEPS = 1  # log every optimizer step, so the training log shows the whole curve; convention
+TRAIN_SEED = 0  # trainer seed (data order, init of new heads); convention
+HOLDOUT_FRACTION = 0.2  # share of tasks held out by wai.holdout; whileai SDK export_environment holdout=0.2; convention
+LOCAL_MAX_NEW_TOKENS = 256  # reply budget for LocalModel generation; convention, untested
+LOCAL_TEMPERATURE = 0.0  # greedy decoding, so before/after differ only by weights on a holdout; convention (deterministic eval)
+LOCAL_TOP_P = 1.0  # nucleus sampling off by default; Holtzman et al. 2020 define top-p; 1.0 = full distribution
+LOCAL_MAX_TOOL_TURNS = 4  # tool-call rounds a LocalModel agent runs before its reply is final; convention, untested
+PROVE_ROLLOUTS = 1  # rollouts per holdout task per model in wai.prove (greedy decoding makes more identical); convention
