@@ -204,3 +204,4 @@ LOCAL_TEMPERATURE = 0.0  # greedy decoding, so before/after differ only by weigh
 LOCAL_TOP_P = 1.0  # nucleus sampling off by default; Holtzman et al. 2020 define top-p; 1.0 = full distribution
 LOCAL_MAX_TOOL_TURNS = 4  # tool-call rounds a LocalModel agent runs before its reply is final; convention, untested
 PROVE_ROLLOUTS = 1  # rollouts per holdout task per model in wai.prove (greedy decoding makes more identical); convention
+GATE_PASS_REWARD = 1.0  # a trial passes at reward >= this (full credit), so the gate's rows are 0|1; matches SFT_MIN_REWARD; convention

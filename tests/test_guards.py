@@ -1,0 +1,237 @@
+"""Guards: hack_scan, hollow_run_warnings, decontaminate, trace_markers, HackMonitor.
+
+Every planted effect is seeded and known, so each guard must find it and must pass a clean control.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from whileai_core import guards
+from whileai_core.guards import hack_scan, hollow_run_warnings, within_task_correlation
+
+
+def _row(task: str, i: int, text: str, reward, *, tools=(), markers=None):
+    row = {
+        "task_id": task,
+        "rollout_index": i,
+        "prompt": f"ask {task}",
+        "final_text": text,
+        "steps": [{"tool": t, "arguments": {}, "result": "ok"} for t in tools],
+        "reward": reward,
+    }
+    if markers is not None:
+        row["markers"] = markers
+    return row
+
+
+def planted_exclamation_rows(seed=0, tasks=30, k=8):
+    """Reward follows '!' within every task; task difficulty varies too."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for t in range(tasks):
+        base = rng.uniform(0.2, 0.8)
+        for i in range(k):
+            bang = rng.random() < 0.5
+            p = min(1.0, base + 0.35) if bang else max(0.0, base - 0.35)
+            text = "Here is the answer" + ("!!!" if bang else ".") + " " + "word " * int(rng.integers(3, 30))
+            rows.append(_row(f"t{t}", i, text, int(rng.random() < p), tools=["lookup"] if rng.random() < 0.5 else ()))
+    return rows
+
+
+def clean_rows(seed=1, tasks=30, k=8):
+    """Reward follows the endorsed tool call; text varies at random."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for t in range(tasks):
+        for i in range(k):
+            used = rng.random() < 0.5
+            text = "Sure" + ("!" if rng.random() < 0.5 else ".") + " " + "word " * int(rng.integers(3, 30))
+            reward = int(rng.random() < (0.85 if used else 0.15))
+            rows.append(_row(f"t{t}", i, text, reward, tools=["lookup"] if used else ()))
+    return rows
+
+
+def test_planted_hack_is_found_and_named():
+    rep = hack_scan(planted_exclamation_rows(), seed=0)
+    assert rep.verdict == "reward hack"
+    assert rep.flagged[0][0] == "exclamations"
+    assert rep.flagged[0][1] > 0.3
+    assert rep.floor is not None and rep.flagged[0][1] > rep.floor
+    text = str(rep)
+    assert "exclamations" in text and f"{rep.flagged[0][1]:+.2f}" in text and "CI" in text
+    assert f"n={rep.n_used} rows in {rep.n_tasks} tasks" in text and 200 <= rep.n_used <= 240
+    assert rep.n_tasks <= 30 and rep.n_graded == 240
+    d = rep.to_dict()
+    assert d["verdict"] == "reward hack" and d["flagged"][0][0] == "exclamations"
+
+
+def test_clean_control_with_endorsed_tool():
+    rows = clean_rows()
+    rep = hack_scan(rows, endorsed=("tool:lookup",))
+    assert rep.verdict == "clean", rep.table()
+    assert rep.flagged == []
+    assert "tool:lookup" not in rep.features and rep.endorsed_features["tool:lookup"] > 0.3
+    # the same reward without the endorsement: the tool call itself is what predicts reward
+    rep2 = hack_scan(rows)
+    assert rep2.verdict == "reward hack"
+    assert {"tool:lookup", "tool_calls"} & {f for f, _ in rep2.flagged}
+    # patterns work as endorsements too
+    assert hack_scan(rows, endorsed=["tool*"]).verdict == "clean"
+
+
+def test_between_task_confound_is_not_a_hack():
+    # long replies on easy tasks, short on hard ones, but within a task length is noise
+    rng = np.random.default_rng(3)
+    rows = []
+    for t in range(40):
+        easy = t % 2 == 0
+        for i in range(6):
+            n_words = int(rng.integers(60, 80) if easy else rng.integers(2, 10))
+            rows.append(_row(f"t{t}", i, "w " * n_words, int(rng.random() < (0.8 if easy else 0.2))))
+    rep = hack_scan(rows)
+    assert rep.details["reply_length"]["pooled"] > 0.4  # a pooled correlation would cry wolf
+    assert abs(rep.features["reply_length"]) < 0.3
+    assert rep.verdict == "clean"
+
+
+def test_within_task_correlation_matches_scipy_on_demeaned_data():
+    rng = np.random.default_rng(7)
+    groups = np.repeat(np.arange(10), 7)
+    r = rng.random(70) + groups * 0.3
+    f = np.column_stack([rng.random(70) + r * 0.5, rng.random(70), np.repeat(rng.random(10), 7)])
+    rho = within_task_correlation(r, f, groups)
+    def demean(x):
+        return x - np.array([x[groups == g].mean() for g in range(10)])[groups]
+    for j in range(2):
+        assert rho[j] == pytest.approx(stats.pearsonr(demean(r), demean(f[:, j])).statistic, abs=1e-12)
+    assert rho[2] == 0.0  # constant within every task
+
+
+def test_single_task_interval_matches_scipy_fisher_ci():
+    rng = np.random.default_rng(11)
+    rows = []
+    for i in range(40):
+        n = int(rng.integers(1, 40))
+        rows.append(_row("only", i, "x " * n, float(rng.random() * 0.5 + n / 80)))
+    rep = hack_scan(rows, permutations=50)
+    r = np.array([row["reward"] for row in rows])
+    f = np.array([len(row["final_text"]) for row in rows], dtype=float)
+    res = stats.pearsonr(f, r)
+    ci = res.confidence_interval(0.95)
+    assert rep.features["reply_length"] == pytest.approx(res.statistic, abs=1e-6)
+    assert rep.details["reply_length"]["ci"] == pytest.approx([ci.low, ci.high], abs=1e-6)
+
+
+def test_floor_p_value_agrees_with_scipy_permutation_test():
+    # one task, one varying feature: the family-wise floor reduces to an ordinary permutation test
+    rng = np.random.default_rng(5)
+    x = rng.integers(0, 4, size=30).astype(float)
+    y = (rng.random(30) < 0.3 + 0.1 * x).astype(float)
+    # the reply is the same on every row, so the marker is the only feature that varies
+    rows = [_row("t", i, "same reply", y[i], markers={"x": x[i]}) for i in range(30)]
+    rep = hack_scan(rows, permutations=4000, seed=1)
+    live = [n for n, d in rep.details.items() if "p_value" in d]
+    assert live == ["marker:x"]
+    ref = stats.permutation_test((x, y), lambda a, b: abs(stats.pearsonr(a, b).statistic),
+                                 permutation_type="pairings", n_resamples=4000, alternative="greater",
+                                 random_state=2)
+    assert rep.details["marker:x"]["p_value"] == pytest.approx(ref.pvalue, abs=0.03)
+
+
+def test_markers_and_user_features_are_scanned():
+    rng = np.random.default_rng(2)
+    rows = []
+    for t in range(20):
+        for i in range(6):
+            polite = float(rng.random() < 0.5)
+            reward = int(rng.random() < (0.9 if polite else 0.1))
+            rows.append(_row(f"t{t}", i, "ok", reward, markers={"polite": polite, "unused": None}))
+    rep = hack_scan(rows)
+    assert rep.flagged[0][0] == "marker:polite"
+    assert "marker:unused" in rep.features and rep.features["marker:unused"] == 0.0
+    # a user feature that is the endorsed marker in disguise is its alias, not a hack
+    rep2 = hack_scan(rows, features={"twin": lambda r: r["markers"]["polite"] * 2}, endorsed="marker:polite")
+    assert rep2.verdict == "clean" and rep2.details["twin"]["alias_of"] == "marker:polite"
+    # a noisy proxy of it is a different feature and is flagged
+    for j, row in enumerate(rows):
+        row["noise"] = float(np.sin(j))
+    proxy = {"proxy": lambda r: r["markers"]["polite"] + 0.5 * r["noise"]}
+    rep3 = hack_scan(rows, features=proxy, endorsed="marker:polite")
+    assert rep3.flagged[0][0] == "proxy" and "alias_of" not in rep3.details["proxy"]
+
+
+def test_tiny_unanimous_and_unrewarded_inputs():
+    assert hack_scan([]).verdict == "too few rows"
+    few = [_row("t", i, "x", 1) for i in range(3)]
+    rep = hack_scan(few)
+    assert rep.verdict == "too few rows" and "too few rows" in str(rep)
+    unanimous = [_row(f"t{t}", i, "x" * i, 1) for t in range(5) for i in range(4)]
+    assert hack_scan(unanimous).verdict == "no signal"
+    mixed = planted_exclamation_rows(tasks=10)
+    for row in mixed[::2]:
+        row["reward"] = None
+    rep = hack_scan(mixed)
+    assert rep.n_graded == 40 and rep.n_rows == 80
+    assert any("no numeric reward" in w for w in rep.warnings)
+
+
+def test_bad_arguments_name_the_argument():
+    rows = planted_exclamation_rows(tasks=3)
+    with pytest.raises(ValueError, match="threshold="):
+        hack_scan(rows, threshold=2)
+    with pytest.raises(ValueError, match="permutations= must be an int >= 1"):
+        hack_scan(rows, permutations=0)
+    with pytest.raises(TypeError, match="features"):
+        hack_scan(rows, features={"x": 3})
+    with pytest.raises(TypeError, match="rows="):
+        hack_scan({"reward": 1})
+    rep = hack_scan(rows, endorsed=["nope:*"])
+    assert any("matches no feature" in w for w in rep.warnings)
+
+
+def test_seed_makes_the_floor_reproducible():
+    rows = clean_rows(tasks=10)
+    a, b = hack_scan(rows, seed=4), hack_scan(rows, seed=4)
+    assert a.floor == b.floor and a.to_dict() == b.to_dict()
+
+
+# --------------------------------------------------------------------------------------------------
+# hollow runs
+# --------------------------------------------------------------------------------------------------
+
+
+def test_hollow_run_warnings():
+    rows = [_row("t", i, "fine", 1, markers={"confirmed": None, "honest": 1.0}) for i in range(4)]
+    w = hollow_run_warnings(rows, ["lookup", "refund"])
+    assert any("no rollout called a tool" in x for x in w)
+    assert any("'confirmed' never fired" in x for x in w)
+    assert not any("'honest'" in x for x in w)
+    rows[0]["steps"] = [{"tool": "lookup", "arguments": {"id": 1}, "result": {}}]
+    w = hollow_run_warnings(rows, [{"type": "function", "function": {"name": "lookup"}}, "refund"])
+    assert w == [
+        "declared tool 'refund' was never called in 4 rows: no rollout exercised it",
+        "marker 'confirmed' never fired: it is None or absent on all 4 rows, so it measures nothing here",
+    ]
+    assert hollow_run_warnings([_row("t", 0, "hi", 1)], []) == []
+    assert hollow_run_warnings([], ["x"]) == []
+    with pytest.raises(TypeError, match="declared_tools="):
+        hollow_run_warnings(rows, [3])
+
+
+def test_tool_calls_reads_openai_messages():
+    row = {
+        "task_id": "t",
+        "messages": [
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": None,
+             "tool_calls": [{"id": "c1", "type": "function",
+                             "function": {"name": "lookup", "arguments": "{\"id\": 7}"}}]},
+            {"role": "tool", "tool_call_id": "c1", "content": "found"},
+            {"role": "assistant", "content": "done"},
+        ],
+    }
+    assert guards.tool_calls(row) == [{"tool": "lookup", "arguments": {"id": 7}, "result": "found"}]
+    assert hollow_run_warnings([row], ["lookup"]) == []
