@@ -77,6 +77,19 @@ def as_rows(source: Any, *, name: str = "rows") -> list[Row]:
     return rows  # type: ignore[return-value]
 
 
+def json_safe(value: Any) -> Any:
+    """A JSON-serializable copy of a value: containers are walked, other objects become their repr."""
+    if value is None or isinstance(value, (str, bool, int)):
+        return value
+    if isinstance(value, float):
+        return value if value == value and value not in (float("inf"), float("-inf")) else repr(value)
+    if isinstance(value, Mapping):
+        return {str(k): json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [json_safe(v) for v in value]
+    return repr(value)
+
+
 def read_jsonl(path: str | os.PathLike[str]) -> list[Row]:
     """Read rows from a JSONL file; a bad line is an error naming the file and line number."""
     p = Path(path)

@@ -1,0 +1,145 @@
+"""Export: trainer-ready JSONL from rows (schema in docs/rows.md, "Training rows").
+
+SFT rows carry OpenAI chat ``messages`` with tool calls and a per-message ``loss_mask``; RL rows carry the
+``prompt`` messages plus the whole group (``group_id``, k, pass counts, reward mean and sd) so a GRPO-style
+trainer can compute advantages. Privileged fields never leave: every row is scrubbed. Writes are atomic and
+never replace an existing file unless ``overwrite=True``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from whileai_core.defaults import TRAINING_SCHEMA_VERSION
+from whileai_core.rows import as_rows, group_rows, scrub, task_key, write_jsonl
+from whileai_core.tools import as_tools
+
+EXPORT_MODES = ("rl", "sft")
+MASK_MODES = ("assistant", "final")
+
+
+def _messages_of(row: Mapping[str, Any], system_prompt: str | None) -> list[dict[str, Any]]:
+    msgs = [dict(m) for m in row.get("messages") or []]
+    if not msgs:
+        from whileai_core.simulate import _messages
+
+        msgs = _messages(row.get("system_prompt") or system_prompt, str(row.get("prompt", "")),
+                         row.get("steps") or [], str(row.get("final_text") or ""))
+    if system_prompt and msgs[0].get("role") != "system":
+        msgs.insert(0, {"role": "system", "content": system_prompt})
+    return msgs
+
+
+def mask_for(messages: Sequence[Mapping[str, Any]], mask_mode: str = "assistant") -> list[int]:
+    """The loss mask: every assistant message (``assistant``) or only the last one (``final``)."""
+    if mask_mode not in MASK_MODES:
+        raise ValueError(f"mask_mode= must be one of {MASK_MODES}; got {mask_mode!r}")
+    mask = [1 if m.get("role") == "assistant" else 0 for m in messages]
+    if mask_mode == "final" and any(mask):
+        last = max(i for i, v in enumerate(mask) if v)
+        mask = [1 if i == last else 0 for i in range(len(mask))]
+    return mask
+
+
+def tool_call_roundtrip(rows: Sequence[Mapping[str, Any]], declared: Sequence[str] | None) -> dict[str, Any]:
+    """Every tool call parses back, names a declared tool (when tools are known) and has its tool message."""
+    bad: list[int] = []
+    checked = 0
+    for i, row in enumerate(rows):
+        msgs = row.get("messages") or []
+        answered = {m.get("tool_call_id") for m in msgs if m.get("role") == "tool"}
+        for m in msgs:
+            for call in m.get("tool_calls") or []:
+                checked += 1
+                fn = call.get("function") or {}
+                try:
+                    args = json.loads(fn.get("arguments", "{}"))
+                    ok = isinstance(args, dict)
+                except (TypeError, json.JSONDecodeError):
+                    ok = False
+                if declared and fn.get("name") not in declared:
+                    ok = False
+                if call.get("id") not in answered:
+                    ok = False
+                if not ok:
+                    bad.append(i)
+    return {"checked": checked, "invalid": len(bad), "rows": sorted(set(bad))[:20]}
+
+
+def training_rows(source: Any, *, mode: str = "rl", system_prompt: str | None = None, tools: Any = None,
+                  mask_mode: str = "assistant") -> list[dict[str, Any]]:
+    """The trainer-ready rows, in memory (what ``export`` writes)."""
+    if mode not in EXPORT_MODES:
+        raise ValueError(f"mode= must be 'rl' or 'sft'; got {mode!r}")
+    rows = [scrub(r) for r in as_rows(source, name="source")]
+    tool_schemas = [t.schema for t in as_tools(tools)] if tools else []
+    groups = group_rows(rows) if rows else {}
+    stamps: dict[str, dict[str, Any]] = {}
+    for key, members in groups.items():
+        rewards = [float(m["reward"]) for m in members
+                   if isinstance(m.get("reward"), (int, float)) and not isinstance(m.get("reward"), bool)]
+        mean = math.fsum(rewards) / len(rewards) if rewards else None
+        sd = math.sqrt(math.fsum((r - mean) ** 2 for r in rewards) / len(rewards)) if rewards else None
+        stamps[key] = {"group_id": hashlib.sha1(key.encode()).hexdigest()[:12],
+                       "group": {"k": len(members), "n_pass": sum(1 for r in rewards if r > 0.5),
+                                 "reward_mean": mean, "reward_std": sd}}
+    out = []
+    for row in rows:
+        msgs = _messages_of(row, system_prompt)
+        key = task_key(row)
+        item: dict[str, Any] = {"schema_version": TRAINING_SCHEMA_VERSION, "task_id": key,
+                                "rollout_index": row.get("rollout_index"), "messages": msgs,
+                                "loss_mask": mask_for(msgs, mask_mode), "tools": tool_schemas,
+                                "reward": row.get("reward")}
+        if mode == "rl":
+            first_user = next((i for i, m in enumerate(msgs) if m.get("role") == "user"), 0)
+            item["prompt"] = msgs[: first_user + 1]
+            item.update(stamps[key])
+        out.append(item)
+    return out
+
+
+def export(source: Any, path: str | Path | None = None, *, mode: str | None = None,
+           system_prompt: str | None = None, tools: Any = None, mask_mode: str = "assistant",
+           overwrite: bool = False, validate: bool = True) -> dict[str, Any]:
+    """Write trainer-ready JSONL to ``path`` (or only build it, with ``path=None``); returns a report dict."""
+    mode = mode or getattr(source, "mode", None) or "rl"
+    system_prompt = system_prompt if system_prompt is not None else getattr(source, "system_prompt", None)
+    tools = tools if tools is not None else getattr(source, "tools", None)
+    items = training_rows(source, mode=mode, system_prompt=system_prompt, tools=tools, mask_mode=mask_mode)
+    if not items:
+        raise ValueError("nothing to export: the source holds 0 rows")
+    declared = [t["function"]["name"] for t in items[0]["tools"]] if items[0]["tools"] else None
+    roundtrip = tool_call_roundtrip(items, declared)
+    if validate and roundtrip["invalid"]:
+        raise ValueError(f"tool_call_roundtrip_invalid: {roundtrip['invalid']} tool call(s) do not parse back, name "
+                         f"an undeclared tool, or have no tool message (rows {roundtrip['rows']}); fix the agent's "
+                         "steps or pass validate=False")
+    warnings = []
+    if roundtrip["checked"] and not declared:
+        warnings.append("rows call tools but the file carries no tool schema; pass tools=[...]")
+    rewards = [i["reward"] for i in items]
+    if mode == "sft" and any(r is not None and r < 1 for r in rewards):
+        warnings.append(f"{sum(1 for r in rewards if r is not None and r < 1)} row(s) below reward 1 exported as "
+                        "SFT targets; select(mode='sft') first")
+    report: dict[str, Any] = {
+        "n": len(items), "mode": mode, "format": "openai", "mask_mode": mask_mode,
+        "with_system": bool(system_prompt), "with_tools": bool(declared),
+        "groups": len({i["task_id"] for i in items}), "tool_call_roundtrip": roundtrip,
+        "trained_messages": sum(sum(i["loss_mask"]) for i in items),
+        "masked_messages": sum(len(i["loss_mask"]) - sum(i["loss_mask"]) for i in items),
+        "rewards": {"n_pass": sum(1 for r in rewards if r == 1), "n_fail": sum(1 for r in rewards if r == 0),
+                    "n_ungraded": sum(1 for r in rewards if r is None)},
+        "warnings": warnings, "path": None, "n_written": 0,
+    }
+    if path is not None:
+        written = write_jsonl(path, items, overwrite=overwrite)
+        report.update(path=str(written), n_written=len(items))
+    else:
+        report["rows"] = items
+    return report

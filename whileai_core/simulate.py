@@ -1,0 +1,497 @@
+"""Simulate: run an agent through written situations, k times each, against a world that fails on purpose.
+
+``simulate`` writes situations (the template writer's covering array with ``simulator=False``), plans the
+rollouts (``fixed``: k each; ``dynamic``: probe 2, fill to k only where they disagree, DAPO), runs them on a
+thread pool and returns every conversation as a row (docs/rows.md). An agent that raises gives an error row:
+counted, kept, never a crash of the run. Ctrl-C keeps the rows finished so far.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+import logging
+import sys
+import time
+import uuid
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from pathlib import Path
+from typing import Any
+
+from whileai_core import defaults as D
+from whileai_core.rows import RowList, json_safe, scrub, stable_id, write_jsonl
+from whileai_core.situations import Scenario, coverage_report, from_asks, situations as template_situations
+from whileai_core.tools import Tool, as_tools
+from whileai_core.world import CURRENT, RUN_PLAN, World
+
+log = logging.getLogger("whileai.simulate")
+
+MODES = ("rl", "sft", "eval")
+REPEAT_POLICIES = ("fixed", "dynamic")
+_POLICY_ALIASES = {"successive": "dynamic", "adaptive": "dynamic"}
+_MODE_ALIASES = {"explore": "eval"}
+_KWARG_ALIASES = {"rollouts_per_request": "repeats", "rollouts_per_prompt": "repeats", "policy": "repeat_policy",
+                  "fault_rate": "fault_share", "tasks": "asks"}
+
+
+# --------------------------------------------------------------------------------------------------
+# one rollout
+# --------------------------------------------------------------------------------------------------
+def _messages(system_prompt: str | None, prompt: str, steps: Sequence[Mapping[str, Any]],
+              final_text: str) -> list[dict[str, Any]]:
+    msgs: list[dict[str, Any]] = []
+    if system_prompt:
+        msgs.append({"role": "system", "content": system_prompt})
+    msgs.append({"role": "user", "content": prompt})
+    n_call = 0
+    for step in steps:
+        if "tool" in step:
+            call_id = f"call_{n_call:04d}"
+            n_call += 1
+            msgs.append({"role": "assistant", "content": step.get("text") or None, "tool_calls": [
+                {"id": call_id, "type": "function",
+                 "function": {"name": step["tool"], "arguments": json.dumps(step.get("arguments") or {})}}]})
+            result = step.get("result")
+            msgs.append({"role": "tool", "tool_call_id": call_id,
+                         "content": result if isinstance(result, str) else json.dumps(result)})
+        elif "user" in step:
+            msgs.append({"role": "user", "content": str(step["user"])})
+        elif "text" in step:
+            msgs.append({"role": "assistant", "content": str(step["text"])})
+    msgs.append({"role": "assistant", "content": final_text})
+    return msgs
+
+
+def loss_mask(messages: Sequence[Mapping[str, Any]]) -> list[int]:
+    """1 on assistant messages (what a trainer learns), 0 on system, user and tool messages."""
+    return [1 if m.get("role") == "assistant" else 0 for m in messages]
+
+
+def _check_output(out: Any) -> tuple[list[dict[str, Any]], str, dict[str, Any]]:
+    """Validate an agent's return value against the contract; returns (steps, final_text, extra)."""
+    if isinstance(out, str):
+        return [], out, {}
+    if not isinstance(out, Mapping):
+        raise TypeError(f"the agent returned {type(out).__name__}; the agent contract is a dict "
+                        "{'steps': [{'tool', 'arguments', 'result'}, ...], 'final_text': str} (or a plain string)")
+    final_text = out.get("final_text", "")
+    if not isinstance(final_text, str):
+        raise TypeError(f"the agent's final_text is {type(final_text).__name__}; it must be a string")
+    steps = out.get("steps", [])
+    if not isinstance(steps, (list, tuple)):
+        raise TypeError(f"the agent's steps is {type(steps).__name__}; it must be a list of step dicts")
+    clean = []
+    for i, step in enumerate(steps):
+        if not isinstance(step, Mapping) or not ({"tool", "text", "user"} & set(step)):
+            raise TypeError(f"the agent's steps[{i}] must be a dict with 'tool' (+ 'arguments', 'result'), "
+                            f"'text' or 'user'; got {step!r:.120}")
+        clean.append(json_safe(dict(step)))
+    extra = {k: json_safe(v) for k, v in out.items() if k not in ("steps", "final_text")}
+    return clean, final_text, extra
+
+
+def rollout(agent: Callable[[Any], Any], scenario: Scenario | str, *, rollout_index: int = 0, seed: int = 0,
+            tools: Sequence[Any] | None = None, system_prompt: str | None = None, world: World | None = None,
+            run_id: str | None = None, mode: str | None = None, repeat_policy: str | None = None) -> dict[str, Any]:
+    """Run one trial of ``agent`` on ``scenario`` and return its row. Never raises for an agent error."""
+    if not isinstance(scenario, Scenario):
+        scenario = Scenario(str(scenario), system_prompt=system_prompt)
+    if system_prompt is None:
+        system_prompt = scenario.system_prompt
+    if world is None and (tools or scenario.tools):
+        try:
+            world = World(tools if tools else [], seed=seed) if tools else None
+        except ValueError:
+            world = None
+    trial = scenario.replace(rollout_index=rollout_index, world=world, system_prompt=system_prompt)
+    token = CURRENT.set(trial)
+    started = time.perf_counter()
+    status, error, finish = "ok", None, "stop"
+    try:
+        try:
+            out = agent(trial)
+            steps, final_text, extra = _check_output(out)
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except Exception as exc:  # an agent error is data, not a crash
+            steps, final_text, extra = [], "", {}
+            status, error, finish = "agent_error", f"{type(exc).__name__}: {exc}"[:2000], "error"
+    finally:
+        CURRENT.reset(token)
+    seeded = bool(extra.pop("seeded", False))
+    seeded_what = extra.pop("seeded_what", None)
+    finish = str(extra.pop("finish_reason", finish))
+    messages = _messages(system_prompt, str(trial), steps, final_text)
+    agent_name = getattr(agent, "__name__", None) or type(agent).__name__
+    row: dict[str, Any] = {
+        "schema_version": D.ROW_SCHEMA_VERSION,
+        "row_id": f"{trial.task_id}#{rollout_index}",
+        "task_id": trial.task_id,
+        "scenario_id": trial.task_id,
+        "rollout_index": rollout_index,
+        "prompt": str(trial),
+        "system_prompt": system_prompt,
+        "scenario": dict(trial.scenario),
+        "world_state": trial.world_state,
+        "stance": trial.stance,
+        "faults": dict(trial.faults),
+        "privileged": json_safe(trial.privileged),
+        "steps": steps,
+        "final_text": final_text,
+        "messages": messages,
+        "loss_mask": loss_mask(messages),
+        "seeded": seeded,
+        "seeded_what": seeded_what if seeded else None,
+        "status": status,
+        "error": error,
+        "finish_reason": finish,
+        "agent_extra": extra,
+        "latency_s": round(time.perf_counter() - started, 6),
+        "lineage": {
+            "run_id": run_id, "seed": seed, "writer": "template", "agent": agent_name,
+            "system_prompt_sha": hashlib.sha256((system_prompt or "").encode()).hexdigest()[:16],
+            "mode": mode, "repeat_policy": repeat_policy,
+        },
+    }
+    return row
+
+
+def _signature(row: Mapping[str, Any]) -> str:
+    """What a rollout did, for telling apart agreeing and disagreeing probes when there is no grader."""
+    calls = [(s.get("tool"), json.dumps(s.get("arguments"), sort_keys=True), str(s.get("result"))[:200])
+             for s in row.get("steps", []) if "tool" in s]
+    return stable_id(row.get("status"), calls, " ".join(str(row.get("final_text", "")).lower().split()))
+
+
+# --------------------------------------------------------------------------------------------------
+# the run
+# --------------------------------------------------------------------------------------------------
+class SimulationData:
+    """The rows of one simulate() run, with the plan behind them. ``.grade(judge=...)`` scores them."""
+
+    def __init__(self, rows: list[dict[str, Any]], *, scenarios: list[Scenario], tools: list[Tool],
+                 system_prompt: str | None, mode: str, repeat_policy: str, repeats: int, budget: int,
+                 seed: int, run_id: str, coverage: dict[str, Any], warnings: list[str], notes: list[str],
+                 stopped_because: str, elapsed_s: float, agent_name: str) -> None:
+        self.rows = RowList(rows)
+        self.rows.system_prompt = system_prompt
+        self.rows.tools = tools
+        self.scenarios = scenarios
+        self.tools = tools
+        self.system_prompt = system_prompt
+        self.mode = mode
+        self.repeat_policy = repeat_policy
+        self.repeats = repeats
+        self.budget = budget
+        self.seed = seed
+        self.run_id = run_id
+        self.coverage = coverage
+        self.warnings = warnings
+        self.notes = notes
+        self.stopped_because = stopped_because
+        self.elapsed_s = elapsed_s
+        self.agent_name = agent_name
+
+    @property
+    def n_situations(self) -> int:
+        return len({r["task_id"] for r in self.rows})
+
+    @property
+    def n_errors(self) -> int:
+        return sum(1 for r in self.rows if r.get("status") == "agent_error")
+
+    @property
+    def declared_tools(self) -> list[str]:
+        return [t.name for t in self.tools]
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __iter__(self):
+        return iter(self.rows)
+
+    def __repr__(self) -> str:
+        cov = self.coverage
+        return (f"SimulationData({len(self.rows)} rows, {self.n_situations} situations, k={self.repeats}, "
+                f"mode={self.mode!r}, policy={self.repeat_policy!r}, {self.n_errors} agent error(s), "
+                f"pairs {cov.get('pairs_covered')}/{cov.get('pairs_planned')}, stopped: {self.stopped_because})")
+
+    def grade(self, judge: Callable[[dict[str, Any]], Any] | None = None, *, judge_name: str | None = None,
+              on_error: str = "raise", concurrency: int = 1, **kwargs: Any) -> Any:
+        """Score every row with ``judge`` under the judge contract; returns ``ScoredData`` (rows copied)."""
+        from whileai_core.grade import run_judge
+
+        if judge is None:
+            judge = kwargs.pop("grader", None)
+        if kwargs:
+            raise TypeError(f"grade() got unexpected keyword argument(s) {sorted(kwargs)}")
+        return run_judge(self, judge, judge_name=judge_name, on_error=on_error, concurrency=concurrency)
+
+    @property
+    def pass_at(self) -> Any:
+        raise AttributeError("this run is not graded yet: call data.grade(judge=...) and read scored.pass_at")
+
+    def save(self, path: str | Path, *, overwrite: bool = False) -> Path:
+        """Write the rows as JSONL (privileged fields scrubbed), atomically."""
+        return write_jsonl(path, (scrub(r) for r in self.rows), overwrite=overwrite)
+
+    def report(self) -> dict[str, Any]:
+        return {"rows": len(self.rows), "situations": self.n_situations, "k": self.repeats, "mode": self.mode,
+                "repeat_policy": self.repeat_policy, "budget": self.budget, "agent_errors": self.n_errors,
+                "coverage": dict(self.coverage), "warnings": list(self.warnings), "notes": list(self.notes),
+                "stopped_because": self.stopped_because, "elapsed_s": round(self.elapsed_s, 3)}
+
+
+def _positive_int(name: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{name}= must be an int >= 1; got {value!r}")
+    return value
+
+
+def _resolve_agent(agent: Any, tools: list[Tool], system_prompt: str | None, max_turns: int | None,
+                   cache: Any) -> Callable[[Any], Any]:
+    if agent is None:
+        try:
+            from whileai_core import config
+
+            agent = config.resolve("agent")  # type: ignore[attr-defined]
+        except (ImportError, AttributeError, KeyError, LookupError):
+            agent = None
+        if agent is None:
+            raise ValueError("simulate() needs an agent: a callable agent(message) -> {'steps', 'final_text'}, "
+                             "wai.seeded_agent(tools), a model string like 'openai:gpt-4.1-mini', or "
+                             "wai.configure(agent=...)")
+    if callable(agent) and not isinstance(agent, str) and not hasattr(agent, "chat"):
+        return agent
+    try:
+        from whileai_core.model_agent import as_agent
+    except ImportError as exc:
+        raise ValueError(f"agent={agent!r} is a model, which needs the model backends (whileai_core.model_agent: "
+                         f"{exc}); pass a callable agent, or wai.seeded_agent(tools) for the offline loop") from None
+    kwargs: dict[str, Any] = {"tools": tools, "system_prompt": system_prompt, "cache": cache}
+    if max_turns is not None:
+        kwargs["max_turns"] = max_turns
+    return as_agent(agent, **kwargs)
+
+
+def _model_situations(simulator: Any, tools: list[Tool], system_prompt: str | None, n: int, seed: int,
+                      fault_share: float) -> list[Scenario]:
+    try:
+        from whileai_core.writer import write_situations
+    except ImportError:
+        raise ValueError(
+            f"simulator={simulator!r} asks for model-written situations, which need the model writer "
+            "(whileai_core.writer over the httpx backends: wai.OpenAI / wai.Endpoint / wai.Ollama); "
+            "use simulator=False for the offline template writer") from None
+    written = write_situations(simulator, tools=tools, system_prompt=system_prompt, n=n, seed=seed)
+    model_made = from_asks(written, system_prompt=system_prompt, tools=tools)
+    cover = template_situations(tools, system_prompt, seed=seed, fault_share=fault_share)
+    seen = {" ".join(str(s).lower().split()) for s in model_made}
+    merged = list(model_made)
+    for s in cover:  # the covering array fills what the model did not write, for coverage
+        key = " ".join(str(s).lower().split())
+        if key not in seen:
+            merged.append(s)
+            seen.add(key)
+    return merged[:n]
+
+
+def simulate(agent: Any = None, *, tools: Sequence[Any] | None = None, system_prompt: str | None = None,
+             simulator: Any = False, mode: str = "eval", repeats: int | None = None,
+             repeat_policy: str = "fixed", budget: int | None = None, situations: int | None = None,
+             asks: Sequence[Any] | None = None, seed: int = 0, concurrency: int = D.DEFAULT_CONCURRENCY,
+             fault_share: float | None = None, probe: int = D.DYNAMIC_PROBE,
+             grader: Callable[[dict[str, Any]], Any] | None = None, checkpoint: str | Path | None = None,
+             progress: bool | None = None, on_progress: Callable[[dict[str, Any]], None] | None = None,
+             max_turns: int | None = None, cache: Any = None, **aliases: Any) -> SimulationData:
+    """Write situations for ``tools`` and run ``agent`` through each ``repeats`` times.
+
+    simulator=False uses the template writer: a pairwise covering array (Kuhn et al. 2004) over tool x world
+    state x user stance x tool condition, no model, no network. repeat_policy="fixed" gives every situation
+    k rollouts; "dynamic" ("successive" in the SDK) probes ``probe`` rollouts and fills to k only where they
+    disagree (DAPO, Yu et al. 2025). ``budget`` caps rows. Same seed, same rows.
+    """
+    for name in list(aliases):
+        target = _KWARG_ALIASES.get(name)
+        if target is None:
+            close = difflib.get_close_matches(name, [*_KWARG_ALIASES, "tools", "system_prompt", "simulator", "mode",
+                                                     "repeats", "repeat_policy", "budget", "situations", "asks",
+                                                     "seed", "concurrency", "fault_share", "probe", "grader",
+                                                     "checkpoint", "progress", "on_progress", "max_turns", "cache"],
+                                              n=1)
+            hint = f"; did you mean {close[0]}=?" if close else ""
+            raise TypeError(f"simulate() got an unexpected keyword argument {name!r}{hint}")
+        value = aliases.pop(name)
+        current = {"repeats": repeats, "repeat_policy": repeat_policy, "fault_share": fault_share, "asks": asks}
+        if target == "repeat_policy" and repeat_policy != "fixed" and value != repeat_policy:
+            raise ValueError(f"pass repeat_policy= or {name}=, not both")
+        if target != "repeat_policy" and current[target] is not None and current[target] != value:
+            raise ValueError(f"pass {target}= or {name}= (its alias), not both")
+        if target == "repeats":
+            repeats = value
+        elif target == "repeat_policy":
+            repeat_policy = value
+        elif target == "fault_share":
+            fault_share = value
+        else:
+            asks = value
+    mode = _MODE_ALIASES.get(mode, mode)
+    if mode not in MODES:
+        raise ValueError(f"mode= must be one of {', '.join(MODES)}; got {mode!r}")
+    policy = _POLICY_ALIASES.get(repeat_policy, repeat_policy)
+    if policy not in REPEAT_POLICIES:
+        raise ValueError(f"repeat_policy= must be 'fixed' or 'dynamic' ('successive' is accepted as an alias of "
+                         f"'dynamic'); got {repeat_policy!r}")
+    k = _positive_int("repeats", repeats if repeats is not None else
+                      (D.RL_REPEATS if mode == "rl" else D.DEFAULT_REPEATS))
+    concurrency = _positive_int("concurrency", concurrency)
+    probe = _positive_int("probe", probe)
+    if fault_share is None:
+        fault_share = D.RL_FAULT_SHARE if mode == "rl" else D.FAULT_SHARE
+    if isinstance(fault_share, bool) or not isinstance(fault_share, (int, float)) or not 0 <= fault_share <= 1:
+        raise ValueError(f"fault_share= must be a number in [0, 1]; got {fault_share!r}")
+    if situations is not None:
+        situations = _positive_int("situations", situations)
+    if budget is None:
+        budget = situations * k if situations is not None else D.DEFAULT_BUDGET
+    budget = _positive_int("budget", budget)
+    if not isinstance(seed, int) or isinstance(seed, bool):
+        raise ValueError(f"seed= must be an int; got {seed!r}")
+    tool_objs = as_tools(tools)
+    if system_prompt is not None and not isinstance(system_prompt, str):
+        raise TypeError(f"system_prompt= must be a string; got {type(system_prompt).__name__}")
+    run_agent = _resolve_agent(agent, tool_objs, system_prompt, max_turns, cache)
+    warn_list: list[str] = []
+    notes: list[str] = []
+
+    affordable = budget // k
+    if affordable < 1:
+        raise ValueError(f"budget={budget} is smaller than repeats={k}: no situation can get its {k} rollouts; "
+                         f"raise budget to at least {k}")
+    wanted = situations if situations is not None else affordable
+    if situations is not None and situations * k > budget:
+        msg = (f"budget={budget} covers {affordable} of {situations} situations at repeats={k}; "
+               f"raise budget to {situations * k}+ or lower situations=")
+        warn_list.append(msg)
+        warnings.warn(msg, UserWarning, stacklevel=2)
+    n_sit = min(wanted, affordable)
+
+    # ---- situations
+    if asks is not None:
+        scen = from_asks(list(asks), system_prompt=system_prompt, tools=tool_objs)
+        if not scen:
+            raise ValueError("asks= is empty; give at least one ask (a string or a dict with 'prompt')")
+        if len(scen) > n_sit:
+            msg = (f"budget={budget} covers {n_sit} of {len(scen)} asks at repeats={k}; raise budget to "
+                   f"{len(scen) * k}+ or drop asks")
+            warn_list.append(msg)
+            warnings.warn(msg, UserWarning, stacklevel=2)
+        scen = scen[:n_sit]
+        writer = "asks"
+    elif simulator is False or simulator is None:
+        if not tool_objs:
+            raise ValueError("simulator=False writes situations from tools: pass tools=[...] (or asks=[...])")
+        scen = template_situations(tool_objs, system_prompt, n=n_sit, seed=seed, fault_share=fault_share)
+        writer = "template"
+    else:
+        scen = _model_situations(simulator, tool_objs, system_prompt, n_sit, seed, fault_share)
+        writer = f"model:{simulator}"
+    coverage = coverage_report([s for s in scen if s.scenario], tool_objs) if tool_objs and writer != "asks" else {}
+    if coverage and coverage["fraction"] < 1.0:
+        notes.append(f"pairwise coverage {coverage['pairs_covered']}/{coverage['pairs_planned']} pairs with "
+                     f"{len(scen)} situations; a full pairwise cover needs {coverage['situations_for_full_cover']} "
+                     f"situations (budget {coverage['situations_for_full_cover'] * k} at repeats={k})")
+
+    world = World(tool_objs, seed=seed) if tool_objs else None
+    run_id = "run-" + uuid.UUID(int=int(stable_id(seed, [str(s) for s in scen], k, policy, length=32), 16)).hex[:12]
+    agent_name = getattr(run_agent, "__name__", None) or type(run_agent).__name__
+    started = time.perf_counter()
+    results: dict[tuple[int, int], dict[str, Any]] = {}
+    show_progress = progress if progress is not None else budget >= D.PROGRESS_MIN_ROWS
+    ckpt = Path(checkpoint) if checkpoint is not None else None
+    stopped = "budget" if situations is None and asks is None else "situations_done"
+
+    plan = tuple((s.task_id, ri) for s in scen for ri in range(k))
+
+    def job(si: int, ri: int) -> dict[str, Any]:
+        RUN_PLAN.set(plan)  # each worker thread has its own context
+        row = rollout(run_agent, scen[si], rollout_index=ri, seed=seed, system_prompt=system_prompt, world=world,
+                      run_id=run_id, mode=mode, repeat_policy=policy)
+        row["lineage"]["writer"] = writer
+        return row
+
+    def progress_line(done: int, total: int) -> None:
+        elapsed = time.perf_counter() - started
+        rate = done / elapsed if elapsed > 0 else 0.0
+        eta = (total - done) / rate if rate > 0 else float("nan")
+        errors = sum(1 for r in results.values() if r.get("status") == "agent_error")
+        info = {"rows": done, "cap": total, "elapsed_s": round(elapsed, 2), "rate": round(rate, 2),
+                "eta_s": round(eta, 1) if eta == eta else None, "agent_errors": errors}
+        if on_progress is not None:
+            on_progress(info)
+        if show_progress:
+            print(f"whileai: {done}/{total} rollouts, {rate:.1f}/s, ~{eta:.0f}s left, {errors} agent error(s)",
+                  file=sys.stderr, flush=True)
+
+    def run_batch(pool: ThreadPoolExecutor, keys: list[tuple[int, int]], total: int) -> None:
+        pending: dict[Future, tuple[int, int]] = {pool.submit(job, si, ri): (si, ri) for si, ri in keys}
+        try:
+            while pending:
+                finished, _ = wait(list(pending), timeout=0.5, return_when=FIRST_COMPLETED)
+                for fut in finished:
+                    key = pending.pop(fut)
+                    results[key] = fut.result()
+                    if ckpt is not None:
+                        with ckpt.open("a", encoding="utf-8") as fh:
+                            fh.write(json.dumps(scrub(results[key])) + "\n")
+                    if len(results) % D.PROGRESS_EVERY_ROWS == 0:
+                        progress_line(len(results), total)
+        except KeyboardInterrupt:
+            for fut in pending:
+                fut.cancel()
+            raise
+
+    with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="whileai-rollout") as pool:
+        try:
+            if policy == "fixed":
+                run_batch(pool, [(si, ri) for si in range(len(scen)) for ri in range(k)], len(scen) * k)
+            else:
+                first = min(probe, k)
+                run_batch(pool, [(si, ri) for si in range(len(scen)) for ri in range(first)], len(scen) * k)
+                fill = []
+                for si in range(len(scen)):
+                    probes = [results[(si, ri)] for ri in range(first)]
+                    if grader is not None:
+                        from whileai_core.grade import normalize_verdict
+
+                        votes = {normalize_verdict(grader(dict(r)))[0] for r in probes}
+                    else:
+                        votes = {_signature(r) for r in probes}
+                    if len(votes) > 1:
+                        fill.extend((si, ri) for ri in range(first, k))
+                run_batch(pool, fill, len(results) + len(fill))
+                saved = len(scen) * k - len(results)
+                notes.append(f"dynamic sampling: {len(fill) // max(1, k - first)} of {len(scen)} situations "
+                             f"disagreed on {first} probes and were filled to k={k}; {saved} rollouts saved")
+        except KeyboardInterrupt:
+            stopped = "interrupted"
+            msg = f"interrupted: kept the {len(results)} rows finished so far"
+            warn_list.append(msg)
+            print(f"whileai: {msg}", file=sys.stderr)
+    rows = [results[key] for key in sorted(results)]
+    errors = sum(1 for r in rows if r.get("status") == "agent_error")
+    if errors:
+        first_error = next(r["error"] for r in rows if r.get("status") == "agent_error")
+        msg = f"{errors} of {len(rows)} rollouts ended in an agent error (kept as rows, status='agent_error'): " \
+              f"{first_error[:160]}"
+        warn_list.append(msg)
+        log.warning(msg)
+    if show_progress:
+        progress_line(len(rows), len(rows))
+    return SimulationData(rows, scenarios=scen, tools=tool_objs, system_prompt=system_prompt, mode=mode,
+                          repeat_policy=policy, repeats=k, budget=budget, seed=seed, run_id=run_id,
+                          coverage=coverage, warnings=warn_list, notes=notes, stopped_because=stopped,
+                          elapsed_s=time.perf_counter() - started, agent_name=agent_name)
