@@ -104,6 +104,18 @@ def training_rows(source: Any, *, mode: str = "rl", system_prompt: str | None = 
     return out
 
 
+def _is_earlier_export(path: Path) -> bool:
+    """True when ``path`` exists and its first line is a whileai training row (safe to replace, with a warning)."""
+    if not path.is_file():
+        return False
+    try:
+        with path.open(encoding="utf-8") as fh:
+            first = json.loads(fh.readline())
+    except (OSError, ValueError):
+        return False
+    return isinstance(first, dict) and {"schema_version", "messages", "loss_mask", "task_id"} <= set(first)
+
+
 def export(source: Any, path: str | Path | None = None, *, mode: str | None = None,
            system_prompt: str | None = None, tools: Any = None, mask_mode: str = "assistant",
            overwrite: bool = False, validate: bool = True) -> dict[str, Any]:
@@ -138,7 +150,14 @@ def export(source: Any, path: str | Path | None = None, *, mode: str | None = No
         "warnings": warnings, "path": None, "n_written": 0,
     }
     if path is not None:
-        written = write_jsonl(path, items, overwrite=overwrite)
+        replace = overwrite or _is_earlier_export(Path(path))
+        if replace and not overwrite:
+            import warnings as _w
+
+            _w.warn(f"replaced {path}: it held an earlier whileai training export (pass overwrite=True to say so)",
+                    UserWarning, stacklevel=2)
+            report["warnings"].append(f"replaced {path}, an earlier whileai training export")
+        written = write_jsonl(path, items, overwrite=replace)
         report.update(path=str(written), n_written=len(items))
     else:
         report["rows"] = items

@@ -1,0 +1,45 @@
+"""The seed's offline quickstart, shipped in the package so ``whileai quickstart`` runs it anywhere.
+
+``examples/quickstart.py`` holds the same program; a test keeps the two identical.
+"""
+
+SOURCE = '''import whileai as wai
+@wai.tool # the function is the tool; its signature is the schema
+def get_order(order_id: str) -> dict:
+    """Look up an order by id."""
+    ...
+data = wai.simulate(
+    # a stand-in agent that misbehaves on a labeled share of rows
+    wai.seeded_agent([get_order]),
+    tools=[get_order],
+    system_prompt="Help customers with orders.",
+    simulator=False, # template situation writer: no model, no network
+    mode="rl",
+    repeats=4,
+    repeat_policy="fixed",
+    budget=64,
+)
+# any judge or verifier
+scored = data.grade(judge=lambda row: {"reward": int(not row["seeded"])})
+print(scored.pass_at)
+# leaked answer keys dropped, the 20 to 80% band (DIFFICULTY_BAND),
+# unanimous groups dropped, reward-hack scan
+rows = scored.select(mode="rl")
+rows.export("train.jsonl")
+'''
+
+
+def run(directory: str | None = None) -> str:
+    """Run the quickstart in ``directory`` (a fresh temp dir by default); returns where train.jsonl went."""
+    import os
+    import tempfile
+
+    target = directory or tempfile.mkdtemp(prefix="whileai-quickstart-")
+    os.makedirs(target, exist_ok=True)
+    here = os.getcwd()
+    os.chdir(target)
+    try:
+        exec(compile(SOURCE, "<whileai quickstart>", "exec"), {"__name__": "__main__"})
+    finally:
+        os.chdir(here)
+    return os.path.join(target, "train.jsonl")
