@@ -205,3 +205,5 @@ LOCAL_TOP_P = 1.0  # nucleus sampling off by default; Holtzman et al. 2020 defin
 LOCAL_MAX_TOOL_TURNS = 4  # tool-call rounds a LocalModel agent runs before its reply is final; convention, untested
 PROVE_ROLLOUTS = 1  # rollouts per holdout task per model in wai.prove (greedy decoding makes more identical); convention
 GATE_PASS_REWARD = 1.0  # a trial passes at reward >= this (full credit), so the gate's rows are 0|1; matches SFT_MIN_REWARD; convention
+EXACT_LATTICE_MAX_SUPPORT = 2**22  # exact sign-flip null by convolution when sum|d| on its integer lattice is at most this; statistics-methods.md C (FFT, ~20 ms at n=100k); convention
+LATTICE_MAX_DENOMINATOR = 1000  # paired differences count as lattice values when they are multiples of 1/L, L <= this (per-task rates c/k); convention, untested

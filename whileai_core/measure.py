@@ -317,3 +317,412 @@ def _pass_intervals(
                                                 method=method, acceleration=accs[3])
     out.append(head)
     return out
+
+
+# ------------------------------------------------------------------------------------------------
+# run-to-run noise
+# ------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class EvalVariance:
+    """Run-to-run noise of pass@1 on a fixed task set: the sd between re-runs and the band a delta must clear.
+
+    ``run_sd`` is the sample sd (n-1) of the re-runs' pass@1 (None below 2 runs), with a chi-square interval.
+    ``model_run_sd`` is the within-task prediction from one run, sqrt(mean_i s_i^2 / (K n)) with the unbiased
+    per-task variance s_i^2 = c(K-c)/(K(K-1)) (Miller 2024 section 6); it needs K >= 2 rollouts per task.
+    ``sd`` is ``run_sd`` when measured, else ``model_run_sd``; ``noise_band`` = multiplier x ``sd``.
+    """
+
+    n_runs: int
+    means: list[float]
+    mean: float | None
+    run_sd: float | None
+    run_sd_ci: Interval | None
+    model_run_sd: float | None
+    multiplier: float
+    n_tasks: int  # tasks graded in every run
+    level: float
+    note: str | None = None
+
+    @property
+    def sd(self) -> float | None:
+        return self.run_sd if self.run_sd is not None else self.model_run_sd
+
+    @property
+    def source(self) -> str | None:
+        if self.run_sd is not None:
+            return "reruns"
+        return "within-task" if self.model_run_sd is not None else None
+
+    @property
+    def noise_band(self) -> float | None:
+        return None if self.sd is None else self.multiplier * self.sd
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["run_sd_ci"] = _ci_list(self.run_sd_ci)
+        d.update(sd=self.sd, source=self.source, noise_band=self.noise_band)
+        return d
+
+    def __str__(self) -> str:
+        if self.sd is None:
+            body = "run-to-run sd n/a"
+        elif self.run_sd is not None:
+            body = f"run-to-run sd {self.run_sd:.4f}{_fmt_ci(self.run_sd_ci, 4)} ({self.n_runs} runs"
+            body += f", {self.n_tasks} tasks)"
+        else:
+            body = f"run-to-run sd {self.model_run_sd:.4f} (within-task model, 1 run, {self.n_tasks} tasks)"
+        if self.noise_band is not None:
+            body += f"; a delta under {self.noise_band:.4f} ({self.multiplier:g} x sd) is inside noise"
+        if self.mean is not None:
+            body = f"pass@1 mean {self.mean:.3f} over runs | " + body
+        return body + (f"; {self.note}" if self.note else "")
+
+
+def eval_variance(
+    *runs: Any,
+    level: float = CI_LEVEL,
+    multiplier: float = NOISE_SD_MULTIPLIER,
+    min_reruns: int = MIN_RERUNS,
+) -> EvalVariance:
+    """Run-to-run noise band from re-runs of one eval: ``eval_variance(rows_run1, rows_run2, rows_run3)``.
+
+    Each positional argument is one re-run's rows (row dicts, JSONL path, or an object with ``.rows``).
+    Each run's pass@1 is the mean per-task rate over the tasks graded in every run.
+    """
+    if not runs:
+        raise ValueError("eval_variance() needs at least one run: eval_variance(rows_run1, rows_run2, ...)")
+    level = stats.check_level(level)
+    if isinstance(multiplier, bool) or not isinstance(multiplier, (int, float)) or not multiplier > 0:
+        raise ValueError(f"multiplier= must be a positive number of sds (2.0); got {multiplier!r}")
+    min_reruns = stats.check_int(min_reruns, "min_reruns", 2)
+    counts = []
+    for i, run in enumerate(runs):
+        if isinstance(run, (str, bytes)) and not str(run).endswith(".jsonl") or isinstance(run, Mapping):
+            raise TypeError(f"runs[{i}]: each argument is one re-run's rows (a list of row dicts or a JSONL path)")
+        counts.append(task_counts(run, name=f"runs[{i}]"))
+    shared = set(counts[0].keys)
+    for tc in counts[1:]:
+        shared &= set(tc.keys)
+    notes = []
+    if any(set(tc.keys) != shared for tc in counts):
+        notes.append(f"runs do not cover the same tasks; measured on the {len(shared)} graded in every run")
+    keys = [k for k in counts[0].keys if k in shared]
+    if not keys:
+        return EvalVariance(len(runs), [], None, None, None, None, float(multiplier), 0, level,
+                            "; ".join(notes + ["no task is graded in every run"]))
+    means, within = [], []
+    for tc in counts:
+        pos = {k: i for i, k in enumerate(tc.keys)}
+        idx = np.array([pos[k] for k in keys])
+        n, c = tc.n[idx], tc.c[idx]
+        means.append(float(np.mean(c / n)))
+        multi = n >= 2
+        if multi.all():
+            s2 = c * (n - c) / (n * (n - 1.0))
+            within.append(float(np.sum(s2 / n)) / len(keys) ** 2)
+    model_sd = math.sqrt(float(np.mean(within))) if len(within) == len(counts) else None
+    run_sd = run_sd_ci = None
+    if len(runs) >= 2:
+        from scipy.stats import chi2
+
+        run_sd = float(np.std(means, ddof=1))
+        df = len(runs) - 1
+        lo_q, hi_q = chi2.ppf([(1 + level) / 2, (1 - level) / 2], df)
+        run_sd_ci = (math.sqrt(df * run_sd**2 / lo_q), math.sqrt(df * run_sd**2 / hi_q))
+    if len(runs) < min_reruns:
+        if len(runs) == 1:
+            notes.append("1 run: the sd is the within-task model (Miller 2024); re-run the eval to measure it")
+        else:
+            notes.append(f"{len(runs)} runs: two is a difference, not a distribution; {min_reruns} or more "
+                         f"re-runs give a standard deviation worth reading")
+    if model_sd is None and run_sd is None:
+        notes.append("tasks need 2+ graded rollouts, or pass 2+ runs, for a noise estimate")
+    return EvalVariance(len(runs), means, float(np.mean(means)), run_sd, run_sd_ci, model_sd, float(multiplier),
+                        len(keys), level, "; ".join(notes) or None)
+
+
+# ------------------------------------------------------------------------------------------------
+# paired delta
+# ------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class DeltaReport:
+    """A paired change in pass@1 (after - before) over the tasks both sides graded.
+
+    ``ci``: task-bootstrap interval of the delta; ``p_value``: paired sign-flip permutation test (exact when
+    the non-zero per-task differences are few); ``se``: clustered standard error (each task one cluster).
+    ``verdict``: "better" / "worse" only when the interval excludes 0, p <= alpha, and the change clears the
+    noise band and ``min_effect``; otherwise "inconclusive" with ``reason``.
+    """
+
+    delta: float | None
+    ci: Interval | None
+    p_value: float | None
+    n_paired: int
+    before: float | None
+    after: float | None
+    before_ci: Interval | None
+    after_ci: Interval | None
+    se: float | None
+    verdict: str
+    reason: str | None
+    unpaired_before: list[str]
+    unpaired_after: list[str]
+    level: float
+    alpha: float
+    p_exact: bool
+    noise_band: float | None
+    min_effect: float
+    per_task: dict[str, float] = field(default_factory=dict)
+    note: str | None = None
+
+    @property
+    def better(self) -> bool:
+        return self.verdict == "better"
+
+    @property
+    def worse(self) -> bool:
+        return self.verdict == "worse"
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        for key in ("ci", "before_ci", "after_ci"):
+            d[key] = _ci_list(d[key])
+        return d
+
+    def __str__(self) -> str:
+        head = self.verdict + (f" ({self.reason})" if self.reason else "")
+        if self.delta is None:
+            return f"{head}: pass@1 delta n/a (0 paired tasks" + (f"; {self.note})" if self.note else ")")
+        p = "n/a" if self.p_value is None else f"{self.p_value:.4g}"
+        se = "n/a" if self.se is None else f"{self.se:.3f}"
+        line = (
+            f"{head}: pass@1 {self.before:.3f}{_fmt_ci(self.before_ci, 3)} -> {self.after:.3f}"
+            f"{_fmt_ci(self.after_ci, 3)} | delta {self.delta:+.3f}{_fmt_ci(self.ci, 3, signed=True)} "
+            f"p={p}{' (exact)' if self.p_exact else ''} se {se} ({self.n_paired} paired tasks, "
+            f"{self.level:.0%} interval"
+        )
+        if self.noise_band is not None:
+            line += f", noise band {self.noise_band:.3f}"
+        if self.unpaired_before or self.unpaired_after:
+            line += f"; {len(self.unpaired_before)} before-only and {len(self.unpaired_after)} after-only tasks left out"
+        if self.note:
+            line += f"; {self.note}"
+        return line + ")"
+
+
+def _noise_sd(noise: Any) -> float | None:
+    if noise is None:
+        return None
+    if isinstance(noise, EvalVariance):
+        return noise.sd
+    if isinstance(noise, bool) or not isinstance(noise, (int, float)) or not noise >= 0 or math.isnan(noise):
+        raise ValueError(f"noise= takes an eval_variance(...) result or a run-to-run sd >= 0; got {noise!r}")
+    return float(noise)
+
+
+def delta_report(
+    before: Any,
+    after: Any,
+    *,
+    level: float = CI_LEVEL,
+    draws: int = BOOTSTRAP_DRAWS,
+    permutations: int = PERMUTATIONS,
+    seed: int | None = 0,
+    alpha: float = ALPHA,
+    noise: Any = None,
+    min_effect: float = 0.0,
+    method: str = "percentile",
+    noise_multiplier: float | None = None,
+    min_tasks: int = MIN_CI_TASKS,
+) -> DeltaReport:
+    """Paired change in pass@1 between two runs on the same tasks (alias ``compare``).
+
+    Rows pair by ``rows.task_key``; each paired task contributes d_i = after rate - before rate. Tasks graded
+    on one side only are listed in ``unpaired_before`` / ``unpaired_after`` and left out. ``noise``: an
+    ``eval_variance`` result (or a run-to-run sd); a |delta| under ``noise_multiplier`` (default the result's
+    multiplier, else NOISE_SD_MULTIPLIER) x sd is refused as "inside noise".
+    """
+    level = stats.check_level(level)
+    alpha = stats.check_level(alpha, "alpha")
+    draws = stats.check_int(draws, "draws", 1)
+    permutations = stats.check_int(permutations, "permutations", 1)
+    method = stats.check_method(method)
+    min_tasks = stats.check_int(min_tasks, "min_tasks", 1)
+    seed = _check_seed(seed)
+    if isinstance(min_effect, bool) or not isinstance(min_effect, (int, float)) or not min_effect >= 0:
+        raise ValueError(f"min_effect= must be a change in pass rate >= 0 (0.05 = 5 points); got {min_effect!r}")
+    sd = _noise_sd(noise)
+    if noise_multiplier is None:
+        noise_multiplier = noise.multiplier if isinstance(noise, EvalVariance) else NOISE_SD_MULTIPLIER
+    band = None if sd is None else float(noise_multiplier) * sd
+    b, a = task_counts(before, name="before"), task_counts(after, name="after")
+    a_pos = {k: i for i, k in enumerate(a.keys)}
+    b_set = set(b.keys)
+    paired = [k for k in b.keys if k in a_pos]
+    unpaired_before = [k for k in b.keys if k not in a_pos]
+    unpaired_after = [k for k in a.keys if k not in b_set]
+    notes = []
+    for side, tc in (("before", b), ("after", a)):
+        if tc.skipped_note():
+            notes.append(f"{side}: {tc.skipped_note()}")
+    if unpaired_before or unpaired_after:
+        share = len(paired) / max(1, len(paired) + len(unpaired_before) + len(unpaired_after))
+        if share < 0.5:
+            notes.append("most tasks unpaired: the two runs barely share situations")
+    common = dict(unpaired_before=unpaired_before, unpaired_after=unpaired_after, level=level, alpha=alpha,
+                  noise_band=band, min_effect=float(min_effect))
+    if not paired:
+        return DeltaReport(None, None, None, 0, None, None, None, None, None, "inconclusive", "no paired tasks",
+                           p_exact=False, note="; ".join(notes) or None, **common)
+    b_pos = {k: i for i, k in enumerate(b.keys)}
+    bi = np.array([b_pos[k] for k in paired])
+    ai = np.array([a_pos[k] for k in paired])
+    rb = b.c[bi] / b.n[bi]
+    ra = a.c[ai] / a.n[ai]
+    d = ra - rb
+    n = len(paired)
+    delta = float(d.mean())
+    test = stats.paired_permutation_test(d, permutations=permutations, seed=seed)
+    se = stats.mean_se(d)
+    ci = b_ci = a_ci = None
+    if n >= min_tasks:
+        ci, b_ci, a_ci = stats.bootstrap_mean_ci(np.stack([d, rb, ra], axis=1), level=level, draws=draws,
+                                                 seed=seed, method=method, min_n=min_tasks)
+    if np.any(a.n[ai] != b.n[bi]):
+        notes.append("rollouts per task differ between sides; each side uses its own per-task rate")
+    reason = None
+    if ci is None:
+        reason = f"too few paired tasks ({n} < {min_tasks}) for an interval"
+    elif band is not None and abs(delta) < band:
+        reason = f"inside noise: |delta| {abs(delta):.3f} < {noise_multiplier:g} x run sd {sd:.3f}"
+    elif abs(delta) < min_effect:
+        reason = f"|delta| {abs(delta):.3f} is below min_effect {min_effect:g}"
+    else:
+        excludes = ci[0] > 0 or ci[1] < 0
+        significant = test.p_value <= alpha
+        if not excludes and not significant:
+            reason = f"interval covers 0 and p {test.p_value:.3g} > alpha {alpha:g}"
+        elif not excludes:
+            reason = "interval covers 0 (the permutation test alone is below alpha)"
+        elif not significant:
+            reason = f"p {test.p_value:.3g} > alpha {alpha:g} (the interval alone excludes 0)"
+    verdict = "inconclusive" if reason else ("better" if delta > 0 else "worse")
+    per_task = {k: float(x) for k, x in zip(paired, d)}
+    return DeltaReport(delta, ci, test.p_value, n, float(rb.mean()), float(ra.mean()), b_ci, a_ci, se, verdict,
+                       reason, p_exact=test.exact, per_task=per_task, note="; ".join(notes) or None, **common)
+
+
+compare = delta_report
+
+
+# ------------------------------------------------------------------------------------------------
+# holdout size (power)
+# ------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class HoldoutSize:
+    """Tasks needed to detect a paired pass@1 gain ``effect`` at ``power`` and two-sided ``alpha``.
+
+    n = ceil((z_{1-alpha/2} + z_power)^2 x variance / effect^2) (Miller 2024 Eq. 9), with the per-task variance
+    of the paired difference ``variance`` = omega^2 + p(1-p)/k + q(1-q)/k on the model path (q = base + effect),
+    or the measured variance of per-task paired differences when rows are given. ``int(result)`` is n_tasks.
+    """
+
+    n_tasks: int
+    effect: float
+    base: float
+    k: int | None
+    power: float
+    alpha: float
+    variance: float
+    sd_source: str  # "model", "given", "rows"
+    omega2: float
+    n_paired: int | None = None
+    note: str | None = None
+
+    def __int__(self) -> int:
+        return self.n_tasks
+
+    def __index__(self) -> int:
+        return self.n_tasks
+
+    @property
+    def task_sd(self) -> float:
+        return math.sqrt(self.variance)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["task_sd"] = self.task_sd
+        return d
+
+    def __str__(self) -> str:
+        k = "inf" if self.k is None else self.k
+        src = {"model": f"binomial model, base {self.base:.2f}, omega^2 {self.omega2:g}",
+               "given": "task sd given",
+               "rows": f"task sd measured on {self.n_paired} paired tasks"}[self.sd_source]
+        line = (f"{self.n_tasks} tasks to detect {self.effect:+.3f} at {self.power:.0%} power, alpha {self.alpha:g} "
+                f"(k={k}, per-task sd {self.task_sd:.3f}; {src})")
+        return line + (f"; {self.note}" if self.note else "")
+
+
+def holdout_size(
+    effect: float,
+    *,
+    base: float = HOLDOUT_BASE,
+    k: int | None = ROLLOUTS_PER_TASK,
+    power: float = POWER,
+    alpha: float = ALPHA,
+    omega2: float = HOLDOUT_BETWEEN_VAR,
+    task_sd: float | None = None,
+    before: Any = None,
+    after: Any = None,
+) -> HoldoutSize:
+    """Tasks a held-out set needs to detect a gain of ``effect`` in pass@1 (Miller 2024 power formula).
+
+    The per-task variance of the paired difference comes from, best first: ``before`` + ``after`` rows (the
+    measured variance of per-task paired differences), ``task_sd`` (given), or the binomial model
+    omega^2 + (p(1-p) + q(1-q))/k with p = ``base``, q = base + effect: k rollouts per task shrink the
+    within-task term by 1/k (``k=None`` is the k -> infinity limit).
+    """
+    if isinstance(effect, bool) or not isinstance(effect, (int, float)) or not 0 < effect < 1:
+        raise ValueError(f"effect= is the gain in pass rate to prove, between 0 and 1 (0.05 = 5 points); got {effect!r}")
+    power = stats.check_level(power, "power")
+    alpha = stats.check_level(alpha, "alpha")
+    if isinstance(base, bool) or not isinstance(base, (int, float)) or not 0 <= base < 1:
+        raise ValueError(f"base= is the pass rate before the change, in [0, 1); got {base!r}")
+    if base + effect > 1:
+        raise ValueError(f"base + effect must be <= 1; got base={base} effect={effect} (lower one of them)")
+    if k is not None:
+        k = stats.check_int(k, "k", 1)
+    if isinstance(omega2, bool) or not isinstance(omega2, (int, float)) or not omega2 >= 0:
+        raise ValueError(f"omega2= is the between-task variance of true gains, >= 0; got {omega2!r}")
+    if (before is None) != (after is None):
+        raise ValueError("before= and after= go together: pass both runs' rows to measure the task sd, or neither")
+    n_paired = None
+    note = None
+    if before is not None:
+        rep = delta_report(before, after, draws=1, permutations=1)
+        if rep.n_paired < MIN_CI_TASKS:
+            raise ValueError(f"before/after share {rep.n_paired} graded tasks; measuring a task sd needs "
+                             f"{MIN_CI_TASKS}. Pass task_sd= or base= and k= instead")
+        d = np.array(list(rep.per_task.values()))
+        variance = float(np.var(d, ddof=1))
+        n_paired = rep.n_paired
+        source = "rows"
+        if variance == 0:
+            raise ValueError("every paired task moved by the same amount (task sd 0); pass task_sd= or base= and k=")
+    elif task_sd is not None:
+        if isinstance(task_sd, bool) or not isinstance(task_sd, (int, float)) or not task_sd > 0:
+            raise ValueError(f"task_sd= must be a positive sd of per-task paired differences; got {task_sd!r}")
+        variance = float(task_sd) ** 2
+        source = "given"
+    else:
+        q = base + effect
+        within = 0.0 if k is None else (base * (1 - base) + q * (1 - q)) / k
+        variance = float(omega2) + within
+        source = "model"
+        if variance == 0:
+            raise ValueError("the model variance is 0 (base 0 or 1 with omega2=0 and k=None); pass task_sd=")
+        if omega2 == 0:
+            note = "omega2=0 assumes every task gains alike (optimistic); pass omega2= or before/after rows"
+    n = max(2, stats.tasks_needed(effect, variance, alpha=alpha, power=power))
+    return HoldoutSize(n, float(effect), float(base), k, power, alpha, variance, source, float(omega2), n_paired, note)

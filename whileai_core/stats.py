@@ -30,7 +30,9 @@ from whileai_core.defaults import (
     BOOTSTRAP_CHUNK_BYTES,
     BOOTSTRAP_DRAWS,
     CI_LEVEL,
+    EXACT_LATTICE_MAX_SUPPORT,
     EXACT_PERMUTATION_MAX,
+    LATTICE_MAX_DENOMINATOR,
     MIN_CI_TASKS,
     PERMUTATION_TIE_RTOL,
     PERMUTATIONS,
@@ -313,7 +315,7 @@ class PermutationResult:
     n: int
     n_nonzero: int
     exact: bool
-    permutations: int  # sign patterns evaluated (2^n_nonzero when exact)
+    permutations: int  # sign patterns evaluated (2^n_nonzero when enumerated, 0 for the exact convolution)
     alternative: str
 
     def __float__(self) -> float:
@@ -339,29 +341,75 @@ def _pvalue(count_ge: int, count_le: int, total: int, exact: bool, alternative: 
     return float(min(1.0, 2 * min(p_ge, p_le)))
 
 
+def _lattice(levels: np.ndarray, max_denominator: int) -> tuple[np.ndarray, int] | None:
+    """Integers v and a scale L with levels == v / L (exactly, up to float round-off), or None."""
+    from fractions import Fraction
+
+    if len(levels) > 4 * max_denominator:
+        return None
+    scale = 1
+    for u in levels:
+        f = Fraction(float(u)).limit_denominator(max_denominator)
+        if abs(float(f) - u) > 1e-9 * max(1.0, abs(u)):
+            return None
+        scale = scale * f.denominator // math.gcd(scale, f.denominator)
+        if scale > max_denominator:
+            return None
+    ints = np.rint(levels * scale).astype(np.int64)
+    if not np.allclose(ints / scale, levels, rtol=1e-9, atol=0):
+        return None
+    return ints, scale
+
+
+def _exact_lattice_null(ints: np.ndarray, h: np.ndarray) -> np.ndarray:
+    """pmf of T = sum_j v_j Bin(h_j, 1/2) on 0..sum(v h): the exact sign-flip null (S = 2T - sum(v h))."""
+    from scipy.signal import fftconvolve
+    from scipy.stats import binom
+
+    pmf = np.ones(1)
+    for v, hj in zip(ints.tolist(), h.tolist()):
+        part = np.zeros(v * hj + 1)
+        part[::v] = binom.pmf(np.arange(hj + 1), hj, 0.5)
+        if len(pmf) * len(part) <= 4_000_000:
+            pmf = np.convolve(pmf, part)
+        else:
+            pmf = np.clip(fftconvolve(pmf, part), 0.0, None)
+    return pmf
+
+
 def paired_permutation_test(
     diffs: Any,
     *,
     permutations: int = PERMUTATIONS,
     seed: int | np.random.Generator | None = 0,
     alternative: str = "two-sided",
+    exact: bool | None = None,
     exact_max: int = EXACT_PERMUTATION_MAX,
+    max_support: int = EXACT_LATTICE_MAX_SUPPORT,
+    max_denominator: int = LATTICE_MAX_DENOMINATOR,
     chunk_bytes: int = BOOTSTRAP_CHUNK_BYTES,
     max_level_share: float = SUFFSTAT_MAX_CELL_SHARE,
     tie_rtol: float = PERMUTATION_TIE_RTOL,
 ) -> PermutationResult:
     """Sign-flip permutation test on paired differences (e.g. per-task after - before pass rates).
 
-    Exact (all 2^m flips, no +1) when the m non-zero differences are at most ``exact_max``; otherwise
-    ``permutations`` random flips with the Phipson-Smyth +1, drawn as Binomial(h, 1/2) per distinct |d|
-    level when levels are few (O(permutations x levels), independent of n). Zero differences carry no sign
-    and are left out of the enumeration (the p-value is unchanged). All differences zero -> p = 1.
+    ``exact=None`` (auto): exact when the m non-zero differences are at most ``exact_max`` (all 2^m flips
+    enumerated) or lie on a lattice v/L (per-task rates c/k do) with sum|v| <= ``max_support`` (the null is the
+    convolution of scaled Binomial(h_j, 1/2), no Monte Carlo; FFT round-off puts a floor near 1e-15 on tiny
+    p-values). Otherwise ``permutations`` random flips with the Phipson-Smyth +1, drawn as Binomial(h, 1/2)
+    per distinct |d| level when levels are few (cost independent of n), else chunked random signs.
+    ``exact=False`` forces random flips; ``exact=True`` raises when no exact method applies.
+    Zero differences carry no sign and are left out (the p-value is unchanged). All zero -> p = 1.
     Two-sided p = min(1, 2 min(p_greater, p_less)), as scipy.stats.permutation_test.
     """
     d = _finite_1d(diffs, "diffs")
     permutations = check_int(permutations, "permutations", 1)
     exact_max = check_int(exact_max, "exact_max", 0)
+    if exact_max > 24:
+        raise ValueError(f"exact_max= enumerates 2^exact_max sign patterns; keep it <= 24; got {exact_max}")
     alternative = _check_alternative(alternative)
+    if exact not in (None, True, False):
+        raise ValueError(f"exact= must be None (auto), True or False; got {exact!r}")
     n = d.size
     if n == 0:
         raise ValueError("diffs= is empty; a paired test needs at least one paired task")
@@ -372,15 +420,30 @@ def paired_permutation_test(
         return PermutationResult(1.0, stat, n, 0, True, 1, alternative)
     obs = float(nz.sum())
     gamma = tie_rtol * float(np.abs(nz).sum())
-    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
-    if m <= exact_max:
+    mag = np.abs(nz)
+    if exact is not False and m <= exact_max:
         patterns = np.arange(2**m, dtype=np.int64)
         signs = 1.0 - 2.0 * ((patterns[:, None] >> np.arange(m)) & 1)
         null = signs @ nz
         ge, le = int(np.count_nonzero(null >= obs - gamma)), int(np.count_nonzero(null <= obs + gamma))
         return PermutationResult(_pvalue(ge, le, 2**m, True, alternative), stat, n, m, True, 2**m, alternative)
-    mag = np.abs(nz)
-    levels, h = np.unique(mag, return_counts=True)
+    levels, inv, h = np.unique(mag, return_inverse=True, return_counts=True)
+    if exact is not False:
+        lat = _lattice(levels, max_denominator)
+        if lat is not None and int(np.sum(lat[0] * h)) <= max_support:
+            ints, scale = lat
+            pmf = _exact_lattice_null(ints, h)
+            total = int(np.sum(ints * h))
+            signed = np.where(nz > 0, 1, -1) * ints[inv.reshape(-1)]
+            t_obs = (int(signed.sum()) + total) // 2  # S = 2T - total, so T = (S + total) / 2 exactly
+            p_le = float(min(1.0, np.sum(pmf[: t_obs + 1])))  # direct tail sums: no 1 - x cancellation
+            p_ge = float(min(1.0, np.sum(pmf[t_obs:])))
+            p = {"greater": p_ge, "less": p_le}.get(alternative, min(1.0, 2 * min(p_ge, p_le)))
+            return PermutationResult(float(max(0.0, p)), stat, n, m, True, 0, alternative)
+        if exact:
+            raise ValueError(f"exact=True but the {m} non-zero differences are too many to enumerate "
+                             f"(exact_max={exact_max}) and are not on a small lattice; pass exact=None")
+    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     ge = le = 0
     if len(levels) <= max(8, max_level_share * m):
         # sum of h_j random +-v_j == v_j * (2 Bin(h_j, 1/2) - h_j)
@@ -391,13 +454,14 @@ def paired_permutation_test(
             ge += int(np.count_nonzero(null >= obs - gamma))
             le += int(np.count_nonzero(null <= obs + gamma))
     else:
+        tol = max(gamma, 1e-5 * float(mag.sum()))  # float32 accumulation
         rows = max(1, chunk_bytes // (5 * m))
         for start in range(0, permutations, rows):
             b = min(rows, permutations - start)
             signs = (rng.integers(0, 2, size=(b, m), dtype=np.int8) * 2 - 1).astype(np.float32)
             null = signs @ nz.astype(np.float32)
-            ge += int(np.count_nonzero(null >= obs - max(gamma, 1e-5 * float(mag.sum()))))
-            le += int(np.count_nonzero(null <= obs + max(gamma, 1e-5 * float(mag.sum()))))
+            ge += int(np.count_nonzero(null >= obs - tol))
+            le += int(np.count_nonzero(null <= obs + tol))
     return PermutationResult(_pvalue(ge, le, permutations, False, alternative), stat, n, m, False,
                              permutations, alternative)
 
@@ -419,10 +483,10 @@ def mean_se(values: Any) -> float | None:
 
 
 def clustered_se(values: Any, clusters: Any) -> float | None:
-    """Cluster-robust SE of a pooled mean, sqrt(sum_c (sum_{i in c} (x_i - mean))^2) / n (Miller 2024 Eq. 4).
+    """Cluster-robust SE of a pooled mean (Miller 2024 Eq. 4): the CLT SE plus the within-cluster cross terms,
 
-    No finite-cluster correction; the variance is clipped at 0. With one value per cluster this is the CLT SE
-    with divisor n. None below 2 values.
+    sqrt( SE_CLT^2 + (1/n^2) sum_c sum_{i != j in c} (x_i - mean)(x_j - mean) ), clipped at 0; no finite-cluster
+    correction. Singleton clusters reduce it to the CLT SE. None below 2 values.
     """
     x = _finite_1d(values, "values")
     g = np.asarray(clusters)
@@ -430,9 +494,12 @@ def clustered_se(values: Any, clusters: Any) -> float | None:
         raise ValueError(f"clusters= must give one cluster id per value; got {g.shape} ids for {x.shape} values")
     if x.size < 2:
         return None
+    dev = x - x.mean()
     _, inv = np.unique(g, return_inverse=True)
-    sums = np.bincount(inv.reshape(-1), weights=x - x.mean())
-    return float(np.sqrt(max(0.0, float(np.sum(sums**2)))) / x.size)
+    sums = np.bincount(inv.reshape(-1), weights=dev)
+    cross = float(np.sum(sums**2) - np.sum(dev**2))
+    var = float(np.sum(dev**2)) / (x.size * (x.size - 1)) + cross / x.size**2
+    return float(np.sqrt(max(0.0, var)))
 
 
 # ------------------------------------------------------------------------------------------------
