@@ -128,6 +128,9 @@ def get(name: str, explicit: Any = _UNSET) -> Any:
     return lookup(name, explicit)[0]
 
 
+resolve = get  # the name simulate() asks for
+
+
 def _describe(value: Any) -> str:
     if value is None:
         return "unset"
@@ -176,4 +179,4 @@ class Settings:
 
 settings = Settings()
 
-__all__ = ["ENV_VARS", "OPTIONS", "ROLES", "Settings", "configure", "context", "get", "lookup", "reset", "settings"]
+__all__ = ["ENV_VARS", "OPTIONS", "ROLES", "Settings", "configure", "context", "get", "lookup", "reset", "resolve", "settings"]

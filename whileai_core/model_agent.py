@@ -42,6 +42,25 @@ def _resolve_cache(cache: Any) -> Any:
     return cache
 
 
+_TAKES_SCENARIO: dict[Any, bool] = {}
+
+
+def _takes_scenario(call: Any) -> bool:
+    """Whether a world's ``call`` accepts ``scenario=`` (the lead's World does; duck-typed worlds may not)."""
+    key = getattr(call, "__func__", call)
+    found = _TAKES_SCENARIO.get(key)
+    if found is None:
+        import inspect
+
+        try:
+            params = inspect.signature(call).parameters
+            found = "scenario" in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
+        except (TypeError, ValueError):
+            found = False
+        _TAKES_SCENARIO[key] = found
+    return found
+
+
 def _json_result(result: Any) -> str:
     if isinstance(result, str):
         return result
@@ -95,6 +114,8 @@ class ModelAgent:
         world = getattr(scenario, "world", None)
         try:
             if world is not None and callable(getattr(world, "call", None)):
+                if _takes_scenario(world.call):
+                    return world.call(name, arguments, scenario=scenario)
                 return world.call(name, arguments)
             tool = self._bodies.get(name)
             if tool is None:
