@@ -235,3 +235,118 @@ def test_tool_calls_reads_openai_messages():
     }
     assert guards.tool_calls(row) == [{"tool": "lookup", "arguments": {"id": 7}, "result": "found"}]
     assert hollow_run_warnings([row], ["lookup"]) == []
+
+
+# --------------------------------------------------------------------------------------------------
+# decontaminate
+# --------------------------------------------------------------------------------------------------
+
+VOCAB = [f"w{i}" for i in range(400)]
+
+
+def _sentence(rng, lo=12, hi=30):
+    return " ".join(rng.choice(VOCAB, size=int(rng.integers(lo, hi))))
+
+
+def naive_coverage(text, eval_texts, n):
+    """Reference implementation: Python sets of word tuples."""
+    import re
+
+    grams = set()
+    for e in eval_texts:
+        w = re.findall(r"[a-z0-9]+", e.lower())
+        grams.update(tuple(w[i:i + n]) for i in range(len(w) - n + 1))
+    w = re.findall(r"[a-z0-9]+", text.lower())
+    covered = [False] * len(w)
+    for i in range(len(w) - n + 1):
+        if tuple(w[i:i + n]) in grams:
+            for j in range(i, i + n):
+                covered[j] = True
+    return sum(covered) / len(w) if w else 0.0
+
+
+def test_decontaminate_finds_planted_copies_and_spares_clean_rows():
+    rng = np.random.default_rng(0)
+    evals = [{"task_id": f"e{i}", "prompt": _sentence(rng), "answer": f"a{i}"} for i in range(60)]
+    rows = [{"task_id": f"t{i}", "prompt": _sentence(rng)} for i in range(800)]
+    planted_exact, planted_near, planted_task = [], [], []
+    for j, i in enumerate(rng.choice(800, size=45, replace=False)):
+        src = evals[j]["prompt"]
+        if j < 15:  # exact copy up to case and punctuation
+            rows[i]["prompt"] = src.upper().replace(" ", ", ")
+            planted_exact.append(int(i))
+        elif j < 40:  # a near copy: the eval prompt with one word changed at the end
+            words = src.split()
+            rows[i]["prompt"] = " ".join(words[:-1] + ["changed"]) + "?"
+            planted_near.append(int(i))
+        else:  # the very same task
+            rows[i]["task_id"] = evals[j]["task_id"]
+            planted_task.append(int(i))
+    clean, rep = guards.decontaminate(rows, evals)
+    assert sorted(rep.contaminated) == sorted(planted_exact + planted_near + planted_task)
+    assert (rep.n_exact, rep.n_near, rep.n_same_task) == (15, 25, 5)
+    assert len(clean) == 800 - 45 and rep.n_kept == 755
+    assert rep.n_eval_rows == 60 and rep.n_eval_texts == 120  # prompt + answer
+    assert rep.n_eval_dirty == 40  # 15 exact + 25 near copies leave those eval prompts covered
+    assert "dropped 45 of 800 rows" in str(rep)
+    assert rep.examples and all("eval_text" in e for e in rep.examples)
+    # the clean control: rows never copied from the eval set
+    fresh = [{"task_id": f"f{i}", "prompt": _sentence(rng)} for i in range(500)]
+    _, rep2 = guards.decontaminate(fresh, evals)
+    assert rep2.n_contaminated == 0 and rep2.n_eval_dirty == 0
+
+
+def test_decontaminate_coverage_matches_naive_reference():
+    rng = np.random.default_rng(1)
+    evals = [_sentence(rng, 10, 20) for _ in range(20)]
+    rows = []
+    for i in range(150):
+        own = _sentence(rng, 5, 15).split()
+        ev = evals[i % 20].split()
+        a = int(rng.integers(0, len(ev) - 3))
+        b = int(rng.integers(a + 1, len(ev) + 1))
+        mix = own[: len(own) // 2] + ev[a:b] + own[len(own) // 2:]
+        rows.append({"prompt": " ".join(mix)})
+    for n in (3, 5, 8):
+        rep = guards.decontaminate(rows, evals, n=n, overlap=0.5)
+        want = [naive_coverage(r["prompt"], evals, n) for r in rows]
+        assert rep.coverage == pytest.approx(want, abs=1e-12)
+        flagged = {i for i, c in enumerate(want) if c >= 0.5 and len(rows[i]["prompt"].split()) >= n}
+        assert set(rep.contaminated) == flagged
+        assert 0 < len(flagged) < len(rows)
+
+
+def test_decontaminate_rules_and_inputs(tmp_path):
+    from whileai_core.rows import RowList, write_jsonl
+
+    evals = [{"prompt": "one two three four five six seven eight nine ten"}]
+    rows = [
+        {"prompt": "ONE two three four five six seven eight nine ten"},  # exact after normalisation
+        {"prompt": "zero one two three four five six seven eight"},  # 8 of 9 words in shared 8-grams -> 0.89
+        {"prompt": "one two three"},  # shorter than n: exact match only
+        {"prompt": "eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen one two"},
+    ]
+    rep = guards.decontaminate(rows, evals)
+    assert rep.contaminated == [0, 1]
+    assert rep.rules_skipped["same_task"].startswith("the eval rows")
+    assert rep.coverage[1] == pytest.approx(8 / 9)
+    # overlap=0: any shared n-gram; n=2 catches the last row's "one two"
+    assert guards.decontaminate(rows, evals, n=2, overlap=0).contaminated == [0, 1, 2, 3]
+    # a JSONL path and a list of strings work as eval sources, and several sources at once
+    path = write_jsonl(tmp_path / "eval.jsonl", evals)
+    assert guards.decontaminate(rows, str(path)).contaminated == [0, 1]
+    assert guards.decontaminate(rows, [evals[0]["prompt"]]).contaminated == [0, 1]
+    assert guards.decontaminate(rows, [[{"prompt": "x"}], path]).contaminated == [0, 1]
+    # other fields; the clean list keeps the run's system prompt and tools
+    rl = RowList([{"prompt": "p", "final_text": evals[0]["prompt"]}])
+    rl.system_prompt, rl.tools = "be nice", ["lookup"]
+    clean, rep = guards.decontaminate(rl, evals, fields=["final_text"])
+    assert rep.n_exact == 1 and clean == [] and clean.system_prompt == "be nice" and clean.tools == ["lookup"]
+    d = rep.to_dict()
+    assert d["n_contaminated"] == 1 and d["fields"] == ["final_text"]
+    with pytest.raises(ValueError, match="n= must be an int >= 1"):
+        guards.decontaminate(rows, evals, n=0)
+    with pytest.raises(ValueError, match="overlap="):
+        guards.decontaminate(rows, evals, overlap=1.5)
+    with pytest.raises(ValueError, match="fields="):
+        guards.decontaminate(rows, evals, fields=[])
