@@ -149,7 +149,8 @@ def format_report(rep: Mapping[str, Any]) -> str:
         f"  rows dropped before grouping: agent error {g['agent_error']}, empty reply {g['empty_reply']}, "
         f"unusable label {g['unusable_label']}, truncated {g['truncated']} (policy {rep['truncated_policy']})",
         f"  unanimous groups dropped: {rep['unanimous_groups_dropped']} ({rep['unanimous']['all_pass']} all pass, "
-        f"{rep['unanimous']['all_fail']} all fail: no gradient)",
+        f"{rep['unanimous']['all_fail']} all fail: no gradient); single-rollout groups dropped: "
+        f"{rep['singleton_groups_dropped']}",
         f"  band {lo:.0%}..{hi:.0%} pass rate: {rep['band_groups_dropped']} groups dropped "
         f"({rep['band_dropped']['too_easy']} too easy, {rep['band_dropped']['too_hard']} too hard)",
         f"  duplicates dropped: {rep['duplicates']}; groups collapsed by dedupe: {rep['collapsed_groups_dropped']}",
@@ -246,7 +247,11 @@ def _select_rl(rows: list[dict[str, Any]], *, n: int, leaks: list[dict[str, Any]
     band_dropped = {"too_easy": 0, "too_hard": 0}
     pass_rate: dict[str, float] = {}
     in_band: dict[str, list[dict[str, Any]]] = {}
+    singletons = 0
     for key, members in groups.items():
+        if len(members) < 2:  # one rollout has nothing to contrast with: no group-relative advantage
+            singletons += 1
+            continue
         votes = [_binary(m) for m in members if not m.get("overlong") or truncated == "penalize"]
         votes = [v for v in votes if v is not None] or [_binary(m) for m in members]
         p = math.fsum(votes) / len(votes)
@@ -318,7 +323,7 @@ def _select_rl(rows: list[dict[str, Any]], *, n: int, leaks: list[dict[str, Any]
         "leak_rows_checked": leak_checked, "gates": gates, "truncated_policy": truncated,
         "truncated_kept": truncated_kept, "n_after_gates": len(usable),
         "unanimous_groups_dropped": unanimous["all_pass"] + unanimous["all_fail"], "unanimous": unanimous,
-        "band": [lo, hi], "band_groups_dropped": band_dropped["too_easy"] + band_dropped["too_hard"],
+        "singleton_groups_dropped": singletons, "band": [lo, hi], "band_groups_dropped": band_dropped["too_easy"] + band_dropped["too_hard"],
         "band_dropped": band_dropped, "duplicates": duplicates, "conflicting_rewards": conflicting,
         "collapsed_groups_dropped": collapsed, "n_selected": len(selected),
         "groups_selected": len({task_key(r) for r in selected}), "target": target,

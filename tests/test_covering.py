@@ -1,0 +1,55 @@
+import itertools
+
+import pytest
+
+from whileai_core.covering import all_pairs, covering_array, pair_coverage
+
+
+def brute_force_missing(rows, axes):
+    names = list(axes)
+    missing = []
+    for a, b in itertools.combinations(names, 2):
+        for va in axes[a]:
+            for vb in axes[b]:
+                if not any(r[a] == va and r[b] == vb for r in rows):
+                    missing.append((a, va, b, vb))
+    return missing
+
+
+@pytest.mark.parametrize("sizes", [(1, 3, 4, 6), (2, 3, 4, 6), (3, 3, 3, 3), (2, 2, 2, 2, 2, 2), (5, 4), (4, 1, 7)])
+def test_every_pair_covered_checked_by_brute_force(sizes):
+    axes = {f"ax{i}": [f"v{j}" for j in range(n)] for i, n in enumerate(sizes)}
+    rows = covering_array(axes)
+    assert brute_force_missing(rows, axes) == []
+    # a strength-2 array needs at least the product of the two largest axes
+    a, b = sorted(sizes)[-2:]
+    assert len(rows) >= a * b
+    # greedy stays well below the full cross product for many axes
+    full = 1
+    for n in sizes:
+        full *= n
+    assert len(rows) <= full
+    covered, needed = pair_coverage(rows, axes)
+    assert covered == needed == len(all_pairs(axes))
+
+
+def test_deterministic_and_extends_in_cycles():
+    axes = {"a": ["1", "2", "3"], "b": ["x", "y"], "c": ["p", "q", "r", "s"]}
+    first = covering_array(axes)
+    assert first == covering_array(axes)
+    longer = covering_array(axes, n=len(first) * 2 + 1)
+    assert len(longer) == len(first) * 2 + 1
+    assert longer[: len(first)] == first
+    assert brute_force_missing(longer[len(first):2 * len(first)], axes) == []  # the second cycle covers again
+    assert covering_array(axes, n=3) == first[:3]
+
+
+def test_bad_axes():
+    with pytest.raises(ValueError, match="axis 'a' has no values"):
+        covering_array({"a": []})
+    with pytest.raises(ValueError, match="repeats a value"):
+        covering_array({"a": ["x", "x"]})
+    with pytest.raises(ValueError, match="n= must be"):
+        covering_array({"a": ["x"]}, n=0)
+    with pytest.raises(ValueError, match="strength"):
+        covering_array({"a": ["x"], "b": ["y"]}, strength=3)

@@ -1,0 +1,106 @@
+import enum
+from typing import Annotated, Literal, Optional
+
+import pytest
+
+import whileai as wai
+from whileai_core.tools import as_tool, as_tools, schemas
+
+
+class Color(enum.Enum):
+    RED = "red"
+    BLUE = "blue"
+
+
+def test_schema_from_signature_and_docstring():
+    @wai.tool
+    def search_orders(query: str, limit: int = 10, exact: bool = False, tags: list[str] | None = None,
+                      score: float = 0.5, mode: Literal["fast", "full"] = "fast", color: Color = Color.RED,
+                      extra: dict = None, note: Annotated[str, "free text"] = "") -> list:
+        """Search orders.
+
+        Longer prose that is not the summary.
+
+        Args:
+            query: what to look for
+            limit (int): how many
+                at most
+        """
+
+    fn = search_orders.schema["function"]
+    assert search_orders.schema["type"] == "function"
+    assert fn["name"] == "search_orders"
+    assert fn["description"] == "Search orders."
+    props = fn["parameters"]["properties"]
+    assert fn["parameters"]["required"] == ["query"]
+    assert props["query"] == {"type": "string", "description": "what to look for"}
+    assert props["limit"] == {"type": "integer", "description": "how many at most", "default": 10}
+    assert props["exact"] == {"type": "boolean", "default": False}
+    assert props["tags"] == {"type": "array", "items": {"type": "string"}}
+    assert props["score"] == {"type": "number", "default": 0.5}
+    assert props["mode"] == {"enum": ["fast", "full"], "type": "string", "default": "fast"}
+    assert props["color"] == {"enum": ["red", "blue"], "type": "string", "default": "red"}
+    assert props["extra"] == {"type": "object"}
+    assert props["note"] == {"type": "string", "description": "free text", "default": ""}
+
+
+def test_optional_and_union():
+    @wai.tool
+    def f(a: Optional[int], b: int | str = 3) -> dict:
+        """F."""
+
+    props = f.parameters["properties"]
+    assert props["a"] == {"type": "integer"}
+    assert props["b"] == {"anyOf": [{"type": "integer"}, {"type": "string"}], "default": 3}
+    assert f.required == ["a"]
+
+
+def test_no_required_key_when_all_optional_and_call_passes_through():
+    @wai.tool(name="lookup", description="Find it.")
+    def f(x: int = 1) -> int:
+        return x * 2
+
+    assert "required" not in f.parameters
+    assert f.name == "lookup" and f.description == "Find it."
+    assert f(x=4) == 8
+
+
+def test_bad_annotation_names_the_parameter():
+    class Weird:
+        pass
+
+    with pytest.raises(TypeError, match=r"parameter 'thing'"):
+        @wai.tool
+        def g(thing: Weird) -> dict:
+            """G."""
+
+
+@pytest.mark.parametrize("spec", [
+    {"type": "function", "function": {"name": "get_user", "description": "d",
+                                      "parameters": {"type": "object", "properties": {"user_id": {"type": "string"}},
+                                                     "required": ["user_id"]}}},
+    {"name": "get_user", "description": "d",
+     "parameters": {"type": "object", "properties": {"user_id": {"type": "string"}}, "required": ["user_id"]}},
+    {"name": "get_user", "description": "d",
+     "input_schema": {"type": "object", "properties": {"user_id": {"type": "string"}}, "required": ["user_id"]}},
+])
+def test_schema_dict_shapes_are_accepted(spec):
+    t = as_tool(spec)
+    assert t.name == "get_user" and t.required == ["user_id"]
+    assert schemas([spec])[0]["function"]["parameters"]["required"] == ["user_id"]
+    with pytest.raises(TypeError, match="no function body"):
+        t("x")
+
+
+def test_bad_tools_entries():
+    with pytest.raises(TypeError, match="tools= takes"):
+        as_tools([42])
+    with pytest.raises(TypeError, match="no 'name'"):
+        as_tool({"description": "x"})
+
+    @wai.tool
+    def a() -> dict:
+        """A."""
+
+    with pytest.raises(ValueError, match="unique"):
+        as_tools([a, a])
