@@ -226,3 +226,206 @@ def test_nan_reward_and_bad_arguments_raise():
         pass_at(rows_from_counts([1], 4), draws=0)
     with pytest.raises(TypeError, match=r"rows="):
         pass_at({"task_id": "a", "reward": 1})
+
+
+# ------------------------------------------------------------------------------------------------
+# delta_report
+# ------------------------------------------------------------------------------------------------
+from whileai_core.measure import DeltaReport, delta_report, eval_variance, holdout_size  # noqa: E402
+
+
+def test_delta_matches_closed_form_scipy_permutation_and_bootstrap():
+    rng = np.random.default_rng(2)
+    cb = rng.binomial(4, 0.5, size=12)
+    ca = rng.binomial(4, 0.7, size=12)
+    rep = delta_report(rows_from_counts(cb, 4), rows_from_counts(ca, 4), draws=20000)
+    rb, ra = cb / 4, ca / 4
+    assert rep.delta == pytest.approx(np.mean(ra - rb)) and rep.n_paired == 12
+    assert rep.before == pytest.approx(rb.mean()) and rep.after == pytest.approx(ra.mean())
+    scipy_stats = pytest.importorskip("scipy.stats")
+    ref = scipy_stats.permutation_test((ra, rb), lambda a, b, axis: np.mean(a - b, axis=axis),
+                                       permutation_type="samples", n_resamples=np.inf, vectorized=True)
+    assert rep.p_value == pytest.approx(ref.pvalue, abs=1e-12) and rep.p_exact
+    assert rep.se == pytest.approx(scipy_stats.sem(ra - rb))
+    # interval: 60 tasks, against scipy's paired bootstrap; replicates sit on a 1/240 lattice, so two
+    # independent Monte Carlo runs may differ by a lattice step or two: tolerance 0.01
+    cb, ca = rng.binomial(4, 0.5, size=60), rng.binomial(4, 0.6, size=60)
+    rep = delta_report(rows_from_counts(cb, 4), rows_from_counts(ca, 4), draws=20000)
+    boot = scipy_stats.bootstrap((ca / 4, cb / 4), lambda a, b, axis: np.mean(a - b, axis=axis), paired=True,
+                                 n_resamples=20000, method="percentile", rng=3, vectorized=True)
+    assert rep.ci[0] == pytest.approx(boot.confidence_interval.low, abs=0.01)
+    assert rep.ci[1] == pytest.approx(boot.confidence_interval.high, abs=0.01)
+
+
+def test_delta_verdicts_and_printed_line():
+    rates = np.linspace(0.2, 0.7, 60)
+    before = make_rows(rates, 4, seed=1)
+    up = delta_report(before, make_rows(rates + 0.25, 4, seed=2))
+    assert up.verdict == "better" and up.better and up.reason is None
+    assert up.ci[0] > 0 and up.p_value <= 0.05
+    down = delta_report(make_rows(rates + 0.25, 4, seed=2), before)
+    assert down.verdict == "worse" and down.worse and down.delta == pytest.approx(-up.delta)
+    s = str(up)
+    assert s.startswith("better: pass@1 ")
+    assert f"delta {up.delta:+.3f} [{up.ci[0]:+.3f}..{up.ci[1]:+.3f}]" in s
+    assert f"p={up.p_value:.4g}" in s and "(60 paired tasks" in s and f"se {up.se:.3f}" in s
+    d = up.to_dict()
+    assert d["ci"] == list(up.ci) and d["verdict"] == "better" and d["n_paired"] == 60
+    assert isinstance(up, DeltaReport) and measure.compare is delta_report
+
+
+def test_delta_min_effect_and_too_few_tasks():
+    rates = np.linspace(0.2, 0.7, 60)
+    rep = delta_report(make_rows(rates, 4, seed=1), make_rows(rates + 0.25, 4, seed=2), min_effect=0.5)
+    assert rep.verdict == "inconclusive" and "min_effect" in rep.reason
+    few = delta_report(rows_from_counts([0, 1], 4), rows_from_counts([4, 4], 4))
+    assert few.verdict == "inconclusive" and few.ci is None and "too few paired tasks" in few.reason
+    assert few.delta == pytest.approx((1 + 0.75) / 2) and few.p_value == pytest.approx(0.5)  # exact, 2 flips
+
+
+def test_delta_reports_unpaired_tasks():
+    before = rows_from_counts([1, 2, 3, 4, 0], 4, prefix="t")
+    after = rows_from_counts([2, 2, 3, 4], 4, prefix="t") + rows_from_counts([1], 4, prefix="new")
+    rep = delta_report(before, after)
+    assert rep.unpaired_before == ["t4"] and rep.unpaired_after == ["new0"] and rep.n_paired == 4
+    assert rep.delta == pytest.approx(0.25 / 4)
+    assert "1 before-only and 1 after-only tasks left out" in str(rep)
+    none = delta_report(rows_from_counts([1], 4, prefix="a"), rows_from_counts([1], 4, prefix="b"))
+    assert none.verdict == "inconclusive" and none.reason == "no paired tasks" and none.delta is None
+    assert "delta n/a" in str(none)
+
+
+def test_delta_inside_noise_is_refused():
+    rates = np.linspace(0.3, 0.7, 80)
+    runs = [make_rows(rates, 4, seed=s) for s in range(3)]
+    noise = eval_variance(*runs)
+    # after: the first run with 8 tasks gaining one pass each -> delta = 8 * 0.25 / 80 = 0.025
+    after = [dict(r) for r in runs[0]]
+    gained = set()
+    for r in after:
+        if r["reward"] == 0 and r["task_id"] not in gained and len(gained) < 8:
+            r["reward"] = 1
+            gained.add(r["task_id"])
+    rep = delta_report(runs[0], after, noise=noise)
+    assert rep.delta == pytest.approx(0.025)
+    assert rep.noise_band == pytest.approx(2 * noise.sd) and rep.noise_band > 0.025
+    assert rep.verdict == "inconclusive" and rep.reason.startswith("inside noise")
+    assert "noise band" in str(rep)
+    plain = delta_report(runs[0], after)  # the same change without noise data is judged on interval and p alone
+    assert plain.noise_band is None and not (plain.reason or "").startswith("inside noise")
+    # a scalar run sd works the same way, and a big one refuses even a large change
+    big = delta_report(runs[0], make_rows(rates + 0.25, 4, seed=5), noise=0.2)
+    assert big.verdict == "inconclusive" and big.reason.startswith("inside noise") and big.noise_band == 0.4
+    with pytest.raises(ValueError, match=r"noise="):
+        delta_report(runs[0], after, noise="big")
+    with pytest.raises(ValueError, match=r"alpha="):
+        delta_report(runs[0], after, alpha=5)
+    with pytest.raises(ValueError, match=r"min_effect="):
+        delta_report(runs[0], after, min_effect=-1)
+
+
+@pytest.mark.slow
+def test_aa_false_alarm_rate_at_most_alpha_plus_one_point():
+    """600 A/A comparisons (same model, same tasks, independent reruns): 'better' or 'worse' <= alpha + 1%."""
+    rng = np.random.default_rng(21)
+    runs, n_tasks, k, alpha = 600, 40, 4, 0.05
+    p = rng.beta(2, 2, size=n_tasks)
+    alarms = 0
+    for r in range(runs):
+        cb = rng.binomial(k, p)
+        ca = rng.binomial(k, p)
+        rep = delta_report(rows_from_counts(cb, k), rows_from_counts(ca, k), draws=1000, seed=r, alpha=alpha)
+        alarms += rep.verdict != "inconclusive"
+    assert alarms / runs <= alpha + 0.01, f"{alarms} false alarms in {runs} A/A runs"
+
+
+def test_delta_detects_a_real_effect_most_of_the_time():
+    rng = np.random.default_rng(5)
+    hits = 0
+    for r in range(40):
+        p = rng.beta(2, 2, size=80)
+        cb = rng.binomial(4, p)
+        ca = rng.binomial(4, np.clip(p + 0.15, 0, 1))
+        hits += delta_report(rows_from_counts(cb, 4), rows_from_counts(ca, 4), draws=500, seed=r).better
+    assert hits >= 32  # power is ~0.99 here (holdout_size says ~40 tasks suffice for +0.15)
+
+
+# ------------------------------------------------------------------------------------------------
+# eval_variance
+# ------------------------------------------------------------------------------------------------
+def test_eval_variance_closed_forms():
+    rates = np.linspace(0.1, 0.9, 50)
+    runs = [make_rows(rates, 4, seed=s) for s in range(4)]
+    ev = eval_variance(*runs)
+    means = [pass_at(r).pass_at_1 for r in runs]
+    assert ev.means == pytest.approx(means) and ev.n_runs == 4 and ev.n_tasks == 50
+    assert ev.run_sd == pytest.approx(np.std(means, ddof=1)) and ev.source == "reruns"
+    scipy_stats = pytest.importorskip("scipy.stats")
+    lo = math.sqrt(3 * ev.run_sd**2 / scipy_stats.chi2.ppf(0.975, 3))
+    assert ev.run_sd_ci[0] == pytest.approx(lo) and ev.run_sd_ci[0] < ev.run_sd < ev.run_sd_ci[1]
+    # within-task model from one run: sqrt(mean_i c(k-c)/(k(k-1)) / (k n))
+    one = eval_variance(runs[0])
+    c = np.array([sum(r["reward"] for r in runs[0] if r["task_id"] == f"t{t}") for t in range(50)])
+    want = math.sqrt(np.mean(c * (4 - c) / 12) / (4 * 50))
+    assert one.model_run_sd == pytest.approx(want) and one.run_sd is None and one.sd == one.model_run_sd
+    assert "1 run" in one.note and "(within-task model, 1 run, 50 tasks)" in str(one)
+    assert "3 runs" not in str(ev) and "(4 runs, 50 tasks)" in str(ev)
+    assert ev.to_dict()["noise_band"] == pytest.approx(2 * ev.run_sd)
+
+
+def test_eval_variance_model_predicts_rerun_spread():
+    """Miller 2024 section 6: the within-task model predicts the sd of pass@1 across reruns of fixed tasks."""
+    rng = np.random.default_rng(3)
+    p = rng.beta(2, 2, size=200)
+    reruns = [rows_from_counts(rng.binomial(4, p), 4) for _ in range(60)]
+    measured = eval_variance(*reruns)
+    assert measured.model_run_sd == pytest.approx(measured.run_sd, rel=0.25)  # 60 reruns: sd of sd ~9%
+
+
+def test_eval_variance_uneven_runs_and_errors():
+    a = rows_from_counts([1, 2, 3], 4)
+    b = rows_from_counts([1, 2], 4)
+    ev = eval_variance(a, b)
+    assert ev.n_tasks == 2 and "do not cover the same tasks" in ev.note and "two is a difference" in ev.note
+    with pytest.raises(ValueError, match=r"at least one run"):
+        eval_variance()
+    with pytest.raises(TypeError, match=r"one re-run's rows"):
+        eval_variance({"task_id": "a", "reward": 1})
+
+
+# ------------------------------------------------------------------------------------------------
+# holdout_size
+# ------------------------------------------------------------------------------------------------
+def test_holdout_size_closed_forms():
+    assert holdout_size(0.03, task_sd=1 / 3).n_tasks == 969  # Miller's example: n = 968.997
+    z2 = stats.power_z(0.05, 0.8) ** 2
+    res = holdout_size(0.05, base=0.6, k=4)
+    var = (0.6 * 0.4 + 0.65 * 0.35) / 4
+    assert res.variance == pytest.approx(var) and res.n_tasks == math.ceil(z2 * var / 0.05**2)
+    assert int(res) == res.n_tasks and res.sd_source == "model"
+    # more rollouts per task shrink the within-task term by 1/k
+    assert holdout_size(0.05, k=16).n_tasks < holdout_size(0.05, k=4).n_tasks < holdout_size(0.05, k=1).n_tasks
+    om = holdout_size(0.05, k=None, omega2=1 / 9)
+    assert om.n_tasks == math.ceil(z2 * (1 / 9) / 0.05**2)
+    assert "tasks to detect +0.050 at 80% power" in str(res) and res.to_dict()["n_tasks"] == res.n_tasks
+
+
+def test_holdout_size_from_rows_and_errors():
+    rates = np.linspace(0.2, 0.7, 30)
+    b, a = make_rows(rates, 4, seed=1), make_rows(rates + 0.1, 4, seed=2)
+    res = holdout_size(0.05, before=b, after=a)
+    rep = delta_report(b, a)
+    d = np.array(list(rep.per_task.values()))
+    z2 = stats.power_z() ** 2
+    assert res.sd_source == "rows" and res.n_paired == 30
+    assert res.n_tasks == math.ceil(z2 * np.var(d, ddof=1) / 0.05**2)
+    with pytest.raises(ValueError, match=r"effect= is the gain"):
+        holdout_size(0)
+    with pytest.raises(ValueError, match=r"before= and after= go together"):
+        holdout_size(0.05, before=b)
+    with pytest.raises(ValueError, match=r"power="):
+        holdout_size(0.05, power=1.0)
+    with pytest.raises(ValueError, match=r"base \+ effect"):
+        holdout_size(0.5, base=0.6)
+    with pytest.raises(ValueError, match=r"task_sd="):
+        holdout_size(0.05, task_sd=0)
