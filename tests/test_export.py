@@ -80,3 +80,16 @@ def test_bad_tool_calls_are_refused():
     assert export(rows, None, tools=[get_order], validate=False)["tool_call_roundtrip"]["invalid"] == 1
     with pytest.raises(ValueError, match="mode="):
         training_rows(rows, mode="dpo")
+
+
+def test_make_rows_from_a_benchmark():
+    rows = wai.rows(["2+2?", "2+2?", "capital of France?"], ["4", "5", "Paris"], task_ids=["a", "a", "b"],
+                    references=["4", "4", "Paris"])
+    assert [r["row_id"] for r in rows] == ["a#0", "a#1", "b#0"]
+    scored = wai.rows(["2+2?", "2+2?"], ["4", "5"], task_ids=["a", "a"], references=["4", "4"],
+                      reward=lambda r: int(r["final_text"] == r["privileged"]["reference"]))
+    assert [r["reward"] for r in scored.rows] == [1, 0]
+    given = wai.rows(["q1", "q2"], ["x", "y"], reward=[1, 0])
+    assert [r["reward"] for r in given.rows] == [1, 0]
+    with pytest.raises(ValueError, match="must match"):
+        wai.rows(["q"], ["a", "b"])

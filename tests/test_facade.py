@@ -1,4 +1,3 @@
-import importlib
 import subprocess
 import sys
 
