@@ -259,8 +259,13 @@ class FakeServer:
                 await self._send(writer, fault["status"],
                                  {"error": {"message": fault["body"] or "injected fault"}}, extra)
                 return True
-        reply = scripted if scripted is not None else self.responder(body, protocol)
-        await self._send(writer, 200, self._render(reply, body, protocol, rid))
+        try:
+            reply = scripted if scripted is not None else self.responder(body, protocol)
+            rendered = self._render(reply, body, protocol, rid)
+        except Exception as exc:  # a broken test responder shows up as a 500 naming the error
+            await self._send(writer, 500, {"error": {"message": f"responder raised {type(exc).__name__}: {exc}"}})
+            return True
+        await self._send(writer, 200, rendered)
         return True
 
     @staticmethod
