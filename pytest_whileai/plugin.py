@@ -1,1 +1,219 @@
-"""pytest11 entry point. Hook implementations live here only (built out in the plugin issue)."""
+"""pytest11 entry point ``whileai``: hook implementations only; the work lives in the sibling modules.
+
+Disable with ``-p no:whileai``. Nothing heavy (numpy, scipy, httpx) is imported until a whileai test runs or
+the gate is computed, so installing the plugin costs unrelated test runs nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from pytest_whileai import options
+from pytest_whileai.markers import MARKER_LINES
+
+
+def _wai(config: pytest.Config) -> Any:
+    from pytest_whileai.session import WAI_SESSION
+
+    return config.stash.get(WAI_SESSION, None)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    options.add_options(parser)
+
+
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    from pytest_whileai import hookspecs
+
+    pluginmanager.add_hookspecs(hookspecs)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_whileai_generate_commit_info(config: pytest.Config) -> dict[str, Any]:
+    from pytest_whileai.store import commit_info
+
+    return commit_info(config.rootpath)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_whileai_generate_run_info(config: pytest.Config) -> dict[str, Any]:
+    return {}
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_configure(config: pytest.Config) -> None:
+    from pytest_whileai import fixtures
+    from pytest_whileai.session import WAI_SESSION, WaiSession, is_worker
+
+    for line in MARKER_LINES:
+        config.addinivalue_line("markers", line)
+    settings = options.resolve(config)
+    wai = WaiSession(config, settings)
+    config.stash[WAI_SESSION] = wai
+    config.pluginmanager.register(wai, "whileai-session")  # its pytest_runtest_logreport gathers results
+    config.pluginmanager.register(fixtures, "whileai-fixtures")
+    if settings.record or settings.replay:
+        if settings.record and not is_worker(config) and config.getoption("numprocesses", None):
+            raise pytest.UsageError("--wai-record writes one cassette file and cannot run under xdist workers; "
+                                    "record with -n 0, then replay with -n N")
+        try:
+            from whileai_core.cache import Cassette
+            from whileai_core.config import configure
+        except ImportError as exc:
+            raise pytest.UsageError(f"--wai-record/--wai-replay need whileai_core.cache and whileai_core.config, "
+                                    f"which this install lacks ({exc})") from None
+        mode, path = ("record", settings.record) if settings.record else ("replay", settings.replay)
+        try:
+            wai.cassette = Cassette(path, mode=mode)
+        except (OSError, ValueError) as exc:
+            raise pytest.UsageError(f"--wai-{mode}={path}: {exc}") from None
+        configure(cache=wai.cassette)
+    wai.setup()
+    if config.pluginmanager.hasplugin("xdist") and not wai.worker:
+        from pytest_whileai.xdist import XdistHooks
+
+        config.pluginmanager.register(XdistHooks(wai), "whileai-xdist")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    wai = _wai(config)
+    cassette = getattr(wai, "cassette", None)
+    if cassette is not None:
+        from whileai_core.config import configure
+
+        cassette.close()
+        configure(cache=None)
+
+
+def pytest_report_header(config: pytest.Config) -> list[str] | None:
+    wai = _wai(config)
+    if wai is None or wai.worker:
+        return None
+    s = wai.settings
+    if not (config.option.verbose > 0 or s.baseline or s.save or s.autosave):
+        return None
+    base = f"baseline={s.baseline} ({wai.baseline_path or 'not found'})" if s.baseline else "no baseline"
+    return [f"whileai: k={s.trials} seed={s.seed} level={s.level} alpha={s.alpha} max_drop={s.max_drop}; {base}"]
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if metafunc.definition.get_closest_marker("wai_scenarios") is None:
+        return
+    from pytest_whileai.collect import generate
+
+    generate(metafunc)
+
+
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+    from pytest_whileai.collect import baseline_key
+    from pytest_whileai.fixtures import WAI_KEY, WAI_THRESHOLDS
+    from pytest_whileai.markers import WaiMarkerError, parse_key_marker, parse_wai_marker
+
+    marker = pytest.mark.whileai
+    for item in items:
+        uses = "wai" in getattr(item, "fixturenames", ()) or item.get_closest_marker("wai_scenarios") is not None
+        if not uses and item.get_closest_marker("wai") is None:
+            continue
+        item.add_marker(marker)
+        try:
+            item.stash[WAI_THRESHOLDS] = parse_wai_marker(item.get_closest_marker("wai"), where=item.nodeid)
+            item.stash[WAI_KEY] = baseline_key(item, parse_key_marker(item.get_closest_marker("wai_key"),
+                                                                      where=item.nodeid))
+        except WaiMarkerError as exc:
+            item.stash[_MARK_ERROR] = str(exc)
+
+
+_MARK_ERROR = pytest.StashKey[str]()
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    wai = _wai(session.config)
+    if wai is None or not wai.baseline_index:
+        return
+    from pytest_whileai.fixtures import WAI_KEY
+
+    wai.n_compared = sum(1 for item in session.items if item.stash.get(WAI_KEY, None) in wai.baseline_index)
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    error = item.stash.get(_MARK_ERROR, None)
+    if error is not None:
+        pytest.fail(error, pytrace=False)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Any:
+    out = yield
+    from pytest_whileai.fixtures import WAI_RESULT
+
+    result = item.stash.get(WAI_RESULT, None)
+    if result is not None and result.failures:
+        from pytest_whileai.gate import failure_message
+
+        wai = _wai(item.config)
+        pytest.fail(failure_message(result.to_dict(), baseline_name=wai.settings.baseline), pytrace=False)
+    return out
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    report = yield
+    if call.when == "call":
+        from pytest_whileai.fixtures import WAI_RESULT
+
+        result = item.stash.get(WAI_RESULT, None)
+        if result is not None:
+            report.wai = result.to_dict()
+            report.sections.append(("whileai", str(result)))
+    return report
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtestloop(session: pytest.Session) -> Any:
+    out = yield
+    wai = _wai(session.config)
+    if wai is not None and not wai.worker and (wai.results or wai.baseline is not None):
+        from pytest_whileai.gate import compute_gate
+
+        wai.gate = compute_gate(wai.results, wai.baseline_index if wai.baseline is not None else None,
+                                baseline_name=wai.settings.baseline, settings=wai.settings,
+                                baseline_note=wai.baseline_note)
+        if wai.gate.red:
+            session.testsfailed += 1
+    return out
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    wai = _wai(session.config)
+    if wai is None:
+        return
+    if wai.worker:
+        from pytest_whileai.xdist import publish
+
+        publish(session.config, wai)
+        return
+    from pytest_whileai.publish import write_outputs
+
+    write_outputs(wai)
+    if wai.write_errors and session.exitstatus == 0:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+    code = wai.settings.regression_exit_code
+    if wai.gate is not None and wai.gate.red and code != int(pytest.ExitCode.TESTS_FAILED):
+        session.exitstatus = code
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    wai = _wai(config)
+    if wai is None or wai.worker or not (wai.results or wai.gate is not None or wai.write_errors):
+        return
+    from pytest_whileai.report import summary_lines
+
+    terminalreporter.section("whileai")
+    red = wai.gate is not None and wai.gate.red
+    for line in summary_lines(wai):
+        terminalreporter.write_line(line, red=red and line.startswith("suite gate"))
+    for err in wai.write_errors:
+        terminalreporter.write_line(f"ERROR: whileai: {err}", red=True)

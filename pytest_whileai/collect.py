@@ -1,0 +1,151 @@
+"""Scenario expansion: ``@pytest.mark.wai_scenarios(...)`` becomes one test item per scenario.
+
+Sources, in the order they are tried: the ``pytest_whileai_load_scenarios`` hook; ``tools=`` (the covering
+array of ``whileai_core.situations``); a JSONL path (one row per line: ``prompt``, optional ``task_id``); a list
+of asks (str or ``Scenario``); a callable returning any of these. Test ids are readable and stable: they are
+built from the scenario's content (its cell and task id), never from its position, so reordering a source
+keeps every baseline key.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from whileai_core import defaults as D
+from pytest_whileai.markers import WaiMarkerError, parse_scenarios_marker
+
+_SLUG = re.compile(r"[^a-z0-9_]+")
+
+
+def slug(text: str, limit: int = D.SCENARIO_ID_CHARS) -> str:
+    s = _SLUG.sub("-", str(text).lower()).strip("-")
+    return (s[:limit].rstrip("-")) or "ask"
+
+
+def _scenario_from(value: Any, where: str) -> Any:
+    from whileai_core.situations import Scenario
+    from whileai_core.rows import stable_id
+
+    if isinstance(value, Scenario):
+        return value
+    if isinstance(value, str):
+        if not value.strip():
+            raise WaiMarkerError(f"{where}: an empty ask; every scenario needs a user message")
+        return Scenario(value, task_id="ask-" + stable_id(value))
+    if isinstance(value, Mapping):
+        prompt = value.get("prompt") or value.get("ask") or value.get("question")
+        if not isinstance(prompt, str) or not prompt.strip():
+            raise WaiMarkerError(f"{where}: a scenario dict needs a 'prompt' string; got keys {sorted(value)}")
+        tid = value.get("task_id") or value.get("id") or value.get("scenario_id") or "ask-" + stable_id(prompt)
+        extra = {k: value[k] for k in ("scenario", "faults", "world_state", "stance", "privileged", "system_prompt")
+                 if k in value}
+        return Scenario(prompt, task_id=str(tid), **extra)
+    raise WaiMarkerError(f"{where}: a scenario is a str, a Scenario or a dict with 'prompt'; got {type(value).__name__}")
+
+
+def _read_jsonl(path: Path, where: str) -> list[Any]:
+    from whileai_core.rows import read_jsonl
+
+    try:
+        return read_jsonl(path)
+    except (FileNotFoundError, ValueError) as exc:
+        raise WaiMarkerError(f"{where}: {exc}") from None
+
+
+def load_scenarios(config: pytest.Config, spec: dict[str, Any], *, base_dir: Path, where: str) -> list[Any]:
+    """The list of ``Scenario`` objects a ``wai_scenarios`` spec names."""
+    source = spec["source"]
+    hooked = config.hook.pytest_whileai_load_scenarios(config=config, source=source, spec=spec)
+    if hooked is not None:
+        values = list(hooked)
+    elif source is None:
+        from whileai_core.situations import situations
+
+        try:
+            values = situations(spec["tools"], spec["system_prompt"], n=spec["budget"], seed=spec["seed"])
+        except (TypeError, ValueError) as exc:
+            raise WaiMarkerError(f"{where}: situations(tools=...) failed: {exc}") from None
+        if spec["system_prompt"] is not None:
+            values = [s if s.system_prompt else s.replace(system_prompt=spec["system_prompt"]) for s in values]
+    else:
+        if callable(source):
+            source = source()
+        path = Path(str(source)) if isinstance(source, (str, os.PathLike)) else None
+        if path is not None and not path.is_absolute():
+            path = base_dir / path
+        if path is not None and (isinstance(source, os.PathLike) or str(source).endswith(".jsonl")
+                                 or path.is_file()):
+            values = _read_jsonl(path, where)
+        elif isinstance(source, str):
+            values = [source]
+        else:
+            try:
+                values = list(source)
+            except TypeError:
+                raise WaiMarkerError(f"{where}: source= must be a list of asks, a JSONL path or a callable; "
+                                     f"got {type(source).__name__}") from None
+        if spec["budget"] is not None:
+            values = values[: spec["budget"]]
+    scenarios = [_scenario_from(v, f"{where} item {i}") for i, v in enumerate(values)]
+    if not scenarios:
+        raise WaiMarkerError(f"{where}: the source gave no scenarios")
+    return scenarios
+
+
+def scenario_ids(scenarios: list[Any], ids: Any = None) -> list[str]:
+    """Readable, stable, unique ids: ``<cell or ask slug>-<task id>`` (duplicates get ``#2``, ``#3`` ...)."""
+    if ids is not None:
+        if callable(ids):
+            out = [str(ids(s)) for s in scenarios]
+        else:
+            out = [str(x) for x in ids]
+            if len(out) != len(scenarios):
+                raise WaiMarkerError(f"wai_scenarios ids= has {len(out)} ids for {len(scenarios)} scenarios")
+    else:
+        out = []
+        for s in scenarios:
+            cell = getattr(s, "scenario", None) or {}
+            if cell:
+                readable = "-".join(str(cell[a]) for a in ("tool", "world_state", "stance", "tool_condition")
+                                    if a in cell)
+                readable = slug(readable, limit=D.SCENARIO_ID_CHARS * 2)
+            else:
+                readable = slug(str(s))
+            out.append(f"{readable}-{s.task_id}")
+    seen: dict[str, int] = {}
+    unique = []
+    for i in out:
+        seen[i] = seen.get(i, 0) + 1
+        unique.append(i if seen[i] == 1 else f"{i}#{seen[i]}")
+    return unique
+
+
+def generate(metafunc: pytest.Metafunc) -> None:
+    """``pytest_generate_tests`` body: parametrize ``wai_scenario`` from the marker."""
+    mark = metafunc.definition.get_closest_marker("wai_scenarios")
+    if mark is None:
+        return
+    where = f"{metafunc.definition.nodeid}: wai_scenarios"
+    spec = parse_scenarios_marker(mark, where=where)
+    base_dir = Path(str(metafunc.definition.path)).parent
+    scenarios = load_scenarios(metafunc.config, spec, base_dir=base_dir, where=where)
+    ids = scenario_ids(scenarios, spec["ids"])
+    if "wai_scenario" not in metafunc.fixturenames:
+        metafunc.fixturenames.append("wai_scenario")
+    metafunc.parametrize("wai_scenario", scenarios, ids=ids, indirect=True)
+
+
+def baseline_key(item: pytest.Item, pinned: str | None) -> str:
+    """The key a test's results are stored and paired under: the node id, with ``wai_key`` replacing the
+    path and function part when pinned (the parametrization suffix, content-derived, stays)."""
+    nodeid = item.nodeid
+    if pinned is None:
+        return nodeid
+    bracket = nodeid.find("[")
+    return pinned + (nodeid[bracket:] if bracket >= 0 else "")

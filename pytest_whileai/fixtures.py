@@ -1,0 +1,218 @@
+"""Fixtures: ``wai`` (run k trials on the current scenario), ``wai_scenario``, ``wai_baseline``, ``wai_judge``,
+``wai_session``, and the ``WaiResult`` a run returns.
+
+One test item is one scenario run k times; its verdict is statistical (the item fails on its thresholds, with
+pass counts, the interval, the baseline and the delta), never one pytest failure per trial.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import pytest
+
+from whileai_core import defaults as D
+from pytest_whileai.markers import Thresholds, parse_scenarios_marker
+
+WAI_RESULT = pytest.StashKey["WaiResult"]()
+WAI_THRESHOLDS = pytest.StashKey[Thresholds]()
+WAI_KEY = pytest.StashKey[str]()
+
+
+def _fmt(x: float | None, digits: int = 2) -> str:
+    return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.{digits}f}"
+
+
+def _fmt_ci(ci: Sequence[float] | None) -> str:
+    return "[n/a]" if not ci else f"[{ci[0]:.2f}, {ci[1]:.2f}]"
+
+
+class WaiResult:
+    """The k trials of one scenario: rewards, pass counts, the interval, and the comparison to the baseline.
+
+    Fields are attributes; ``to_dict()`` is the JSON entry stored in the run document.
+    """
+
+    def __init__(self, entry: dict[str, Any]) -> None:
+        self._entry = entry
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self._entry[name]
+        except KeyError:
+            raise AttributeError(f"WaiResult has no field {name!r}; fields: {', '.join(sorted(self._entry))}") from None
+
+    @property
+    def passed(self) -> bool:
+        """True when the scenario met its thresholds (no failures)."""
+        return not self._entry.get("failures")
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self._entry)
+
+    def __str__(self) -> str:
+        return summary_line(self._entry)
+
+    def __repr__(self) -> str:
+        return f"WaiResult({summary_line(self._entry)})"
+
+
+def summary_line(e: dict[str, Any]) -> str:
+    """One line: pass counts, interval, baseline, delta, p."""
+    head = (f"{e['metric']} {_fmt(e.get('value'))} {_fmt_ci(e.get('ci'))} ({e['passes']}/{e['n_scored']} trials passed"
+            f"{', ' + str(e['unscored']) + ' unscored' if e.get('unscored') else ''}, {int(e['level'] * 100)}% Wilson)")
+    b = e.get("baseline")
+    if b:
+        head += (f" | baseline {_fmt(b['pass_rate'])} ({b['passes']}/{b['n_scored']}) | delta {e['delta']:+.2f},"
+                 f" one-sided p={e['p_value']:.3g}")
+    elif e.get("baseline_note"):
+        head += f" | baseline: {e['baseline_note']}"
+    return head
+
+
+class WaiHandle:
+    """The ``wai`` fixture: ``wai.run(agent, judge=...)`` or ``wai.record(rewards)``, once per test."""
+
+    def __init__(self, request: pytest.FixtureRequest, session: Any, scenario: Any) -> None:
+        self._request = request
+        self._item = request.node
+        self._session = session
+        self.scenario = scenario
+        self.thresholds: Thresholds = self._item.stash.get(WAI_THRESHOLDS, Thresholds())
+        self.key: str = self._item.stash.get(WAI_KEY, self._item.nodeid)
+        self.seed: int = session.settings.seed
+        self.level: float = self.thresholds.level or session.settings.level
+        self.trials: int = self.thresholds.trials or session.settings.trials
+
+    @property
+    def baseline(self) -> dict[str, Any] | None:
+        """This scenario's entry in the baseline run, or ``None``."""
+        return self._session.baseline_index.get(self.key)
+
+    def trial_indices(self) -> list[int]:
+        """The trial indices this run executes (all k, or only ``--wai-trial-index``)."""
+        only = self._session.settings.trial_index
+        if only is not None:
+            if only >= self.trials:
+                raise ValueError(f"--wai-trial-index={only} but this test runs k={self.trials} trials (0..{self.trials - 1})")
+            return [only]
+        return list(range(self.trials))
+
+    def run(self, agent: Callable[[Any], Any], scenario: Any = None, *, judge: Callable[[Any], Any] | None = None,
+            tools: Sequence[Any] | None = None, system_prompt: str | None = None,
+            pass_reward: float = D.GATE_PASS_REWARD) -> WaiResult:
+        """Run ``agent`` k times on the scenario (``scenario=`` or the parametrized one), grade each trial with
+        ``judge`` (default: the ``wai_judge`` fixture) and judge the result against the thresholds and baseline.
+        """
+        from whileai_core.grade import normalize_verdict
+        from whileai_core.simulate import rollout
+
+        scenario = self.scenario if scenario is None else scenario
+        if scenario is None:
+            raise ValueError("wai.run() needs a scenario: parametrize the test with @pytest.mark.wai_scenarios(...) "
+                             "or pass scenario='the user message'")
+        if judge is None:
+            judge = self._request.getfixturevalue("wai_judge")
+        if judge is None or not callable(judge):
+            raise ValueError("wai.run() needs judge=: a callable row -> reward in [0, 1] (or {'reward': ...}), or "
+                             "define a wai_judge fixture in conftest.py")
+        mark = self._item.get_closest_marker("wai_scenarios")
+        spec = parse_scenarios_marker(mark) if mark is not None else {}
+        tools = tools if tools is not None else spec.get("tools")
+        system_prompt = system_prompt if system_prompt is not None else spec.get("system_prompt")
+        rewards: list[float | None] = []
+        errors = 0
+        judge_name = getattr(judge, "name", None) or getattr(judge, "__name__", None) or type(judge).__name__
+        for i in self.trial_indices():
+            row = rollout(agent, scenario, rollout_index=i, seed=self.seed, tools=tools, system_prompt=system_prompt)
+            if row.get("status") != "ok":
+                errors += 1
+            try:
+                reward = float(normalize_verdict(judge(row))[0])
+            except Exception as exc:  # a judge failure is an unscored trial, reported, never a silent pass
+                reward = None
+                row["judge_error"] = f"{type(exc).__name__}: {exc}"
+            row["reward"] = reward
+            rewards.append(reward)
+            self._item.config.hook.pytest_whileai_trial_finished(
+                item=self._item, trial={"key": self.key, "index": i, "seed": self.seed, "reward": reward, "row": row})
+        return self._finish(rewards, judge=str(judge_name), errors=errors, pass_reward=pass_reward,
+                            scenario=scenario)
+
+    def record(self, rewards: Sequence[float | int | bool | None], *, judge: str | None = None,
+               pass_reward: float = D.GATE_PASS_REWARD) -> WaiResult:
+        """Record k rewards your own loop computed (one per trial index, None = unscored) and judge them."""
+        values = list(rewards)
+        expected = len(self.trial_indices())
+        if len(values) != expected:
+            raise ValueError(f"wai.record() got {len(values)} rewards; this test runs k={expected} trial(s) "
+                             "(set @pytest.mark.wai(trials=...) or --wai-trials)")
+        clean: list[float | None] = []
+        for i, r in enumerate(values):
+            if r is None:
+                clean.append(None)
+                continue
+            v = float(r)
+            if not 0.0 <= v <= 1.0:
+                raise ValueError(f"wai.record(): rewards[{i}] = {r!r}; a reward is a number in [0, 1] or None")
+            clean.append(v)
+        return self._finish(clean, judge=judge, errors=0, pass_reward=pass_reward, scenario=self.scenario)
+
+    def _finish(self, rewards: list[float | None], *, judge: str | None, errors: int, pass_reward: float,
+                scenario: Any) -> WaiResult:
+        from pytest_whileai.gate import judge_scenario
+
+        if WAI_RESULT in self._item.stash:
+            raise RuntimeError("wai.run()/wai.record() was already called in this test; one test is one scenario "
+                               "(parametrize with @pytest.mark.wai_scenarios for more)")
+        entry = judge_scenario(
+            key=self.key, nodeid=self._item.nodeid, rewards=rewards, k=self.trials, seed=self.seed, judge=judge,
+            errors=errors, pass_reward=pass_reward, level=self.level, thresholds=self.thresholds,
+            baseline=self.baseline, baseline_note=self._session.baseline_note, settings=self._session.settings,
+            family=max(1, self._session.n_compared), trial_index=self._session.settings.trial_index,
+            scenario=scenario, location=_location(self._item))
+        result = WaiResult(entry)
+        self._item.stash[WAI_RESULT] = result
+        return result
+
+
+def _location(item: pytest.Item) -> list[Any]:
+    try:
+        path, line, _ = item.reportinfo()
+        return [str(path), (line or 0) + 1]
+    except Exception:  # pragma: no cover - exotic items
+        return [item.nodeid.split("::")[0], 1]
+
+
+@pytest.fixture
+def wai_scenario(request: pytest.FixtureRequest) -> Any:
+    """The current scenario (a ``Scenario`` str) when the test is expanded by ``wai_scenarios``; else None."""
+    return getattr(request, "param", None)
+
+
+@pytest.fixture
+def wai_judge() -> Callable[[Any], Any] | None:
+    """The default judge for ``wai.run``; override this fixture in conftest.py to set one for a suite."""
+    return None
+
+
+@pytest.fixture(scope="session")
+def wai_session(request: pytest.FixtureRequest) -> Any:
+    """The plugin's run state (settings, baseline, results so far)."""
+    from pytest_whileai.session import WAI_SESSION
+
+    return request.config.stash[WAI_SESSION]
+
+
+@pytest.fixture
+def wai_baseline(request: pytest.FixtureRequest, wai_session: Any) -> dict[str, Any] | None:
+    """This test's entry in the baseline run (pass counts and per-trial rewards), or None."""
+    return wai_session.baseline_index.get(request.node.stash.get(WAI_KEY, request.node.nodeid))
+
+
+@pytest.fixture
+def wai(request: pytest.FixtureRequest, wai_session: Any, wai_scenario: Any) -> WaiHandle:
+    """Run k trials of an agent on the current scenario: ``result = wai.run(agent, judge=...)``."""
+    return WaiHandle(request, wai_session, wai_scenario)

@@ -1,0 +1,86 @@
+"""A scenario-level JUnit XML report (xunit2 flavour, via junitparser): one testcase per scenario.
+
+Each testcase carries its numbers as properties (passes, k, pass@1, CI, baseline, delta, p) and a
+``<failure type="WaiRegression">`` when it failed its thresholds or dropped after Holm correction; the suite
+carries the gate verdict as properties. GitLab shows only names and failure text, so the numbers are in the
+failure message too. Built on the xdist controller only.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+SUITE_NAME = "whileai"
+
+
+def _classname(nodeid: str) -> str:
+    path = nodeid.split("::")[0]
+    mod = path[:-3] if path.endswith(".py") else path
+    parts = [mod.replace("/", ".").replace("\\", ".")] + nodeid.split("::")[1:-1]
+    return ".".join(p for p in parts if p)
+
+
+def _num(x: Any) -> str:
+    return "" if x is None else (f"{x:.6g}" if isinstance(x, float) else str(x))
+
+
+def build(results: Mapping[str, Mapping[str, Any]], gate: Any, *, baseline: str | None) -> Any:
+    """The ``junitparser.JUnitXml`` document (call ``.write(path)``)."""
+    from junitparser import Failure
+    from junitparser.xunit2 import JUnitXml, TestCase, TestSuite
+
+    from pytest_whileai.fixtures import summary_line
+
+    suite = TestSuite(SUITE_NAME)
+    flagged = set(getattr(gate, "scenario_regressions", []) or [])
+    for key in sorted(results):
+        e = results[key]
+        case = TestCase(e["nodeid"].split("::")[-1], _classname(e["nodeid"]), 0.0)
+        b = e.get("baseline") or {}
+        props = {"key": key, "passes": e["passes"], "k": e["k"], "n_scored": e["n_scored"],
+                 "pass@1": e.get("pass_rate"), "metric": e["metric"], "estimate": e.get("value"),
+                 "ci_low": (e.get("ci") or [None, None])[0], "ci_high": (e.get("ci") or [None, None])[1],
+                 "level": e["level"], "baseline_passes": b.get("passes"), "baseline_n": b.get("n_scored"),
+                 "baseline_pass@1": b.get("pass_rate"), "delta": e.get("delta"), "p": e.get("p_value"),
+                 "holm_p": getattr(gate, "holm", {}).get(key) if gate is not None else None,
+                 "seed": e["seed"], "judge": e.get("judge")}
+        for name, value in props.items():
+            if value is not None:
+                case.add_property(name, _num(value))
+        reasons = list(e.get("failures") or [])
+        if key in flagged:
+            reasons.append("dropped significantly vs the baseline after Holm correction")
+        if reasons:
+            fail = Failure(summary_line(dict(e)) + " :: " + "; ".join(reasons), "WaiRegression")
+            fail.text = "\n".join(reasons)
+            case.result = [fail]
+        suite.add_testcase(case)
+    if gate is not None:
+        for name, value in (("whileai.gate", gate.status), ("whileai.red", str(bool(gate.red)).lower()),
+                            ("whileai.message", gate.message), ("whileai.baseline", baseline),
+                            ("whileai.delta", gate.delta), ("whileai.ci_low", (gate.ci or [None, None])[0]),
+                            ("whileai.ci_high", (gate.ci or [None, None])[1]), ("whileai.p", gate.p_value),
+                            ("whileai.n_paired", gate.n_paired), ("whileai.level", gate.level),
+                            ("whileai.alpha", gate.alpha), ("whileai.max_drop", gate.max_drop)):
+            if value is not None:
+                suite.add_property(name, _num(value))
+    suite.update_statistics()
+    xml = JUnitXml()
+    xml.add_testsuite(suite)
+    xml.update_statistics()
+    return xml
+
+
+def write(path: str | os.PathLike[str], results: Mapping[str, Mapping[str, Any]], gate: Any, *,
+          baseline: str | None) -> str:
+    """Write the report atomically-enough (to a temp name, then rename) and return the path."""
+    xml = build(results, gate, baseline=baseline)
+    target = os.fspath(path)
+    parent = os.path.dirname(os.path.abspath(target))
+    os.makedirs(parent, exist_ok=True)
+    tmp = target + ".tmp"
+    xml.write(tmp, pretty=True)
+    os.replace(tmp, target)
+    return target

@@ -1,0 +1,209 @@
+"""Command-line options (``--wai-*``) and their ini twins (``wai_*``), resolved into one ``Settings``.
+
+Precedence: the ``wai(...)`` marker (per test) > command line > ini > the constant in ``whileai_core.defaults``.
+Every value is validated where it is read, and a bad value names the option and the fix.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from dataclasses import asdict, dataclass
+from typing import Any, Callable
+
+import pytest
+
+from whileai_core import defaults as D
+
+GROUP = "whileai"
+GITHUB_CHOICES = ("auto", "on", "off")
+_SAVE_NAME = re.compile(r"^[A-Za-z0-9._\-]+$")
+
+
+# --- value parsers (argparse ``type=`` and ini readers share them) -------------------------------------------
+def _int_at_least(low: int) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        try:
+            value = int(str(text).strip())
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be an int >= {low}; got {text!r}") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"must be an int >= {low}; got {value}")
+        return value
+
+    return parse
+
+
+def _unit_float(*, allow_zero: bool = False) -> Callable[[str], float]:
+    def parse(text: str) -> float:
+        try:
+            value = float(str(text).strip())
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be a number in (0, 1); got {text!r}") from None
+        low_ok = value >= 0 if allow_zero else value > 0
+        if not (low_ok and value < 1):
+            bounds = "[0, 1)" if allow_zero else "(0, 1)"
+            raise argparse.ArgumentTypeError(f"must be a number in {bounds}; got {value}")
+        return value
+
+    return parse
+
+
+def _save_name(text: str) -> str:
+    name = str(text).strip()
+    if not name or not _SAVE_NAME.match(name):
+        raise argparse.ArgumentTypeError(
+            f"must be a plain name of letters, digits, '.', '_' or '-' (it becomes a file name); got {text!r}"
+        )
+    return name
+
+
+def _exit_code(text: str) -> int:
+    value = _int_at_least(1)(text)
+    if value > 255:
+        raise argparse.ArgumentTypeError(f"must be an exit status in 1..255; got {value}")
+    return value
+
+
+def _github(text: str) -> str:
+    value = str(text).strip().lower()
+    if value not in GITHUB_CHOICES:
+        raise argparse.ArgumentTypeError(f"must be one of {', '.join(GITHUB_CHOICES)}; got {text!r}")
+    return value
+
+
+def _text(text: str) -> str:
+    return str(text)
+
+
+def _bool(text: Any) -> bool:
+    if isinstance(text, bool):
+        return text
+    value = str(text).strip().lower()
+    if value in ("1", "true", "yes", "on"):
+        return True
+    if value in ("0", "false", "no", "off", ""):
+        return False
+    raise argparse.ArgumentTypeError(f"must be true or false; got {text!r}")
+
+
+@dataclass(frozen=True)
+class _Opt:
+    name: str  # the part after --wai- / wai_
+    parse: Callable[[str], Any]
+    default: Any
+    help: str
+    flag: bool = False  # store_true on the command line
+    metavar: str | None = None
+
+
+OPTIONS: tuple[_Opt, ...] = (
+    _Opt("trials", _int_at_least(1), D.DEFAULT_REPEATS, "trials (k) per scenario; the wai(trials=) marker wins", metavar="K"),
+    _Opt("seed", _int_at_least(0), D.GATE_SEED, "base seed for trials and the gate's resampling", metavar="INT"),
+    _Opt("level", _unit_float(), D.CI_LEVEL, "confidence level of every interval", metavar="LEVEL"),
+    _Opt("alpha", _unit_float(), D.GATE_ALPHA, "test level of the gate (two-sided) and of the Holm family", metavar="A"),
+    _Opt("max-drop", _unit_float(allow_zero=True), D.GATE_MAX_DROP,
+         "smallest significant pass@1 drop that fails the run", metavar="D"),
+    _Opt("draws", _int_at_least(100), D.BOOTSTRAP_DRAWS, "bootstrap draws behind the gate's interval", metavar="N"),
+    _Opt("permutations", _int_at_least(100), D.GATE_PERMUTATIONS, "sign flips behind the gate's p-value",
+         metavar="N"),
+    _Opt("power", _unit_float(), D.GATE_POWER, "power for the 'trials needed to detect a drop' line", metavar="P"),
+    _Opt("baseline", _text, None, "compare to a stored run: a saved NAME, a PATH, 'latest', or the latest run of "
+         "branch NAME", metavar="NAME|PATH"),
+    _Opt("require-baseline", _bool, False, "fail (instead of warn) when the baseline is missing", flag=True),
+    _Opt("storage", _text, D.STORE_DIR, "baseline store directory", metavar="DIR"),
+    _Opt("save", _save_name, None, "save this run as baseline NAME in the store", metavar="NAME"),
+    _Opt("autosave", _bool, False, "save this run under runs/ in the store (numbered, with commit and branch)",
+         flag=True),
+    _Opt("json", _text, None, "write the full run document (JSON) to PATH", metavar="PATH"),
+    _Opt("junitxml", _text, None, "write a scenario-level JUnit XML report (xunit2) to PATH", metavar="PATH"),
+    _Opt("github", _github, "auto", "GitHub annotations and step summary: auto (when GITHUB_ACTIONS=true), on, off",
+         metavar="auto|on|off"),
+    _Opt("regression-exit-code", _exit_code, D.GATE_REGRESSION_EXIT_CODE,
+         "exit status when the gate finds a regression", metavar="N"),
+    _Opt("fingerprint", _text, "", "a string naming the model/config under test; runs with different fingerprints "
+         "are never compared", metavar="TEXT"),
+    _Opt("record", _text, None, "record model calls to a cassette at PATH (whileai_core.cache)", metavar="PATH"),
+    _Opt("replay", _text, None, "replay model calls from the cassette at PATH; a miss is an error", metavar="PATH"),
+    _Opt("trial-index", _int_at_least(0), None, "run only trial I of each scenario (reproduce a failure); "
+         "the gate and saving are off", metavar="I"),
+)
+
+
+def dest(opt: _Opt) -> str:
+    return "wai_" + opt.name.replace("-", "_")
+
+
+def add_options(parser: pytest.Parser) -> None:
+    """Register every ``--wai-*`` option in the ``whileai`` group, and its ``wai_*`` ini twin."""
+    group = parser.getgroup(GROUP, "whileai: agent scenarios as tests and a paired regression gate")
+    for opt in OPTIONS:
+        ini = dest(opt)
+        if opt.flag:
+            group.addoption(f"--wai-{opt.name}", action="store_true", default=None, dest=ini, help=opt.help)
+            parser.addini(ini, f"{opt.help} (ini twin of --wai-{opt.name})", type="bool", default=opt.default)
+        else:
+            group.addoption(f"--wai-{opt.name}", action="store", type=opt.parse, default=None, dest=ini,
+                            metavar=opt.metavar, help=f"{opt.help} (default: {opt.default})")
+            parser.addini(ini, f"{opt.help} (ini twin of --wai-{opt.name})", type="string",
+                          default="" if opt.default is None else str(opt.default))
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The run-wide settings after command line > ini > default precedence."""
+
+    trials: int
+    seed: int
+    level: float
+    alpha: float
+    max_drop: float
+    draws: int
+    permutations: int
+    power: float
+    baseline: str | None
+    require_baseline: bool
+    storage: str
+    save: str | None
+    autosave: bool
+    json: str | None
+    junitxml: str | None
+    github: str
+    regression_exit_code: int
+    fingerprint: str
+    record: str | None
+    replay: str | None
+    trial_index: int | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def gate_settings(self) -> dict[str, Any]:
+        """The subset recorded in a run document (what a baseline was measured with)."""
+        return {"trials": self.trials, "seed": self.seed, "level": self.level, "alpha": self.alpha,
+                "max_drop": self.max_drop, "draws": self.draws, "permutations": self.permutations}
+
+
+def resolve(config: pytest.Config) -> Settings:
+    """Read every option with precedence command line > ini > default; a bad ini value is a UsageError."""
+    values: dict[str, Any] = {}
+    for opt in OPTIONS:
+        key = dest(opt)
+        cli = config.getoption(key, None)
+        if cli is not None:
+            values[key[4:]] = cli
+            continue
+        raw = config.getini(key)
+        if opt.flag:
+            values[key[4:]] = bool(raw)
+            continue
+        if raw in ("", None):
+            values[key[4:]] = opt.default
+            continue
+        try:
+            values[key[4:]] = opt.parse(raw)
+        except argparse.ArgumentTypeError as exc:
+            raise pytest.UsageError(f"ini option {key} {exc}; fix it in your pytest config") from None
+    if values["record"] and values["replay"]:
+        raise pytest.UsageError("--wai-record and --wai-replay exclude each other; pass one of them")
+    return Settings(**values)

@@ -1,0 +1,61 @@
+"""What the controller writes at the end of a session: saved baselines, the JSON run document, the JUnit
+report, and (under GitHub Actions) the step summary and annotations. A failed write is reported, not raised."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+from pytest_whileai import store as S
+
+
+def write_outputs(wai: Any) -> None:
+    s = wai.settings
+    if not wai.results and wai.gate is None:
+        return
+    doc = None
+
+    def document() -> dict[str, Any]:
+        nonlocal doc
+        if doc is None:
+            doc = wai.document(name=s.save)
+            wai.config.hook.pytest_whileai_update_json(config=wai.config, run_json=doc)
+        return doc
+
+    jobs = []
+    if s.trial_index is None and wai.results:
+        store = S.Store(wai.storage_dir())
+        if s.save:
+            jobs.append(("baseline", lambda: store.save(document(), s.save)))
+        if s.autosave:
+            jobs.append(("autosave", lambda: store.autosave(document())))
+    elif s.trial_index is not None and (s.save or s.autosave):
+        wai.write_errors.append("not saving a baseline in reproduce mode (--wai-trial-index runs one trial)")
+    if s.json:
+        jobs.append(("json", lambda: _write_json(s.json, document())))
+    if s.junitxml:
+        from pytest_whileai import junit
+
+        jobs.append(("junitxml", lambda: junit.write(s.junitxml, wai.results, wai.gate, baseline=s.baseline)))
+    for what, job in jobs:
+        try:
+            wai.saved.append(str(job()))
+        except (OSError, ValueError) as exc:
+            wai.write_errors.append(f"could not write the {what} file: {exc}")
+    from pytest_whileai import report
+
+    if report.github_enabled(s.github):
+        try:
+            path = report.write_step_summary(wai)
+            if path:
+                wai.saved.append(f"{path} (GitHub step summary)")
+        except OSError as exc:
+            wai.write_errors.append(f"could not append to GITHUB_STEP_SUMMARY: {exc}")
+        report.emit_annotations(wai, stream=sys.stderr)
+
+
+def _write_json(path: str, doc: dict[str, Any]) -> str:
+    from whileai_core.rows import atomic_write_text
+
+    return str(atomic_write_text(os.fspath(path), S.dump_document(doc), overwrite=True))

@@ -1,0 +1,204 @@
+"""Output formats: the terminal table, the markdown summary (``$GITHUB_STEP_SUMMARY``), GitHub annotations.
+
+Every estimate printed carries its interval and n.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping
+from typing import Any, TextIO
+
+from whileai_core import defaults as D
+
+NAME_WIDTH = 58  # characters of a scenario name in the terminal table (layout, not statistics)
+
+
+def _short(nodeid: str, width: int = NAME_WIDTH) -> str:
+    name = nodeid.split("::")[-1]
+    return name if len(name) <= width else name[: width - 3] + "..."
+
+
+def _rate(passes: Any, n: Any) -> str:
+    return "n/a" if not n else f"{passes}/{n} {passes / n:.2f}"
+
+
+def _ci(ci: Any) -> str:
+    return "[n/a]" if not ci else f"[{ci[0]:.2f}, {ci[1]:.2f}]"
+
+
+def _status(e: Mapping[str, Any], gate: Any) -> str:
+    if e.get("failures"):
+        return "FAIL"
+    if gate is not None and e["key"] in getattr(gate, "scenario_regressions", []):
+        return "DROP"
+    return "ok"
+
+
+def table_rows(results: Mapping[str, Mapping[str, Any]], gate: Any) -> list[list[str]]:
+    rows = []
+    for key in sorted(results):
+        e = results[key]
+        b = e.get("baseline")
+        holm = getattr(gate, "holm", {}).get(key) if gate is not None else None
+        rows.append([
+            _short(e["nodeid"]),
+            f"{e['passes']}/{e['n_scored']}",
+            f"{e['value']:.2f} {_ci(e.get('ci'))}" if e.get("value") is not None else "n/a",
+            _rate(b["passes"], b["n_scored"]) if b else "-",
+            f"{e['delta']:+.2f}" if e.get("delta") is not None else "-",
+            f"{holm:.3g}" if holm is not None else "-",
+            _status(e, gate),
+        ])
+    return rows
+
+
+HEADER = ["scenario", "passed", "estimate [CI]", "baseline", "delta", "Holm p", ""]
+
+
+def format_table(rows: list[list[str]], header: list[str] = HEADER, limit: int = D.PLUGIN_TABLE_ROWS) -> list[str]:
+    shown = rows[:limit]
+    widths = [max(len(r[i]) for r in [header, *shown]) for i in range(len(header))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(header, widths)).rstrip()]
+    lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in shown]
+    if len(rows) > limit:
+        lines.append(f"... {len(rows) - limit} more scenario(s) (see --wai-json or --wai-junitxml)")
+    return lines
+
+
+def baseline_line(wai: Any) -> str:
+    if wai.settings.baseline is None:
+        return "baseline: none (pass --wai-baseline=NAME to gate this run)"
+    if wai.baseline is None:
+        return f"baseline: {wai.settings.baseline!r} not found ({wai.baseline_note})"
+    info = wai.baseline.get("commit_info") or {}
+    commit = (info.get("id") or "?")[:12]
+    return (f"baseline: {wai.settings.baseline} ({wai.baseline_path}; commit {commit} on {info.get('branch') or '?'},"
+            f" saved {wai.baseline.get('created', '?')})")
+
+
+def summary_lines(wai: Any) -> list[str]:
+    """The terminal section: baseline line, scenario table, suite verdict, power line, files written."""
+    lines = [baseline_line(wai)]
+    results = wai.results
+    if results:
+        m = len(results)
+        k = sorted({int(e["k"]) for e in results.values()})
+        lines.append(f"{m} scenario(s), k={','.join(map(str, k))} trial(s) each; intervals are "
+                     f"{int(round(wai.settings.level * 100))}% Wilson per scenario")
+        lines += format_table(table_rows(results, wai.gate))
+    gate = wai.gate
+    if gate is not None:
+        lines.append(f"suite gate: {gate.message}")
+        if gate.not_run:
+            lines.append(f"  {len(gate.not_run)} baseline scenario(s) not run in this session (not judged)")
+        if gate.new:
+            lines.append(f"  {len(gate.new)} scenario(s) new since the baseline (not judged)")
+        plan = gate.trials_needed
+        if plan:
+            enough = "enough" if plan["scenarios_here"] >= plan["scenarios_needed"] else "too few"
+            lines.append(f"  power: {plan['scenarios_needed']} scenarios x k={plan['k']} trials are needed to detect "
+                         f"a pass@1 drop of {plan['drop']:g} at {plan['power']:.0%} power (alpha {plan['alpha']:g}); "
+                         f"this suite has {plan['scenarios_here']} ({enough})")
+    if wai.failed_workers:
+        lines.append(f"WARNING: worker(s) {', '.join(wai.failed_workers)} sent no whileai data")
+    for path in wai.saved:
+        lines.append(f"wrote {path}")
+    return lines
+
+
+# --- markdown (job summary, PR comment) ----------------------------------------------------------------------
+def markdown(wai: Any) -> str:
+    gate = wai.gate
+    icon = {"regression": "🔴", "incompatible": "🔴", "improved": "🟢", "ok": "🟢"}.get(getattr(gate, "status", ""), "⚪")
+    out = ["<!-- whileai-summary:start -->", f"## {icon} whileai: {gate.status if gate else 'no gate'}", ""]
+    if gate is not None:
+        out += [gate.message.replace("|", "\\|"), ""]
+    out.append(baseline_line(wai).replace("|", "\\|"))
+    out.append("")
+    rows = table_rows(wai.results, gate)
+    if rows:
+        out.append("| " + " | ".join(h or "status" for h in HEADER) + " |")
+        out.append("|" + "---|" * len(HEADER))
+        for r in rows[: D.PLUGIN_TABLE_ROWS]:
+            out.append("| " + " | ".join(c.replace("|", "\\|") for c in r) + " |")
+        if len(rows) > D.PLUGIN_TABLE_ROWS:
+            out.append(f"\n_{len(rows) - D.PLUGIN_TABLE_ROWS} more scenario(s) in the JSON report._")
+    plan = getattr(gate, "trials_needed", None)
+    if plan:
+        out += ["", f"<details><summary>power</summary>\n\n{plan['text']}; this suite has "
+                f"{plan['scenarios_here']} scenarios.\n</details>"]
+    out.append("<!-- whileai-summary:end -->")
+    return "\n".join(out) + "\n"
+
+
+def write_step_summary(wai: Any, env: Mapping[str, str] = os.environ) -> str | None:
+    """Append the markdown summary to ``$GITHUB_STEP_SUMMARY`` (never truncate: other steps append too)."""
+    path = env.get("GITHUB_STEP_SUMMARY")
+    if not path:
+        return None
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(markdown(wai))
+    return path
+
+
+# --- GitHub annotations -------------------------------------------------------------------------------------
+def _escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_prop(text: str) -> str:
+    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def annotation(kind: str, message: str, *, file: str | None = None, line: int | None = None,
+               title: str | None = None) -> str:
+    """A workflow command ``::error file=..,line=..,title=..::message`` with GitHub's escaping."""
+    props = []
+    if file:
+        props.append(f"file={_escape_prop(file)}")
+    if line:
+        props.append(f"line={int(line)}")
+    if title:
+        props.append(f"title={_escape_prop(title)}")
+    return f"::{kind} {','.join(props)}::{_escape_data(message)}" if props else f"::{kind}::{_escape_data(message)}"
+
+
+def annotations(wai: Any, *, workspace: str | None = None, limit: int = D.GITHUB_MAX_ANNOTATIONS) -> list[str]:
+    """One ``::error`` per failed or regressed scenario (capped), plus one for a red suite gate."""
+    gate = wai.gate
+    out: list[str] = []
+    flagged = set(getattr(gate, "scenario_regressions", []) or [])
+    for key in sorted(wai.results):
+        e = wai.results[key]
+        if not (e.get("failures") or key in flagged):
+            continue
+        path, line = (e.get("location") or [None, None])[:2]
+        if path and workspace:
+            try:
+                path = os.path.relpath(path, workspace)
+            except ValueError:
+                pass
+        why = "; ".join(e.get("failures") or ["dropped significantly vs the baseline (Holm)"])
+        out.append(annotation("error", f"{_short(e['nodeid'], 200)}: {why}", file=path, line=line,
+                              title="whileai regression"))
+    if len(out) > limit:
+        extra = len(out) - (limit - 1)
+        out = out[: limit - 1] + [annotation("error", f"... and {extra} more whileai scenario failures",
+                                             title="whileai")]
+    if gate is not None and gate.red:
+        out.append(annotation("error", gate.message, title=f"whileai gate: {gate.status}"))
+    return out
+
+
+def emit_annotations(wai: Any, stream: TextIO = sys.stderr) -> int:
+    lines = annotations(wai, workspace=os.environ.get("GITHUB_WORKSPACE"))
+    for line in lines:
+        stream.write(line + "\n")
+    stream.flush()
+    return len(lines)
+
+
+def github_enabled(mode: str, env: Mapping[str, str] = os.environ) -> bool:
+    return mode == "on" or (mode == "auto" and env.get("GITHUB_ACTIONS") == "true")

@@ -1,0 +1,134 @@
+"""``WaiSession``: all run state of the plugin in one object, kept in ``config.stash``.
+
+It holds the resolved settings, the loaded baseline, the per-scenario results gathered from reports and xdist
+workers (the controller alone aggregates), and the gate once it is computed.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from typing import Any
+
+import pytest
+
+from pytest_whileai import store as S
+from pytest_whileai.options import Settings
+
+
+class WaiWarning(pytest.PytestWarning):
+    """A whileai plugin warning (filter with ``-W ignore::pytest_whileai.session.WaiWarning``)."""
+
+
+WAI_SESSION = pytest.StashKey["WaiSession"]()
+
+
+def is_worker(config: pytest.Config) -> bool:
+    return hasattr(config, "workerinput")
+
+
+class WaiSession:
+    """Run state: settings, baseline, results by key, the gate."""
+
+    def __init__(self, config: pytest.Config, settings: Settings) -> None:
+        self.config = config
+        self.settings = settings
+        self.worker = is_worker(config)
+        self.baseline: dict[str, Any] | None = None
+        self.baseline_path: str | None = None
+        self.baseline_index: dict[str, dict[str, Any]] = {}
+        self.baseline_note: str | None = None
+        self.results: dict[str, dict[str, Any]] = {}
+        self.failed_workers: list[str] = []
+        self.n_compared = 0  # whileai items with a baseline entry in this session (the Bonferroni/Holm family)
+        self.gate: Any = None
+        self.saved: list[str] = []
+        self.commit: dict[str, Any] | None = None
+        self.run_info: dict[str, Any] = {}
+        self.fingerprint: dict[str, Any] = {}
+        self.cassette: Any = None
+        self.write_errors: list[str] = []
+
+    # --- hook: every process sees every report it makes; the controller also sees the workers' replayed ones ----
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        entry = getattr(report, "wai", None)
+        if report.when == "call" and isinstance(entry, dict) and "key" in entry:
+            self.add_result(entry)
+
+    # --- configuration -----------------------------------------------------------------------------------------
+    def setup(self) -> None:
+        """Gather run info and its fingerprint, and load the baseline (a bad one is a UsageError)."""
+        hook = self.config.hook
+        info = hook.pytest_whileai_generate_run_info(config=self.config)
+        self.run_info = dict(info or {})
+        hook.pytest_whileai_update_run_info(config=self.config, run_info=self.run_info)
+        self.fingerprint = S.fingerprint(self.run_info, self.settings.fingerprint)
+        spec = self.settings.baseline
+        if not spec:
+            if self.settings.require_baseline:
+                raise pytest.UsageError("--wai-require-baseline needs --wai-baseline=NAME|PATH to say which one")
+            return
+        store = S.Store(self.storage_dir())
+        try:
+            if self.worker and self.config.workerinput.get("wai_baseline_path"):  # type: ignore[attr-defined]
+                path = self.config.workerinput["wai_baseline_path"]  # type: ignore[attr-defined]
+            elif self.worker and self.config.workerinput.get("wai_baseline_missing"):  # type: ignore[attr-defined]
+                raise S.MissingBaseline(self.config.workerinput["wai_baseline_missing"])  # type: ignore[attr-defined]
+            else:
+                head = (self.commit_info() or {}).get("id")
+                path = str(store.resolve(spec, head=head))
+            doc = S.load_document(path)
+            S.check_compatible(doc, fingerprint_now=self.fingerprint, source=path)
+        except S.MissingBaseline as exc:
+            if self.settings.require_baseline:
+                raise pytest.UsageError(f"whileai: {exc} (--wai-require-baseline is set)") from None
+            self.baseline_note = str(exc)
+            if not self.worker:
+                warnings.warn(WaiWarning(f"whileai: {exc}; the regression gate is off for this run"), stacklevel=1)
+            return
+        except (S.CorruptBaseline, S.IncompatibleBaseline) as exc:
+            raise pytest.UsageError(f"whileai: {exc}") from None
+        self.baseline = doc
+        self.baseline_path = path
+        self.baseline_index = S.baseline_index(doc)
+
+    def storage_dir(self) -> str:
+        root = self.settings.storage
+        if not os.path.isabs(root):
+            root = os.path.join(str(self.config.rootpath), root)
+        return root
+
+    def commit_info(self) -> dict[str, Any]:
+        if self.commit is None:
+            info = self.config.hook.pytest_whileai_generate_commit_info(config=self.config)
+            self.commit = dict(info or {})
+            self.config.hook.pytest_whileai_update_commit_info(config=self.config, commit_info=self.commit)
+        return self.commit
+
+    # --- results -----------------------------------------------------------------------------------------------
+    def add_result(self, entry: dict[str, Any]) -> None:
+        """Record one scenario's entry (the same key twice, from a report and a worker payload, is kept once)."""
+        key = entry["key"]
+        old = self.results.get(key)
+        if old is not None and old.get("nodeid") != entry.get("nodeid"):
+            warnings.warn(WaiWarning(f"whileai: two tests share the baseline key {key!r} ({old.get('nodeid')} and "
+                                     f"{entry.get('nodeid')}); give one a distinct @pytest.mark.wai_key"),
+                          stacklevel=1)
+        self.results[key] = entry
+
+    def worker_payload(self) -> dict[str, Any]:
+        return {"results": list(self.results.values())}
+
+    def merge_worker(self, node_id: str, payload: Any) -> None:
+        if not isinstance(payload, dict) or not isinstance(payload.get("results"), list):
+            self.failed_workers.append(node_id)
+            return
+        for entry in payload["results"]:
+            if isinstance(entry, dict) and "key" in entry:
+                self.add_result(entry)
+
+    def document(self, *, name: str | None = None) -> dict[str, Any]:
+        gate = self.gate.to_dict() if self.gate is not None else None
+        return S.run_document(self.results.values(), settings=self.settings.gate_settings(),
+                              commit=self.commit_info(), machine=S.machine_info(), run_info=self.run_info,
+                              fingerprint_extra=self.settings.fingerprint, name=name, gate=gate)

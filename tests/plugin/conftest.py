@@ -1,0 +1,36 @@
+"""Plugin tests drive real pytest runs with pytester (in-process; subprocess only for ``-n 2``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+pytest_plugins = ["pytester"]
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "plugin_project"
+
+
+@pytest.fixture
+def example(pytester: pytest.Pytester) -> pytest.Pytester:
+    """A copy of examples/plugin_project in the pytester directory."""
+    for src in EXAMPLE.rglob("*"):
+        if src.is_file() and ".whileai" not in src.parts and "__pycache__" not in src.parts:
+            dst = pytester.path / src.relative_to(EXAMPLE)
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            dst.write_bytes(src.read_bytes())
+    return pytester
+
+
+@pytest.fixture(params=[[], ["-n", "2"]], ids=["inprocess", "xdist2"])
+def run(request: pytest.FixtureRequest, example: pytest.Pytester):
+    """Run pytest in the example project, in-process or under ``-n 2`` (a subprocess)."""
+    extra = request.param
+
+    def _run(*args: str) -> pytest.RunResult:
+        if extra:
+            return example.runpytest_subprocess(*extra, "-p", "no:cacheprovider", *args)
+        return example.runpytest_inprocess("-p", "no:cacheprovider", *args)
+
+    _run.xdist = bool(extra)  # type: ignore[attr-defined]
+    return _run

@@ -1,0 +1,260 @@
+"""Unit tests of the plugin's parts: statistics against scipy and closed forms, the store, markers, reports."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy import stats as sps
+
+from pytest_whileai import gate, junit, markers, report, store
+from pytest_whileai.options import Settings
+from whileai_core import defaults as D
+
+
+def settings(**kw) -> Settings:
+    base = dict(trials=4, seed=0, level=0.95, alpha=0.05, max_drop=0.05, draws=2000, permutations=10000, power=0.8,
+                baseline="main", require_baseline=False, storage=".whileai", save=None, autosave=False, json=None,
+                junitxml=None, github="off", regression_exit_code=1, fingerprint="", record=None, replay=None,
+                trial_index=None)
+    base.update(kw)
+    return Settings(**base)
+
+
+# --- statistics ---------------------------------------------------------------------------------------------
+def test_drop_p_values_match_scipy_fisher_exact_one_sided():
+    rng = np.random.default_rng(7)
+    bn = rng.integers(1, 12, size=200)
+    an = rng.integers(1, 12, size=200)
+    b = rng.integers(0, bn + 1)
+    a = rng.integers(0, an + 1)
+    got = gate.drop_p_values(b, bn, a, an)
+    want = [sps.fisher_exact([[bi, bni - bi], [ai, ani - ai]], alternative="greater").pvalue
+            for bi, bni, ai, ani in zip(b, bn, a, an)]
+    np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12)
+
+
+def test_drop_p_value_closed_form_all_vs_none():
+    # 4/4 before, 0/4 after: P(X >= 4) for X ~ Hypergeom(8, 4, 4) = 1 / C(8, 4)
+    assert gate.drop_p_values(4, 4, 0, 4) == pytest.approx(1 / math.comb(8, 4))
+    assert gate.drop_p_values(0, 4, 4, 4) == pytest.approx(1.0)
+
+
+def test_holm_adjust_closed_form_and_monotone():
+    p = np.array([0.01, 0.04, 0.03, 0.005])
+    # sorted 0.005, 0.01, 0.03, 0.04 -> 4*0.005, 3*0.01, 2*0.03, 1*0.04 -> running max 0.02, 0.03, 0.06, 0.06
+    np.testing.assert_allclose(gate.holm_adjust(p), [0.03, 0.06, 0.06, 0.02])
+    rng = np.random.default_rng(1)
+    q = rng.uniform(size=50)
+    adj = gate.holm_adjust(q)
+    order = np.argsort(q)
+    assert np.all(np.diff(adj[order]) >= 0)
+    assert np.all(adj >= q) and np.all(adj <= 1)
+    # Holm rejects a superset of Bonferroni
+    assert set(np.flatnonzero(q * 50 <= 0.05)) <= set(np.flatnonzero(adj <= 0.05))
+
+
+def test_metric_interval_is_wilson_and_transforms_monotonically():
+    value, ci = gate.metric_interval("pass@1", 3, 4, 4, 0.95)
+    z = sps.norm.ppf(0.975)
+    p, n = 0.75, 4
+    center = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z / (1 + z * z / n) * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    assert value == 0.75 and ci == pytest.approx([center - half, center + half])
+    v2, ci2 = gate.metric_interval("pass^k", 3, 4, 4, 0.95)
+    assert v2 == pytest.approx(0.75**4) and ci2 == pytest.approx([ci[0] ** 4, ci[1] ** 4])
+    v3, ci3 = gate.metric_interval("pass@k", 3, 4, 4, 0.95)
+    assert v3 == pytest.approx(1 - 0.25**4) and ci3[0] == pytest.approx(1 - (1 - ci[0]) ** 4)
+
+
+def _entry(key, rewards, **kw):
+    e = gate.judge_scenario(key=key, nodeid=key, rewards=rewards, k=len(rewards), seed=0, judge="j", errors=0,
+                            pass_reward=1.0, level=0.95, thresholds=markers.Thresholds(**kw), baseline=None,
+                            baseline_note=None, settings=settings(), family=1, trial_index=None, scenario=None,
+                            location=["t.py", 1])
+    return e
+
+
+def test_judge_scenario_floor_uses_the_interval():
+    assert _entry("a", [1, 0, 0, 0], min_pass_rate=0.8)["failures"]  # Wilson hi 0.70 < 0.8
+    assert not _entry("b", [1, 1, 0, 0], min_pass_rate=0.8)["failures"]  # hi 0.85 >= 0.8: not confidently below
+
+
+def test_judge_scenario_drop_needs_significance_at_bonferroni_level():
+    base = {"key": "a", "k": 8, "judge": "j", "rewards": [1.0] * 8}
+    kw = dict(key="a", nodeid="a", rewards=[0.0] * 8, k=8, seed=0, judge="j", errors=0, pass_reward=1.0,
+              level=0.95, thresholds=markers.Thresholds(), baseline=base, baseline_note=None, settings=settings(),
+              trial_index=None, scenario=None, location=["t.py", 1])
+    p = 1 / math.comb(16, 8)
+    one = gate.judge_scenario(family=1, **kw)
+    assert one["p_value"] == pytest.approx(p) and one["failures"]
+    many = gate.judge_scenario(family=int(0.025 / p) + 1, **kw)  # alpha/2/m below p: not significant
+    assert not many["failures"]
+
+
+def test_judge_scenario_refuses_another_k():
+    base = {"key": "a", "k": 8, "judge": "j", "rewards": [1.0] * 8}
+    e = gate.judge_scenario(key="a", nodeid="a", rewards=[1.0] * 4, k=4, seed=0, judge="j", errors=0,
+                            pass_reward=1.0, level=0.95, thresholds=markers.Thresholds(), baseline=base,
+                            baseline_note=None, settings=settings(), family=1, trial_index=None, scenario=None,
+                            location=None)
+    assert "k=4 trials now but k=8 in the baseline" in e["failures"][0]
+
+
+def _results(rates, k=4, seed=0):
+    rng = np.random.default_rng(seed)
+    out = {}
+    for i, p in enumerate(rates):
+        rewards = [float(x) for x in (rng.uniform(size=k) < p)]
+        out[f"t[{i}]"] = _entry(f"t[{i}]", rewards)
+    return out
+
+
+def test_compute_gate_unchanged_is_green_and_drop_is_red():
+    rates = np.linspace(0.3, 0.9, 30)
+    before = _results(rates, seed=1)
+    index = {k: {"key": k, "k": 4, "judge": "j", "rewards": v["rewards"]} for k, v in before.items()}
+    same = gate.compute_gate(before, index, baseline_name="main", settings=settings())
+    assert same.status == "ok" and not same.red and same.delta == 0
+    worse = _results(np.clip(rates - 0.5, 0, 1), seed=2)
+    g = gate.compute_gate(worse, index, baseline_name="main", settings=settings())
+    assert g.status == "regression" and g.red and g.delta < -0.3 and g.ci[1] < 0
+    assert g.p_value <= 0.05 and "REGRESSION" in g.message and g.n_paired == 30
+
+
+def test_compute_gate_refuses_incompatible_and_skips_without_baseline():
+    cur = _results([0.5] * 5)
+    index = {k: {"key": k, "k": 8, "judge": "j", "rewards": [1.0] * 8} for k in cur}
+    g = gate.compute_gate(cur, index, baseline_name="main", settings=settings())
+    assert g.status == "incompatible" and g.red and "k=4 trials now but k=8" in g.message
+    g2 = gate.compute_gate(cur, None, baseline_name=None, settings=settings(baseline=None))
+    assert g2.status == "not evaluated" and not g2.red
+
+
+@pytest.mark.slow
+def test_gate_false_alarm_rate_under_alpha_a_a():
+    """A/A: two independent runs of one agent (pass rate 0.6 per scenario, 24 scenarios x k=4). Over 300 replicate
+    pairs the gate's red rate must stay under alpha; its binomial 99% upper bound is checked too."""
+    alarms = 0
+    reps = 300
+    rng = np.random.default_rng(11)
+    for r in range(reps):
+        rates = rng.uniform(0.2, 0.9, size=24)
+        a = _results(rates, seed=1000 + r)
+        b = _results(rates, seed=5000 + r)
+        index = {k: {"key": k, "k": 4, "judge": "j", "rewards": v["rewards"]} for k, v in a.items()}
+        g = gate.compute_gate(b, index, baseline_name="A", settings=settings(draws=500, permutations=2000, seed=r))
+        alarms += g.red
+    assert alarms / reps <= 0.05 + 1e-12
+    assert sps.binomtest(alarms, reps, 0.05, alternative="greater").pvalue > 0.01
+
+
+# --- store --------------------------------------------------------------------------------------------------
+def _doc(**kw):
+    results = [{"key": "t[a]", "k": 2, "rewards": [1.0, 0.0], "judge": "j"}]
+    return store.run_document(results, settings={"trials": 2}, commit={"id": "abc", "branch": "main"},
+                              machine=store.machine_info(), run_info=kw, name="main")
+
+
+def test_store_save_autosave_and_resolve(tmp_path: Path):
+    st = store.Store(tmp_path / ".whileai")
+    saved = st.save(_doc(), "main")
+    assert saved == tmp_path / ".whileai" / "baselines" / "main.json"
+    assert (tmp_path / ".whileai" / ".gitignore").read_text().strip().endswith("runs/")
+    assert st.resolve("main") == saved
+    assert st.resolve(str(saved)) == saved
+    first = st.autosave(_doc())
+    doc2 = _doc()
+    doc2["commit_info"] = {"id": "def", "branch": "feature"}
+    second = st.autosave(doc2)
+    assert first.name.startswith("0001_main_abc") and second.name.startswith("0002_feature_def")
+    assert st.resolve("latest") == second
+    assert st.resolve("feature") == second
+    with pytest.raises(store.MissingBaseline, match="--wai-save=nope"):
+        st.resolve("nope")
+    loaded = store.load_document(saved)
+    assert loaded["scenarios"][0]["rewards"] == [1.0, 0.0] and loaded["schema"] == D.RUN_SCHEMA
+
+
+def test_store_branch_prefers_other_commit(tmp_path: Path):
+    st = store.Store(tmp_path)
+    a = _doc()
+    a["commit_info"] = {"id": "c1", "branch": "main"}
+    b = _doc()
+    b["commit_info"] = {"id": "c2", "branch": "main"}
+    p1, p2 = st.autosave(a), st.autosave(b)
+    assert st.resolve("main", head="c2") == p1
+    assert st.resolve("main", head="c9") == p2
+
+
+@pytest.mark.parametrize("text, match", [
+    ('{"schema": "whileai.run/1", "scen', "not valid JSON"),
+    ("[1, 2]", "must be a JSON object"),
+    ('{"schema": "other/1", "scenarios": [], "fingerprint": {}}', "not a whileai run document"),
+    ('{"schema": "whileai.run/1", "scenarios": [{"key": "a", "k": 2, "rewards": [2]}], "fingerprint": {}}',
+     "not in \\[0, 1\\]"),
+    ('{"schema": "whileai.run/1", "fingerprint": {}}', "'scenarios' missing"),
+])
+def test_corrupt_documents_are_clear_errors(tmp_path: Path, text: str, match: str):
+    p = tmp_path / "b.json"
+    p.write_text(text)
+    with pytest.raises(store.CorruptBaseline, match=match):
+        store.load_document(p)
+
+
+def test_check_compatible_names_the_difference():
+    doc = _doc(model="m1")
+    store.check_compatible(doc, fingerprint_now=store.fingerprint({"model": "m1"}), source="b.json")
+    with pytest.raises(store.IncompatibleBaseline, match="run_info.model: baseline 'm1', now 'm2'"):
+        store.check_compatible(doc, fingerprint_now=store.fingerprint({"model": "m2"}), source="b.json")
+    old = dict(doc, schema="whileai.run/9")
+    with pytest.raises(store.IncompatibleBaseline, match="schema"):
+        store.check_compatible(old, fingerprint_now=store.fingerprint({"model": "m1"}), source="b.json")
+
+
+# --- markers ------------------------------------------------------------------------------------------------
+def test_wai_marker_validation():
+    t = markers.parse_wai_marker(pytest.mark.wai(trials=8, min_pass_rate=0.5, metric="pass^k").mark)
+    assert (t.trials, t.min_pass_rate, t.metric) == (8, 0.5, "pass^k")
+    with pytest.raises(markers.WaiMarkerError, match="unknown argument\\(s\\) bogus, tirals"):
+        markers.parse_wai_marker(pytest.mark.wai(tirals=3, bogus=1).mark)
+    with pytest.raises(markers.WaiMarkerError, match="trials= must be an int >= 1; got 0"):
+        markers.parse_wai_marker(pytest.mark.wai(trials=0).mark)
+    with pytest.raises(markers.WaiMarkerError, match="metric= must be one of"):
+        markers.parse_wai_marker(pytest.mark.wai(metric="accuracy").mark)
+    with pytest.raises(markers.WaiMarkerError, match="keyword arguments only"):
+        markers.parse_wai_marker(pytest.mark.wai(3).mark)
+    with pytest.raises(markers.WaiMarkerError, match="unknown argument\\(s\\) budgte"):
+        markers.scenarios(["a"], budgte=3) if False else markers.parse_scenarios_marker(
+            pytest.mark.wai_scenarios(["a"], budgte=3).mark)
+
+
+# --- reports ------------------------------------------------------------------------------------------------
+def test_annotation_escaping():
+    line = report.annotation("error", "50% worse\nsee: a,b", file="t/x.py", line=3, title="a:b,c")
+    assert line == "::error file=t/x.py,line=3,title=a%3Ab%2Cc::50%25 worse%0Asee: a,b"
+
+
+def test_junit_build_parses_with_junitparser(tmp_path: Path):
+    from junitparser import JUnitXml
+    from junitparser.xunit2 import TestCase
+
+    rates = [0.9] * 6
+    before = _results(rates, seed=3)
+    index = {k: {"key": k, "k": 4, "judge": "j", "rewards": [1.0] * 4} for k in before}
+    cur = {k: _entry(k, [0.0] * 4, min_pass_rate=0.5) for k in before}
+    g = gate.compute_gate(cur, index, baseline_name="main", settings=settings())
+    path = junit.write(tmp_path / "w.xml", cur, g, baseline="main")
+    xml = JUnitXml.fromfile(path)
+    suite = next(iter(xml))
+    props = {p.name: p.value for p in suite.properties()}
+    assert props["whileai.gate"] == "regression" and props["whileai.baseline"] == "main"
+    cases = [TestCase.fromelem(c) for c in suite]
+    assert len(cases) == 6
+    cprops = {p.name: p.value for p in cases[0].properties()}
+    assert cprops["passes"] == "0" and cprops["k"] == "4" and "ci_low" in cprops
+    assert cases[0].result and cases[0].result[0].type == "WaiRegression"
+    assert json.loads(json.dumps(g.to_dict()))["status"] == "regression"
