@@ -386,3 +386,54 @@ def test_prove_reports_the_paired_delta_with_its_interval(tiny_model, tmp_path):
     assert any("also appear in train_rows" in w for w in leaky.warnings)
     with pytest.raises(ValueError, match="rollouts=2 with temperature=0"):
         wai.prove(tiny_model, tiny_model, hold_rows, says_yes, rollouts=2)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# environment export (no torch)
+# ----------------------------------------------------------------------------------------------------------
+def test_export_environment_writes_a_package_a_fresh_process_can_load(tmp_path):
+    import os
+
+    import whileai as wai
+    from whileai_core.environment import Environment
+
+    rows = [dict(th.tool_row(i), row_id=f"t{i}#{k}", rollout_index=k, reward=k % 2) for i in range(8) for k in range(2)]
+    exp = wai.export_environment(rows, tmp_path / "pkg", judge=th.reference_judge, name="read_env", holdout=0.25)
+    assert (exp.n_train, exp.n_holdout) == (6, 2) and exp.judge == "train_helpers:reference_judge"
+    pkg = tmp_path / "pkg" / "read_env"
+    for f in ("__init__.py", "spec.json", "data/train.jsonl", "data/holdout.jsonl"):
+        assert (pkg / f).exists()
+    assert (tmp_path / "pkg" / "pyproject.toml").exists() and (tmp_path / "pkg" / "README.md").exists()
+    train_ex = [json.loads(line) for line in (pkg / "data" / "train.jsonl").read_text().splitlines()]
+    assert len(train_ex) == 6 and set(train_ex[0]) == {"example_id", "prompt", "answer", "info"}
+    assert [m["role"] for m in train_ex[0]["prompt"]] == ["system", "user"]  # the policy sees only this
+    assert train_ex[0]["answer"] == train_ex[0]["info"]["privileged"]["reference"]
+    assert "final_text" not in json.dumps(train_ex) and "SECRET-TOOL-OUTPUT" not in json.dumps(train_ex)
+
+    env = exp.load("holdout")
+    assert isinstance(env, Environment) and len(env.dataset) == 2  # verifiers is not installed here
+    ex = env.dataset[0]
+    assert env.score(ex, f"It says {ex['answer']}.") == 1.0
+    assert env.score(ex, [{"role": "assistant", "content": "no idea"}]) == 0.0
+
+    code = ("from read_env import load_environment; env = load_environment('train'); ex = env.dataset[1]; "
+            "print(len(env.dataset), env.score(ex, 'it is ' + ex['answer']), env.score(ex, 'nope'))")
+    path = os.pathsep.join([str(tmp_path / "pkg"), str(Path(__file__).parent), os.environ.get("PYTHONPATH", "")])
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={**os.environ, "PYTHONPATH": path})
+    assert out.stdout.split() == ["6", "1.0", "0.0"]
+
+
+def test_export_environment_refuses_a_judge_a_fresh_process_cannot_import(tmp_path):
+    import whileai as wai
+
+    rows = [th.tool_row(i) for i in range(4)]
+    with pytest.raises(ValueError, match="importable in a fresh process"):
+        wai.export_environment(rows, tmp_path, judge=lambda row: 1)
+    with pytest.raises(ValueError, match="does not import"):
+        wai.export_environment(rows, tmp_path, judge="no_such_module_xyz:judge")
+    with pytest.raises(ValueError, match="name= must be a Python identifier"):
+        wai.export_environment(rows, tmp_path, judge=th.reference_judge, name="my-env")
+    wai.export_environment(rows, tmp_path, judge="train_helpers:reference_judge")
+    with pytest.raises(FileExistsError, match="overwrite=True"):
+        wai.export_environment(rows, tmp_path, judge=th.reference_judge)

@@ -143,3 +143,10 @@ def tool_row(i: int, *, reward: float = 1.0) -> dict:
         "reward": reward,
         "privileged": {"reference": f"value {i}"},
     }
+
+
+def reference_judge(row: dict) -> dict:
+    """An importable judge for environment tests: 1 when the privileged reference is in the reply."""
+    reference = str((row.get("privileged") or {}).get("reference", ""))
+    hit = bool(reference) and reference in str(row.get("final_text", ""))
+    return {"reward": int(hit), "reason": "reference in reply" if hit else "reference missing"}

@@ -33,7 +33,11 @@ def judge_reference(judge: Any) -> str:
         module, sep, attr = judge.partition(":")
         if not sep or not module or not attr:
             raise ValueError(f"judge= as a string must be 'module:attr'; got {judge!r}")
-        _resolve(judge)
+        try:
+            _resolve(judge)
+        except (ImportError, AttributeError) as exc:
+            raise ValueError(f"judge={judge!r} does not import ({type(exc).__name__}: {exc}); "
+                             "check the module is on sys.path and the attribute name") from None
         return judge
     module = getattr(judge, "__module__", None)
     qualname = getattr(judge, "__qualname__", None) or getattr(type(judge), "__qualname__", None)
