@@ -437,3 +437,37 @@ def test_export_environment_refuses_a_judge_a_fresh_process_cannot_import(tmp_pa
     wai.export_environment(rows, tmp_path, judge="train_helpers:reference_judge")
     with pytest.raises(FileExistsError, match="overwrite=True"):
         wai.export_environment(rows, tmp_path, judge=th.reference_judge)
+
+
+def test_the_loop_closes_simulate_grade_train_simulate(tiny_model, tmp_path):
+    import whileai as wai
+
+    @wai.tool
+    def get_order(order_id: str) -> dict:
+        """Look up an order.
+
+        Args:
+            order_id: the order id
+        """
+        return {"order_id": order_id, "status": "shipped"}
+
+    system = "You help with orders."
+    data = wai.simulate(wai.seeded_agent([get_order]), tools=[get_order], system_prompt=system, budget=16)
+    scored = data.grade(judge=lambda row: int(not row["seeded"]))
+    passing = scored.passes()
+    assert 0 < len(passing) < 16
+    result = wai.train(passing, "sft", tiny_model, output_dir=tmp_path, max_steps=4, batch_size=4, max_length=512)
+    assert result.n_examples == len(passing) and result.steps == 4
+    # simulate's rows train as they are: assistant turns only, never the world's tool results
+    tok = result.trainer.processing_class
+    for ex, row in zip(result.trainer.train_dataset, passing):
+        trained = tok.decode([t for t, lab in zip(ex["input_ids"], ex["labels"]) if lab != -100])
+        assert row["final_text"] in trained and row["prompt"] not in trained
+        for m in row["messages"]:
+            if m["role"] == "tool" and len(m["content"]) > 20:
+                assert m["content"] not in trained
+    # the trained checkpoint plays simulate again through the same mock world
+    again = wai.simulate(result.model(max_new_tokens=12), tools=[get_order], system_prompt=system, budget=4)
+    rows = list(again.rows)
+    assert len(rows) == 4 and {r["status"] for r in rows} == {"ok"}
+    assert {r["agent_extra"]["model"] for r in rows} == {"local:final"}

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -114,12 +115,17 @@ class LocalModel:
         self.device = device
         self.seed = seed
         self._calls = 0
+        self._lock = threading.Lock()  # simulate() calls agents from worker threads; load once
         self.name = name or (f"local:{Path(self.path).name}" if self.path else "local:model")
         self.__name__ = self.name
 
     # ------------------------------------------------------------------------------------------ loading
     def load(self) -> LocalModel:
         """Load weights and tokenizer now (otherwise the first call does)."""
+        with self._lock:
+            return self._load()
+
+    def _load(self) -> LocalModel:
         import torch
 
         if self._tokenizer is None:
@@ -151,18 +157,19 @@ class LocalModel:
         return self._tokenizer
 
     # ------------------------------------------------------------------------------------------ encoding
-    def _messages(self, prompt: Any) -> list[dict[str, Any]]:
+    def _messages(self, prompt: Any, system_prompt: str | None = None) -> list[dict[str, Any]]:
         if isinstance(prompt, str):
             messages = [{"role": "user", "content": prompt}]
         elif isinstance(prompt, Sequence) and all(isinstance(m, Mapping) for m in prompt):
             messages = [dict(m) for m in prompt]
         else:
             raise TypeError(f"prompt must be a string or a list of chat messages; got {type(prompt).__name__}")
-        if self.system_prompt and not (messages and messages[0].get("role") == "system"):
-            messages.insert(0, {"role": "system", "content": self.system_prompt})
+        system_prompt = self.system_prompt or system_prompt
+        if system_prompt and not (messages and messages[0].get("role") == "system"):
+            messages.insert(0, {"role": "system", "content": system_prompt})
         return messages
 
-    def _encode(self, messages: list[dict[str, Any]], *, generation_prompt: bool) -> list[int]:
+    def _encode(self, messages: list[dict[str, Any]], *, generation_prompt: bool, tools: Any = None) -> list[int]:
         tok = self.tokenizer
         if not getattr(tok, "chat_template", None):
             raise ValueError(
@@ -171,7 +178,7 @@ class LocalModel:
             )
         from whileai_core.trl_formats import normalize_messages
 
-        schemas = [t.schema for t in self.tools] or None
+        schemas = [t.schema for t in (self.tools if tools is None else tools)] or None
         enc = tok.apply_chat_template(normalize_messages(messages), tools=schemas,
                                       add_generation_prompt=generation_prompt, tokenize=True, return_dict=True)
         return list(enc["input_ids"])
@@ -194,9 +201,10 @@ class LocalModel:
             out = model.generate(input_ids=input_ids, attention_mask=torch.ones_like(input_ids), **kwargs)
         return out[0, len(ids):].tolist()
 
-    def generate(self, prompt: Any, *, max_new_tokens: int | None = None, temperature: float | None = None) -> str:
+    def generate(self, prompt: Any, *, max_new_tokens: int | None = None, temperature: float | None = None,
+                 tools: Any = None) -> str:
         """The reply text to a prompt (a string is one user message; a list is a conversation)."""
-        ids = self._encode(self._messages(prompt), generation_prompt=True)
+        ids = self._encode(self._messages(prompt), generation_prompt=True, tools=tools)
         new = self._generate_ids(ids, max_new_tokens or self.max_new_tokens,
                                  self.temperature if temperature is None else float(temperature))
         return self.tokenizer.decode(new, skip_special_tokens=True)
@@ -211,21 +219,39 @@ class LocalModel:
         return message
 
     def __call__(self, message: str) -> dict[str, Any]:
-        """The agent contract: one user message in, ``{"steps", "final_text", "model"}`` out."""
+        """The agent contract: one user message in, ``{"steps", "final_text", "model"}`` out.
+
+        Inside ``simulate`` the message is a ``Scenario``: its system prompt and tools are used when this model
+        has none of its own, and tool calls go through its mock world, so scheduled faults fire.
+        """
         if not isinstance(message, str):
             raise TypeError(f"{self.name}: an agent takes the user's message as a string; got {type(message).__name__}")
-        out = self.run(message)
+        from whileai_core.tools import as_tools
+
+        world = getattr(message, "world", None)
+        tools = None
+        if not self.tools:
+            world_tools = getattr(world, "tools", None)
+            if isinstance(world_tools, Mapping) and world_tools:
+                tools = list(world_tools.values())
+            elif getattr(message, "tools", None) and not all(isinstance(t, str) for t in message.tools):
+                tools = as_tools(message.tools)
+        out = self.run(str(message), system_prompt=getattr(message, "system_prompt", None), tools=tools,
+                       world=world, scenario=message)
         out.pop("messages")  # simulate rebuilds messages from steps; the contract is steps + final_text
         return out
 
-    def run(self, prompt: Any) -> dict[str, Any]:
-        """Play one rollout from a prompt (a string or messages), running tool calls through ``tools=``."""
-        by_name = {t.name: t for t in self.tools}
-        messages = self._messages(prompt)
+    def run(self, prompt: Any, *, system_prompt: str | None = None, tools: Any = None, world: Any = None,
+            scenario: Any = None) -> dict[str, Any]:
+        """Play one rollout from a prompt (a string or messages), running tool calls through ``tools=``
+        (or through ``world.call`` when a mock world is given)."""
+        active = self.tools if tools is None else tools
+        by_name = {t.name: t for t in active}
+        messages = self._messages(prompt, system_prompt)
         steps: list[dict[str, Any]] = []
         reply: dict[str, Any] = {"role": "assistant", "content": ""}
         for turn in range(self.max_tool_turns + 1):
-            reply = self.chat(messages)
+            reply = self.chat(messages, tools=active)
             calls = reply.get("tool_calls") or []
             if not calls or not by_name or turn == self.max_tool_turns:
                 break
@@ -238,9 +264,12 @@ class LocalModel:
                     args = {}
                 tool = by_name.get(fn["name"])
                 try:
-                    if tool is None:
+                    if world is not None:
+                        result = world.call(fn["name"], args if isinstance(args, dict) else {}, scenario=scenario)
+                    elif tool is None:
                         raise LookupError(f"no tool named {fn['name']!r}")
-                    result = tool(**args) if isinstance(args, dict) else tool(args)
+                    else:
+                        result = tool(**args) if isinstance(args, dict) else tool(args)
                 except Exception as exc:  # the agent sees the failure, as it would from a real tool
                     result = f"error: {type(exc).__name__}: {exc}"
                 steps.append({"tool": fn["name"], "arguments": args, "result": result})
