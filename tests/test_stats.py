@@ -330,3 +330,12 @@ def test_kappa_sklearn_doc_vector_weighted_and_undefined():
         stats.cohen_kappa([1, 0], [1])
     with pytest.raises(ValueError, match=r"weights="):
         stats.cohen_kappa([1, 0], [1, 0], weights="cubic")
+
+
+def test_distinct_rows_matches_numpy_unique():
+    rng = np.random.default_rng(0)
+    x = np.stack([rng.integers(0, 5, 3000) / 4, rng.integers(0, 2, 3000) * 1.0, rng.integers(0, 7, 3000) / 6], 1)
+    cells, counts = stats._distinct_rows(x)
+    ref, ref_counts = np.unique(x, axis=0, return_counts=True)
+    order = np.lexsort(cells.T[::-1])
+    assert np.array_equal(cells[order], ref) and np.array_equal(counts[order], ref_counts)

@@ -493,12 +493,12 @@ class DeltaReport:
         head = self.verdict + (f" ({self.reason})" if self.reason else "")
         if self.delta is None:
             return f"{head}: pass@1 delta n/a (0 paired tasks" + (f"; {self.note})" if self.note else ")")
-        p = "n/a" if self.p_value is None else f"{self.p_value:.4g}"
-        se = "n/a" if self.se is None else f"{self.se:.3f}"
+        p = "n/a" if self.p_value is None else ("<1e-12" if self.p_value < 1e-12 else f"={self.p_value:.4g}")
+        se = "n/a" if self.se is None else (f"{self.se:.3f}" if self.se >= 0.001 or self.se == 0 else f"{self.se:.1e}")
         line = (
             f"{head}: pass@1 {self.before:.3f}{_fmt_ci(self.before_ci, 3)} -> {self.after:.3f}"
             f"{_fmt_ci(self.after_ci, 3)} | delta {self.delta:+.3f}{_fmt_ci(self.ci, 3, signed=True)} "
-            f"p={p}{' (exact)' if self.p_exact else ''} se {se} ({self.n_paired} paired tasks, "
+            f"p{p}{' (exact)' if self.p_exact else ''} se {se} ({self.n_paired} paired tasks, "
             f"{self.level:.0%} interval"
         )
         if self.noise_band is not None:

@@ -123,10 +123,11 @@ def _falling_ratio(top: np.ndarray, n: np.ndarray, k: int) -> np.ndarray:
     """prod_{j<k} (top-j)/(n-j), computed once per distinct (top, n) cell, as a product (no float comb)."""
     if top.size == 0:
         return np.zeros(0)
-    cells, inverse = np.unique(np.stack([top, n], axis=1), axis=0, return_inverse=True)
+    codes, inverse = np.unique(top * (int(n.max()) + 1) + n, return_inverse=True)  # one code per (top, n)
+    cell_top, cell_n = np.divmod(codes, int(n.max()) + 1)
     j = np.arange(k)
-    num = cells[:, :1] - j  # (cells, k)
-    den = cells[:, 1:] - j
+    num = cell_top[:, None] - j  # (cells, k)
+    den = cell_n[:, None] - j
     factors = np.where(num > 0, num / den, 0.0)
     return np.prod(factors, axis=1)[inverse.reshape(-1)]
 
@@ -169,6 +170,29 @@ def _as_columns(values: Any, weights: Any, name: str) -> tuple[np.ndarray, np.nd
     return v, w, single
 
 
+def _distinct_rows(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct rows of a 2-D array and their counts, by factorizing each column (1-D sorts, much faster
+    than ``np.unique(axis=0)``) and combining the codes while their product fits in int64."""
+    codes = np.zeros(len(x), dtype=np.int64)
+    radix = 1
+    for j in range(x.shape[1]):
+        _, inv = np.unique(x[:, j], return_inverse=True)
+        inv = inv.reshape(-1)
+        size = int(inv.max()) + 1 if len(inv) else 1
+        if radix * size >= 2**62:
+            # too many distinct combinations to encode: compress what we have, then go on
+            _, codes = np.unique(codes, return_inverse=True)
+            codes = codes.reshape(-1).astype(np.int64)
+            radix = int(codes.max()) + 1
+            if radix * size >= 2**62:
+                uniq, counts = np.unique(x, axis=0, return_counts=True)
+                return uniq, counts
+        codes = codes * size + inv
+        radix *= size
+    _, first, counts = np.unique(codes, return_index=True, return_counts=True)
+    return x[first], counts
+
+
 def bootstrap_means(
     values: Any,
     weights: Any = None,
@@ -192,8 +216,7 @@ def bootstrap_means(
         raise ValueError("values= is empty; the bootstrap needs at least one task")
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     out = np.empty((draws, s))
-    cells, inverse, counts = np.unique(np.hstack([v * w, w]), axis=0, return_inverse=True, return_counts=True)
-    del inverse
+    cells, counts = _distinct_rows(np.hstack([v * w, w]))
     num_c, den_c = cells[:, :s], cells[:, s:]
     if len(cells) <= max(8, max_cell_share * n):
         # sufficient statistic: resampling n tasks with replacement == multinomial(n, counts/n) over cells
@@ -455,11 +478,14 @@ def paired_permutation_test(
             le += int(np.count_nonzero(null <= obs + gamma))
     else:
         tol = max(gamma, 1e-5 * float(mag.sum()))  # float32 accumulation
-        rows = max(1, chunk_bytes // (5 * m))
+        nz32 = nz.astype(np.float32)
+        rows = max(1, chunk_bytes // (6 * m))
         for start in range(0, permutations, rows):
             b = min(rows, permutations - start)
-            signs = (rng.integers(0, 2, size=(b, m), dtype=np.int8) * 2 - 1).astype(np.float32)
-            null = signs @ nz.astype(np.float32)
+            # random bits from bytes (8 flips per RNG byte); flipping the set bits: S = total - 2 * bits @ d
+            packed = rng.integers(0, 256, size=(b, (m + 7) // 8), dtype=np.uint8)
+            bits = np.unpackbits(packed, axis=1, count=m).astype(np.float32)
+            null = obs - 2.0 * (bits @ nz32)
             ge += int(np.count_nonzero(null >= obs - tol))
             le += int(np.count_nonzero(null <= obs + tol))
     return PermutationResult(_pvalue(ge, le, permutations, False, alternative), stat, n, m, False,
