@@ -170,7 +170,9 @@ def test_concurrent_calls_share_one_pooled_client(srv):
         texts = list(pool.map(lambda i: b.complete(user(f"q{i}")).text, range(64)))
     assert texts == [f"echo: q{i}" for i in range(64)]
     assert srv.count == 64
-    assert b.__dict__["_http"] is b._client()
+    assert 1 <= b._pool().size <= 16  # connections are reused, never more than in flight
+    b.close()
+    assert b.complete(user("after close")).text == "echo: after close"
 
 
 # ---- Anthropic ---------------------------------------------------------------------------------

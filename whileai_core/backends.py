@@ -14,6 +14,7 @@ from __future__ import annotations
 import email.utils
 import json
 import os
+import queue
 import random
 import threading
 import time
@@ -32,7 +33,6 @@ from whileai_core.defaults import (
     ERROR_BODY_CHARS,
     HTTP_CONNECT_TIMEOUT_S,
     HTTP_MAX_CONNECTIONS,
-    HTTP_MAX_KEEPALIVE,
     HTTP_TIMEOUT_S,
     OLLAMA_BASE_URL,
     OPENAI_BASE_URL,
@@ -273,6 +273,51 @@ def backoff_ceiling(attempt: int, base: float, cap: float) -> float:
     return min(cap, base * (2.0 ** (attempt - 1)))
 
 
+class _ClientPool:
+    """Pooled keep-alive connections, one httpx client per connection, checked out per request.
+
+    Each in-flight request holds a whole single-connection client, so concurrent threads never contend on
+    one connection pool's lock (measured in benchmarks/bench_backends.py: about half the client CPU per
+    call of one shared client at 32 threads). Idle clients are reused last-in first-out (warm sockets);
+    at most ``size`` exist, and a thread beyond that waits for one to come back.
+    """
+
+    def __init__(self, size: int, timeout: float, connect_timeout: float) -> None:
+        self._idle: queue.LifoQueue[Any] = queue.LifoQueue()
+        self._size = size
+        self._timeout = (timeout, connect_timeout)
+        self._lock = threading.Lock()
+        self._all: list[Any] = []
+
+    def get(self) -> Any:
+        try:
+            return self._idle.get_nowait()
+        except queue.Empty:
+            pass
+        with self._lock:
+            if len(self._all) < self._size:
+                import httpx
+
+                client = httpx.Client(timeout=httpx.Timeout(self._timeout[0], connect=self._timeout[1]),
+                                      limits=httpx.Limits(max_connections=1, max_keepalive_connections=1))
+                self._all.append(client)
+                return client
+        return self._idle.get()
+
+    def put(self, client: Any) -> None:
+        self._idle.put(client)
+
+    @property
+    def size(self) -> int:
+        return len(self._all)
+
+    def close(self) -> None:
+        with self._lock:
+            for client in self._all:
+                client.close()
+            self._all.clear()
+
+
 class _HTTPBackend:
     """Shared machinery: pooled httpx client, retries, key handling, cache hooks."""
 
@@ -348,28 +393,22 @@ class _HTTPBackend:
                 raise ValueError(f"{name}= must be an int >= 1; got {v!r}")
 
     # ---- http ----------------------------------------------------------------------------------
-    def _client(self) -> Any:
-        client = self.__dict__.get("_http")
-        if client is not None:
-            return client
+    def _pool(self) -> _ClientPool:
+        pool = self.__dict__.get("_clients")
+        if pool is not None:
+            return pool
         with self._lock:  # type: ignore[attr-defined]
-            client = self.__dict__.get("_http")
-            if client is None:
-                import httpx
-
-                client = httpx.Client(
-                    timeout=httpx.Timeout(self.timeout, connect=self.connect_timeout),
-                    limits=httpx.Limits(max_connections=self.max_connections,
-                                        max_keepalive_connections=min(self.max_connections, HTTP_MAX_KEEPALIVE)),
-                )
-                object.__setattr__(self, "_http", client)
-        return client
+            pool = self.__dict__.get("_clients")
+            if pool is None:
+                pool = _ClientPool(self.max_connections, self.timeout, self.connect_timeout)
+                object.__setattr__(self, "_clients", pool)
+        return pool
 
     def close(self) -> None:
         """Close the pooled connections (a later call opens new ones)."""
-        client = self.__dict__.pop("_http", None)
-        if client is not None:
-            client.close()
+        pool = self.__dict__.pop("_clients", None)
+        if pool is not None:
+            pool.close()
 
     def _headers(self) -> dict[str, str]:  # pragma: no cover - overridden
         raise NotImplementedError
@@ -379,7 +418,7 @@ class _HTTPBackend:
         import httpx
 
         url = self.base_url.rstrip("/") + path
-        client = self._client()
+        pool = self._pool()
         headers = self._headers()
         secret = self._key()
         payload = json.dumps(body, ensure_ascii=False).encode()
@@ -389,6 +428,7 @@ class _HTTPBackend:
         status: int | None = None
         for attempt in range(1, self.max_attempts + 1):
             wait: float | None = None
+            client = pool.get()
             try:
                 resp = client.post(url, content=payload, headers=headers)
             except httpx.TimeoutException as exc:
@@ -418,6 +458,8 @@ class _HTTPBackend:
                         if isinstance(data, dict):
                             return data, attempt, tuple(waits)
                         last = f"HTTP {status} with a JSON {type(data).__name__}, not an object"
+            finally:
+                pool.put(client)
             if attempt == self.max_attempts:
                 break
             if wait is None:
