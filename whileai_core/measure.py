@@ -543,7 +543,7 @@ def delta_report(
     multiplier, else NOISE_SD_MULTIPLIER) x sd is refused as "inside noise".
     """
     level = stats.check_level(level)
-    alpha = stats.check_level(alpha, "alpha")
+    alpha = stats.check_prob(alpha, "alpha")
     draws = stats.check_int(draws, "draws", 1)
     permutations = stats.check_int(permutations, "permutations", 1)
     method = stats.check_method(method)
@@ -685,8 +685,8 @@ def holdout_size(
     """
     if isinstance(effect, bool) or not isinstance(effect, (int, float)) or not 0 < effect < 1:
         raise ValueError(f"effect= is the gain in pass rate to prove, between 0 and 1 (0.05 = 5 points); got {effect!r}")
-    power = stats.check_level(power, "power")
-    alpha = stats.check_level(alpha, "alpha")
+    power = stats.check_prob(power, "power")
+    alpha = stats.check_prob(alpha, "alpha")
     if isinstance(base, bool) or not isinstance(base, (int, float)) or not 0 <= base < 1:
         raise ValueError(f"base= is the pass rate before the change, in [0, 1); got {base!r}")
     if base + effect > 1:

@@ -531,7 +531,8 @@ def clustered_se(values: Any, clusters: Any) -> float | None:
 # ------------------------------------------------------------------------------------------------
 # power (Miller 2024 Eq. 9)
 # ------------------------------------------------------------------------------------------------
-def _check_prob(value: Any, name: str) -> float:
+def check_prob(value: Any, name: str) -> float:
+    """``value`` as a float strictly inside (0, 1) (alpha, power), else a ValueError naming the argument."""
     if isinstance(value, bool) or not isinstance(value, (int, float, np.floating)) or not 0 < float(value) < 1:
         raise ValueError(f"{name}= must be a number strictly between 0 and 1; got {value!r}")
     return float(value)
@@ -539,8 +540,8 @@ def _check_prob(value: Any, name: str) -> float:
 
 def power_z(alpha: float = ALPHA, power: float = POWER) -> float:
     """z_{1-alpha/2} + z_{power}; its square is 7.8489 at alpha=0.05, power=0.8."""
-    alpha = _check_prob(alpha, "alpha")
-    power = _check_prob(power, "power")
+    alpha = check_prob(alpha, "alpha")
+    power = check_prob(power, "power")
     return _NORMAL.inv_cdf(1 - alpha / 2) + _NORMAL.inv_cdf(power)
 
 
