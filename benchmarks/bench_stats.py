@@ -65,8 +65,8 @@ def main() -> None:
 
     # 1. pass@1 task bootstrap: per-task counts -> multinomial over cells vs scipy.stats.bootstrap
     print("\n1. pass@1 percentile bootstrap over tasks (same per-task data)")
-    ours = lambda: stats.bootstrap_mean_ci(rates, draws=B, seed=1)  # noqa: E731
-    theirs = lambda: sps.bootstrap((rates,), np.mean, n_resamples=B, method="percentile",  # noqa: E731
+    ours = lambda: stats.bootstrap_mean_ci(rates, draws=B, seed=1)
+    theirs = lambda: sps.bootstrap((rates,), np.mean, n_resamples=B, method="percentile",
                                    rng=2, batch=200, vectorized=True).confidence_interval
     t_ours, ci_ours = timed(ours, R)
     t_sc, ci_sc = timed(theirs, max(1, R - 2))
@@ -89,8 +89,8 @@ def main() -> None:
     # 2. BCa: closed-form jackknife acceleration vs scipy (O(n^2) jackknife: run at a smaller n)
     nb = min(n, 5000)
     print(f"\n2. BCa interval at n={nb} (scipy's jackknife is O(n^2) in time)")
-    ours_b = lambda: stats.bootstrap_mean_ci(rates[:nb], draws=B, seed=1, method="BCa")  # noqa: E731
-    theirs_b = lambda: sps.bootstrap((rates[:nb],), np.mean, n_resamples=B, method="BCa",  # noqa: E731
+    ours_b = lambda: stats.bootstrap_mean_ci(rates[:nb], draws=B, seed=1, method="BCa")
+    theirs_b = lambda: sps.bootstrap((rates[:nb],), np.mean, n_resamples=B, method="BCa",
                                      rng=2, batch=500, vectorized=True).confidence_interval
     t1, c1 = timed(ours_b, R)
     t2, c2 = timed(theirs_b, 1)
@@ -101,8 +101,8 @@ def main() -> None:
     # 3. continuous per-task values: chunked index bootstrap vs scipy
     print(f"\n3. continuous per-task values (n={n}): chunked int32 index bootstrap")
     cont = rng.beta(2, 2, size=n)
-    ours_c = lambda: stats.bootstrap_mean_ci(cont, draws=B, seed=1)  # noqa: E731
-    theirs_c = lambda: sps.bootstrap((cont,), np.mean, n_resamples=B, method="percentile",  # noqa: E731
+    ours_c = lambda: stats.bootstrap_mean_ci(cont, draws=B, seed=1)
+    theirs_c = lambda: sps.bootstrap((cont,), np.mean, n_resamples=B, method="percentile",
                                      rng=2, batch=200, vectorized=True).confidence_interval
     t1, c1 = timed(ours_c, 1)
     t2, c2 = timed(theirs_c, 1)
@@ -113,10 +113,10 @@ def main() -> None:
     # 4. paired permutation test at n tasks, P permutations
     print(f"\n4. paired sign-flip test, n={n} paired tasks, P={P}")
     d = (rng.binomial(k, 0.52, size=n) - rng.binomial(k, 0.5, size=n)) / k
-    exact = lambda: stats.paired_permutation_test(d)  # noqa: E731
-    mc = lambda: stats.paired_permutation_test(d, permutations=P, exact=False)  # noqa: E731
+    exact = lambda: stats.paired_permutation_test(d)
+    mc = lambda: stats.paired_permutation_test(d, permutations=P, exact=False)
     dc = d + rng.normal(0, 1e-3, size=n)  # continuous: no lattice, many levels
-    flips = lambda: stats.paired_permutation_test(dc, permutations=P)  # noqa: E731
+    flips = lambda: stats.paired_permutation_test(dc, permutations=P)
     t_e, r_e = timed(exact, R)
     t_m, r_m = timed(mc, R)
     t_f, r_f = timed(flips, 1)
@@ -125,8 +125,8 @@ def main() -> None:
     line(f"{P} chunked random sign flips (continuous d)", t_f, peak_mb(flips), f"p={r_f.p_value:.6f}")
     print(f"  target: under 1 s -> exact {t_e:.3f} s, per-level {t_m:.3f} s, sign flips {t_f:.3f} s")
     ns = min(n, 1000)
-    ours_s = lambda: stats.paired_permutation_test(d[:ns], permutations=P, exact=False)  # noqa: E731
-    theirs_s = lambda: sps.permutation_test((d[:ns],), lambda x, axis: np.mean(x, axis=axis),  # noqa: E731
+    ours_s = lambda: stats.paired_permutation_test(d[:ns], permutations=P, exact=False)
+    theirs_s = lambda: sps.permutation_test((d[:ns],), lambda x, axis: np.mean(x, axis=axis),
                                             permutation_type="samples", n_resamples=P, vectorized=True,
                                             rng=1, batch=1000)
     t1, o1 = timed(ours_s, R)

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from whileai_core import measure, stats
-from whileai_core.measure import PassAt, pass_at
+from whileai_core.measure import DeltaReport, PassAt, delta_report, eval_variance, holdout_size, pass_at
 
 
 def make_rows(rates, k, seed=0, prefix="t"):
@@ -231,7 +231,6 @@ def test_nan_reward_and_bad_arguments_raise():
 # ------------------------------------------------------------------------------------------------
 # delta_report
 # ------------------------------------------------------------------------------------------------
-from whileai_core.measure import DeltaReport, delta_report, eval_variance, holdout_size  # noqa: E402
 
 
 def test_delta_matches_closed_form_scipy_permutation_and_bootstrap():

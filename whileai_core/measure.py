@@ -569,8 +569,8 @@ def delta_report(
         share = len(paired) / max(1, len(paired) + len(unpaired_before) + len(unpaired_after))
         if share < 0.5:
             notes.append("most tasks unpaired: the two runs barely share situations")
-    common = dict(unpaired_before=unpaired_before, unpaired_after=unpaired_after, level=level, alpha=alpha,
-                  noise_band=band, min_effect=float(min_effect))
+    common: dict[str, Any] = {"unpaired_before": unpaired_before, "unpaired_after": unpaired_after,
+                              "level": level, "alpha": alpha, "noise_band": band, "min_effect": float(min_effect)}
     if not paired:
         return DeltaReport(None, None, None, 0, None, None, None, None, None, "inconclusive", "no paired tasks",
                            p_exact=False, note="; ".join(notes) or None, **common)

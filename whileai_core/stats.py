@@ -454,7 +454,7 @@ def paired_permutation_test(
     if exact is not False:
         lat = _lattice(levels, max_denominator)
         if lat is not None and int(np.sum(lat[0] * h)) <= max_support:
-            ints, scale = lat
+            ints = lat[0]
             pmf = _exact_lattice_null(ints, h)
             total = int(np.sum(ints * h))
             signed = np.where(nz > 0, 1, -1) * ints[inv.reshape(-1)]
@@ -555,7 +555,7 @@ def tasks_needed(effect: float, variance: float, *, alpha: float = ALPHA, power:
     if isinstance(variance, bool) or not isinstance(variance, (int, float)) or not variance > 0:
         raise ValueError(f"variance= must be a positive per-task variance of the paired difference; got {variance!r}")
     raw = power_z(alpha, power) ** 2 * variance / effect**2
-    return int(math.ceil(raw - 1e-9))
+    return math.ceil(raw - 1e-9)
 
 
 def detectable_effect(n_tasks: int, variance: float, *, alpha: float = ALPHA, power: float = POWER) -> float:
