@@ -340,8 +340,9 @@ def test_grpo_runs_with_a_whileai_judge_and_a_python_reward(tiny_model, tmp_path
         return [1.0 - min(1.0, len(c[0]["content"]) / 40) for c in completions]
 
     result = wai.train(rows, "grpo", tiny_model, judge=judge, reward=brevity, output_dir=tmp_path, max_steps=3,
-                       batch_size=4, num_generations=2, max_completion_length=8, learning_rate=1e-3)
-    assert result.steps == 3
+                       batch_size=4, num_generations=2, max_completion_length=8, learning_rate=1e-3,
+                       trainer_args={"temperature": 0.9})
+    assert result.steps == 3 and result.trainer.args.temperature == 0.9 == result.config["temperature"]
     assert len(seen) == 3 * 4  # generation batch lcm(4, 2) = 4 completions per step, each graded once
     assert {r["task_id"] for r in seen} <= {r["task_id"] for r in rows}
     assert all(r["prompt"].startswith("question") and "final_text" in r for r in seen)

@@ -183,6 +183,7 @@ def train(
     use_cpu: bool | None = None,
     peft_config: Any = None,
     trainer_args: Mapping[str, Any] | None = None,
+    trainer_kwargs: Mapping[str, Any] | None = None,
 ) -> TrainResult:
     """Train ``model`` on ``rows`` with TRL and save the result; returns a ``TrainResult``.
 
@@ -191,7 +192,8 @@ def train(
     output or ``{"prompt", "chosen", "rejected"}`` dicts), or graded rows it pairs itself. ``"grpo"`` takes
     one prompt per task and scores completions with ``judge`` (a whileai judge) and/or ``reward`` (TRL reward
     functions). ``model`` is a local checkpoint directory or a transformers model (then pass ``tokenizer``).
-    Every number has a default in ``defaults.py``; ``trainer_args`` passes anything else to the TRL config.
+    Every number has a default in ``defaults.py``; ``trainer_args`` passes anything else to the TRL config
+    (and wins over the defaults), ``trainer_kwargs`` to the trainer (e.g. GRPO ``tools=[...]``).
     The checkpoint is written to ``<output_dir>/final`` with ``training_log.json`` beside it.
     """
     if method not in TRAIN_METHODS:
@@ -265,29 +267,30 @@ def train(
     )
     dataset = fmt.as_dataset(examples)
     rewards: list[Callable[..., Any]] = []
+    extra = dict(trainer_args or {})
+    build = dict(trainer_kwargs or {})
     if method == "sft":
-        args = SFTConfig(**common, learning_rate=learning_rate or SFT_LEARNING_RATE, max_length=max_length,
-                         assistant_only_loss=True, **dict(trainer_args or {}))
-        trainer = SFTTrainer(model=lm, args=args, train_dataset=dataset, processing_class=tok,
-                             peft_config=peft_config)
+        args = SFTConfig(**{**common, "learning_rate": learning_rate or SFT_LEARNING_RATE, "max_length": max_length,
+                            "assistant_only_loss": True, **extra})
+        trainer = SFTTrainer(**{"model": lm, "args": args, "train_dataset": dataset, "processing_class": tok,
+                                "peft_config": peft_config, **build})
     elif method == "dpo":
-        args = DPOConfig(**common, learning_rate=learning_rate or DPO_LEARNING_RATE,
-                         beta=DPO_BETA if beta is None else float(beta), max_length=max_length,
-                         **dict(trainer_args or {}))
-        trainer = DPOTrainer(model=lm, args=args, train_dataset=dataset, processing_class=tok,
-                             peft_config=peft_config)
+        args = DPOConfig(**{**common, "learning_rate": learning_rate or DPO_LEARNING_RATE,
+                            "beta": DPO_BETA if beta is None else float(beta), "max_length": max_length, **extra})
+        trainer = DPOTrainer(**{"model": lm, "args": args, "train_dataset": dataset, "processing_class": tok,
+                                "peft_config": peft_config, **build})
     else:
         if judge is not None:
             rewards.append(fmt.grpo_reward(judge, data))
         if reward is not None:
             rewards.extend([reward] if callable(reward) else list(reward))
         generation_batch = math.lcm(batch_size, num_generations)
-        args = GRPOConfig(**common, learning_rate=learning_rate or GRPO_LEARNING_RATE,
-                          beta=GRPO_BETA if beta is None else float(beta), num_generations=num_generations,
-                          generation_batch_size=generation_batch, max_completion_length=max_completion_length,
-                          temperature=temperature, **dict(trainer_args or {}))
-        trainer = GRPOTrainer(model=lm, reward_funcs=rewards, args=args, train_dataset=dataset,
-                              processing_class=tok, peft_config=peft_config)
+        args = GRPOConfig(**{**common, "learning_rate": learning_rate or GRPO_LEARNING_RATE,
+                             "beta": GRPO_BETA if beta is None else float(beta), "num_generations": num_generations,
+                             "generation_batch_size": generation_batch,
+                             "max_completion_length": max_completion_length, "temperature": temperature, **extra})
+        trainer = GRPOTrainer(**{"model": lm, "reward_funcs": rewards, "args": args, "train_dataset": dataset,
+                                 "processing_class": tok, "peft_config": peft_config, **build})
     if len(trainer.train_dataset) == 0:
         raise ValueError(
             f"train({method}): every example was dropped after tokenization (longer than max_length={max_length} "
@@ -299,14 +302,16 @@ def train(
     final = out / "final"
     trainer.save_model(str(final))
     tok.save_pretrained(str(final))
-    config = {"method": method, "learning_rate": args.learning_rate, "batch_size": batch_size,
-              "max_steps": max_steps, "epochs": float(epochs), "max_length": max_length, "seed": seed,
-              "use_cpu": cpu, "bf16": bf16}
+    config = {"method": method, "learning_rate": args.learning_rate, "batch_size": args.per_device_train_batch_size,
+              "max_steps": max_steps, "epochs": float(args.num_train_epochs), "seed": args.seed, "use_cpu": cpu,
+              "bf16": bool(args.bf16)}
+    if method in ("sft", "dpo"):
+        config["max_length"] = args.max_length
     if method in ("dpo", "grpo"):
         config["beta"] = args.beta
     if method == "grpo":
-        config.update(num_generations=num_generations, max_completion_length=max_completion_length,
-                      temperature=temperature, reward_funcs=[getattr(f, "__name__", "reward") for f in rewards])
+        config.update(num_generations=args.num_generations, max_completion_length=args.max_completion_length,
+                      temperature=args.temperature, reward_funcs=[getattr(f, "__name__", "reward") for f in rewards])
     log = [dict(e) for e in trainer.state.log_history]
     result = TrainResult(method=method, checkpoint=str(final), log=log, n_examples=len(dataset),
                          steps=int(trainer.state.global_step), seconds=seconds, config=config, trainer=trainer)
