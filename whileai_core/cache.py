@@ -57,6 +57,7 @@ class Cassette:
         self.diff_candidates = diff_candidates
         self.diff_lines = diff_lines
         self._lock = threading.Lock()
+        self._memo = threading.local()
         self._entries: dict[str, dict[str, Any]] = {}
         self._fh: Any = None
         self.hits = 0
@@ -83,12 +84,12 @@ class Cassette:
                                      f"response); re-record the cassette with mode='record'") from None
                 self._entries[key] = entry
 
-    def _append(self, entry: dict[str, Any]) -> None:
+    def _append(self, line: str) -> None:
         if self._fh is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             # record mode starts the file over; auto mode appends to what it loaded
             self._fh = self.path.open("w" if self.mode == "record" else "a", encoding="utf-8")
-        self._fh.write(json.dumps(entry, sort_keys=True, ensure_ascii=False) + "\n")
+        self._fh.write(line)
         self._fh.flush()
 
     def close(self) -> None:
@@ -101,8 +102,8 @@ class Cassette:
             entries = sorted(self._entries.values(),
                              key=lambda e: (str(e["request"].get("model")), int(e["request"].get("trial", 0)), e["key"]))
             tmp = self.path.with_name(f".{self.path.name}.tmp")
-            tmp.write_text("".join(json.dumps(e, sort_keys=True, ensure_ascii=False) + "\n" for e in entries),
-                           encoding="utf-8")
+            tmp.write_text("".join(json.dumps(e, sort_keys=True, ensure_ascii=False, default=str) + "\n"
+                                   for e in entries), encoding="utf-8")
             os.replace(tmp, self.path)
 
     def __enter__(self) -> Cassette:
@@ -126,6 +127,16 @@ class Cassette:
         return True
 
     # ---- the two calls a backend makes ---------------------------------------------------------
+    def _key_of(self, request: Mapping[str, Any]) -> tuple[str, str]:
+        """(canonical JSON, key), memoised per thread for the get-then-put of one call."""
+        memo = getattr(self._memo, "last", None)
+        if memo is not None and memo[0] is request:
+            return memo[1], memo[2]
+        canonical = _canonical(request)
+        key = hashlib.sha256(canonical.encode()).hexdigest()
+        self._memo.last = (request, canonical, key)
+        return canonical, key
+
     def get(self, request: Mapping[str, Any]) -> dict[str, Any] | None:
         """The recorded response for ``request``, or None when the call should go live.
 
@@ -133,7 +144,7 @@ class Cassette:
         """
         if self.mode == "record":
             return None
-        key = request_key(request)
+        _, key = self._key_of(request)
         with self._lock:
             entry = self._entries.get(key)
             if entry is not None:
@@ -148,13 +159,17 @@ class Cassette:
         """Record a live call (never called in replay mode)."""
         if self.mode == "replay":
             return
-        key = request_key(request)
-        # round-trip through JSON so the stored request is exactly what the file will hold
-        entry = {"key": key, "request": json.loads(_canonical(request)), "response": dict(response)}
+        canonical, key = self._key_of(request)
+        self._memo.last = None
+        response = dict(response)
+        # the file line is built from the canonical request text: one serialisation of the request per call
+        line = ('{"key": "' + key + '", "request": ' + canonical + ', "response": '
+                + json.dumps(response, sort_keys=True, ensure_ascii=False) + "}\n")
+        entry = {"key": key, "request": request, "response": response}
         with self._lock:
             self._entries[key] = entry
             self.recorded += 1
-            self._append(entry)
+            self._append(line)
 
     # ---- loud misses ---------------------------------------------------------------------------
     def _miss_message(self, request: Mapping[str, Any]) -> str:
@@ -163,7 +178,7 @@ class Cassette:
             entries = list(self._entries.values())
         same_model = [e for e in entries if e["request"].get("model") == want.get("model")] or entries
         same_trial = [e for e in same_model if e["request"].get("trial") == want.get("trial")] or same_model
-        pool = same_trial[: self.diff_candidates]
+        pool = [json.loads(_canonical(e["request"])) for e in same_trial[: self.diff_candidates]]
         head = (f"cassette replay miss in {self.path}: no recording for model={want.get('model')!r}, "
                 f"trial={want.get('trial')!r} ({len(entries)} recordings). ")
         fix = ("Re-record with mode='record' (pytest --wai-record) or use mode='auto' to record misses.")
@@ -171,8 +186,8 @@ class Cassette:
             return head + "The cassette is empty. " + fix
         want_lines = json.dumps(want, indent=1, sort_keys=True, ensure_ascii=False).splitlines()
         best, best_ratio = None, -1.0
-        for e in pool:
-            lines = json.dumps(e["request"], indent=1, sort_keys=True, ensure_ascii=False).splitlines()
+        for recorded in pool:
+            lines = json.dumps(recorded, indent=1, sort_keys=True, ensure_ascii=False).splitlines()
             ratio = difflib.SequenceMatcher(None, lines, want_lines, autojunk=False).ratio()
             if ratio > best_ratio:
                 best, best_ratio = lines, ratio

@@ -1,0 +1,139 @@
+"""Benchmark: model-backed rollouts against the loopback fake server.
+
+1000 tasks x k=4 (4000 rollouts, each two model calls: a tool call, then the reply) against
+tests/fakeserver.py with 20 ms added latency per call, at concurrency 32, driven by
+``whileai_core.simulate.simulate``. It prints, measured side by side in this one run:
+
+* throughput vs the latency-bound limit (concurrency / (calls per rollout x latency));
+* client-process CPU per rollout (all threads; the server runs in its own process and is not counted),
+  and the same for the replay run, which is the engine alone with no HTTP;
+* replay wall time vs live (a second live run records a cassette; the replay runs with the server stopped);
+* the transport floor: the same number of bare httpx POSTs from the same number of threads, so a slow or
+  loaded machine shows up as a low floor rather than as engine overhead.
+
+Goals from issue 6: >= 80% of the limit, < 1 ms engine CPU per rollout, replay <= 5% of live.
+Usage: ``python benchmarks/bench_backends.py [--tasks 1000] [--k 4] [--latency 0.02] [--concurrency 32]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+
+def start_server(latency: float) -> tuple[subprocess.Popen, int]:
+    proc = subprocess.Popen([sys.executable, str(ROOT / "tests" / "fakeserver.py"), "--latency", str(latency)],
+                            stdout=subprocess.PIPE, text=True, cwd=str(ROOT))
+    line = proc.stdout.readline().strip() if proc.stdout else ""
+    if not line.startswith("PORT "):
+        proc.kill()
+        raise RuntimeError(f"fake server did not start: {line!r}")
+    return proc, int(line.split()[1])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--tasks", type=int, default=1000)
+    ap.add_argument("--k", type=int, default=4)
+    ap.add_argument("--latency", type=float, default=0.02)
+    ap.add_argument("--concurrency", type=int, default=32)
+    args = ap.parse_args()
+
+    from whileai_core.backends import Endpoint
+    from whileai_core.cache import Cassette
+    from whileai_core.simulate import simulate
+    from whileai_core.tools import tool
+
+    @tool
+    def get_order(order_id: str) -> dict:
+        """Look up an order by its id."""
+        return {"status": "ok"}
+
+    tools = [get_order]
+    asks = [f"Please get order A{1000 + i} for me" for i in range(args.tasks)]
+    n_rollouts = args.tasks * args.k
+    calls_per_rollout = 2  # the fake model calls the tool once, then replies
+    limit = args.concurrency / (calls_per_rollout * args.latency)
+
+    proc, port = start_server(args.latency)
+    url = f"http://127.0.0.1:{port}/v1"
+    tmp = Path(tempfile.mkdtemp(prefix="wai-bench-"))
+    cassette_path = tmp / "bench.jsonl"
+    n_calls = n_rollouts * calls_per_rollout
+    try:
+        backend = Endpoint("bench-model", url=url)
+        # warm the pool and the imports so neither counts against a timed run
+        backend.complete([{"role": "user", "content": "warm up"}])
+
+        # 1. the transport floor: the same number of bare httpx POSTs from the same number of threads
+        import json
+
+        import httpx
+
+        body = json.dumps({"model": "bench-model", "messages": [
+            {"role": "system", "content": "You look up orders."},
+            {"role": "user", "content": "Please get order A1000 for me"}]}).encode()
+        bare = httpx.Client(limits=httpx.Limits(max_connections=args.concurrency * 2,
+                                                max_keepalive_connections=args.concurrency * 2))
+        bare_url = url + "/chat/completions"
+
+        def bare_call(_: int) -> None:
+            bare.post(bare_url, content=body, headers={"content-type": "application/json"}).json()
+
+        with ThreadPoolExecutor(args.concurrency) as ex:
+            list(ex.map(bare_call, range(args.concurrency)))
+            cpu0, t0 = time.process_time(), time.perf_counter()
+            list(ex.map(bare_call, range(n_calls)))
+            bare_wall, bare_cpu = time.perf_counter() - t0, time.process_time() - cpu0
+        bare.close()
+
+        def run(cache: object) -> tuple[float, float, object]:
+            cpu0, t0 = time.process_time(), time.perf_counter()
+            data = simulate(backend, tools=tools, system_prompt="You look up orders.", asks=asks,
+                            repeats=args.k, budget=n_rollouts, concurrency=args.concurrency, progress=False,
+                            cache=cache)
+            return time.perf_counter() - t0, time.process_time() - cpu0, data
+
+        live_wall, live_cpu, live = run(False)  # 2. live, no cassette
+        with Cassette(cassette_path, mode="record") as cas:  # 3. live, recording
+            rec_wall, rec_cpu, recorded = run(cas)
+    finally:
+        proc.terminate()
+        proc.wait()
+    replay_cas = Cassette(cassette_path, mode="replay")  # 4. replay with the server stopped
+    replay_wall, replay_cpu, replay = run(replay_cas)
+
+    n = len(live.rows)
+    ok = sum(r["status"] == "ok" for r in live.rows)
+    same = [(r["row_id"], r["steps"], r["final_text"]) for r in recorded.rows] == \
+           [(r["row_id"], r["steps"], r["final_text"]) for r in replay.rows]
+    rate = n / live_wall
+    bare_rate = n_calls / bare_wall / calls_per_rollout
+    ms = 1000.0
+    print(f"rollouts: {n} ({args.tasks} tasks x k={args.k}), {ok} ok, {calls_per_rollout} model calls each, "
+          f"latency {args.latency * ms:.0f} ms, concurrency {args.concurrency}, cpus {os.cpu_count()}")
+    print(f"limit:   latency-bound {limit:.0f} rollouts/s; bare httpx from {args.concurrency} threads reaches "
+          f"{bare_rate:.0f} rollouts/s ({bare_rate / limit:.1%} of the limit) at "
+          f"{bare_cpu / n_calls * ms:.2f} ms CPU per call")
+    print(f"live:    {live_wall:.2f} s, {rate:.0f} rollouts/s = {rate / limit:.1%} of the limit (goal >= 80%), "
+          f"{rate / bare_rate:.1%} of bare httpx")
+    print(f"cpu:     live {live_cpu / n * ms:.2f} ms/rollout (bare httpx for the same calls "
+          f"{bare_cpu / n * ms:.2f}); engine alone (replay, no HTTP) {replay_cpu / n * ms:.2f} ms/rollout "
+          f"(goal < 1 ms)")
+    print(f"record:  {rec_wall:.2f} s, {rec_cpu / n * ms:.2f} ms CPU/rollout ({len(replay_cas)} recordings, "
+          f"{cassette_path.stat().st_size / 1e6:.1f} MB)")
+    print(f"replay:  {replay_wall:.2f} s = {replay_wall / live_wall:.1%} of live (goal <= 5%); "
+          f"{replay_cas.hits} hits, {replay_cas.misses} misses; rows identical to the recorded run: {same}")
+
+
+if __name__ == "__main__":
+    main()
