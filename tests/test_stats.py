@@ -339,3 +339,21 @@ def test_distinct_rows_matches_numpy_unique():
     ref, ref_counts = np.unique(x, axis=0, return_counts=True)
     order = np.lexsort(cells.T[::-1])
     assert np.array_equal(cells[order], ref) and np.array_equal(counts[order], ref_counts)
+
+
+def test_exact_lattice_null_on_the_fft_path_against_a_binomial_sum():
+    """Two |d| levels with 2000 tasks each (FFT convolution): the exact p equals sum_b P(B2=b) P(B1 >= t - 2b)."""
+    rng = np.random.default_rng(5)
+    h = 2000
+    s1 = np.where(rng.random(h) < 0.53, 1, -1)  # signs on the 1/4 level
+    s2 = np.where(rng.random(h) < 0.5, 1, -1)  # signs on the 2/4 level
+    d = np.concatenate([s1 * 0.25, s2 * 0.5])
+    res = stats.paired_permutation_test(d)
+    assert res.exact and res.permutations == 0
+    # S = sum s_i v_i (v in {1, 2} after scaling by 4); T = (S + total) / 2 = B1 + 2 B2 under the null
+    total = h * 1 + h * 2
+    t_obs = (int(s1.sum() + 2 * s2.sum()) + total) // 2
+    b2 = np.arange(h + 1)
+    p_ge = float(np.sum(sps.binom.pmf(b2, h, 0.5) * sps.binom.sf(t_obs - 2 * b2 - 1, h, 0.5)))
+    p_le = float(np.sum(sps.binom.pmf(b2, h, 0.5) * sps.binom.cdf(t_obs - 2 * b2, h, 0.5)))
+    assert res.p_value == pytest.approx(min(1.0, 2 * min(p_ge, p_le)), rel=1e-9, abs=1e-13)
