@@ -357,3 +357,12 @@ def test_exact_lattice_null_on_the_fft_path_against_a_binomial_sum():
     p_ge = float(np.sum(sps.binom.pmf(b2, h, 0.5) * sps.binom.sf(t_obs - 2 * b2 - 1, h, 0.5)))
     p_le = float(np.sum(sps.binom.pmf(b2, h, 0.5) * sps.binom.cdf(t_obs - 2 * b2, h, 0.5)))
     assert res.p_value == pytest.approx(min(1.0, 2 * min(p_ge, p_le)), rel=1e-9, abs=1e-13)
+
+
+def test_direct_and_fft_convolution_agree():
+    rng = np.random.default_rng(9)
+    d = (rng.binomial(4, 0.6, size=500) - rng.binomial(4, 0.5, size=500)) / 4
+    fft = stats.paired_permutation_test(d, direct_max=0)
+    direct = stats.paired_permutation_test(d, direct_max=10**12)
+    assert fft.exact and direct.exact
+    assert fft.p_value == pytest.approx(direct.p_value, rel=1e-9, abs=1e-14)

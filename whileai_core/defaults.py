@@ -207,3 +207,8 @@ PROVE_ROLLOUTS = 1  # rollouts per holdout task per model in wai.prove (greedy d
 GATE_PASS_REWARD = 1.0  # a trial passes at reward >= this (full credit), so the gate's rows are 0|1; matches SFT_MIN_REWARD; convention
 EXACT_LATTICE_MAX_SUPPORT = 2**22  # exact sign-flip null by convolution when sum|d| on its integer lattice is at most this; statistics-methods.md C (FFT, ~20 ms at n=100k); convention
 LATTICE_MAX_DENOMINATOR = 1000  # paired differences count as lattice values when they are multiples of 1/L, L <= this (per-task rates c/k); convention, untested
+SUFFSTAT_MIN_CELLS = 8  # up to this many distinct cells (or |d| levels) always use the multinomial / per-level path; convention, untested
+EXACT_PERMUTATION_CAP = 24  # exact_max may not exceed this: 2^24 sign patterns x 24 float64 is ~3 GB; memory bound, convention
+DIRECT_CONVOLUTION_MAX = 4_000_000  # len(a) x len(b) above this convolves the exact null by FFT instead of directly; convention, untested
+FLOAT32_TIE_RTOL = 1e-5  # tie tolerance (share of sum|d|) for float32 sign-flip sums on continuous differences; float32 eps x sqrt(n) margin, convention
+P_VALUE_PRINT_FLOOR = 1e-12  # exact p-values below this print as "<1e-12" (FFT round-off floor ~1e-15); statistics-methods.md C

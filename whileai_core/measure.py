@@ -25,6 +25,7 @@ from whileai_core.defaults import (
     MIN_CI_TASKS,
     MIN_RERUNS,
     NOISE_SD_MULTIPLIER,
+    P_VALUE_PRINT_FLOOR,
     PERMUTATIONS,
     POWER,
     ROLLOUTS_PER_TASK,
@@ -493,7 +494,7 @@ class DeltaReport:
         head = self.verdict + (f" ({self.reason})" if self.reason else "")
         if self.delta is None:
             return f"{head}: pass@1 delta n/a (0 paired tasks" + (f"; {self.note})" if self.note else ")")
-        p = "n/a" if self.p_value is None else ("<1e-12" if self.p_value < 1e-12 else f"={self.p_value:.4g}")
+        p = "n/a" if self.p_value is None else (f"<{P_VALUE_PRINT_FLOOR:g}" if self.p_value < P_VALUE_PRINT_FLOOR else f"={self.p_value:.4g}")
         se = "n/a" if self.se is None else (f"{self.se:.3f}" if self.se >= 0.001 or self.se == 0 else f"{self.se:.1e}")
         line = (
             f"{head}: pass@1 {self.before:.3f}{_fmt_ci(self.before_ci, 3)} -> {self.after:.3f}"

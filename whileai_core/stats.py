@@ -30,14 +30,18 @@ from whileai_core.defaults import (
     BOOTSTRAP_CHUNK_BYTES,
     BOOTSTRAP_DRAWS,
     CI_LEVEL,
+    DIRECT_CONVOLUTION_MAX,
     EXACT_LATTICE_MAX_SUPPORT,
+    EXACT_PERMUTATION_CAP,
     EXACT_PERMUTATION_MAX,
+    FLOAT32_TIE_RTOL,
     LATTICE_MAX_DENOMINATOR,
     MIN_CI_TASKS,
     PERMUTATION_TIE_RTOL,
     PERMUTATIONS,
     POWER,
     SUFFSTAT_MAX_CELL_SHARE,
+    SUFFSTAT_MIN_CELLS,
 )
 
 Interval = tuple[float, float]
@@ -201,6 +205,7 @@ def bootstrap_means(
     seed: int | np.random.Generator | None = 0,
     chunk_bytes: int = BOOTSTRAP_CHUNK_BYTES,
     max_cell_share: float = SUFFSTAT_MAX_CELL_SHARE,
+    min_cells: int = SUFFSTAT_MIN_CELLS,
 ) -> np.ndarray:
     """Bootstrap distribution over tasks of the weighted mean ``sum(w*x)/sum(w)`` of each column.
 
@@ -218,7 +223,7 @@ def bootstrap_means(
     out = np.empty((draws, s))
     cells, counts = _distinct_rows(np.hstack([v * w, w]))
     num_c, den_c = cells[:, :s], cells[:, s:]
-    if len(cells) <= max(8, max_cell_share * n):
+    if len(cells) <= max(min_cells, max_cell_share * n):
         # sufficient statistic: resampling n tasks with replacement == multinomial(n, counts/n) over cells
         p = counts / n
         rows = max(1, chunk_bytes // (8 * len(cells)))
@@ -384,7 +389,7 @@ def _lattice(levels: np.ndarray, max_denominator: int) -> tuple[np.ndarray, int]
     return ints, scale
 
 
-def _exact_lattice_null(ints: np.ndarray, h: np.ndarray) -> np.ndarray:
+def _exact_lattice_null(ints: np.ndarray, h: np.ndarray, direct_max: int = DIRECT_CONVOLUTION_MAX) -> np.ndarray:
     """pmf of T = sum_j v_j Bin(h_j, 1/2) on 0..sum(v h): the exact sign-flip null (S = 2T - sum(v h))."""
     from scipy.signal import fftconvolve
     from scipy.stats import binom
@@ -393,7 +398,7 @@ def _exact_lattice_null(ints: np.ndarray, h: np.ndarray) -> np.ndarray:
     for v, hj in zip(ints.tolist(), h.tolist()):
         part = np.zeros(v * hj + 1)
         part[::v] = binom.pmf(np.arange(hj + 1), hj, 0.5)
-        if len(pmf) * len(part) <= 4_000_000:
+        if len(pmf) * len(part) <= direct_max:
             pmf = np.convolve(pmf, part)
         else:
             pmf = np.clip(fftconvolve(pmf, part), 0.0, None)
@@ -413,6 +418,9 @@ def paired_permutation_test(
     chunk_bytes: int = BOOTSTRAP_CHUNK_BYTES,
     max_level_share: float = SUFFSTAT_MAX_CELL_SHARE,
     tie_rtol: float = PERMUTATION_TIE_RTOL,
+    float32_rtol: float = FLOAT32_TIE_RTOL,
+    min_levels: int = SUFFSTAT_MIN_CELLS,
+    direct_max: int = DIRECT_CONVOLUTION_MAX,
 ) -> PermutationResult:
     """Sign-flip permutation test on paired differences (e.g. per-task after - before pass rates).
 
@@ -428,8 +436,9 @@ def paired_permutation_test(
     d = _finite_1d(diffs, "diffs")
     permutations = check_int(permutations, "permutations", 1)
     exact_max = check_int(exact_max, "exact_max", 0)
-    if exact_max > 24:
-        raise ValueError(f"exact_max= enumerates 2^exact_max sign patterns; keep it <= 24; got {exact_max}")
+    if exact_max > EXACT_PERMUTATION_CAP:
+        raise ValueError(f"exact_max= enumerates 2^exact_max sign patterns; keep it <= {EXACT_PERMUTATION_CAP}; "
+                         f"got {exact_max}")
     alternative = _check_alternative(alternative)
     if exact not in (None, True, False):
         raise ValueError(f"exact= must be None (auto), True or False; got {exact!r}")
@@ -455,7 +464,7 @@ def paired_permutation_test(
         lat = _lattice(levels, max_denominator)
         if lat is not None and int(np.sum(lat[0] * h)) <= max_support:
             ints = lat[0]
-            pmf = _exact_lattice_null(ints, h)
+            pmf = _exact_lattice_null(ints, h, direct_max)
             total = int(np.sum(ints * h))
             signed = np.where(nz > 0, 1, -1) * ints[inv.reshape(-1)]
             t_obs = (int(signed.sum()) + total) // 2  # S = 2T - total, so T = (S + total) / 2 exactly
@@ -468,7 +477,7 @@ def paired_permutation_test(
                              f"(exact_max={exact_max}) and are not on a small lattice; pass exact=None")
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     ge = le = 0
-    if len(levels) <= max(8, max_level_share * m):
+    if len(levels) <= max(min_levels, max_level_share * m):
         # sum of h_j random +-v_j == v_j * (2 Bin(h_j, 1/2) - h_j)
         rows = max(1, chunk_bytes // (8 * len(levels)))
         for start in range(0, permutations, rows):
@@ -477,7 +486,7 @@ def paired_permutation_test(
             ge += int(np.count_nonzero(null >= obs - gamma))
             le += int(np.count_nonzero(null <= obs + gamma))
     else:
-        tol = max(gamma, 1e-5 * float(mag.sum()))  # float32 accumulation
+        tol = max(gamma, float32_rtol * float(mag.sum()))  # float32 accumulation
         nz32 = nz.astype(np.float32)
         rows = max(1, chunk_bytes // (6 * m))
         for start in range(0, permutations, rows):
