@@ -274,18 +274,19 @@ def backoff_ceiling(attempt: int, base: float, cap: float) -> float:
 
 
 class _ClientPool:
-    """Pooled keep-alive connections, one httpx client per connection, checked out per request.
+    """Pooled keep-alive connections: single-connection ``httpx.HTTPTransport`` objects checked out per request.
 
-    Each in-flight request holds a whole single-connection client, so concurrent threads never contend on
-    one connection pool's lock (measured in benchmarks/bench_backends.py: about half the client CPU per
-    call of one shared client at 32 threads). Idle clients are reused last-in first-out (warm sockets);
-    at most ``size`` exist, and a thread beyond that waits for one to come back.
+    Each in-flight request holds a whole transport, so concurrent threads never contend on one connection
+    pool's lock, and requests go to the transport directly (no cookie jar, auth or redirect machinery,
+    which a model API does not use). Measured with benchmarks/bench_backends.py and a micro-benchmark:
+    roughly half the client CPU per call of one shared ``httpx.Client`` at 32 threads. Idle transports are
+    reused last-in first-out (warm sockets); at most ``size`` exist, and a thread beyond that waits.
     """
 
     def __init__(self, size: int, timeout: float, connect_timeout: float) -> None:
         self._idle: queue.LifoQueue[Any] = queue.LifoQueue()
         self._size = size
-        self._timeout = (timeout, connect_timeout)
+        self.timeout = {"connect": connect_timeout, "read": timeout, "write": timeout, "pool": timeout}
         self._lock = threading.Lock()
         self._all: list[Any] = []
 
@@ -298,8 +299,7 @@ class _ClientPool:
             if len(self._all) < self._size:
                 import httpx
 
-                client = httpx.Client(timeout=httpx.Timeout(self._timeout[0], connect=self._timeout[1]),
-                                      limits=httpx.Limits(max_connections=1, max_keepalive_connections=1))
+                client = httpx.HTTPTransport(limits=httpx.Limits(max_connections=1, max_keepalive_connections=1))
                 self._all.append(client)
                 return client
         return self._idle.get()
@@ -430,7 +430,13 @@ class _HTTPBackend:
             wait: float | None = None
             client = pool.get()
             try:
-                resp = client.post(url, content=payload, headers=headers)
+                request = httpx.Request("POST", url, content=payload, headers=headers,
+                                        extensions={"timeout": pool.timeout})
+                resp = client.handle_request(request)
+                try:
+                    resp.read()
+                finally:
+                    resp.close()
             except httpx.TimeoutException as exc:
                 last, status = f"timed out ({type(exc).__name__}) after {self.timeout:g} s", None
             except httpx.TransportError as exc:
