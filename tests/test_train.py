@@ -472,3 +472,25 @@ def test_the_loop_closes_simulate_grade_train_simulate(tiny_model, tmp_path):
     rows = list(again.rows)
     assert len(rows) == 4 and {r["status"] for r in rows} == {"ok"}
     assert {r["agent_extra"]["model"] for r in rows} == {"local:final"}
+
+
+def test_export_environment_is_a_verifiers_v1_taskset_when_verifiers_is_installed(tmp_path, monkeypatch):
+    vf = pytest.importorskip("verifiers.v1")  # verifiers 0.4; not a dependency, so usually skipped
+    import asyncio
+
+    import whileai as wai
+
+    wai.export_environment([th.tool_row(i) for i in range(6)], tmp_path, judge=th.reference_judge, name="vf_env")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    tasks = list(vf.load_taskset(vf.TasksetConfig(id="vf_env")))
+    assert len(tasks) == 5 and [f.__name__ for f in tasks[0].hooks("reward")] == ["judge_reward"]
+    task = tasks[0]
+    scores = []
+    for reply in (f"It says {task.data.answer}.", "no idea"):
+        trace = vf.Trace(task=vf.TraceTask(type="WhileaiTask", data=task.data),
+                         agent=vf.AgentInfo(config=vf.AgentConfig()),
+                         nodes=[vf.MessageNode(message=vf.UserMessage(content="q")),
+                                vf.MessageNode(parent=0, sampled=True, message=vf.AssistantMessage(content=reply))])
+        asyncio.run(task.score(trace))
+        scores.append(trace.reward)
+    assert scores == [1.0, 0.0]

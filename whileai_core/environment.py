@@ -185,6 +185,45 @@ def load_environment(package_dir: str | os.PathLike[str], split: str = "train", 
     return Environment(name=spec["name"], split=split, dataset=data, rubric=rubric, spec=spec)
 
 
+def v1_taskset(package_dir: str | os.PathLike[str], split: str = "train") -> type:
+    """A verifiers 0.4 (``verifiers.v1``) ``Taskset`` class over an exported split, with the judge as a reward.
+
+    The generated package exports it as ``WhileaiTaskset`` when ``verifiers.v1`` imports, so
+    ``vf.load_taskset(vf.TasksetConfig(id="<name>"))`` finds it. Raises ImportError without verifiers 0.4.
+    """
+    import verifiers.v1 as vf
+
+    from whileai_core.rows import read_jsonl
+
+    here = Path(package_dir)
+    spec = json.loads((here / "spec.json").read_text(encoding="utf-8"))
+    rubric = make_rubric(spec["judge"])
+    data_path = here / "data" / f"{split}.jsonl"
+
+    class WhileaiData(vf.TaskData):  # type: ignore[misc, valid-type]
+        answer: str = ""
+        info: dict = {}
+
+    class WhileaiTask(vf.Task[WhileaiData, vf.State, vf.TaskConfig]):  # type: ignore[misc, name-defined]
+        @vf.reward(weight=1.0)
+        async def judge_reward(self, task: WhileaiData, trace: vf.Trace) -> float:  # type: ignore[name-defined]
+            prompt = ([{"role": "system", "content": task.system_prompt}] if task.system_prompt else []) + [
+                m if isinstance(m, dict) else m.model_dump(exclude_none=True) for m in (task.prompt or [])]
+            return rubric(prompt=prompt, completion=trace.last_reply or "", answer=task.answer, info=task.info)
+
+    class WhileaiTaskset(vf.Taskset[WhileaiTask, vf.TasksetConfig]):  # type: ignore[misc, name-defined]
+        def load(self):  # type: ignore[no-untyped-def]
+            for ex in read_jsonl(data_path) if data_path.exists() else []:
+                system = next((m["content"] for m in ex["prompt"] if m.get("role") == "system"), None)
+                turns = [m for m in ex["prompt"] if m.get("role") != "system"]
+                yield WhileaiTask(WhileaiData(prompt=turns, system_prompt=system, id=ex["example_id"],
+                                              answer=ex.get("answer", ""), info=ex.get("info") or {}),
+                                  self.config.task)
+
+    WhileaiTaskset.__module__ = WhileaiTask.__module__ = WhileaiData.__module__ = spec["name"]
+    return WhileaiTaskset
+
+
 @dataclass
 class EnvironmentExport:
     """What ``export_environment`` wrote: the package path, the split sizes, and how to load it."""
@@ -219,6 +258,16 @@ from whileai_core.environment import load_environment as _load
 
 HERE = Path(__file__).resolve().parent
 __all__ = ["load_environment"]
+
+try:  # verifiers 0.4: vf.load_taskset(vf.TasksetConfig(id="{name}")) finds this Taskset
+    import verifiers.v1  # noqa: F401
+except ImportError:
+    pass
+else:
+    from whileai_core.environment import v1_taskset as _v1_taskset
+
+    WhileaiTaskset = _v1_taskset(HERE)
+    __all__ = ["load_environment", "WhileaiTaskset"]
 
 
 def load_environment(split: str = "train", **kwargs):
