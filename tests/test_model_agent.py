@@ -201,3 +201,27 @@ def test_simulate_keeps_backend_errors_as_rows(srv):
     data = simulate(Endpoint("m", url=srv.openai_url, max_attempts=1, **FAST), tools=TOOLS, system_prompt=None,
                     simulator=False, budget=4, repeats=2, concurrency=2, progress=False)
     assert all(r["status"] == "agent_error" and r["error"].startswith("BackendError") for r in data.rows)
+
+
+def test_keys_never_reach_rows_logs_or_errors(monkeypatch, caplog, capsys):
+    import logging
+
+    from whileai_core.backends import OpenAI
+    from whileai_core.simulate import simulate
+
+    secret = "sk-rows-SECRET-55555555"
+    monkeypatch.setenv("OPENAI_API_KEY", secret)
+    caplog.set_level(logging.DEBUG)
+    with FakeServer() as srv:
+        backend = OpenAI("gpt-x", url=srv.openai_url, max_attempts=1, **FAST)
+        good = simulate(backend, tools=TOOLS, system_prompt="s", simulator=False, budget=4, repeats=2,
+                        concurrency=2, progress=True)
+        srv.fail(100, status=401, body=f"bad key {secret}")
+        bad = simulate(backend, tools=TOOLS, system_prompt="s", simulator=False, budget=4, repeats=2,
+                       concurrency=2, progress=True)
+        assert srv.requests[0]["headers"]["authorization"] == f"Bearer {secret}"  # it was sent, as a header
+    assert all(r["status"] == "ok" for r in good.rows)
+    assert all(r["status"] == "agent_error" and "<redacted>" in r["error"] for r in bad.rows)
+    out = capsys.readouterr()
+    blob = json.dumps([*good.rows, *bad.rows], default=str) + repr(good) + repr(bad) + caplog.text + out.out + out.err
+    assert secret not in blob

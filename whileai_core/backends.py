@@ -486,13 +486,18 @@ class _HTTPBackend:
         ``trial`` is the repeat index: it is part of the cassette key so k repeats stay independent.
         ``cache`` is a ``Cassette`` (or None): hits are returned without a call; live replies are recorded.
         """
-        if not isinstance(messages, Sequence) or isinstance(messages, (str, bytes)) or not messages:
+        if type(messages) is not list and (not isinstance(messages, Sequence) or isinstance(messages, (str, bytes))):
             raise ValueError("messages= must be a non-empty list of {'role', 'content'} dicts")
-        if not isinstance(trial, int) or isinstance(trial, bool) or trial < 0:
+        if not messages:
+            raise ValueError("messages= must be a non-empty list of {'role', 'content'} dicts")
+        if type(trial) is not int or trial < 0:
             raise ValueError(f"trial= must be an int >= 0; got {trial!r}")
-        if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 1:
+        if type(max_tokens) is not int or max_tokens < 1:
             raise ValueError(f"max_tokens= must be an int >= 1; got {max_tokens!r}")
-        schemas = tool_schemas(tools)
+        if type(tools) is list and all(type(t) is dict and "function" in t for t in tools):
+            schemas = tools  # already OpenAI function dicts (the agent loop normalises once)
+        else:
+            schemas = tool_schemas(tools)
         params: dict[str, Any] = {"temperature": temperature, "max_tokens": max_tokens}
         if extra:
             params.update(extra)
