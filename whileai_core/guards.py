@@ -604,6 +604,8 @@ def hollow_run_warnings(rows: Any, declared_tools: Iterable[Any] | None = None) 
 # --------------------------------------------------------------------------------------------------
 
 _TOKEN = re.compile(r"[a-z0-9]+")
+#: bytes.translate table: every byte that is not [a-z0-9] becomes a space
+_SEPARATE = bytes(c if (48 <= c <= 57 or 97 <= c <= 122) else 32 for c in range(256))
 _HASH_MULT = np.uint64(0x9E3779B97F4A7C15)  # golden-ratio odd multiplier (Knuth); any odd 64-bit constant works
 
 
@@ -641,12 +643,12 @@ class _Corpus:
     """Texts as one concatenated array of word ids, with each text's n-gram hashes."""
 
     def __init__(self, texts: Sequence[str | None], n: int) -> None:
-        words: list[str] = []
+        words: list[bytes] = []
         lengths = np.zeros(len(texts), dtype=np.int64)
-        findall = _TOKEN.findall
         for i, text in enumerate(texts):
             if text:
-                w = findall(text.lower())
+                # == _TOKEN.findall(text.lower()), but bytes.translate + split is several times faster
+                w = text.lower().encode("ascii", "replace").translate(_SEPARATE).split()
                 lengths[i] = len(w)
                 words.extend(w)
         # str hashes are consistent within one process, which is all one call needs (equal words, equal ids)
@@ -702,11 +704,21 @@ class _Corpus:
 
 
 def _member(values: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:
-    """``values in sorted_set`` elementwise, by binary search (faster than np.isin's hashing for uint64)."""
+    """``values in sorted_set`` elementwise: a bitmap on the low hash bits rules most values out in one gather,
+    and only the candidates are confirmed by binary search."""
     if not len(sorted_set) or not len(values):
         return np.zeros(len(values), dtype=bool)
-    pos = np.minimum(np.searchsorted(sorted_set, values), len(sorted_set) - 1)
-    return sorted_set[pos] == values
+    bits = int(min(26, max(16, math.ceil(math.log2(len(sorted_set) * 8)))))
+    mask = np.uint64((1 << bits) - 1)
+    bitmap = np.zeros(1 << bits, dtype=bool)
+    bitmap[(sorted_set & mask).astype(np.int64)] = True
+    out = bitmap[(values & mask).astype(np.int64)]
+    cand = np.flatnonzero(out)
+    if len(cand):
+        v = values[cand]
+        pos = np.minimum(np.searchsorted(sorted_set, v), len(sorted_set) - 1)
+        out[cand] = sorted_set[pos] == v
+    return out
 
 
 def _eval_sources(against: Any) -> list[Any]:
@@ -867,7 +879,7 @@ def decontaminate(
         if overlap == 0:
             near = np.zeros(n_rows, dtype=bool)
             near[np.unique(tc.text_of_start[hit])] = True
-        train_union.append(tc.hashes)
+        train_union.append(tc.hashes[hit])  # the eval n-grams this field shares (membership is symmetric)
         for i in np.flatnonzero(exact | near):
             i = int(i)
             if reason[i] is not None:
@@ -888,7 +900,7 @@ def decontaminate(
                 d["eval_text"] = eval_texts[j][:TRACE_EVIDENCE_CHARS]
                 detail[i] = d
     # the eval-side view: eval texts mostly covered by n-grams found in training rows
-    if train_union and len(ev.hashes):
+    if any(len(u) for u in train_union) and len(ev.hashes):
         all_train = np.sort(np.concatenate(train_union))
         ev_cov = ev.coverage(_member(ev.hashes, all_train))
         n_eval_dirty = int(np.count_nonzero((ev_cov >= overlap) & (ev.lengths >= n)))
