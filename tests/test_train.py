@@ -13,8 +13,8 @@ import sys
 from pathlib import Path
 
 import pytest
+import train_helpers as th
 
-import train_helpers as th  # noqa: F401  (sets the HF offline environment before anything imports transformers)
 from whileai_core import trl_formats as fmt
 from whileai_core.train import contamination, holdout
 
@@ -188,7 +188,7 @@ def test_train_and_local_model_argument_errors(tmp_path):
 # holdout and contamination (no torch)
 # ----------------------------------------------------------------------------------------------------------
 def _task_rows(n_tasks: int, k: int = 3) -> list[dict]:
-    words = "alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike".split()
+    words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet", "kilo", "lima", "mike"]
     rows = []
     for t in range(n_tasks):
         prompt = f"task {t}: " + " ".join(words[(t + j) % len(words)] for j in range(4)) + f" number {t * 7}"
@@ -272,7 +272,6 @@ def read_file(path: str) -> str:
 
 def test_sft_loss_falls_and_tool_output_is_never_trained(tiny_model, tmp_path):
     import whileai as wai
-
     from whileai_core.tools import schemas
 
     # the rows declare the same schema the agent will be given, so the prompt it sees is the one it memorised
@@ -301,8 +300,9 @@ def test_sft_loss_falls_and_tool_output_is_never_trained(tiny_model, tmp_path):
 
 
 def test_dpo_prefers_chosen_after_training(tiny_model, tmp_path):
-    import whileai as wai
     from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    import whileai as wai
 
     pairs = [{"prompt": f"what colour is item {i}", "chosen": "red", "rejected": "blue"} for i in range(8)]
     before = wai.LocalModel(tiny_model)
@@ -353,9 +353,10 @@ def test_grpo_runs_with_a_whileai_judge_and_a_python_reward(tiny_model, tmp_path
 
 def test_prove_reports_the_paired_delta_with_its_interval(tiny_model, tmp_path):
     import numpy as np
+
     import whileai as wai
 
-    topics = "red blue green file data tool json list search value name path".split()
+    topics = ["red", "blue", "green", "file", "data", "tool", "json", "list", "search", "value", "name", "path"]
     rows = []
     for i, w in enumerate(topics * 2):
         p = f"question {i}: is the {w} ok"

@@ -63,11 +63,7 @@ READ_FILE_TOOL = {
 
 
 def _corpus() -> list[str]:
-    words = (
-        "the a agent tool call result user assistant system answer question file read write list search json "
-        "error ok done yes no true false value name path arguments function return number add sum hello world "
-        "test data export capital city colour red blue green"
-    ).split()
+    words = ["the", "a", "agent", "tool", "call", "result", "user", "assistant", "system", "answer", "question", "file", "read", "write", "list", "search", "json", "error", "ok", "done", "yes", "no", "true", "false", "value", "name", "path", "arguments", "function", "return", "number", "add", "sum", "hello", "world", "test", "data", "export", "capital", "city", "colour", "red", "blue", "green"]
     lines = [" ".join(words[(i * 7 + j * 3) % len(words)] for j in range(8)) + f" {i % 97}." for i in range(300)]
     lines.append('<tool_call>{"name": "read_file", "arguments": {"path": "/data/notes.txt"}}</tool_call>')
     return lines
@@ -120,7 +116,7 @@ def tool_conversation(i: int) -> list[dict]:
         {"role": "user", "content": f"read {path}"},
         {"role": "assistant", "content": "", "tool_calls": [
             {"id": "call_0000", "type": "function",
-             "function": {"name": "read_file", "arguments": '{"path": "%s"}' % path}}]},
+             "function": {"name": "read_file", "arguments": f'{{"path": "{path}"}}'}}]},
         {"role": "tool", "tool_call_id": "call_0000", "content": f"SECRET-TOOL-OUTPUT {i}"},
         {"role": "assistant", "content": f"The file says value {i}."},
     ]

@@ -20,7 +20,15 @@ from pathlib import Path
 from typing import Any
 
 from whileai_core.defaults import DECONTAM_NGRAM, DECONTAM_OVERLAP, HOLDOUT_FRACTION, TRAIN_SEED
-from whileai_core.rows import PRIVILEGED_FIELDS, Row, as_rows, atomic_write_text, group_rows, stable_id, write_jsonl
+from whileai_core.rows import (
+    PRIVILEGED_FIELDS,
+    Row,
+    as_rows,
+    atomic_write_text,
+    group_rows,
+    stable_id,
+    write_jsonl,
+)
 
 SPLITS = ("train", "holdout")
 # situation fields copied into ``info`` (never the rollout: steps, final_text, reward ...)
@@ -39,15 +47,15 @@ def judge_reference(judge: Any) -> str:
             raise ValueError(f"judge={judge!r} does not import ({type(exc).__name__}: {exc}); "
                              "check the module is on sys.path and the attribute name") from None
         return judge
-    module = getattr(judge, "__module__", None)
+    module_name: str | None = getattr(judge, "__module__", None)
     qualname = getattr(judge, "__qualname__", None) or getattr(type(judge), "__qualname__", None)
-    if module in (None, "__main__") or not qualname or "<" in qualname:
+    if module_name in (None, "__main__") or not qualname or "<" in qualname:
         raise ValueError(
             f"judge= must be importable in a fresh process (a module-level function, or 'module:attr'); "
-            f"got {getattr(judge, '__name__', type(judge).__name__)!r} from module {module!r}. Move it to a module "
+            f"got {getattr(judge, '__name__', type(judge).__name__)!r} from module {module_name!r}. Move it to a module "
             "and pass it, or its 'module:attr' string"
         )
-    ref = f"{module}:{qualname}"
+    ref = f"{module_name}:{qualname}"
     try:
         found = _resolve(ref)
     except (ImportError, AttributeError):
@@ -64,7 +72,7 @@ def _resolve(ref: str) -> Any:
     for part in attr.split("."):
         obj = getattr(obj, part)
     if not callable(obj):
-        raise ValueError(f"judge {ref!r} is {type(obj).__name__}, not callable")
+        raise TypeError(f"judge {ref!r} is {type(obj).__name__}, not callable")
     return obj
 
 
@@ -126,7 +134,7 @@ def make_rubric(judge: Any) -> Callable[..., float]:
         row = example_row({"prompt": prompt, "answer": answer, "info": info or {}}, completion or "")
         try:
             value = verdict_reward(fn(row))
-        except Exception:
+        except Exception:  # noqa: BLE001 - a failing judge scores 0 in an RL rubric, never crashes the rollout
             return 0.0
         return 0.0 if value is None else value
 
@@ -202,7 +210,7 @@ def v1_taskset(package_dir: str | os.PathLike[str], split: str = "train") -> typ
 
     class WhileaiData(vf.TaskData):  # type: ignore[misc, valid-type]
         answer: str = ""
-        info: dict = {}
+        info: dict = {}  # noqa: RUF012 - a pydantic field default (copied per instance)
 
     class WhileaiTask(vf.Task[WhileaiData, vf.State, vf.TaskConfig]):  # type: ignore[misc, name-defined]
         @vf.reward(weight=1.0)

@@ -131,11 +131,11 @@ class LocalModel:
         if self._tokenizer is None:
             from transformers import AutoTokenizer
 
-            self._tokenizer = AutoTokenizer.from_pretrained(self.path)
+            self._tokenizer = AutoTokenizer.from_pretrained(str(self.path))
         if self._model is None:
             from transformers import AutoModelForCausalLM
 
-            self._model = AutoModelForCausalLM.from_pretrained(self.path)
+            self._model = AutoModelForCausalLM.from_pretrained(str(self.path))
         if self.device is None:
             self.device = "cuda" if torch.cuda.is_available() else "cpu"
         self._model.to(self.device)
@@ -234,8 +234,8 @@ class LocalModel:
             world_tools = getattr(world, "tools", None)
             if isinstance(world_tools, Mapping) and world_tools:
                 tools = list(world_tools.values())
-            elif getattr(message, "tools", None) and not all(isinstance(t, str) for t in message.tools):
-                tools = as_tools(message.tools)
+            elif (declared := getattr(message, "tools", None)) and not all(isinstance(t, str) for t in declared):
+                tools = as_tools(declared)
         out = self.run(str(message), system_prompt=getattr(message, "system_prompt", None), tools=tools,
                        world=world, scenario=message)
         out.pop("messages")  # simulate rebuilds messages from steps; the contract is steps + final_text
@@ -270,7 +270,7 @@ class LocalModel:
                         raise LookupError(f"no tool named {fn['name']!r}")
                     else:
                         result = tool(**args) if isinstance(args, dict) else tool(args)
-                except Exception as exc:  # the agent sees the failure, as it would from a real tool
+                except Exception as exc:  # noqa: BLE001 - the agent sees the failure, as it would from a real tool
                     result = f"error: {type(exc).__name__}: {exc}"
                 steps.append({"tool": fn["name"], "arguments": args, "result": result})
                 messages.append({"role": "tool", "tool_call_id": call["id"], "name": fn["name"],

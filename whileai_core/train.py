@@ -259,14 +259,17 @@ def train(
 
     cpu = (not torch.cuda.is_available()) if use_cpu is None else bool(use_cpu)
     bf16 = (not cpu) and torch.cuda.is_available() and torch.cuda.is_bf16_supported()
-    common: dict[str, Any] = dict(
-        output_dir=str(out / "trainer"), use_cpu=cpu, bf16=bf16, fp16=False, activation_checkpointing=False,
-        report_to="none", save_strategy="no", disable_tqdm=True, logging_steps=logging_steps,
-        dataloader_num_workers=0, seed=seed, per_device_train_batch_size=batch_size,
-        max_steps=max_steps if max_steps is not None else -1, num_train_epochs=float(epochs),
-    )
+    common: dict[str, Any] = {
+        "output_dir": str(out / "trainer"), "use_cpu": cpu, "bf16": bf16, "fp16": False,
+        "activation_checkpointing": False, "report_to": "none", "save_strategy": "no", "disable_tqdm": True,
+        "logging_steps": logging_steps, "dataloader_num_workers": 0, "seed": seed,
+        "per_device_train_batch_size": batch_size, "max_steps": max_steps if max_steps is not None else -1,
+        "num_train_epochs": float(epochs),
+    }
     dataset = fmt.as_dataset(examples)
     rewards: list[Callable[..., Any]] = []
+    args: Any
+    trainer: Any
     extra = dict(trainer_args or {})
     build = dict(trainer_kwargs or {})
     if method == "sft":
@@ -488,7 +491,7 @@ def _as_player(model: Any, *, system_prompt: str | None, tools: Any, max_new_tok
                     f"got {type(model).__name__}")
 
 
-def _play(player: Any, base: Row, arm: str, name: str, index: int, system_prompt: str | None) -> Row:
+def _play(player: Any, base: Mapping[str, Any], arm: str, name: str, index: int, system_prompt: str | None) -> Row:
     from whileai_core.local_model import LocalModel
     from whileai_core.trl_formats import completion_row, prompt_of
 

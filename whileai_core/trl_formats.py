@@ -20,7 +20,7 @@ import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from whileai_core.rows import Row, as_rows, group_rows, task_key
+from whileai_core.rows import Row, as_rows, group_rows
 
 SFT_MASKS = ("row", "assistant", "final")
 ARGUMENT_FORMS = ("dict", "string")
@@ -332,6 +332,7 @@ def verdict_reward(verdict: Any) -> float | None:
 def completion_row(base: Mapping[str, Any], prompt: Any, completion: Any) -> Row:
     """A rollout row built from a task's first row and one generated completion (string or messages)."""
     row = {k: copy.deepcopy(v) for k, v in base.items() if k not in _ROLLOUT_KEYS}
+    completion_msgs: list[dict[str, Any]]
     if isinstance(completion, str):
         completion_msgs = [{"role": "assistant", "content": completion}]
     else:
@@ -389,7 +390,7 @@ def grpo_reward(
                 raise KeyError(f"task_id {key!r} is not among the rows given to grpo_reward(); pass the same rows")
             try:
                 scores.append(verdict_reward(judge(completion_row(base, prompt, completion))))
-            except Exception:
+            except Exception:  # noqa: BLE001 - a judge failure is "no reward" (None), which TRL skips
                 scores.append(None)
         return scores
 
