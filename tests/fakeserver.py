@@ -185,7 +185,7 @@ class FakeServer:
     def __enter__(self) -> FakeServer:
         return self.start()
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.stop()
 
     # ---- serving -------------------------------------------------------------------------------

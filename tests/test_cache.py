@@ -172,9 +172,8 @@ def test_configured_cassette_is_used_and_cache_false_turns_it_off(tmp_path):
 
 def test_url_change_keeps_recordings(tmp_path):
     path = tmp_path / "port.jsonl"
-    with FakeServer() as a:
-        with Cassette(path, mode="record") as cas:
-            Endpoint("m", url=a.openai_url, **FAST).complete([{"role": "user", "content": "p"}], cache=cas)
+    with FakeServer() as a, Cassette(path, mode="record") as cas:
+        Endpoint("m", url=a.openai_url, **FAST).complete([{"role": "user", "content": "p"}], cache=cas)
     with FakeServer() as b:
         hit = Endpoint("m", url=b.openai_url, **FAST).complete([{"role": "user", "content": "p"}],
                                                                 cache=Cassette(path, mode="replay"))

@@ -350,7 +350,7 @@ class _HTTPBackend:
         return f"{self.provider}:{self.model}"
 
     @property
-    def __name__(self) -> str:  # noqa: A003 - lets engine code stamp a name like for functions
+    def __name__(self) -> str:
         return self.spec
 
     def _key(self) -> str | None:
@@ -526,7 +526,7 @@ def _parse_arguments(raw: Any) -> tuple[Any, str | None]:
     if isinstance(raw, str):
         try:
             value = json.loads(raw)
-        except ValueError as exc:
+        except json.JSONDecodeError as exc:
             return raw, f"arguments are not valid JSON ({exc.msg})"
         if isinstance(value, dict):
             return value, None
@@ -687,10 +687,10 @@ class Ollama(_OpenAICompatible):
     backoff_cap_s: float = RETRY_BACKOFF_CAP_S
     retry_after_cap_s: float = RETRY_AFTER_CAP_S
     max_connections: int = HTTP_MAX_CONNECTIONS
+    api_key: None = field(default=None, init=False, repr=False, compare=False)  # Ollama needs no key
     _lock: Any = field(default_factory=threading.Lock, init=False, repr=False, compare=False)
 
     provider: ClassVar[str] = "ollama"
-    api_key: ClassVar[None] = None
 
     def __post_init__(self) -> None:
         self._check()
@@ -845,6 +845,17 @@ class Anthropic(_HTTPBackend):
 
 
 __all__ = [
-    "Anthropic", "BackendError", "Completion", "Endpoint", "Ollama", "OpenAI", "SPEC_FORMS", "ToolCall",
-    "backoff_ceiling", "resolve_model", "spec_problem", "to_anthropic", "tool_schemas",
+    "SPEC_FORMS",
+    "Anthropic",
+    "BackendError",
+    "Completion",
+    "Endpoint",
+    "Ollama",
+    "OpenAI",
+    "ToolCall",
+    "backoff_ceiling",
+    "resolve_model",
+    "spec_problem",
+    "to_anthropic",
+    "tool_schemas",
 ]

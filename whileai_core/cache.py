@@ -109,7 +109,7 @@ class Cassette:
     def __enter__(self) -> Cassette:
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def __del__(self) -> None:  # pragma: no cover - best effort
@@ -206,4 +206,4 @@ class Cassette:
                 "hits": self.hits, "misses": self.misses, "recorded": self.recorded}
 
 
-__all__ = ["Cassette", "CassetteMiss", "MODES", "request_key"]
+__all__ = ["MODES", "Cassette", "CassetteMiss", "request_key"]

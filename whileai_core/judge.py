@@ -40,7 +40,7 @@ class JudgeReplyError(ValueError):
     """The judge model's reply could not be read as ``{"reason", "score"}``."""
 
 
-_FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.S)
+_FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
 
 
 def _objects(text: str) -> list[str]:
@@ -209,7 +209,7 @@ class Judge:
         return f"judge:{self.spec}" + ("" if self.rubric else ":conduct-floor")
 
     @property
-    def __name__(self) -> str:  # noqa: A003 - run_judge stamps judge_name from this
+    def __name__(self) -> str:
         return self.name
 
     def system_prompt(self) -> str:

@@ -13,7 +13,7 @@ questions (at most ``user_max_turns`` times). The callable is thread-safe: one p
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from whileai_core.defaults import AGENT_MAX_TOKENS, AGENT_TEMPERATURE, MAX_TURNS, USER_MAX_TURNS
@@ -98,7 +98,7 @@ class ModelAgent:
                         if getattr(t, "name", None) and callable(getattr(t, "fn", None) or t)}
 
     @property
-    def __name__(self) -> str:  # noqa: A003 - the engine stamps this on rows
+    def __name__(self) -> str:
         return str(getattr(self.backend, "spec", type(self.backend).__name__))
 
     @property
@@ -229,4 +229,4 @@ def as_agent(agent: Any, *, tools: Any, system_prompt: str | None, max_turns: in
                       user_max_turns=user_max_turns)
 
 
-__all__ = ["ModelAgent", "USER_SYSTEM_PROMPT", "as_agent"]
+__all__ = ["USER_SYSTEM_PROMPT", "ModelAgent", "as_agent"]

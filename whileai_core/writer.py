@@ -60,7 +60,7 @@ def _fold(text: str) -> str:
 def _extract(text: str) -> list[Any]:
     """The situation items in a reply: ``{"situations": [...]}``, a bare list, or either inside a fence."""
     cleaned = text.strip()
-    fence = re.search(r"```(?:json)?\s*(.*?)```", cleaned, re.S)
+    fence = re.search(r"```(?:json)?\s*(.*?)```", cleaned, re.DOTALL)
     if fence:
         cleaned = fence.group(1).strip()
     for candidate in (cleaned, cleaned[cleaned.find("{"):cleaned.rfind("}") + 1],
