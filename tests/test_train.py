@@ -94,6 +94,13 @@ def test_dpo_triples_from_strings_rows_and_message_lists():
     with pytest.raises(ValueError, match="pairs= is empty"):
         fmt.to_dpo([])
 
+    class Report:  # build_preference_pairs may return a report object rather than a dict
+        pairs = 1
+
+    assert fmt.unwrap_pairs(([pair], Report())) == [pair]
+    with pytest.raises(TypeError, match="list of preference pairs"):
+        fmt.unwrap_pairs({"chosen": "a", "rejected": "b"})
+
 
 def test_grpo_prompts_and_judge_reward():
     rows = [th.tool_row(i) for i in range(3)] + [dict(th.tool_row(0), row_id="t0#1", rollout_index=1)]
@@ -322,6 +329,27 @@ def test_dpo_prefers_chosen_after_training(tiny_model, tmp_path):
     assert m1 > 0 and m1 > m0 + 1.0  # log p(chosen) - log p(rejected) rose by more than one nat
     last = [e for e in result.log if "rewards/margins" in e][-1]
     assert last["rewards/margins"] > 0 and result.config["beta"] == 0.1
+
+
+def test_dpo_from_graded_rows_pairs_them_with_build_preference_pairs(tiny_model, tmp_path):
+    pytest.importorskip("whileai_core.preferences")
+    import whileai as wai
+
+    rows = []
+    for i in range(8):
+        prompt = f"what colour is item {i}"
+        for k, (reply, reward) in enumerate((("red", 1), ("blue", 0))):
+            rows.append({"task_id": f"c{i}", "row_id": f"c{i}#{k}", "rollout_index": k, "prompt": prompt,
+                         "final_text": reply, "reward": reward, "judge_status": "ok",
+                         "messages": [{"role": "user", "content": prompt}, {"role": "assistant", "content": reply}]})
+    before = wai.LocalModel(tiny_model)
+    result = wai.train(rows, "dpo", tiny_model, output_dir=tmp_path, max_steps=8, batch_size=4, learning_rate=1e-3,
+                       max_length=64)
+    after = result.model()
+    assert result.n_examples == 8  # one pair per prompt (PREF_MAX_PAIRS_PER_PROMPT)
+    gain = [after.logprob(r["prompt"], "red") - after.logprob(r["prompt"], "blue")
+            - before.logprob(r["prompt"], "red") + before.logprob(r["prompt"], "blue") for r in rows[::2]]
+    assert min(gain) > 0  # every prompt moved toward its chosen reply
 
 
 def test_grpo_runs_with_a_whileai_judge_and_a_python_reward(tiny_model, tmp_path):

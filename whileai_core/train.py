@@ -221,10 +221,12 @@ def train(
 
     from whileai_core import trl_formats as fmt
 
-    items = list(rows) if isinstance(rows, (list, tuple)) else None
-    if method == "dpo" and items is not None and len(items) == 2 and isinstance(items[1], Mapping) \
-            and isinstance(items[0], list):
-        items = items[0]  # the (pairs, report) tuple from build_preference_pairs
+    items: list[Any] | None = None
+    if method == "dpo":
+        try:
+            items = fmt.unwrap_pairs(rows)  # (pairs, report), an object with .pairs, or a list
+        except TypeError:
+            items = None
     data: list[Row] = []
     if method == "dpo" and items is not None and _looks_like_pairs(items):
         examples = fmt.to_dpo(items, system_prompt=system_prompt, tools=tools)

@@ -242,6 +242,21 @@ def _prompt_messages(prompt: Any, system_prompt: str | None, what: str) -> list[
     return normalize_messages(msgs, system_prompt=system_prompt)
 
 
+def unwrap_pairs(pairs: Any) -> list[Any]:
+    """The pair list from ``build_preference_pairs`` output: ``(pairs, report)``, an object with ``.pairs``,
+    or a plain list."""
+    if isinstance(pairs, tuple) and len(pairs) == 2 and isinstance(pairs[0], (list, tuple)) \
+            and not isinstance(pairs[1], (list, tuple)):
+        pairs = pairs[0]
+    inner = getattr(pairs, "pairs", None)
+    if inner is not None and not callable(inner) and not isinstance(pairs, (list, tuple)):
+        pairs = inner
+    if isinstance(pairs, Mapping) or isinstance(pairs, str):
+        raise TypeError("pairs= takes a list of preference pairs (or build_preference_pairs output); got a "
+                        f"{type(pairs).__name__}")
+    return list(pairs)
+
+
 def to_dpo(
     pairs: Any, *, system_prompt: str | None = None, tools: Any = None, arguments: str = "dict"
 ) -> list[dict[str, Any]]:
@@ -251,9 +266,7 @@ def to_dpo(
     or plain dicts whose ``chosen``/``rejected`` are strings, message lists or rows. The prompt is the
     messages before the first assistant turn; both sides must share it.
     """
-    if isinstance(pairs, tuple) and len(pairs) == 2 and isinstance(pairs[1], Mapping):
-        pairs = pairs[0]
-    items = list(getattr(pairs, "pairs", pairs))
+    items = unwrap_pairs(pairs)
     if not items:
         raise ValueError("pairs= is empty; build pairs with build_preference_pairs(rows) from graded rows with contrast")
     tools_json = json.dumps(_tool_schemas(tools)) if tools else None
