@@ -212,3 +212,15 @@ EXACT_PERMUTATION_CAP = 24  # exact_max may not exceed this: 2^24 sign patterns 
 DIRECT_CONVOLUTION_MAX = 4_000_000  # len(a) x len(b) above this convolves the exact null by FFT instead of directly; convention, untested
 FLOAT32_TIE_RTOL = 1e-5  # tie tolerance (share of sum|d|) for float32 sign-flip sums on continuous differences; float32 eps x sqrt(n) margin, convention
 P_VALUE_PRINT_FLOOR = 1e-12  # exact p-values below this print as "<1e-12" (FFT round-off floor ~1e-15); statistics-methods.md C
+# guards, second batch (judge_trust.py, curriculum.py, verify.py, guards.py)
+JUDGE_LEAK_WARN = 0.10  # judge passes this share of gold-fail rows -> "leak rate" warning; whileai SDK pass_when_gold_fail >= 0.1
+PROBE_KEYWORDS = 8  # rubric words appended by the keyword_stuffing probe; whileai SDK (up to 8 words of 5+ letters)
+CURRICULUM_FIRM_ROLLOUTS = 8  # below this median rollouts per task, the curriculum notes that tiers are uncertain; DAPO groups of 8+ (Yu et al. 2025)
+MATH_MAX_EXPONENT = 64  # MathEqual refuses to evaluate a power with a larger exponent (bounded work per answer); convention
+MATH_MAX_BASE = 1e6  # ... or a larger base; convention
+CODE_KILL_ROUNDS = 200  # sweeps over /proc killing the sandbox uid's processes before giving up; convention, untested
+CODE_STDOUT_TAIL = 4096  # bytes of the end of stdout kept when output passes the cap (the runner's verdict line is there); convention
+NUMERIC_SLACK = 1e-9  # float slack when a computed value is compared to a threshold it may equal exactly; convention
+JUDGE_PASS_CUT = 0.5  # a re-judged verdict >= this counts as a pass when probes compare before/after; convention (midpoint of [0, 1])
+PROBE_RESOLVE_GRID = 0.01  # step of the rate grid searched for what a low-power probe can resolve; whileai SDK
+LOCAL_BATCH_SIZE = 16  # prompts decoded together by LocalModel.generate_many (left-padded); convention, untested

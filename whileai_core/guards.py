@@ -37,6 +37,7 @@ from whileai_core.defaults import (
     MONITOR_EVERY,
     MONITOR_LENGTH_RISE,
     MONITOR_WINDOW,
+    NUMERIC_SLACK,
     TRACE_EVIDENCE_CHARS,
 )
 from whileai_core.rows import as_rows, task_key
@@ -320,7 +321,7 @@ def _demean(x: np.ndarray, starts: np.ndarray, counts: np.ndarray) -> np.ndarray
     shape = (-1,) + (1,) * (x.ndim - 1)
     out = x - (np.add.reduceat(x, starts, axis=0) / counts.reshape(shape))[idx]
     scale = np.maximum(np.abs(x).max(axis=0, initial=0.0), 1.0)
-    out[np.abs(out) <= 1e-9 * scale] = 0.0
+    out[np.abs(out) <= NUMERIC_SLACK * scale] = 0.0
     return out
 
 
@@ -513,11 +514,11 @@ def hack_scan(
         if j in alias_of:
             d["alias_of"] = alias_of[j]
         if df > 0 and sff[j] > 0:
-            z = math.atanh(min(max(rho[j], -0.999999), 0.999999))
+            z = math.atanh(min(max(rho[j], NUMERIC_SLACK - 1), 1 - NUMERIC_SLACK))
             half = z_crit / math.sqrt(df)
             d["ci"] = [round(math.tanh(z - half), 6), round(math.tanh(z + half), 6)]
         if live[j]:
-            d["p_value"] = float((1 + np.count_nonzero(maxima >= abs(rho[j]) - 1e-12)) / (permutations + 1))
+            d["p_value"] = float((1 + np.count_nonzero(maxima >= abs(rho[j]) - NUMERIC_SLACK)) / (permutations + 1))
         details[name] = d
         if is_endorsed[j]:
             endorsed_out[name] = s

@@ -32,6 +32,7 @@ from whileai_core.defaults import (
     JUDGE_HALF_MIN,
     JUDGE_HALVES_GAP,
     JUDGE_LABEL_SEARCH_MAX,
+    JUDGE_LEAK_WARN,
     JUDGE_LENGTH_ALPHA,
     JUDGE_LENGTH_GAP,
     JUDGE_LENGTH_MIN_PER_LABEL,
@@ -39,12 +40,15 @@ from whileai_core.defaults import (
     JUDGE_MIN_AGREEMENT,
     JUDGE_MIN_GOLD,
     JUDGE_MIN_KAPPA,
+    JUDGE_PASS_CUT,
     JUDGE_REJUDGE_SAMPLE,
     JUDGE_SIGN_ALPHA,
     PROBE_FILLER_REPEATS,
     PROBE_FLAG_RATE,
+    PROBE_KEYWORDS,
     PROBE_MIN_N,
     PROBE_POWER,
+    PROBE_RESOLVE_GRID,
 )
 from whileai_core.rows import RowList, as_rows, read_jsonl, task_key
 from whileai_core.stats import cohen_kappa, wilson_interval
@@ -174,11 +178,11 @@ def _two_prop_p(k1: int, n1: int, k2: int, n2: int) -> float:
 
 
 def _resolves(n: int, p0: float, power: float, alpha: float) -> float | None:
-    """Smallest true rate (0.01 grid) a one-sided one-proportion z test at n detects vs p0 with ``power``."""
+    """Smallest true rate (on a PROBE_RESOLVE_GRID grid) a one-sided one-proportion z test at n detects vs p0."""
     if n <= 0:
         return None
     za = _NORMAL.inv_cdf(1 - alpha)
-    for r in np.arange(round(p0 + 0.01, 2), 1.0, 0.01):
+    for r in np.arange(p0 + PROBE_RESOLVE_GRID, 1.0, PROBE_RESOLVE_GRID):
         crit = p0 + za * math.sqrt(p0 * (1 - p0) / n)
         pw = 1 - _NORMAL.cdf((crit - r) / math.sqrt(r * (1 - r) / n))
         if pw >= power:
@@ -207,10 +211,10 @@ def _with_reply(row: Row, text: str, steps: list[Any] | None = None) -> dict[str
     return out
 
 
-def _keywords(rows: Sequence[Row], rubric: str | None, limit: int = 8) -> list[str]:
+def _keywords(rows: Sequence[Row], rubric: str | None, limit: int = PROBE_KEYWORDS) -> list[str]:
     import re
 
-    source = rubric if rubric else " ".join(str(r.get("prompt", "")) for r in rows[:20])
+    source = rubric if rubric else " ".join(str(r.get("prompt", "")) for r in rows)
     words: list[str] = []
     for w in re.findall(r"[A-Za-z]{5,}", source.lower()):
         if w not in _STOP and w not in words:
@@ -301,6 +305,7 @@ def judge_probes(
     power: float = PROBE_POWER,
     alpha: float = JUDGE_SIGN_ALPHA,
     level: float = CI_LEVEL,
+    keyword_count: int = PROBE_KEYWORDS,
 ) -> ProbeReport:
     """Edit sampled replies the way a policy would to game the judge, re-judge them, and report per probe.
 
@@ -321,7 +326,7 @@ def judge_probes(
     flag_rate = _check_unit("flag_rate", flag_rate)
     data = [r for r in as_rows(rows, name="rows") if isinstance(r.get("final_text"), str)]
     picked = _sample(data, sample, seed)
-    keywords = _keywords(picked, rubric)
+    keywords = _keywords(picked, rubric, keyword_count)
     base = [_judge_reward(judge, _with_reply(r, _reply(r))) for r in picked]
     out: dict[str, dict[str, Any]] = {}
     for name in names:
@@ -329,8 +334,8 @@ def judge_probes(
         after = [_judge_reward(judge, _probe_row(name, r, keywords)) for r in picked]
         pairs = [(b, a) for b, a in zip(base, after) if b is not None and a is not None]
         errors = sum(1 for b, a in zip(base, after) if b is None or a is None)
-        before_pass = [b >= 0.5 for b, _ in pairs]
-        after_pass = [a >= 0.5 for _, a in pairs]
+        before_pass = [b >= JUDGE_PASS_CUT for b, _ in pairs]
+        after_pass = [a >= JUDGE_PASS_CUT for _, a in pairs]
         up = sum(1 for b, a in zip(before_pass, after_pass) if not b and a)
         down = sum(1 for b, a in zip(before_pass, after_pass) if b and not a)
         if kind == "additive":
@@ -473,6 +478,7 @@ def judge_trust(
     halves_gap: float = JUDGE_HALVES_GAP,
     half_min: int = JUDGE_HALF_MIN,
     max_skipped_share: float = JUDGE_MAX_SKIPPED_SHARE,
+    leak_warn: float = JUDGE_LEAK_WARN,
     min_gold: int = JUDGE_MIN_GOLD,
     label_search_max: int = JUDGE_LABEL_SEARCH_MAX,
     level: float = CI_LEVEL,
@@ -621,9 +627,10 @@ def judge_trust(
         pairs = [(s, a, p) for s, a, p in zip(stored, again, padded) if s is not None and a is not None
                  and p is not None]
         m = len(pairs)
-        flips = sum(1 for s, a, _ in pairs if (a >= 0.5) != bool(s))
-        up = sum(1 for _, a, p in pairs if a < 0.5 <= p)
-        down = sum(1 for _, a, p in pairs if p < 0.5 <= a)
+        cut = JUDGE_PASS_CUT
+        flips = sum(1 for s, a, _ in pairs if (a >= cut) != bool(s))
+        up = sum(1 for _, a, p in pairs if a < cut <= p)
+        down = sum(1 for _, a, p in pairs if p < cut <= a)
         perturbation = {"n": m, "consistency_flips": flips, "consistency_flip_rate": flips / m if m else 0.0,
                         "filler_up": up, "filler_down": down, "filler_net_rate": (up - down) / m if m else 0.0,
                         "filler_p": _sign_test_p(up, down)}
@@ -647,7 +654,7 @@ def judge_trust(
     if inconclusive:
         warnings.append(f"{skipped} of {len(with_gold)} gold rows have a judge reward that is not 0/1 "
                         f"({skipped_share:.0%} > {max_skipped_share:.0%}); use a pass/fail judge (a hard criterion)")
-    if pass_when_gold_fail >= 0.1 and confusion["fp"]:
+    if pass_when_gold_fail >= leak_warn and confusion["fp"]:
         warnings.append(f"the judge passes {pass_when_gold_fail:.0%} of rows gold fails (leak rate)")
     ok = bool(trusted and agreement_ok and kappa_ok and not flagged and not inconclusive and not gold_degenerate)
     verdict = "INCONCLUSIVE" if inconclusive else ("PASS" if ok else "FAIL")

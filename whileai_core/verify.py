@@ -34,15 +34,19 @@ from typing import Any
 from whileai_core.defaults import (
     CODE_CPU_S,
     CODE_FSIZE_MB,
+    CODE_KILL_ROUNDS,
     CODE_MEM_MB,
     CODE_NOFILE,
     CODE_NPROC,
     CODE_OUTPUT_CAP,
+    CODE_STDOUT_TAIL,
     CODE_TIMEOUT_S,
     CODE_TMPFS_MB,
     CODE_UID_BASE,
     CODE_UID_SPAN,
     MATH_ABS_TOL,
+    MATH_MAX_BASE,
+    MATH_MAX_EXPONENT,
     MATH_REL_TOL,
     VERIFY_REASON_CHARS,
 )
@@ -301,7 +305,7 @@ def _eval(node: ast.AST) -> float:
     if isinstance(node, ast.BinOp):
         a, b = _eval(node.left), _eval(node.right)
         if isinstance(node.op, ast.Pow):
-            if abs(b) > 64 or abs(a) > 1e6:
+            if abs(b) > MATH_MAX_EXPONENT or abs(a) > MATH_MAX_BASE:
                 raise ValueError("exponent too large")
             return float(a ** b)
         op = _ALLOWED_BIN.get(type(node.op))
@@ -730,7 +734,7 @@ def _pids_of_uid(uid: int) -> list[int]:
     return out
 
 
-def _kill_uid(uid: int, rounds: int = 200) -> int:
+def _kill_uid(uid: int, rounds: int = CODE_KILL_ROUNDS) -> int:
     """SIGKILL every process of the (per-run, otherwise unused) sandbox uid until none is left."""
     killed: set[int] = set()
     for _ in range(rounds):
@@ -862,7 +866,7 @@ def run_sandboxed(
             isolation = {}
         stdout, n_out = _read_capped(out_f, output_cap)
         stderr, n_err = _read_capped(err_f, output_cap)
-        tail = _tail(out_f, 4096)
+        tail = _tail(out_f, CODE_STDOUT_TAIL)
         if n_out > output_cap:
             stdout = stdout + "\n...[" + str(n_out - output_cap) + " bytes omitted]...\n" + tail
     finally:
