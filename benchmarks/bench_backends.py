@@ -40,13 +40,79 @@ def start_server(latency: float) -> tuple[subprocess.Popen, int]:
     return proc, int(line.split()[1])
 
 
+def compare_transports(args: argparse.Namespace) -> None:
+    """The same POSTs, the same number in flight, three ways: why backends.py uses a pool of transports."""
+    import asyncio
+    import json
+
+    import httpx
+
+    from whileai_core.backends import Endpoint
+
+    n_calls = args.tasks * args.k * 2
+    proc, port = start_server(args.latency)
+    url = f"http://127.0.0.1:{port}/v1"
+    messages = [{"role": "system", "content": "You look up orders."},
+                {"role": "user", "content": "Please get order A1000 for me"}]
+    body = json.dumps({"model": "m", "messages": messages}).encode()
+    headers = {"content-type": "application/json"}
+    results = []
+    try:
+        shared = httpx.Client(limits=httpx.Limits(max_connections=args.concurrency * 2,
+                                                  max_keepalive_connections=args.concurrency * 2))
+        backend = Endpoint("m", url=url)
+
+        def time_threads(name: str, fn: object) -> None:
+            with ThreadPoolExecutor(args.concurrency) as ex:
+                list(ex.map(fn, range(args.concurrency)))  # warm connections
+                cpu0, t0 = time.process_time(), time.perf_counter()
+                list(ex.map(fn, range(n_calls)))
+                results.append((name, time.perf_counter() - t0, time.process_time() - cpu0))
+
+        time_threads("shared httpx.Client, threads",
+                     lambda _: shared.post(url + "/chat/completions", content=body, headers=headers).json())
+        time_threads("backend pool of transports, threads", lambda _: backend.complete(messages))
+
+        async def run_async() -> None:
+            async with httpx.AsyncClient(limits=httpx.Limits(max_connections=args.concurrency * 2,
+                                                             max_keepalive_connections=args.concurrency * 2)) as ac:
+                sem = asyncio.Semaphore(args.concurrency)
+
+                async def one() -> None:
+                    async with sem:
+                        (await ac.post(url + "/chat/completions", content=body, headers=headers)).json()
+
+                await asyncio.gather(*[one() for _ in range(args.concurrency)])
+                cpu0, t0 = time.process_time(), time.perf_counter()
+                await asyncio.gather(*[one() for _ in range(n_calls)])
+                results.append(("httpx.AsyncClient, one event loop", time.perf_counter() - t0,
+                                time.process_time() - cpu0))
+
+        asyncio.run(run_async())
+    finally:
+        proc.terminate()
+        proc.wait()
+    limit = args.concurrency / args.latency if args.latency else float("inf")
+    base_cpu = results[0][2]
+    print(f"{n_calls} POSTs, {args.concurrency} in flight, latency {args.latency * 1000:.0f} ms "
+          f"(latency-bound limit {limit:.0f} calls/s), cpus {os.cpu_count()}")
+    for name, wall, cpu in results:
+        print(f"  {name:38s} {n_calls / wall:6.0f} calls/s  {cpu / n_calls * 1000:5.2f} ms CPU/call  "
+              f"CPU x{cpu / base_cpu:.2f} of the shared client")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tasks", type=int, default=1000)
     ap.add_argument("--k", type=int, default=4)
     ap.add_argument("--latency", type=float, default=0.02)
     ap.add_argument("--concurrency", type=int, default=32)
+    ap.add_argument("--transports", action="store_true",
+                    help="only compare HTTP transports (shared httpx.Client, the backend's pool, AsyncClient)")
     args = ap.parse_args()
+    if args.transports:
+        compare_transports(args)
+        return
 
     from whileai_core.backends import Endpoint
     from whileai_core.cache import Cassette

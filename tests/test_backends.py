@@ -89,10 +89,13 @@ def test_length_finish_reason(srv):
     assert Endpoint("m", url=srv.openai_url, **FAST).complete(user("x")).finish_reason == "length"
 
 
-def test_ollama_defaults_and_spec():
+def test_ollama_defaults_spec_and_round_trip(srv):
     o = Ollama("llama3")
     assert o.spec == "ollama:llama3" and o.base_url == "http://localhost:11434/v1"
     assert repr(o) == "Ollama(model='llama3', key=none needed)"
+    local = Ollama("llama3", url=srv.openai_url, **FAST)
+    assert local.complete(user("hi")).text == "echo: hi"
+    assert "authorization" not in srv.requests[-1]["headers"] and srv.requests[-1]["body"]["model"] == "llama3"
 
 
 # ---- retries and infra errors ------------------------------------------------------------------

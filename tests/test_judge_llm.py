@@ -71,6 +71,7 @@ def test_judge_sends_rubric_and_evidence_and_parses_the_verdict():
         bad = judge({**ROW, "final_text": "All done!"})
         body = srv.requests[0]["body"]
     assert good["reward"] == 1 and good["reason"] == "status shipped named: True"
+    assert good["judge_usage"]["output_tokens"] > 0 and good["judge_usage"]["cached"] is False
     assert bad["reward"] == 0
     assert RUBRIC in body["messages"][0]["content"] and body["temperature"] == 0.0 and body["max_tokens"] == 200
     ev = json.loads(body["messages"][1]["content"])

@@ -278,8 +278,9 @@ class _ClientPool:
 
     Each in-flight request holds a whole transport, so concurrent threads never contend on one connection
     pool's lock, and requests go to the transport directly (no cookie jar, auth or redirect machinery,
-    which a model API does not use). Measured with benchmarks/bench_backends.py and a micro-benchmark:
-    roughly half the client CPU per call of one shared ``httpx.Client`` at 32 threads. Idle transports are
+    which a model API does not use). ``python benchmarks/bench_backends.py --transports`` measures it side by
+    side: at 32 in flight about 0.7x the client CPU per call of one shared ``httpx.Client`` (and a fifth of
+    ``httpx.AsyncClient``'s, which is why calls are sync on simulate's thread pool). Idle transports are
     reused last-in first-out (warm sockets); at most ``size`` exist, and a thread beyond that waits.
     """
 

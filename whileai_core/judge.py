@@ -233,6 +233,7 @@ class Judge:
                                   trial=trial, cache=cassette)
         verdict = parse_verdict(c.text)
         verdict["judge_model"] = self.spec
+        verdict["judge_usage"] = {**dict(c.usage), "cached": c.cached}  # judge tokens, kept apart from the agent's
         return verdict
 
     def __repr__(self) -> str:
