@@ -359,3 +359,21 @@ def test_facade_names_resolve():
     from whileai_core.judge import Judge
 
     assert wai.Judge is Judge
+
+
+def test_anthropic_adapts_to_a_400_about_temperature_or_length(srv):
+    a = Anthropic("claude-test", api_key="k-1", url=srv.openai_url, **FAST)
+    srv.fail(1, status=400, body="temperature is not supported with this model")
+    srv.fail(2, status=400, body="max_tokens: 4096 > 1024, which is the maximum allowed")
+    c = a.complete(user("x"), temperature=0.5, max_tokens=4096)
+    assert c.text == "echo: x"
+    bodies = [r["body"] for r in srv.requests]
+    assert "temperature" in bodies[0] and "temperature" not in bodies[1]
+    assert [b["max_tokens"] for b in bodies] == [4096, 4096, 2048, 1024]
+    srv.fail(1, status=400, body="messages: roles must alternate")  # nothing to adapt: raised as it came
+    with pytest.raises(BackendError, match="roles must alternate"):
+        a.complete(user("x"))
+    srv.fail(5, status=400, body="prompt is too long")
+    with pytest.raises(BackendError, match="too long"):
+        Anthropic("c", api_key="k", url=srv.openai_url, min_max_tokens=256, **FAST).complete(user("x"), max_tokens=512)
+    assert [r["body"]["max_tokens"] for r in list(srv.requests)[-2:]] == [512, 256]

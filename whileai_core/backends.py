@@ -25,8 +25,10 @@ from typing import Any, ClassVar
 from whileai_core.defaults import (
     AGENT_MAX_TOKENS,
     AGENT_TEMPERATURE,
+    ANTHROPIC_ADAPT_TRIES,
     ANTHROPIC_BASE_URL,
     ANTHROPIC_MAX_TEMPERATURE,
+    ANTHROPIC_MIN_MAX_TOKENS,
     ANTHROPIC_VERSION,
     DEFAULT_OLLAMA_MODEL,
     DEFAULT_OPENAI_MODEL,
@@ -771,6 +773,11 @@ def to_anthropic(messages: Sequence[Mapping[str, Any]],
     return "\n\n".join(t for t in system if t), out, tools
 
 
+def _mentions(text: str, *words: str) -> bool:
+    low = text.lower()
+    return any(w in low for w in words)
+
+
 _ANTHROPIC_STOP = {"end_turn": "stop", "stop_sequence": "stop", "max_tokens": "length", "tool_use": "tool_calls"}
 
 
@@ -789,6 +796,8 @@ class Anthropic(_HTTPBackend):
     retry_after_cap_s: float = RETRY_AFTER_CAP_S
     max_connections: int = HTTP_MAX_CONNECTIONS
     max_temperature: float = ANTHROPIC_MAX_TEMPERATURE
+    min_max_tokens: int = ANTHROPIC_MIN_MAX_TOKENS
+    adapt_tries: int = ANTHROPIC_ADAPT_TRIES
     version: str = ANTHROPIC_VERSION
     _lock: Any = field(default_factory=threading.Lock, init=False, repr=False, compare=False)
 
@@ -797,6 +806,10 @@ class Anthropic(_HTTPBackend):
 
     def __post_init__(self) -> None:
         self._check()
+        for name, lo in (("min_max_tokens", 1), ("adapt_tries", 0)):
+            v = getattr(self, name)
+            if type(v) is not int or v < lo:
+                raise ValueError(f"{name}= must be an int >= {lo}; got {v!r}")
 
     @property
     def base_url(self) -> str:
@@ -808,6 +821,18 @@ class Anthropic(_HTTPBackend):
         if key:
             h["x-api-key"] = key
         return h
+
+    def _adapt(self, body: dict[str, Any], exc: BackendError) -> str | None:
+        """Change the body after a 400 the Messages API explains: drop a refused temperature, halve an
+        oversized max_tokens (not below ``min_max_tokens``). None when nothing applies."""
+        text = str(exc)
+        if "temperature" in body and _mentions(text, "temperature"):
+            del body["temperature"]
+            return "dropped temperature"
+        if _mentions(text, "max_tokens", "too long", "context", "length") and body["max_tokens"] > self.min_max_tokens:
+            body["max_tokens"] = max(self.min_max_tokens, body["max_tokens"] // 2)
+            return f"max_tokens={body['max_tokens']}"
+        return None
 
     def _complete_live(self, messages: list[Mapping[str, Any]], schemas: list[dict[str, Any]],
                        params: dict[str, Any]) -> Completion:
@@ -823,7 +848,16 @@ class Anthropic(_HTTPBackend):
             body["system"] = system
         if tools:
             body["tools"] = tools
-        data, attempts, waits = self._post("/messages", body)
+        adapted: list[str] = []
+        for _ in range(self.adapt_tries + 1):
+            try:
+                data, attempts, waits = self._post("/messages", body)
+                break
+            except BackendError as exc:
+                change = self._adapt(body, exc) if exc.status == 400 and len(adapted) < self.adapt_tries else None
+                if change is None:
+                    raise
+                adapted.append(change)
         content = data.get("content")
         if not isinstance(content, list):
             raise _malformed(self.provider, f"no content list in keys {sorted(data)[:8]}", attempts)
