@@ -224,3 +224,5 @@ NUMERIC_SLACK = 1e-9  # float slack when a computed value is compared to a thres
 JUDGE_PASS_CUT = 0.5  # a re-judged verdict >= this counts as a pass when probes compare before/after; convention (midpoint of [0, 1])
 PROBE_RESOLVE_GRID = 0.01  # step of the rate grid searched for what a low-power probe can resolve; whileai SDK
 LOCAL_BATCH_SIZE = 16  # prompts decoded together by LocalModel.generate_many (left-padded); convention, untested
+ANTHROPIC_MIN_MAX_TOKENS = 256  # floor when max_tokens is halved after a 400 about length; whileai SDK MIN_REPLY_TOKENS 256
+ANTHROPIC_ADAPT_TRIES = 3  # re-sends with an adapted body after a 400 about temperature or length; convention, untested
