@@ -95,7 +95,24 @@ print("GOT", got, flush=True)
     assert 0 < got < 16
     if os.geteuid() == 0:
         assert res.isolation["user_dropped"] and _pids_of_uid(res.isolation["uid"]) == []
-        assert res.survivors_killed >= got  # the sleeping children outlived main and were killed by uid
+
+
+def test_a_child_that_leaves_the_process_group_is_killed_by_uid(probe):
+    if os.geteuid() != 0 or not probe.get("user_dropped"):
+        pytest.skip("the uid sweep needs root and a per-run sandbox uid")
+    prog = """
+import os, time
+if os.fork() == 0:
+    os.setsid()  # a new session: killpg on the sandbox's group no longer reaches it
+    if os.fork() == 0:
+        time.sleep(60)
+    os._exit(0)
+time.sleep(0.3)
+print("escaped", flush=True)
+"""
+    res = run_sandboxed(prog, timeout=5)
+    assert "escaped" in res.stdout
+    assert res.survivors_killed >= 1 and _pids_of_uid(res.isolation["uid"]) == []
 
 
 def test_fork_bomb_is_contained(probe):
