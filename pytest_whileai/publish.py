@@ -31,7 +31,7 @@ def write_outputs(wai: Any) -> None:
         if s.autosave:
             jobs.append(("autosave", lambda: store.autosave(document())))
     elif s.trial_index is not None and (s.save or s.autosave):
-        wai.write_errors.append("not saving a baseline in reproduce mode (--wai-trial-index runs one trial)")
+        wai.notes.append("not saving a baseline in reproduce mode (--wai-trial-index runs one trial per scenario)")
     if s.json:
         jobs.append(("json", lambda: _write_json(s.json, document())))
     if s.junitxml:

@@ -105,6 +105,8 @@ def summary_lines(wai: Any) -> list[str]:
         lines.append(f"WARNING: worker(s) {', '.join(wai.failed_workers)} sent no whileai data")
     for path in wai.saved:
         lines.append(f"wrote {path}")
+    for note in wai.notes:
+        lines.append(f"note: {note}")
     return lines
 
 

@@ -48,6 +48,7 @@ class WaiSession:
         self.fingerprint: dict[str, Any] = {}
         self.cassette: Any = None
         self.write_errors: list[str] = []
+        self.notes: list[str] = []
 
     # --- hook: every process sees every report it makes; the controller also sees the workers' replayed ones ----
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -84,7 +85,8 @@ class WaiSession:
                 raise pytest.UsageError(f"whileai: {exc} (--wai-require-baseline is set)") from None
             self.baseline_note = str(exc)
             if not self.worker:
-                warnings.warn(WaiWarning(f"whileai: {exc}; the regression gate is off for this run"), stacklevel=1)
+                self.config.issue_config_time_warning(
+                    WaiWarning(f"whileai: {exc}; the regression gate is off for this run"), stacklevel=2)
             return
         except (S.CorruptBaseline, S.IncompatibleBaseline) as exc:
             raise pytest.UsageError(f"whileai: {exc}") from None

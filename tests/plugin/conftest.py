@@ -6,6 +6,23 @@ from pathlib import Path
 
 import pytest
 
+# Loaded here, before any in-process pytester run: pytester restores sys.modules after each inner run, and
+# numpy/scipy cannot be imported twice in one process.
+import numpy  # noqa: F401
+import scipy.stats  # noqa: F401
+import junitparser.xunit2  # noqa: F401
+import whileai  # noqa: F401
+import whileai_core.agents  # noqa: F401
+import whileai_core.grade  # noqa: F401
+import whileai_core.measure  # noqa: F401
+import whileai_core.simulate  # noqa: F401
+import whileai_core.situations  # noqa: F401
+import pytest_whileai.collect  # noqa: F401
+import pytest_whileai.gate  # noqa: F401
+import pytest_whileai.junit  # noqa: F401
+import pytest_whileai.publish  # noqa: F401
+import pytest_whileai.report  # noqa: F401
+
 pytest_plugins = ["pytester"]
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "plugin_project"
@@ -32,5 +49,10 @@ def run(request: pytest.FixtureRequest, example: pytest.Pytester):
             return example.runpytest_subprocess(*extra, "-p", "no:cacheprovider", *args)
         return example.runpytest_inprocess("-p", "no:cacheprovider", *args)
 
+    def _save(*args: str) -> pytest.RunResult:
+        """Store the baseline in-process (fast); only the run under test uses -n 2."""
+        return example.runpytest_inprocess("-p", "no:cacheprovider", "--wai-save=main", *args)
+
+    _run.save = _save  # type: ignore[attr-defined]
     _run.xdist = bool(extra)  # type: ignore[attr-defined]
     return _run

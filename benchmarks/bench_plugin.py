@@ -1,0 +1,143 @@
+"""Benchmarks of the pytest plugin, measured side by side in one run (no timed assertions anywhere in tests).
+
+1. Overhead: 10,000 trivial scenario items through ``@pytest.mark.wai_scenarios`` + ``wai.record`` against the
+   same 10,000 items as plain ``@pytest.mark.parametrize``, each in a fresh ``pytest`` subprocess, interleaved
+   ``--repeats`` times; the median wall times and their ratio are printed (goal <= 1.3x). A third arm runs the
+   plain suite with the plugin disabled (``-p no:whileai``) to show what merely installing the plugin costs.
+2. A/A false alarms: an unchanged seeded agent (``wai.seeded_agent``, share 1/3) run twice with independent
+   agent seeds over the example's covering array (k=4); the share of runs the gate turns red, with a Wilson
+   interval, next to alpha.
+
+    python benchmarks/bench_plugin.py [--items 10000] [--repeats 3] [--aa 200]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+PLUGIN_SUITE = """
+import pytest
+ASKS = [f"ask number {{i}}" for i in range({n})]
+
+@pytest.mark.wai_scenarios(ASKS)
+@pytest.mark.wai(trials=1)
+def test_item(wai, wai_scenario):
+    wai.record([1.0])
+"""
+
+PLAIN_SUITE = """
+import pytest
+ASKS = [f"ask number {{i}}" for i in range({n})]
+
+@pytest.mark.parametrize("ask", ASKS)
+def test_item(ask):
+    assert 1.0 >= 1.0
+"""
+
+
+def _time_suite(folder: Path, *extra: str) -> float:
+    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly", *extra]
+    start = time.perf_counter()
+    out = subprocess.run(cmd, cwd=folder, capture_output=True, text=True, check=False)
+    elapsed = time.perf_counter() - start
+    if out.returncode != 0:
+        raise SystemExit(f"suite in {folder} failed (rc={out.returncode}):\n{out.stdout[-2000:]}\n{out.stderr[-2000:]}")
+    return elapsed
+
+
+def overhead(items: int, repeats: int) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        arms = {"plugin (wai_scenarios + wai.record)": (root / "plugin", PLUGIN_SUITE, ()),
+                "plain parametrize, plugin loaded": (root / "plain", PLAIN_SUITE, ()),
+                "plain parametrize, -p no:whileai": (root / "plain", PLAIN_SUITE, ("-p", "no:whileai"))}
+        for folder, body, _ in arms.values():
+            folder.mkdir(exist_ok=True)
+            (folder / "test_bench.py").write_text(body.format(n=items))
+            (folder / "pytest.ini").write_text("[pytest]\n")
+        times: dict[str, list[float]] = {name: [] for name in arms}
+        for _ in range(repeats):  # interleaved so machine load hits every arm alike
+            for name, (folder, _, extra) in arms.items():
+                times[name].append(_time_suite(folder, *extra))
+        med = {name: statistics.median(v) for name, v in times.items()}
+        print(f"overhead: {items} items, median of {repeats} interleaved subprocess runs (wall seconds)")
+        for name, v in times.items():
+            print(f"  {name:<40} {med[name]:7.2f}  (runs: {', '.join(f'{x:.2f}' for x in v)})")
+        base = med["plain parametrize, -p no:whileai"]
+        print(f"  ratio plugin / plain (plugin off)      {med['plugin (wai_scenarios + wai.record)'] / base:.2f}x "
+              f"(goal <= 1.3x)")
+        print(f"  ratio plain with plugin / plugin off   {med['plain parametrize, plugin loaded'] / base:.2f}x")
+
+
+def false_alarms(reps: int) -> None:
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    import whileai as wai
+    from whileai_core.simulate import rollout
+    from whileai_core.stats import wilson_interval
+
+    from pytest_whileai import gate
+    from pytest_whileai.markers import Thresholds
+    from pytest_whileai.options import Settings
+
+    @wai.tool
+    def get_order(order_id: str) -> dict:
+        """Look up an order by id."""
+        return {"order_id": order_id, "status": "shipped"}
+
+    @wai.tool
+    def cancel_order(order_id: str) -> dict:
+        """Cancel an order by id."""
+        return {"order_id": order_id, "status": "cancelled"}
+
+    tools = [get_order, cancel_order]
+    scenarios = wai.situations(tools, "Help customers with orders.")
+    k = 4
+    s = Settings(trials=k, seed=0, level=0.95, alpha=0.05, max_drop=0.05, draws=2000, permutations=10000,
+                 power=0.8, baseline="A", require_baseline=False, storage=".whileai", save=None, autosave=False,
+                 json=None, junitxml=None, github="off", regression_exit_code=1, fingerprint="", record=None,
+                 replay=None, trial_index=None)
+
+    def run(agent_seed: int) -> dict:
+        agent = wai.seeded_agent(tools, seed=agent_seed)
+        out = {}
+        for sc in scenarios:
+            rewards = [float(not rollout(agent, sc, rollout_index=i, tools=tools)["seeded"]) for i in range(k)]
+            out[sc.task_id] = gate.judge_scenario(
+                key=sc.task_id, nodeid=sc.task_id, rewards=rewards, k=k, seed=0, judge="label", errors=0,
+                pass_reward=1.0, level=0.95, thresholds=Thresholds(), baseline=None, baseline_note=None, settings=s,
+                family=len(scenarios), trial_index=None, scenario=sc, location=None)
+        return out
+
+    start = time.perf_counter()
+    red = 0
+    for r in range(reps):
+        a, b = run(2 * r + 1), run(2 * r + 2)
+        index = {key: {"key": key, "k": k, "judge": "label", "rewards": e["rewards"]} for key, e in a.items()}
+        red += gate.compute_gate(b, index, baseline_name="A", settings=s).red
+    lo, hi = wilson_interval(red, reps)
+    print(f"A/A: unchanged seeded agent (share 1/3), {len(scenarios)} scenarios x k={k}, {reps} independent pairs: "
+          f"gate red in {red}/{reps} = {red / reps:.3f} [{lo:.3f}, {hi:.3f}] (95% Wilson) vs alpha 0.05 "
+          f"({time.perf_counter() - start:.1f}s)")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--items", type=int, default=10_000)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--aa", type=int, default=200, help="A/A replicate pairs (0 skips)")
+    args = ap.parse_args()
+    os.environ.pop("GITHUB_ACTIONS", None)
+    overhead(args.items, args.repeats)
+    if args.aa:
+        false_alarms(args.aa)
+
+
+if __name__ == "__main__":
+    main()
