@@ -377,3 +377,13 @@ def test_anthropic_adapts_to_a_400_about_temperature_or_length(srv):
     with pytest.raises(BackendError, match="too long"):
         Anthropic("c", api_key="k", url=srv.openai_url, min_max_tokens=256, **FAST).complete(user("x"), max_tokens=512)
     assert [r["body"]["max_tokens"] for r in list(srv.requests)[-2:]] == [512, 256]
+
+
+def test_url_credentials_never_shown(srv):
+    e = Endpoint("m", url=f"http://bob:pa55word@127.0.0.1:{srv.port}/v1", max_attempts=1, **FAST)
+    assert "pa55word" not in repr(e) + e.spec and e.spec == f"vllm:m@http://127.0.0.1:{srv.port}/v1"
+    srv.fail(1, status=500)
+    with pytest.raises(BackendError) as ei:
+        e.complete(user("x"))
+    assert "pa55word" not in str(ei.value) + str(ei.value.url)
+    assert srv.requests[-1]["headers"]["authorization"].startswith("Basic ")  # httpx sent them as basic auth

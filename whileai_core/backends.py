@@ -424,6 +424,16 @@ class _HTTPBackend:
         pool = self._pool()
         headers = self._headers()
         secret = self._key()
+        safe = _safe_url(url)
+        if safe != url:  # user:password@ in the URL: send it as basic auth, show it nowhere
+            import base64
+            from urllib.parse import unquote, urlsplit
+
+            parts = urlsplit(url)
+            pair = f"{unquote(parts.username or '')}:{unquote(parts.password or '')}"
+            headers.setdefault("authorization", "Basic " + base64.b64encode(pair.encode()).decode())
+            secret = secret or unquote(parts.password or "") or None
+            url = safe
         payload = json.dumps(body, ensure_ascii=False).encode()
         headers["content-type"] = "application/json"
         waits: list[float] = []
@@ -455,9 +465,9 @@ class _HTTPBackend:
                         hint = (f"; check the key ({self.key_source()})"
                                 + (f": export {self.key_env[0]}=..." if self.key_env else ""))
                     raise BackendError(
-                        f"{self.provider} call to {url} was refused: HTTP {status}: "
+                        f"{self.provider} call to {_safe_url(url)} was refused: HTTP {status}: "
                         f"{_redact(resp.text[:ERROR_BODY_CHARS], secret)}{hint}",
-                        status=status, url=url, attempts=attempt, retryable=False) from None
+                        status=status, url=_safe_url(url), attempts=attempt, retryable=False) from None
                 else:
                     try:
                         data = resp.json()
@@ -476,9 +486,9 @@ class _HTTPBackend:
             waits.append(wait)
             time.sleep(wait)
         raise BackendError(
-            f"{self.provider} call to {url} failed after {self.max_attempts} attempt(s): {last}. "
+            f"{self.provider} call to {_safe_url(url)} failed after {self.max_attempts} attempt(s): {last}. "
             f"This is an infrastructure error, not a wrong answer; raise max_attempts= or check the server.",
-            status=status, url=url, attempts=self.max_attempts, retryable=True)
+            status=status, url=_safe_url(url), attempts=self.max_attempts, retryable=True)
 
     # ---- the one call --------------------------------------------------------------------------
     def complete(self, messages: Sequence[Mapping[str, Any]], *, tools: Any = None,
@@ -603,6 +613,18 @@ class OpenAI(_OpenAICompatible):
         return self.url or os.environ.get("OPENAI_BASE_URL") or OPENAI_BASE_URL
 
 
+def _safe_url(url: str) -> str:
+    """The URL without any ``user:password@`` part (what reprs, specs and rows may show)."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    if parts.username is None and parts.password is None:
+        return url
+    host = parts.hostname or ""
+    netloc = host + (f":{parts.port}" if parts.port else "")
+    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+
+
 def _is_local(url: str) -> bool:
     from urllib.parse import urlparse
 
@@ -662,7 +684,7 @@ class Endpoint(_OpenAICompatible):
 
     @property
     def spec(self) -> str:
-        return f"{self.provider}:{self.model}@{self.url}"
+        return f"{self.provider}:{self.model}@{_safe_url(str(self.url))}"
 
     def _key_optional(self) -> bool:
         return True
@@ -674,7 +696,7 @@ class Endpoint(_OpenAICompatible):
         return src
 
     def __repr__(self) -> str:
-        return f"Endpoint(model={self.model!r}, url={self.url!r}, key={self.key_source()})"
+        return f"Endpoint(model={self.model!r}, url={_safe_url(str(self.url))!r}, key={self.key_source()})"
 
 
 @dataclass(frozen=True, repr=False, eq=True)
