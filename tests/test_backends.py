@@ -387,3 +387,16 @@ def test_url_credentials_never_shown(srv):
         e.complete(user("x"))
     assert "pa55word" not in str(ei.value) + str(ei.value.url)
     assert srv.requests[-1]["headers"]["authorization"].startswith("Basic ")  # httpx sent them as basic auth
+
+
+def test_importing_the_model_side_loads_no_httpx():
+    import subprocess
+    import sys
+
+    code = ("import sys, whileai as wai\n"
+            "import whileai_core.backends, whileai_core.config, whileai_core.cache, whileai_core.judge\n"
+            "import whileai_core.model_agent, whileai_core.writer\n"
+            "wai.configure(agent='openai:gpt-4.1-mini'); wai.OpenAI('x'); repr(wai.settings)\n"
+            "print(sorted(m for m in ('httpx', 'httpcore', 'numpy', 'scipy') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
