@@ -523,3 +523,26 @@ def test_export_environment_is_a_verifiers_v1_taskset_when_verifiers_is_installe
         asyncio.run(task.score(trace))
         scores.append(trace.reward)
     assert scores == [1.0, 0.0]
+
+
+def test_batched_decoding_matches_one_prompt_at_a_time(tiny_model, tmp_path):
+    import whileai as wai
+
+    # peaky random logits: greedy replies differ from prompt to prompt, so a padding bug would show
+    varied = str(th.build_tiny_model(tmp_path / "varied", init_std=0.5))
+    model = wai.LocalModel(varied, max_new_tokens=12)
+    prompts = [f"question {i}: is item {i * 13} ok" + " please" * (i % 4) for i in range(10)]
+    one_by_one = [model.generate(p) for p in prompts]
+    assert len(set(one_by_one)) >= 5
+    assert model.generate_many(prompts, batch_size=4) == one_by_one  # left padding changes nothing
+    with pytest.raises(ValueError, match="batch_size= must be an int >= 1; got 0"):
+        model.generate_many(prompts, batch_size=0)
+    rows = [{"task_id": f"p{i}", "prompt": p, "reward": 1} for i, p in enumerate(prompts)]
+
+    def has_digit(row):
+        return int(any(ch.isdigit() for ch in row["final_text"]))
+
+    batched = wai.prove(tiny_model, model, rows, has_digit, batch_size=16)
+    serial = wai.prove(tiny_model, model, rows, has_digit, batch_size=1)
+    assert [r["final_text"] for r in batched.after] == [r["final_text"] for r in serial.after] == one_by_one
+    assert batched.delta.delta == serial.delta.delta

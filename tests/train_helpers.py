@@ -69,8 +69,11 @@ def _corpus() -> list[str]:
     return lines
 
 
-def build_tiny_model(out_dir: str | os.PathLike[str], *, hidden: int = 64, layers: int = 2, seed: int = 0) -> Path:
-    """Build and save a tiny random-init Llama + tokenizer + chat template into ``out_dir``; return the path."""
+def build_tiny_model(out_dir: str | os.PathLike[str], *, hidden: int = 64, layers: int = 2, seed: int = 0,
+                     init_std: float = 0.02) -> Path:
+    """Build and save a tiny random-init Llama + tokenizer + chat template into ``out_dir``; return the path.
+
+    A larger ``init_std`` gives peakier random logits, so greedy replies vary from prompt to prompt."""
     import torch
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import GenerationConfig, LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
@@ -95,7 +98,7 @@ def build_tiny_model(out_dir: str | os.PathLike[str], *, hidden: int = 64, layer
     config = LlamaConfig(
         vocab_size=len(tok), hidden_size=hidden, intermediate_size=hidden * 4, num_hidden_layers=layers,
         num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=512, tie_word_embeddings=True,
-        bos_token_id=None, eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id,
+        bos_token_id=None, eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id, initializer_range=init_std,
     )
     torch.manual_seed(seed)
     model = LlamaForCausalLM(config)

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from whileai_core.defaults import (
+    LOCAL_BATCH_SIZE,
     LOCAL_MAX_NEW_TOKENS,
     LOCAL_MAX_TOOL_TURNS,
     LOCAL_TEMPERATURE,
@@ -48,6 +49,15 @@ def parse_tool_calls(text: str) -> tuple[str, list[dict[str, Any]]]:
                                    "arguments": args if isinstance(args, str) else json.dumps(args)}})
     kept.append(text[pos:])
     return "".join(kept).strip(), calls
+
+
+def reply_message(text: str) -> dict[str, Any]:
+    """An assistant message from generated text: visible ``content`` plus parsed ``tool_calls``."""
+    content, calls = parse_tool_calls(text)
+    message: dict[str, Any] = {"role": "assistant", "content": content}
+    if calls:
+        message["tool_calls"] = calls
+    return message
 
 
 class LocalModel:
@@ -209,14 +219,39 @@ class LocalModel:
                                  self.temperature if temperature is None else float(temperature))
         return self.tokenizer.decode(new, skip_special_tokens=True)
 
+    def generate_many(self, prompts: Sequence[Any], *, batch_size: int = LOCAL_BATCH_SIZE,
+                      max_new_tokens: int | None = None, temperature: float | None = None) -> list[str]:
+        """Replies to many prompts, decoded ``batch_size`` at a time (left-padded); same order as ``prompts``."""
+        import torch
+
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+            raise ValueError(f"batch_size= must be an int >= 1; got {batch_size!r}")
+        temp = self.temperature if temperature is None else float(temperature)
+        budget = max_new_tokens or self.max_new_tokens
+        model, tok = self.model, self.tokenizer
+        pad = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
+        encoded = [self._encode(self._messages(p), generation_prompt=True) for p in prompts]
+        out: list[str] = []
+        for start in range(0, len(encoded), batch_size):
+            chunk = encoded[start:start + batch_size]
+            width = max(len(ids) for ids in chunk)
+            input_ids = torch.tensor([[pad] * (width - len(ids)) + ids for ids in chunk], device=self.device)
+            mask = torch.tensor([[0] * (width - len(ids)) + [1] * len(ids) for ids in chunk], device=self.device)
+            kwargs: dict[str, Any] = {"max_new_tokens": budget, "pad_token_id": pad}
+            if temp > 0:
+                torch.manual_seed(self.seed + self._calls)
+                kwargs.update(do_sample=True, temperature=temp, top_p=self.top_p)
+            else:
+                kwargs.update(do_sample=False, temperature=None, top_p=None, top_k=None)
+            self._calls += 1
+            with torch.no_grad():
+                gen = model.generate(input_ids=input_ids, attention_mask=mask, **kwargs)
+            out.extend(tok.decode(row[width:].tolist(), skip_special_tokens=True) for row in gen)
+        return out
+
     def chat(self, messages: Any, **kwargs: Any) -> dict[str, Any]:
         """One assistant message (``content`` plus parsed ``tool_calls``) continuing ``messages``."""
-        text = self.generate(messages, **kwargs)
-        content, calls = parse_tool_calls(text)
-        message: dict[str, Any] = {"role": "assistant", "content": content}
-        if calls:
-            message["tool_calls"] = calls
-        return message
+        return reply_message(self.generate(messages, **kwargs))
 
     def __call__(self, message: str) -> dict[str, Any]:
         """The agent contract: one user message in, ``{"steps", "final_text", "model"}`` out.

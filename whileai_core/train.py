@@ -34,6 +34,7 @@ from whileai_core.defaults import (
     GRPO_NUM_GENERATIONS,
     GRPO_TEMPERATURE,
     HOLDOUT_FRACTION,
+    LOCAL_BATCH_SIZE,
     LOCAL_MAX_NEW_TOKENS,
     LOCAL_TEMPERATURE,
     PROVE_ROLLOUTS,
@@ -493,23 +494,20 @@ def _as_player(model: Any, *, system_prompt: str | None, tools: Any, max_new_tok
                     f"got {type(model).__name__}")
 
 
-def _play(player: Any, base: Mapping[str, Any], arm: str, name: str, index: int, system_prompt: str | None) -> Row:
+def _prompt_for(player: Any, base: Mapping[str, Any], system_prompt: str | None) -> list[dict[str, Any]]:
     from whileai_core.local_model import LocalModel
-    from whileai_core.trl_formats import completion_row, prompt_of
+    from whileai_core.trl_formats import prompt_of
 
     prompt = prompt_of(base, system_prompt=system_prompt)
-    if isinstance(player, LocalModel):
-        if player.system_prompt and prompt[0].get("role") == "system":
-            prompt = prompt[1:]
-        result = player.run(prompt)
-    else:
-        user = next((m["content"] for m in reversed(prompt) if m.get("role") == "user"), "")
-        result = player(user)
-        if isinstance(result, str):
-            result = {"steps": [], "final_text": result}
-        if not isinstance(result, Mapping) or "final_text" not in result:
-            raise TypeError(f"agent {name!r} returned {type(result).__name__}; the agent contract is "
-                            "agent(message) -> {'steps': [...], 'final_text': str}")
+    if isinstance(player, LocalModel) and player.system_prompt and prompt[0].get("role") == "system":
+        prompt = prompt[1:]  # the model's own system prompt wins
+    return prompt
+
+
+def _rollout_row(base: Mapping[str, Any], prompt: list[dict[str, Any]], result: Mapping[str, Any], arm: str,
+                 name: str, index: int) -> Row:
+    from whileai_core.trl_formats import completion_row
+
     row = completion_row(base, prompt, [{"role": "assistant", "content": result.get("final_text", "")}])
     row["steps"] = list(result.get("steps") or [])
     if result.get("messages"):
@@ -518,6 +516,38 @@ def _play(player: Any, base: Mapping[str, Any], arm: str, name: str, index: int,
     row.update(task_id=key, rollout_index=index, row_id=f"{key}#{index}", status="ok", finish_reason="stop")
     row["lineage"] = {**(base.get("lineage") or {}), "source": "prove", "arm": arm, "agent": name}
     return row
+
+
+def _play_all(player: Any, bases: Sequence[Mapping[str, Any]], rollouts: int, arm: str, name: str,
+              system_prompt: str | None, batch_size: int) -> list[Row]:
+    """Every (task, rollout) played by one model: batched decoding for a tool-less LocalModel, else one by one."""
+    from whileai_core.local_model import LocalModel, reply_message
+
+    jobs = [(base, i) for base in bases for i in range(rollouts)]
+    prompts = [_prompt_for(player, base, system_prompt) for base, _ in jobs]
+    if isinstance(player, LocalModel) and not player.tools:
+        texts = player.generate_many(prompts, batch_size=batch_size)
+        out = []
+        for (base, i), prompt, text in zip(jobs, prompts, texts):
+            reply = reply_message(text)
+            result = {"steps": [], "final_text": reply["content"],
+                      "messages": player._messages(prompt) + [reply]}
+            out.append(_rollout_row(base, prompt, result, arm, name, i))
+        return out
+    out = []
+    for (base, i), prompt in zip(jobs, prompts):
+        if isinstance(player, LocalModel):
+            result: Any = player.run(prompt)
+        else:
+            user = next((m["content"] for m in reversed(prompt) if m.get("role") == "user"), "")
+            result = player(user)
+            if isinstance(result, str):
+                result = {"steps": [], "final_text": result}
+            if not isinstance(result, Mapping) or "final_text" not in result:
+                raise TypeError(f"agent {name!r} returned {type(result).__name__}; the agent contract is "
+                                "agent(message) -> {'steps': [...], 'final_text': str}")
+        out.append(_rollout_row(base, prompt, result, arm, name, i))
+    return out
 
 
 def prove(
@@ -533,6 +563,7 @@ def prove(
     tools: Any = None,
     train_rows: Any = None,
     seed: int = TRAIN_SEED,
+    batch_size: int = LOCAL_BATCH_SIZE,
     **delta_kwargs: Any,
 ) -> ProveReport:
     """Play ``before_model`` and ``after_model`` on every holdout task, grade both with ``judge``, and report
@@ -540,10 +571,12 @@ def prove(
 
     A model is a checkpoint directory, a ``TrainResult``, a ``LocalModel`` or any agent callable.
     With ``train_rows=`` the holdout is checked against the training rows first; contaminated tasks are
-    named in a warning. ``rollouts > 1`` needs ``temperature > 0`` (greedy replies would repeat).
+    named in a warning. ``rollouts > 1`` needs ``temperature > 0`` (greedy replies would repeat). A ``LocalModel``
+    without tools decodes ``batch_size`` prompts at a time; with tools (or an agent callable) rollouts run one by one.
     """
     _int_arg("rollouts", rollouts, 1)
     _int_arg("max_new_tokens", max_new_tokens, 1)
+    _int_arg("batch_size", batch_size, 1)
     if rollouts > 1 and temperature <= 0:
         raise ValueError(f"rollouts={rollouts} with temperature={temperature} repeats one greedy reply; "
                          "pass temperature > 0 or rollouts=1")
@@ -569,7 +602,7 @@ def prove(
         player, name = _as_player(model, system_prompt=system_prompt, tools=tools, max_new_tokens=max_new_tokens,
                                   temperature=temperature, seed=seed)
         names[arm] = name
-        played = [_play(player, base, arm, name, i, system_prompt) for base in bases.values() for i in range(rollouts)]
+        played = _play_all(player, list(bases.values()), rollouts, arm, name, system_prompt, batch_size)
         arms[arm] = list(run_judge(played, judge, on_error="keep"))
     for arm, graded in arms.items():
         failed = sum(1 for r in graded if r.get("reward") is None)
