@@ -16,7 +16,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-import train_helpers as th  # noqa: E402  (sets the HF offline environment first)
+import train_helpers as th  # sets the HF offline environment before transformers loads
 
 
 def main() -> None:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-import train_helpers as th
+import train_helpers as th  # sets the HF offline environment before transformers loads
 
 
 def run_on(device: str, model_dir: str, steps: int) -> dict[str, float]:
