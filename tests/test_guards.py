@@ -436,9 +436,7 @@ def _batch(rng, step, n=64, hack=False, proxy_up=0.0, longer=0):
         bang = rng.random() < 0.5
         gold = int(rng.random() < 0.5)
         proxy = gold
-        if hack and bang:
-            proxy = 1
-        elif rng.random() < proxy_up:
+        if hack and bang or rng.random() < proxy_up:
             proxy = 1
         rows.append({"task_id": f"s{step}t{i // 8}", "final_text": "ok" + ("!" if bang else "") + "x" * longer,
                      "reward": proxy, "gold_reward": gold})

@@ -26,7 +26,7 @@ from whileai_core.defaults import (
 from whileai_core.rows import RowList, as_rows, task_key
 from whileai_core.stats import wilson_interval
 
-__all__ = ["curriculum", "Curriculum", "retire_solved"]
+__all__ = ["Curriculum", "curriculum", "retire_solved"]
 
 
 def _reward(row: Mapping[str, Any]) -> float | None:
@@ -58,14 +58,14 @@ class Curriculum:
         return [t for tier in self.tiers for t in tier]
 
     def __str__(self) -> str:
-        lines = [f"curriculum: tasks {len(self.tasks)}  trainable {len(self.trainable)}  retired {len(self.retired)}  "
-                 f"not ready {len(self.not_ready)}  thin {len(self.thin)}"]
+        lines = [(f"curriculum: tasks {len(self.tasks)}  trainable {len(self.trainable)}  "
+                  f"retired {len(self.retired)}  not ready {len(self.not_ready)}  thin {len(self.thin)}")]
         for i, tier in enumerate(self.tiers, 1):
             if not tier:
                 continue
             first, last = self.tasks[tier[0]], self.tasks[tier[-1]]
             lines.append(f"  tier {i}: {len(tier)} tasks, pass {first['pass_rate']:.2f} "
-                         f"({int(round(self.level * 100))}% CI {first['ci'][0]:.2f}..{first['ci'][1]:.2f}, "
+                         f"({round(self.level * 100)}% CI {first['ci'][0]:.2f}..{first['ci'][1]:.2f}, "
                          f"n={first['n']}) -> {last['pass_rate']:.2f} "
                          f"(CI {last['ci'][0]:.2f}..{last['ci'][1]:.2f}, n={last['n']})")
         lines.extend(f"  ! {n}" for n in self.notes)
@@ -111,14 +111,17 @@ def curriculum(
         if r is not None:
             rewards.setdefault(task_key(row), []).append(r)
     tasks: dict[str, dict[str, Any]] = {}
-    trainable, retired, not_ready, thin = [], [], [], []
+    trainable: list[str] = []
+    retired: list[str] = []
+    not_ready: list[str] = []
+    thin: list[str] = []
     fractional = False
     for tid, rs in rewards.items():
         n = len(rs)
         p = float(np.mean(rs))
         binary = all(r in (0.0, 1.0) for r in rs)
         fractional |= not binary
-        ci = wilson_interval(int(round(p * n)), n, level=level) if binary else None
+        ci = wilson_interval(round(p * n), n, level=level) if binary else None
         if ci is None:
             ci = (p, p)
         status = ("thin" if n < min_rollouts else "retired" if p > solved else "not_ready" if p < floor
@@ -126,8 +129,14 @@ def curriculum(
         tasks[tid] = {"n": n, "pass_rate": p, "ci": [round(ci[0], 6), round(ci[1], 6)], "status": status}
         {"thin": thin, "retired": retired, "not_ready": not_ready, "trainable": trainable}[status].append(tid)
     trainable.sort(key=lambda t: (-tasks[t]["pass_rate"], t))
-    split = [list(map(str, part)) for part in np.array_split(np.array(trainable, dtype=object), tiers)] if trainable \
-        else [[] for _ in range(tiers)]
+    # equal-count tiers, the first ones one task larger when the count does not divide (as np.array_split)
+    base, extra = divmod(len(trainable), tiers)
+    split: list[list[str]] = []
+    start = 0
+    for i in range(tiers):
+        size = base + (1 if i < extra else 0)
+        split.append(trainable[start:start + size])
+        start += size
     for i, tier in enumerate(split, 1):
         for t in tier:
             tasks[t]["tier"] = i

@@ -56,8 +56,16 @@ from whileai_core.stats import cohen_kappa, wilson_interval
 Row = Mapping[str, Any]
 Judge = Callable[[Row], Any]
 
-__all__ = ["judge_trust", "JudgeTrustReport", "judge_probes", "ProbeReport", "PROBES", "attach_labels",
-           "row_label_key", "labels_needed"]
+__all__ = [
+    "PROBES",
+    "JudgeTrustReport",
+    "ProbeReport",
+    "attach_labels",
+    "judge_probes",
+    "judge_trust",
+    "labels_needed",
+    "row_label_key",
+]
 
 _NORMAL = NormalDist()
 
@@ -110,7 +118,7 @@ def _judge_reward(judge: Judge, row: Row) -> float | None:
     """Call the judge and read its reward under the contract; None when it fails or returns no reward."""
     try:
         out = judge(row)
-    except Exception:  # a judge that raises on a probe counts as an error there, not as a verdict
+    except Exception:  # noqa: BLE001 - a judge that raises on a probe counts as an error there, not a verdict
         return None
     if isinstance(out, Mapping):
         out = out.get("reward", out.get("score"))
@@ -244,7 +252,7 @@ def _probe_row(name: str, row: Row, keywords: list[str]) -> dict[str, Any]:
     raise ValueError(f"unknown probe {name!r}; choose from {sorted(PROBES)}")
 
 
-def _sample(rows: list[Row], sample: int, seed: int) -> list[Row]:
+def _sample(rows: Sequence[Row], sample: int, seed: int) -> list[Row]:
     if len(rows) <= sample:
         return list(rows)
     idx = np.sort(np.random.default_rng(seed).choice(len(rows), size=sample, replace=False))
@@ -399,7 +407,7 @@ class JudgeTrustReport:
             return f"judge trust: {head}: no usable gold labels in {self.n_rows} rows"
         lo, hi = self.agreement_ci or (float("nan"), float("nan"))
         kappa = "undefined" if self.kappa is None or math.isnan(self.kappa) else f"{self.kappa:.2f}"
-        return (f"judge trust: {head}: agreement {self.agreement:.0%} ({int(round(self.level * 100))}% CI "
+        return (f"judge trust: {head}: agreement {self.agreement:.0%} ({round(self.level * 100)}% CI "
                 f"{lo:.0%}..{hi:.0%}, n={self.n_labeled}), kappa {kappa}; floors: lower bound >= "
                 f"{self.floors['min_agreement']:.0%}, kappa >= {self.floors['min_kappa']:.2f}"
                 + (f"; {len(self.warnings)} warning(s)" if self.warnings else ""))
@@ -440,7 +448,7 @@ class JudgeTrustReport:
         }
 
 
-def _gold_values(data: list[Row], gold: Any) -> tuple[list[Any], str | None]:
+def _gold_values(data: Sequence[Row], gold: Any) -> tuple[list[Any], str | None]:
     """Per-row gold label (or None) and a forced gold kind when gold came from a second row list."""
     if isinstance(gold, str):
         return [r.get(gold) for r in data], None
@@ -614,7 +622,7 @@ def judge_trust(
     perturbation: dict[str, Any] = {}
     probe_report = None
     if judge is not None:
-        names = {r.get("judge_name") for r in data if r.get("judge_name")}
+        names = {str(r["judge_name"]) for r in data if r.get("judge_name")}
         jn = getattr(judge, "__name__", None) or getattr(judge, "name", None)
         if jn and names and jn not in names and jn != "<lambda>":
             flagged = True

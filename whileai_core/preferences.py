@@ -19,15 +19,15 @@ import numpy as np
 
 from whileai_core.defaults import (
     CI_LEVEL,
+    NUMERIC_SLACK,
     PREF_LENGTH_CONFOUND,
     PREF_LENGTH_CONFOUND_MIN,
     PREF_MAX_PAIRS_PER_PROMPT,
     PREF_MIN_MARGIN,
-    NUMERIC_SLACK,
 )
 from whileai_core.rows import as_rows, task_key
 
-__all__ = ["build_preference_pairs", "PreferencePairs"]
+__all__ = ["PreferencePairs", "build_preference_pairs"]
 
 Row = Mapping[str, Any]
 
@@ -82,7 +82,7 @@ class PreferencePairs:
             return f"preference pairs: 0 from {r.get('prompts_seen', 0)} prompts ({r.get('note', '')})"
         lf = r["length"]
         ci = lf.get("chosen_longer_ci")
-        ci_txt = f" ({int(round(CI_LEVEL * 100))}% CI {ci[0]:.0%}..{ci[1]:.0%})" if ci else ""
+        ci_txt = f" ({round(CI_LEVEL * 100)}% CI {ci[0]:.0%}..{ci[1]:.0%})" if ci else ""
         return (f"preference pairs: {len(self.pairs)} from {r['prompts_with_contrast']} of {r['prompts_seen']} "
                 f"prompts, mean margin {r['mean_margin']:.2f}, chosen longer in "
                 f"{lf['chosen_longer_frac']:.0%}{ci_txt} of n={len(self.pairs)} pairs, median length delta "

@@ -52,19 +52,19 @@ from whileai_core.defaults import (
 )
 
 __all__ = [
-    "Verifier",
-    "VerifierError",
-    "MathEqual",
-    "JSONSchema",
-    "CodeExec",
     "AllOf",
     "AnyOf",
+    "CodeExec",
+    "JSONSchema",
+    "MathEqual",
     "SandboxResult",
-    "run_sandboxed",
+    "Verifier",
+    "VerifierError",
     "extract_answer",
-    "parse_number",
-    "extract_json",
     "extract_code",
+    "extract_json",
+    "parse_number",
+    "run_sandboxed",
 ]
 
 Row = Mapping[str, Any]
@@ -112,10 +112,10 @@ class Verifier:
         if name is not None and (not isinstance(name, str) or not name):
             raise ValueError(f"name= must be a non-empty string; got {name!r}")
         self.field = field
-        self.name = name or type(self).__name__
+        self.name: str = name or str(type(self).__name__)
 
-    @property
-    def __name__(self) -> str:  # so run_judge stamps judge_name
+    @property  # type: ignore[misc]
+    def __name__(self) -> str:  # type: ignore[override]  # so run_judge stamps judge_name
         return self.name
 
     def __repr__(self) -> str:
@@ -231,7 +231,7 @@ def _balanced(text: str, start: int) -> tuple[str, int] | None:
     return None
 
 
-_ANSWER_LINE = re.compile(r"(?:final answer|answer|result|solution)\s*(?:is|=|:)\s*(.+)$", re.I)
+_ANSWER_LINE = re.compile(r"(?:final answer|answer|result|solution)\s*(?:is|=|:)\s*(.+)$", re.IGNORECASE)
 
 
 def extract_answer(text: str) -> str | None:
@@ -247,9 +247,9 @@ def extract_answer(text: str) -> str | None:
         return last.strip()
     lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
     for ln in reversed(lines):
-        m = _ANSWER_LINE.search(ln)
-        if m:
-            return m.group(1).strip().rstrip(".")
+        found = _ANSWER_LINE.search(ln)
+        if found:
+            return found.group(1).strip().rstrip(".")
     tail = lines[-1] if lines else ""
     if "=" in tail:
         tail = tail.rsplit("=", 1)[1]
@@ -284,8 +284,7 @@ def _latex_to_expr(s: str) -> str:
     s = s.replace("{", "(").replace("}", ")").replace("^", "**")
     s = re.sub(r"(?<=\d),(?=\d{3}(?!\d))", "", s)  # thousands separators
     s = s.rstrip(".").strip()
-    if s.endswith("%"):
-        s = s[:-1]
+    s = s.removesuffix("%")
     s = re.sub(r"(\d|\))\s*(?=pi\b|sqrt\(|\()", r"\1*", s)  # implicit products: 2pi, 2(3), )(
     return s
 
@@ -443,8 +442,8 @@ def extract_json(text: str) -> Any:
     Raises ValueError when none parses.
     """
     if not isinstance(text, str):
-        raise ValueError("the reply is not text")
-    for m in re.finditer(r"```(?:json)?\s*\n(.*?)```", text, re.S):
+        raise ValueError("the reply is not text")  # noqa: TRY004 - callers treat every unparseable reply alike
+    for m in re.finditer(r"```(?:json)?\s*\n(.*?)```", text, re.DOTALL):
         try:
             return json.loads(m.group(1))
         except json.JSONDecodeError:
@@ -489,7 +488,7 @@ class JSONSchema(Verifier):
             except json.JSONDecodeError:
                 raise ValueError(f"{where} is not valid JSON; pass the schema as a dict") from None
         if not isinstance(schema, Mapping):
-            raise ValueError(f"{where} must be a JSON Schema object; got {type(schema).__name__}")
+            raise ValueError(f"{where} must be a JSON Schema object; got {type(schema).__name__}")  # noqa: TRY004
         cls = jsonschema.validators.validator_for(schema)
         try:
             cls.check_schema(schema)
@@ -714,7 +713,7 @@ def sandbox_python() -> str:
 
 def _pids_of_uid(uid: int) -> list[int]:
     """Live (non-zombie) processes whose /proc entry belongs to ``uid``."""
-    out = []
+    out: list[int] = []
     try:
         entries = os.listdir("/proc")
     except OSError:
@@ -823,8 +822,8 @@ def run_sandboxed(
     cfg["workdir"] = work
     r_fd, w_fd = os.pipe()
     cfg["status_fd"] = w_fd
-    out_f = tempfile.TemporaryFile(dir=host_dir)
-    err_f = tempfile.TemporaryFile(dir=host_dir)
+    out_f = tempfile.TemporaryFile(dir=host_dir)  # noqa: SIM115 - closed in the finally below
+    err_f = tempfile.TemporaryFile(dir=host_dir)  # noqa: SIM115
     started = time.monotonic()
     timed_out = False
     killed = 0
@@ -900,7 +899,7 @@ def run_sandboxed(
 
 def extract_code(text: str) -> str:
     """The last fenced ```python (or bare ```) block of a reply, else the whole text."""
-    blocks = re.findall(r"```(?:python|py)?[ \t]*\n(.*?)```", text or "", re.S)
+    blocks = re.findall(r"```(?:python|py)?[ \t]*\n(.*?)```", text or "", re.DOTALL)
     return blocks[-1] if blocks else (text or "")
 
 
@@ -954,7 +953,7 @@ class CodeExec(Verifier):
             raise TypeError(f"setup= must be Python source text; got {type(setup).__name__}")
         self.tests = tests
         self.setup = setup
-        self.limits = {"timeout": timeout, "cpu_seconds": cpu_seconds, "mem_mb": mem_mb, "nproc": nproc,
+        self.limits: dict[str, Any] = {"timeout": timeout, "cpu_seconds": cpu_seconds, "mem_mb": mem_mb, "nproc": nproc,
                        "fsize_mb": fsize_mb, "nofile": nofile, "output_cap": output_cap, "tmpfs_mb": tmpfs_mb,
                        "python": python, "isolate": isolate, "require_isolation": require_isolation}
         # validate the limits now, not on the first row
