@@ -400,3 +400,36 @@ def test_importing_the_model_side_loads_no_httpx():
             "print(sorted(m for m in ('httpx', 'httpcore', 'numpy', 'scipy') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_dead_host_breaker_fails_fast_after_strikes():
+    with FakeServer() as s:
+        url = s.openai_url  # the port is closed once the server stops
+    b = Endpoint("m", url=url, max_attempts=2, dead_host_strikes=3, dead_host_probe_s=3600.0, **FAST)
+    for _ in range(3):
+        with pytest.raises(BackendError, match="failed after 2 attempt"):
+            b.complete(user("x"))
+    with pytest.raises(BackendError, match="looks dead: 3 calls in a row could not reach it") as ei:
+        b.complete(user("x"))
+    assert ei.value.attempts == 0 and "stopped instead of retrying" in str(ei.value)
+
+
+def test_breaker_counts_404_not_5xx_and_a_probe_success_closes_it(srv):
+    b = Endpoint("m", url=srv.openai_url, max_attempts=1, dead_host_strikes=2, dead_host_probe_s=3600.0, **FAST)
+    srv.fail(3, status=503)
+    for _ in range(3):  # busy, not dead: never trips
+        with pytest.raises(BackendError, match="HTTP 503"):
+            b.complete(user("x"))
+    srv.fail(2, status=404, body="model not deployed")
+    for _ in range(2):
+        with pytest.raises(BackendError, match="HTTP 404"):
+            b.complete(user("x"))
+    with pytest.raises(BackendError, match="looks dead"):
+        b.complete(user("x"))
+    assert srv.count == 5
+    probing = Endpoint("m", url=srv.openai_url, max_attempts=3, dead_host_strikes=1, dead_host_probe_s=0.0, **FAST)
+    srv.fail(1, status=410)
+    with pytest.raises(BackendError, match="HTTP 410"):
+        probing.complete(user("x"))
+    assert probing.complete(user("probe")).text == "echo: probe"  # the probe gets through and closes it
+    assert probing._pool().breaker.strikes == 0

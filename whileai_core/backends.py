@@ -30,6 +30,8 @@ from whileai_core.defaults import (
     ANTHROPIC_MAX_TEMPERATURE,
     ANTHROPIC_MIN_MAX_TOKENS,
     ANTHROPIC_VERSION,
+    DEAD_HOST_PROBE_S,
+    DEAD_HOST_STRIKES,
     DEFAULT_OLLAMA_MODEL,
     DEFAULT_OPENAI_MODEL,
     ERROR_BODY_CHARS,
@@ -292,6 +294,7 @@ class _ClientPool:
         self.timeout = {"connect": connect_timeout, "read": timeout, "write": timeout, "pool": timeout}
         self._lock = threading.Lock()
         self._all: list[Any] = []
+        self.breaker: _Breaker | None = None
 
     def get(self) -> Any:
         try:
@@ -321,6 +324,44 @@ class _ClientPool:
             self._all.clear()
 
 
+class _Breaker:
+    """Per-backend dead-host circuit breaker (whileai SDK #816: a dead host looked like a silent stall).
+
+    A call that ends unable to reach the host (connection refused, DNS) or with 404/410 is a strike; 5xx,
+    429 and timeouts are not (the host is there, just busy). After ``strikes`` in a row, calls fail fast
+    with a ``BackendError`` saying so, except one probe call every ``probe_s`` seconds; a success closes it.
+    """
+
+    def __init__(self, strikes: int, probe_s: float) -> None:
+        self.limit = strikes
+        self.probe_s = probe_s
+        self.strikes = 0
+        self.last = ""
+        self._next_probe = 0.0
+        self._lock = threading.Lock()
+
+    def allow(self) -> bool | None:
+        """True: go ahead; None: go ahead as a single-attempt probe; False: fail fast."""
+        with self._lock:
+            if self.strikes < self.limit:
+                return True
+            now = time.monotonic()
+            if now >= self._next_probe:
+                self._next_probe = now + self.probe_s
+                return None
+            return False
+
+    def record(self, *, dead: bool, what: str = "") -> None:
+        with self._lock:
+            if dead:
+                self.strikes += 1
+                self.last = what
+                if self.strikes == self.limit:
+                    self._next_probe = time.monotonic() + self.probe_s
+            else:
+                self.strikes = 0
+
+
 class _HTTPBackend:
     """Shared machinery: pooled httpx client, retries, key handling, cache hooks."""
 
@@ -337,6 +378,8 @@ class _HTTPBackend:
     backoff_cap_s: float
     retry_after_cap_s: float
     max_connections: int
+    dead_host_strikes: int
+    dead_host_probe_s: float
 
     # ---- identity ------------------------------------------------------------------------------
     @property
@@ -386,11 +429,12 @@ class _HTTPBackend:
     def _check(self) -> None:
         if not isinstance(self.model, str) or not self.model.strip():
             raise ValueError(f"{type(self).__name__}(model=...) needs a model name; got {self.model!r}")
-        for name in ("timeout", "connect_timeout", "backoff_s", "backoff_cap_s", "retry_after_cap_s"):
+        for name in ("timeout", "connect_timeout", "backoff_s", "backoff_cap_s", "retry_after_cap_s",
+                     "dead_host_probe_s"):
             v = getattr(self, name)
             if not isinstance(v, (int, float)) or v < 0:
                 raise ValueError(f"{name}= must be a number >= 0; got {v!r}")
-        for name in ("max_attempts", "max_connections"):
+        for name in ("max_attempts", "max_connections", "dead_host_strikes"):
             v = getattr(self, name)
             if not isinstance(v, int) or isinstance(v, bool) or v < 1:
                 raise ValueError(f"{name}= must be an int >= 1; got {v!r}")
@@ -404,6 +448,7 @@ class _HTTPBackend:
             pool = self.__dict__.get("_clients")
             if pool is None:
                 pool = _ClientPool(self.max_connections, self.timeout, self.connect_timeout)
+                pool.breaker = _Breaker(self.dead_host_strikes, self.dead_host_probe_s)
                 object.__setattr__(self, "_clients", pool)
         return pool
 
@@ -434,12 +479,21 @@ class _HTTPBackend:
             headers.setdefault("authorization", "Basic " + base64.b64encode(pair.encode()).decode())
             secret = secret or unquote(parts.password or "") or None
             url = safe
+        breaker = pool.breaker
+        allowed = breaker.allow() if breaker is not None else True
+        if allowed is False:
+            raise BackendError(
+                f"{self.provider} host {safe} looks dead: {breaker.strikes} calls in a row could not reach it "  # type: ignore[union-attr]
+                f"({breaker.last}); stopped instead of retrying. Check that the server is up and the URL is "  # type: ignore[union-attr]
+                f"right (url=, or the model spec in wai.configure / WHILEAI_AGENT)", url=safe, attempts=0)
+        max_attempts = 1 if allowed is None else self.max_attempts
         payload = json.dumps(body, ensure_ascii=False).encode()
         headers["content-type"] = "application/json"
         waits: list[float] = []
         last = "no attempt made"
         status: int | None = None
-        for attempt in range(1, self.max_attempts + 1):
+        unreachable = False
+        for attempt in range(1, max_attempts + 1):
             wait: float | None = None
             client = pool.get()
             try:
@@ -454,7 +508,9 @@ class _HTTPBackend:
                 last, status = f"timed out ({type(exc).__name__}) after {self.timeout:g} s", None
             except httpx.TransportError as exc:
                 last, status = f"{type(exc).__name__}: {_redact(str(exc), secret)}", None
+                unreachable = isinstance(exc, httpx.ConnectError)
             else:
+                unreachable = False
                 status = resp.status_code
                 if status == 429 or status >= 500:
                     wait = _retry_after(resp.headers, self.retry_after_cap_s)
@@ -464,6 +520,8 @@ class _HTTPBackend:
                     if status in (401, 403):
                         hint = (f"; check the key ({self.key_source()})"
                                 + (f": export {self.key_env[0]}=..." if self.key_env else ""))
+                    if breaker is not None:
+                        breaker.record(dead=status in (404, 410), what=f"HTTP {status}")
                     raise BackendError(
                         f"{self.provider} call to {_safe_url(url)} was refused: HTTP {status}: "
                         f"{_redact(resp.text[:ERROR_BODY_CHARS], secret)}{hint}",
@@ -475,20 +533,24 @@ class _HTTPBackend:
                         last = f"HTTP {status} with a body that is not JSON: {_redact(resp.text[:ERROR_BODY_CHARS], secret)!r}"
                     else:
                         if isinstance(data, dict):
+                            if breaker is not None:
+                                breaker.record(dead=False)
                             return data, attempt, tuple(waits)
                         last = f"HTTP {status} with a JSON {type(data).__name__}, not an object"
             finally:
                 pool.put(client)
-            if attempt == self.max_attempts:
+            if attempt == max_attempts:
                 break
             if wait is None:
                 wait = random.uniform(0.0, backoff_ceiling(attempt, self.backoff_s, self.backoff_cap_s))
             waits.append(wait)
             time.sleep(wait)
+        if breaker is not None:
+            breaker.record(dead=unreachable, what=last)
         raise BackendError(
-            f"{self.provider} call to {_safe_url(url)} failed after {self.max_attempts} attempt(s): {last}. "
+            f"{self.provider} call to {_safe_url(url)} failed after {max_attempts} attempt(s): {last}. "
             f"This is an infrastructure error, not a wrong answer; raise max_attempts= or check the server.",
-            status=status, url=_safe_url(url), attempts=self.max_attempts, retryable=True)
+            status=status, url=_safe_url(url), attempts=max_attempts, retryable=True)
 
     # ---- the one call --------------------------------------------------------------------------
     def complete(self, messages: Sequence[Mapping[str, Any]], *, tools: Any = None,
@@ -600,6 +662,8 @@ class OpenAI(_OpenAICompatible):
     backoff_cap_s: float = RETRY_BACKOFF_CAP_S
     retry_after_cap_s: float = RETRY_AFTER_CAP_S
     max_connections: int = HTTP_MAX_CONNECTIONS
+    dead_host_strikes: int = DEAD_HOST_STRIKES
+    dead_host_probe_s: float = DEAD_HOST_PROBE_S
     _lock: Any = field(default_factory=threading.Lock, init=False, repr=False, compare=False)
 
     provider: ClassVar[str] = "openai"
@@ -651,6 +715,8 @@ class Endpoint(_OpenAICompatible):
     backoff_cap_s: float = RETRY_BACKOFF_CAP_S
     retry_after_cap_s: float = RETRY_AFTER_CAP_S
     max_connections: int = HTTP_MAX_CONNECTIONS
+    dead_host_strikes: int = DEAD_HOST_STRIKES
+    dead_host_probe_s: float = DEAD_HOST_PROBE_S
     _lock: Any = field(default_factory=threading.Lock, init=False, repr=False, compare=False)
 
     key_env: ClassVar[tuple[str, ...]] = ("WHILEAI_ENDPOINT_API_KEY", "VLLM_API_KEY")
@@ -659,12 +725,13 @@ class Endpoint(_OpenAICompatible):
                  provider: str = "vllm", timeout: float = HTTP_TIMEOUT_S,
                  connect_timeout: float = HTTP_CONNECT_TIMEOUT_S, max_attempts: int = RETRY_MAX_ATTEMPTS,
                  backoff_s: float = RETRY_BACKOFF_BASE_S, backoff_cap_s: float = RETRY_BACKOFF_CAP_S,
-                 retry_after_cap_s: float = RETRY_AFTER_CAP_S,
-                 max_connections: int = HTTP_MAX_CONNECTIONS) -> None:
+                 retry_after_cap_s: float = RETRY_AFTER_CAP_S, max_connections: int = HTTP_MAX_CONNECTIONS,
+                 dead_host_strikes: int = DEAD_HOST_STRIKES, dead_host_probe_s: float = DEAD_HOST_PROBE_S) -> None:
         values = dict(model=model, url=url, api_key=api_key, provider_name=provider, timeout=timeout,
                       connect_timeout=connect_timeout, max_attempts=max_attempts, backoff_s=backoff_s,
                       backoff_cap_s=backoff_cap_s, retry_after_cap_s=retry_after_cap_s,
-                      max_connections=max_connections, _lock=threading.Lock())
+                      max_connections=max_connections, dead_host_strikes=dead_host_strikes,
+                      dead_host_probe_s=dead_host_probe_s, _lock=threading.Lock())
         for k, v in values.items():
             object.__setattr__(self, k, v)
         if not isinstance(url, str) or not url.startswith(("http://", "https://")):
@@ -712,6 +779,8 @@ class Ollama(_OpenAICompatible):
     backoff_cap_s: float = RETRY_BACKOFF_CAP_S
     retry_after_cap_s: float = RETRY_AFTER_CAP_S
     max_connections: int = HTTP_MAX_CONNECTIONS
+    dead_host_strikes: int = DEAD_HOST_STRIKES
+    dead_host_probe_s: float = DEAD_HOST_PROBE_S
     api_key: None = field(default=None, init=False, repr=False, compare=False)  # Ollama needs no key
     _lock: Any = field(default_factory=threading.Lock, init=False, repr=False, compare=False)
 
@@ -817,6 +886,8 @@ class Anthropic(_HTTPBackend):
     backoff_cap_s: float = RETRY_BACKOFF_CAP_S
     retry_after_cap_s: float = RETRY_AFTER_CAP_S
     max_connections: int = HTTP_MAX_CONNECTIONS
+    dead_host_strikes: int = DEAD_HOST_STRIKES
+    dead_host_probe_s: float = DEAD_HOST_PROBE_S
     max_temperature: float = ANTHROPIC_MAX_TEMPERATURE
     min_max_tokens: int = ANTHROPIC_MIN_MAX_TOKENS
     adapt_tries: int = ANTHROPIC_ADAPT_TRIES

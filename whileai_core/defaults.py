@@ -226,3 +226,9 @@ PROBE_RESOLVE_GRID = 0.01  # step of the rate grid searched for what a low-power
 LOCAL_BATCH_SIZE = 16  # prompts decoded together by LocalModel.generate_many (left-padded); convention, untested
 ANTHROPIC_MIN_MAX_TOKENS = 256  # floor when max_tokens is halved after a 400 about length; whileai SDK MIN_REPLY_TOKENS 256
 ANTHROPIC_ADAPT_TRIES = 3  # re-sends with an adapted body after a 400 about temperature or length; convention, untested
+
+# --------------------------------------------------------------------------------------------------
+# Model backends: dead-host circuit breaker (backends.py)
+# --------------------------------------------------------------------------------------------------
+DEAD_HOST_STRIKES = 3  # calls in a row that could not reach the host (or got 404/410) before later calls fail fast; whileai SDK #816 (>= 3)
+DEAD_HOST_PROBE_S = 5.0  # while the breaker is open, one call per this many seconds still tries the host; convention, untested
