@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import email.utils
 import json
+import logging
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -214,7 +215,7 @@ def test_anthropic_round_trip_headers_and_clamped_temperature(srv):
 
 
 # ---- keys never leak ---------------------------------------------------------------------------
-def test_key_never_in_repr_or_errors(srv, monkeypatch):
+def test_key_never_in_repr_errors_or_logs(srv, monkeypatch, caplog):
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
     b = OpenAI("m", url=srv.openai_url, max_attempts=2, **FAST)
     given = OpenAI("m", api_key=SECRET, url=srv.openai_url, **FAST)
@@ -227,9 +228,10 @@ def test_key_never_in_repr_or_errors(srv, monkeypatch):
     assert SECRET not in str(ei.value) and "<redacted>" in str(ei.value) and "OPENAI_API_KEY" in str(ei.value)
     assert ei.value.__cause__ is None and ei.value.__suppress_context__
     srv.fail(2, status=500, body=f"oops {SECRET}")
-    with pytest.raises(BackendError) as ei:
+    with caplog.at_level(logging.INFO, logger="whileai.backends"), pytest.raises(BackendError) as ei:
         b.complete(user("x"))
     assert SECRET not in str(ei.value)
+    assert "retry 1 of 1" in caplog.text and "<redacted>" in caplog.text and SECRET not in caplog.text
     config.configure(agent=given)
     assert SECRET not in repr(config.settings)
 

@@ -165,6 +165,14 @@ def test_judge_names_model_resolution_and_errors():
     assert Judge(RUBRIC, model="openai:own").name == "judge:openai:own"  # its own model beats configure
 
 
+def test_json_mode_asks_for_a_json_object():
+    with FakeServer(responder=grading_responder) as srv:
+        Judge(RUBRIC, model=Endpoint("j", url=srv.openai_url, **FAST), json_mode=True)(ROW)
+        assert srv.requests[-1]["body"]["response_format"] == {"type": "json_object"}
+        Judge(RUBRIC, model=Endpoint("j", url=srv.openai_url, **FAST))(ROW)
+        assert "response_format" not in srv.requests[-1]["body"]
+
+
 def test_judge_over_anthropic():
     with FakeServer(responder=grading_responder) as srv:
         judge = Judge(RUBRIC, model=Anthropic("claude-j", api_key="k-1", url=srv.openai_url, **FAST))

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import email.utils
 import json
+import logging
 import os
 import queue
 import random
@@ -54,6 +55,7 @@ SPEC_FORMS = (
     "ollama:<model>",
 )
 _ENDPOINT_PROVIDERS = ("vllm", "sglang", "tgi", "endpoint")
+log = logging.getLogger("whileai.backends")
 _PROVIDERS = ("openai", "anthropic", "ollama", *_ENDPOINT_PROVIDERS)
 
 
@@ -544,6 +546,8 @@ class _HTTPBackend:
             if wait is None:
                 wait = random.uniform(0.0, backoff_ceiling(attempt, self.backoff_s, self.backoff_cap_s))
             waits.append(wait)
+            log.info("%s call to %s: %s; retry %d of %d in %.2f s", self.provider, safe, last, attempt,
+                     max_attempts - 1, wait)
             time.sleep(wait)
         if breaker is not None:
             breaker.record(dead=unreachable, what=last)

@@ -154,13 +154,14 @@ class Judge:
     """An LLM judge: ``Judge(rubric="...", model="openai:gpt-4.1-mini")(row) -> {"reward", "reason"}``.
 
     ``model=None`` uses ``wai.configure(judge=...)`` or ``WHILEAI_JUDGE`` at call time; a Judge built with
-    its own model ignores them. Without a rubric it grades the conduct floor only.
+    its own model ignores them. Without a rubric it grades the conduct floor only. ``json_mode=True`` asks
+    an OpenAI-compatible server for a JSON object reply (``response_format``); the reply is parsed either way.
     """
 
     def __init__(self, rubric: str | None = None, *, model: Any = None, use_privileged: bool = False,
                  name: str | None = None, temperature: float = JUDGE_TEMPERATURE,
                  max_tokens: int = JUDGE_MAX_TOKENS, max_chars: int = JUDGE_PAYLOAD_CHARS,
-                 cache: Any = None) -> None:
+                 json_mode: bool = False, cache: Any = None) -> None:
         from whileai_core.backends import resolve_model
 
         if rubric is not None and (not isinstance(rubric, str) or not rubric.strip()):
@@ -174,6 +175,7 @@ class Judge:
         self.temperature = temperature
         self.max_tokens = max_tokens
         self.max_chars = max_chars
+        self.json_mode = bool(json_mode)
         from whileai_core.model_agent import _resolve_cache
 
         # an explicit cache= is fixed now; None follows wai.configure(cache=...) at call time
@@ -229,8 +231,9 @@ class Judge:
         cassette = self._cache if self._cache_given else (config.get("cache") or None)
         trial = row.get("rollout_index", 0)
         trial = trial if isinstance(trial, int) and not isinstance(trial, bool) and trial >= 0 else 0
+        extra = {"response_format": {"type": "json_object"}} if self.json_mode else None
         c = self.backend.complete(self.messages(row), temperature=self.temperature, max_tokens=self.max_tokens,
-                                  trial=trial, cache=cassette)
+                                  trial=trial, cache=cassette, extra=extra)
         verdict = parse_verdict(c.text)
         verdict["judge_model"] = self.spec
         verdict["judge_usage"] = {**dict(c.usage), "cached": c.cached}  # judge tokens, kept apart from the agent's
