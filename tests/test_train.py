@@ -153,6 +153,34 @@ def test_sft_jsonl_round_trips_through_load_dataset_without_null_filled_argument
     mem = fmt.as_dataset(fmt.to_sft(rows))
     assert mem[0]["messages"][2]["tool_calls"][0]["function"]["arguments"] == {"path": "/data/file0.txt"}
 
+    # the DPO and GRPO shapes load too; DPO pairs graded rows itself when given rows
+    graded = [dict(r, row_id=f"{r['task_id']}#{k}", rollout_index=k, reward=k, judge_status="ok",
+                   messages=r["messages"] if k else r["messages"][:2] + [{"role": "assistant", "content": "no"}])
+              for r in rows for k in (0, 1)]
+    for method, columns in (("dpo", ["chosen", "prompt", "rejected"]), ("grpo", ["prompt", "task_id"])):
+        info = fmt.export_trl(graded, tmp_path / f"{method}.jsonl", method)
+        assert info["n"] == 4 and info["columns"] == columns
+        loaded = datasets.load_dataset("json", data_files=info["path"], split="train",
+                                       cache_dir=str(tmp_path / "cache"))
+        assert sorted(loaded.column_names) == columns and len(loaded) == 4
+    dpo = datasets.load_dataset("json", data_files=str(tmp_path / "dpo.jsonl"), split="train",
+                                cache_dir=str(tmp_path / "cache"))
+    assert dpo[0]["rejected"] == [{"role": "assistant", "content": "no"}]
+    assert [m["role"] for m in dpo[0]["chosen"]] == ["assistant", "tool", "assistant"]
+    with pytest.raises(ValueError, match="method= must be one of"):
+        fmt.export_trl(graded, tmp_path / "x.jsonl", "ppo")
+
+
+def test_rows_from_the_lead_export_feed_the_trl_shapes(tmp_path):
+    from whileai_core.export import export
+
+    rows = [th.tool_row(i) for i in range(3)]
+    report = export(rows, tmp_path / "sft.jsonl", mode="sft")
+    from_file = fmt.to_sft(report["path"])
+    assert [ex["messages"] for ex in from_file] == [ex["messages"] for ex in fmt.to_sft(rows)]
+    rl = export(rows, tmp_path / "rl.jsonl", mode="rl")
+    assert [p["prompt"] for p in fmt.to_grpo(rl["path"])] == [p["prompt"] for p in fmt.to_grpo(rows)]
+
 
 def test_parse_tool_calls():
     from whileai_core.local_model import parse_tool_calls

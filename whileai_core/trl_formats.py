@@ -251,7 +251,7 @@ def unwrap_pairs(pairs: Any) -> list[Any]:
     inner = getattr(pairs, "pairs", None)
     if inner is not None and not callable(inner) and not isinstance(pairs, (list, tuple)):
         pairs = inner
-    if isinstance(pairs, Mapping) or isinstance(pairs, str):
+    if isinstance(pairs, (Mapping, str)):
         raise TypeError("pairs= takes a list of preference pairs (or build_preference_pairs output); got a "
                         f"{type(pairs).__name__}")
     return list(pairs)
@@ -421,3 +421,34 @@ def as_dataset(examples: Iterable[Mapping[str, Any]]) -> Any:
     from datasets import Dataset
 
     return Dataset.from_list(list(examples), on_mixed_types="use_json")
+
+
+def export_trl(source: Any, path: str | Any, method: str = "sft", *, overwrite: bool = False,
+               **kwargs: Any) -> dict[str, Any]:
+    """Write the TRL shape for ``method`` ("sft": ``to_sft``, "dpo": ``to_dpo``, "grpo": ``to_grpo``) as JSONL
+    for ``datasets.load_dataset("json", data_files=path)``; returns ``{"path", "n", "method", "columns"}``.
+
+    For "dpo", ``source`` is pairs (or ``build_preference_pairs`` output), or graded rows it pairs itself.
+    ``kwargs`` go to the ``to_*`` function.
+    """
+    from whileai_core.defaults import TRAIN_METHODS
+    from whileai_core.rows import write_jsonl
+
+    _check_choice("method", method, TRAIN_METHODS)
+    if method == "sft":
+        examples = to_sft(source, **kwargs)
+    elif method == "grpo":
+        examples = to_grpo(source, **kwargs)
+    else:
+        try:
+            items = unwrap_pairs(source)
+        except TypeError:
+            items = []
+        if not (items and all(isinstance(p, Mapping) and "chosen" in p and "rejected" in p for p in items)):
+            from whileai_core.preferences import build_preference_pairs
+
+            items = unwrap_pairs(build_preference_pairs(source))
+        examples = to_dpo(items, **kwargs)
+    written = write_jsonl(path, examples, overwrite=overwrite)
+    columns = sorted({k for ex in examples for k in ex})
+    return {"path": str(written), "n": len(examples), "method": method, "columns": columns}
