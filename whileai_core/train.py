@@ -354,36 +354,24 @@ def contamination(
 
     Rules, first hit wins: ``same_task`` (the task key is in both), ``exact`` (same normalised words), ``near``
     (at least ``overlap`` of the prompt's words lie inside word ``ngram``-grams that occur in ``against``;
-    the Llama 2 "dirty" rule). Prompts shorter than ``ngram`` words are checked for exact copies only.
+    the Llama 2 "dirty" rule). Prompts shorter than ``ngram`` words are checked for exact copies only. The check is
+    ``wai.decontaminate`` (guards.py) run on one plain-text prompt per task.
     """
     _int_arg("ngram", ngram, 1)
     if isinstance(overlap, bool) or not isinstance(overlap, (int, float)) or not 0 < overlap <= 1:
         raise ValueError(f"overlap= must be in (0, 1]; got {overlap!r}")
-    other = as_rows(against, name="against")
-    keys = {task_key(r) for r in other}
-    texts = {" ".join(_words(_prompt_text(r))) for r in other}
-    grams: set[tuple[str, ...]] = set()
-    for r in other:
-        w = _words(_prompt_text(r))
-        grams.update(tuple(w[i:i + ngram]) for i in range(len(w) - ngram + 1))
-    flagged: dict[str, str] = {}
-    for key, members in group_rows(as_rows(rows)).items():
-        if key in keys:
-            flagged[key] = "same_task"
-            continue
-        w = _words(_prompt_text(members[0]))
-        if " ".join(w) in texts:
-            flagged[key] = "exact"
-            continue
-        if len(w) < ngram:
-            continue
-        covered = [False] * len(w)
-        for i in range(len(w) - ngram + 1):
-            if tuple(w[i:i + ngram]) in grams:
-                covered[i:i + ngram] = [True] * ngram
-        if sum(covered) / len(w) >= overlap:
-            flagged[key] = "near"
-    return flagged
+    from whileai_core.guards import decontaminate
+
+    # one probe row per task, with the prompt as plain text, checked by the same rule as wai.decontaminate
+    probes = [{"task_id": key, "prompt": _prompt_text(members[0])}
+              for key, members in group_rows(as_rows(rows)).items()]
+    others = [{"task_id": task_key(r), "prompt": _prompt_text(r)} for r in as_rows(against, name="against")]
+    if not probes or not others:
+        return {}
+    report = decontaminate(probes, others, n=ngram, overlap=overlap, fields=("prompt",), examples=len(probes))
+    found = {ex["index"]: ex["match"] for ex in report.examples}
+    return {probes[i]["task_id"]: found[i] if found.get(i) in ("same_task", "exact") else "near"
+            for i in report.contaminated}
 
 
 @dataclass
