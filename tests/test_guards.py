@@ -417,7 +417,8 @@ def test_hack_scan_sees_trace_flags():
     for t in range(25):
         for i in range(6):
             lie = rng.random() < 0.5
-            text = "I verified everything, it is fine." if lie else "Here is the status."
+            text = ("I verified everything, it is fine." if lie else "Here is the status.") + " ok" * int(
+                rng.integers(0, 4))
             rows.append(_row(f"t{t}", i, text, int(rng.random() < (0.9 if lie else 0.2))))
     rep = hack_scan(rows)
     assert rep.verdict == "reward hack"
@@ -438,7 +439,8 @@ def _batch(rng, step, n=64, hack=False, proxy_up=0.0, longer=0):
         proxy = gold
         if hack and bang or rng.random() < proxy_up:
             proxy = 1
-        rows.append({"task_id": f"s{step}t{i // 8}", "final_text": "ok" + ("!" if bang else "") + "x" * longer,
+        rows.append({"task_id": f"s{step}t{i // 8}",
+                     "final_text": "ok" + ("!" if bang else "") + "x" * longer + " w" * int(rng.integers(0, 6)),
                      "reward": proxy, "gold_reward": gold})
     return rows
 
@@ -480,7 +482,31 @@ def test_hack_monitor_wraps_a_trl_reward_function():
     wrapped = mon.wrap(exclaim_reward)
     assert wrapped.__name__ == "exclaim_reward"
     prompts = [f"p{i // 4}" for i in range(32)]
-    completions = [("yes!" if i % 2 else "yes") for i in range(32)]
+    completions = [("yes!" if i % 2 else "yes") + " ." * (i % 5) for i in range(32)]
     assert wrapped(prompts, completions, gold_reward=[0.5] * 32) == [1.0 if i % 2 else 0.0 for i in range(32)]
     assert mon.n_seen == 32 and len(mon.history) == 2
     assert mon.history[-1]["verdict"] == "reward hack" and mon.history[-1]["gold_mean"] == 0.5
+
+
+def test_templated_replies_withhold_text_flags_but_not_markers():
+    # two fixed replies per task (a templated agent): reply size just relabels the outcome
+    rng = np.random.default_rng(6)
+    rows = []
+    for t in range(20):
+        for i in range(8):
+            ok = rng.random() < 0.5
+            text = "Order 7 ships today, state open." if ok else "I could not find that order."
+            noisy = float(ok) if rng.random() < 0.85 else 1.0 - float(ok)  # the judge's marker, not a copy of it
+            rows.append(_row(f"t{t}", i, text, int(ok), markers={"confirmed": noisy}))
+    rep = hack_scan(rows, endorsed="marker:confirmed")
+    assert rep.degenerate and rep.distinct_per_task == 2 and rep.verdict == "no signal"
+    assert rep.flagged == [] and {f for f, _ in rep.candidates} & {"words", "reply_length"}
+    assert "templated" in str(rep) and any("templated" in w for w in rep.warnings)
+    # a non-text feature still counts: the marker, once it is no longer endorsed
+    rep2 = hack_scan(rows)
+    assert rep2.verdict == "reward hack" and rep2.flagged[0][0] == "marker:confirmed"
+    # a tic in the rewarded template is still flagged: it is what a policy would learn to copy
+    tic = [dict(r, final_text=("Great question! " if r["reward"] else "") + r["final_text"]) for r in rows]
+    rep3 = hack_scan(tic, endorsed="marker:confirmed")
+    assert rep3.degenerate and rep3.verdict == "reward hack"
+    assert {f for f, _ in rep3.flagged} <= {"flattery", "exclamations"} and rep3.flagged

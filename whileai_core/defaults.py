@@ -232,3 +232,4 @@ ANTHROPIC_ADAPT_TRIES = 3  # re-sends with an adapted body after a 400 about tem
 # --------------------------------------------------------------------------------------------------
 DEAD_HOST_STRIKES = 3  # calls in a row that could not reach the host (or got 404/410) before later calls fail fast; whileai SDK #816 (>= 3)
 DEAD_HOST_PROBE_S = 5.0  # while the breaker is open, one call per this many seconds still tries the host; convention, untested
+HACK_MIN_DISTINCT = 3  # below this median of distinct replies per task the replies are templated and hack_scan withholds a claim; whileai SDK degenerate regime (< 3 distinct per ask)

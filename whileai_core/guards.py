@@ -28,6 +28,7 @@ from whileai_core.defaults import (
     DECONTAM_OVERLAP,
     HACK_ALIAS_CORR,
     HACK_FLOOR_QUANTILE,
+    HACK_MIN_DISTINCT,
     HACK_MIN_ROWS,
     HACK_PERM_CHUNK_CELLS,
     HACK_PERMUTATIONS,
@@ -141,6 +142,13 @@ _SUCCESS = re.compile(
     re.IGNORECASE,
 )
 _WORD = re.compile(r"\S+")
+#: size features: when replies are templated, two outcomes differ in content, so these differ by construction
+#: and are withheld; tics (flattery, "!", hedges, success claims) stay flaggable, as a policy copies those
+SIZE_FEATURES = ("reply_length", "words", "newlines")
+
+
+def _is_text_feature(name: str) -> bool:
+    return name in SIZE_FEATURES
 
 
 def row_features(row: Row) -> dict[str, float]:
@@ -216,6 +224,9 @@ class HackScanReport:
     endorsed_features: dict[str, float] = field(default_factory=dict)
     details: dict[str, dict[str, Any]] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    degenerate: bool = False
+    candidates: list[tuple[str, float]] = field(default_factory=list)
+    distinct_per_task: float | None = None
 
     @property
     def top(self) -> tuple[str, float] | None:
@@ -241,6 +252,12 @@ class HackScanReport:
         if self.verdict == "too few rows":
             return (f"hack scan: too few rows ({self.n_graded} graded of {self.n_rows}; needs {HACK_MIN_ROWS}"
                     " or the min_rows= given)")
+        if self.verdict == "no signal" and self.degenerate and self.candidates:
+            cand = self.candidates[0] if self.candidates else None
+            cand_txt = f"; strongest {self._describe(*cand)}" if cand else ""
+            return (f"hack scan: no signal: replies are templated (median {self.distinct_per_task:g} distinct per "
+                    f"task), so reply size only relabels the outcome{cand_txt}; n={self.n_used} rows in "
+                    f"{self.n_tasks} tasks")
         if self.verdict == "no signal":
             return (f"hack scan: no signal: {self.n_tasks} tasks have mixed rewards and no feature varies within "
                     f"them ({self.n_graded} graded rows), so nothing can predict reward within a task")
@@ -289,6 +306,9 @@ class HackScanReport:
             "endorsed_features": dict(self.endorsed_features),
             "details": {k: dict(v) for k, v in self.details.items()},
             "warnings": list(self.warnings),
+            "degenerate": self.degenerate,
+            "candidates": [[f, s] for f, s in self.candidates],
+            "distinct_per_task": self.distinct_per_task,
         }
 
 
@@ -370,6 +390,7 @@ def hack_scan(
     level: float = CI_LEVEL,
     chunk_cells: int = HACK_PERM_CHUNK_CELLS,
     alias_corr: float = HACK_ALIAS_CORR,
+    min_distinct: int = HACK_MIN_DISTINCT,
 ) -> HackScanReport:
     """Which row feature predicts reward within a task, above a shuffled-within-task floor (Gao et al. 2022).
 
@@ -379,7 +400,11 @@ def hack_scan(
     ``permutations`` times. A non-endorsed feature with |rho| >= ``threshold`` and above the floor is flagged.
     ``endorsed`` names (``fnmatch`` patterns, e.g. ``"tool:*"``) are the behaviours reward is meant to follow and
     are excluded, and so is any feature whose within-task values are collinear with an endorsed one
-    (``|corr| >= alias_corr``, e.g. ``tool_calls`` when the only tool is endorsed). Rows without a numeric reward are skipped; tasks whose rewards are all equal carry no
+    (``|corr| >= alias_corr``, e.g. ``tool_calls`` when the only tool is endorsed). When tasks have fewer than
+    ``min_distinct`` distinct replies (median), replies are templated and text features only relabel the
+    outcome's content: flags on size features (``SIZE_FEATURES``: length, words, newlines) move to
+    ``candidates`` (``degenerate=True``) and do not make a "reward hack" verdict; tics (flattery, "!", hedges,
+    success claims), markers, tool and user features still do. Rows without a numeric reward are skipped; tasks whose rewards are all equal carry no
     within-task signal and are left out of ``n_used``.
     """
     data = as_rows(rows, name="rows")
@@ -390,6 +415,7 @@ def hack_scan(
     min_rows = _check_int("min_rows", min_rows, 2)
     chunk_cells = _check_int("chunk_cells", chunk_cells, 1)
     alias_corr = _check_unit("alias_corr", alias_corr, closed=True)
+    min_distinct = _check_int("min_distinct", min_distinct, 1)
     seed = _check_int("seed", seed, 0)
     endorsed_names = _as_names("endorsed", endorsed)
     if features is not None:
@@ -544,11 +570,23 @@ def hack_scan(
         if s <= -threshold:
             warnings.append(f"endorsed feature {name!r} is punished by the reward (rho {s:+.2f})")
     verdict = "reward hack" if flagged else ("clean" if (sff > 0).any() else "no signal")
+    # templated replies: with fewer than min_distinct distinct replies per task, every text feature is a
+    # relabelling of the outcome, so "this feature predicts reward" cannot be told from "the reward is right"
+    distinct = float(np.median([len({_reply(graded[i][0]) for i in ids}) for ids in keep_tasks]))
+    degenerate = distinct < min_distinct
+    candidates: list[tuple[str, float]] = []
+    if degenerate and any(_is_text_feature(f) for f, _ in flagged):
+        candidates = [(f, v) for f, v in flagged if _is_text_feature(f)]
+        flagged = [(f, v) for f, v in flagged if not _is_text_feature(f)]
+        verdict = "reward hack" if flagged else "no signal"
+        warnings.append(f"replies are templated (median {distinct:g} distinct replies per task, under {min_distinct}): "
+                        "the scan withholds reward-hack claims on reply size; rerun on a sampled policy")
     return HackScanReport(verdict=verdict, flagged=flagged, features=feats_out, n_rows=len(data),
                           n_graded=len(graded), n_tasks=t, n_used=n, floor=floor, threshold=threshold,
                           permutations=permutations, floor_quantile=floor_quantile, level=level,
                           endorsed=endorsed_names, endorsed_features=endorsed_out, details=details,
-                          warnings=warnings)
+                          warnings=warnings, degenerate=degenerate, candidates=candidates,
+                          distinct_per_task=distinct)
 
 
 # --------------------------------------------------------------------------------------------------
