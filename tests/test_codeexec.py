@@ -240,3 +240,16 @@ def test_sandbox_result_and_errors():
     assert none["reward"] is None and "no reference" in none["reason"]
     assert extract_code("a\n```python\nx = 1\n```\nb\n```py\ny = 2\n```") == "y = 2\n"
     assert extract_code("plain") == "plain"
+
+
+def test_codeexec_under_a_threaded_judge_pool():
+    from whileai_core.grade import run_judge
+
+    rows = []
+    for i in range(8):
+        body = "return a + b" if i % 2 == 0 else "return a - b"
+        rows.append(dict(_row(f"def add(a, b):\n    {body}"), task_id=f"t{i}", rollout_index=0))
+    scored = run_judge(rows, CodeExec(timeout=20), concurrency=4)
+    assert [r["reward"] for r in scored.rows] == [1, 0] * 4
+    assert {r["judge_name"] for r in scored.rows} == {"code_exec"}
+    assert all(r["judge_meta"]["isolation"]["uid"] != 0 or os.geteuid() != 0 for r in scored.rows)
