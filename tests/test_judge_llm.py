@@ -241,3 +241,17 @@ def test_simulate_with_a_model_writer_puts_written_situations_first():
                         simulator=spec, budget=8, repeats=1, progress=False)
     prompts = [r["prompt"] for r in data.rows]
     assert len(prompts) == 8 and "Where is order A1001?" in prompts and "Refund order R5512 by 20 dollars" in prompts
+
+
+def test_context_judge_reaches_worker_threads_and_one_backend_is_reused():
+    with FakeServer(responder=grading_responder) as srv:
+        with config.context(judge=f"vllm:ctx-judge@{srv.openai_url}"):
+            judge = Judge(RUBRIC)
+        rows = [{**ROW, "row_id": f"t#{i}", "rollout_index": i} for i in range(6)]
+        scored = run_judge(rows, judge, concurrency=3)  # graded on worker threads, outside the context
+        assert all(r["reward"] == 1 for r in scored.rows)
+        assert {r["body"]["model"] for r in srv.requests} == {"ctx-judge"}
+        assert judge.backend is judge.backend  # resolved once: one connection pool for every row
+    late = Judge(RUBRIC)  # nothing configured yet: resolved at call time
+    config.configure(judge="openai:late")
+    assert late.name == "judge:openai:late"

@@ -153,8 +153,8 @@ def evidence(row: Mapping[str, Any], *, use_privileged: bool = False, max_chars:
 class Judge:
     """An LLM judge: ``Judge(rubric="...", model="openai:gpt-4.1-mini")(row) -> {"reward", "reason"}``.
 
-    ``model=None`` uses ``wai.configure(judge=...)`` or ``WHILEAI_JUDGE`` at call time; a Judge built with
-    its own model ignores them. Without a rubric it grades the conduct floor only. ``json_mode=True`` asks
+    ``model=None`` uses ``wai.context/configure(judge=...)`` or ``WHILEAI_JUDGE`` as set when the Judge is
+    built (or, if none was set then, at call time); a Judge built with its own model ignores them. Without a rubric it grades the conduct floor only. ``json_mode=True`` asks
     an OpenAI-compatible server for a JSON object reply (``response_format``); the reply is parsed either way.
     """
 
@@ -171,6 +171,17 @@ class Judge:
             raise ValueError(f"max_chars= must be an int >= 1; got {max_chars!r}")
         self.rubric = rubric
         self._model = resolve_model(model, role="model") if model is not None else None
+        # model=None: take the judge configured now (a ``with wai.context(judge=...)`` around the
+        # construction is seen even when rows are graded on worker threads); if none is set yet, look
+        # again at call time.
+        self._built_with: Any = None
+        if self._model is None:
+            from whileai_core import config
+
+            found = config.get("judge")
+            if isinstance(found, str) or callable(getattr(found, "complete", None)):
+                self._built_with = found
+        self._resolved: tuple[Any, Any] | None = None
         self.use_privileged = bool(use_privileged)
         self.temperature = temperature
         self.max_tokens = max_tokens
@@ -191,11 +202,16 @@ class Judge:
         from whileai_core import config
         from whileai_core.backends import resolve_model
 
-        configured = config.get("judge")
+        configured = self._built_with if self._built_with is not None else config.get("judge")
         if configured is None or (callable(configured) and not callable(getattr(configured, "complete", None))):
             raise ValueError("Judge has no model: pass Judge(model='openai:gpt-4.1-mini'), or set "
                              "wai.configure(judge='openai:...') or WHILEAI_JUDGE")
-        return resolve_model(configured, role="judge")
+        cached = self._resolved
+        if cached is not None and (cached[0] is configured or cached[0] == configured):
+            return cached[1]  # one backend (one connection pool) per configured value, not one per row
+        backend = resolve_model(configured, role="judge")
+        self._resolved = (configured, backend)
+        return backend
 
     @property
     def spec(self) -> str:
