@@ -206,3 +206,40 @@ def test_custom_verifier_and_errors():
     assert v["reward"] is None and "cannot parse" in v["error"]
     with pytest.raises(TypeError, match="row dict"):
         Half()("not a row")
+
+
+def test_minimal_schema_check_agrees_with_jsonschema_on_its_subset(monkeypatch):
+    import json
+    import sys
+
+    import jsonschema
+
+    from whileai_core.verify import minimal_schema_error
+
+    schema = {"type": "object", "required": ["id", "tags"], "additionalProperties": False,
+              "properties": {"id": {"type": "integer", "minimum": 0}, "name": {"type": "string", "maxLength": 5},
+                             "tags": {"type": "array", "items": {"enum": ["a", "b"]}, "maxItems": 3}}}
+    rng = np.random.default_rng(9)
+    docs = []
+    for _ in range(200):
+        d = {}
+        if rng.random() < 0.9:
+            d["id"] = [int(rng.integers(-2, 5)), "7", 1.5, True][int(rng.integers(0, 4))] if rng.random() < 0.4 \
+                else int(rng.integers(0, 9))
+        if rng.random() < 0.5:
+            d["name"] = "x" * int(rng.integers(0, 8))
+        if rng.random() < 0.9:
+            d["tags"] = [str(rng.choice(["a", "b", "c"])) for _ in range(int(rng.integers(0, 5)))]
+        if rng.random() < 0.1:
+            d["other"] = 1
+        docs.append(d)
+    ref = jsonschema.Draft202012Validator(schema)
+    for d in docs:
+        assert (minimal_schema_error(schema, d) is None) == ref.is_valid(d), d
+    # without the package JSONSchema falls back to the subset and says so
+    monkeypatch.setitem(sys.modules, "jsonschema", None)
+    js = JSONSchema(schema)
+    ok = js(row(json.dumps({"id": 1, "tags": ["a"]})))
+    bad = js(row(json.dumps({"id": -1, "tags": ["a"]})))
+    assert ok["reward"] == 1 and "minimal check" in ok["reason"]
+    assert bad["reward"] == 0 and "minimum" in bad["reason"]

@@ -461,10 +461,73 @@ def extract_json(text: str) -> Any:
     raise ValueError("no JSON object or array found in the reply")
 
 
+_JSON_TYPES: dict[str, Callable[[Any], bool]] = {
+    "object": lambda v: isinstance(v, dict),
+    "array": lambda v: isinstance(v, list),
+    "string": lambda v: isinstance(v, str),
+    "integer": lambda v: isinstance(v, int) and not isinstance(v, bool)
+    or isinstance(v, float) and v.is_integer(),
+    "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+    "boolean": lambda v: isinstance(v, bool),
+    "null": lambda v: v is None,
+}
+
+
+def minimal_schema_error(schema: Mapping[str, Any], value: Any, path: tuple[Any, ...] = ()) -> tuple[str, str] | None:
+    """The first violation of a JSON Schema subset (type, enum, const, required, properties,
+    additionalProperties: false, items, minimum/maximum, min/maxLength, min/maxItems) as ``(path, message)``.
+
+    The fallback when the ``jsonschema`` package is not installed; other keywords are not checked.
+    """
+    where = "/".join(map(str, path)) or "(root)"
+    t = schema.get("type")
+    if t is not None:
+        types = t if isinstance(t, list) else [t]
+        if not any(_JSON_TYPES.get(x, lambda v: True)(value) for x in types):
+            return where, f"{json.dumps(value)[:60]} is not of type {' or '.join(map(repr, types))}"
+    if "enum" in schema and value not in schema["enum"]:
+        return where, f"{json.dumps(value)[:60]} is not one of {schema['enum']}"
+    if "const" in schema and value != schema["const"]:
+        return where, f"{json.dumps(value)[:60]} was expected to be {schema['const']!r}"
+    if isinstance(value, dict):
+        for key in schema.get("required", []):
+            if key not in value:
+                return where, f"{key!r} is a required property"
+        props = schema.get("properties", {})
+        for key, sub in props.items():
+            if key in value and isinstance(sub, Mapping):
+                err = minimal_schema_error(sub, value[key], (*path, key))
+                if err:
+                    return err
+        if schema.get("additionalProperties") is False:
+            extra = [k for k in value if k not in props]
+            if extra:
+                return where, f"additional properties are not allowed ({extra[0]!r} was unexpected)"
+    if isinstance(value, list):
+        items = schema.get("items")
+        if isinstance(items, Mapping):
+            for i, item in enumerate(value):
+                err = minimal_schema_error(items, item, (*path, i))
+                if err:
+                    return err
+        if len(value) < schema.get("minItems", 0) or len(value) > schema.get("maxItems", len(value)):
+            return where, f"array length {len(value)} is outside minItems/maxItems"
+    if isinstance(value, str) and not (schema.get("minLength", 0) <= len(value) <= schema.get("maxLength", len(value))):
+        return where, f"string length {len(value)} is outside minLength/maxLength"
+    if _JSON_TYPES["number"](value):
+        if "minimum" in schema and value < schema["minimum"]:
+            return where, f"{value} is less than the minimum of {schema['minimum']}"
+        if "maximum" in schema and value > schema["maximum"]:
+            return where, f"{value} is greater than the maximum of {schema['maximum']}"
+    return None
+
+
 class JSONSchema(Verifier):
     """The reply's JSON validates against a JSON Schema (``jsonschema`` package, the schema's own draft).
 
     The schema comes from ``schema=``, else the row's reference. A bad schema is an error at construction.
+    Without the ``jsonschema`` package (a dev extra) a documented subset is checked (``minimal_schema_error``)
+    and the reason says "(minimal check)".
     """
 
     def __init__(self, schema: Mapping[str, Any] | None = None, *, field: str | None = None,
@@ -477,11 +540,8 @@ class JSONSchema(Verifier):
         self.schema = schema
 
     @staticmethod
-    def _validator(schema: Any, where: str) -> Any:
-        try:
-            import jsonschema
-        except ImportError as exc:  # pragma: no cover - dev extra
-            raise ImportError("JSONSchema needs the jsonschema package: pip install jsonschema") from exc
+    def _validator(schema: Any, where: str) -> tuple[Callable[[Any], tuple[str, str] | None], bool]:
+        """(first_error(value) -> (path, message) | None, full): the package's validator, else the subset."""
         if isinstance(schema, str):
             try:
                 schema = json.loads(schema)
@@ -489,12 +549,25 @@ class JSONSchema(Verifier):
                 raise ValueError(f"{where} is not valid JSON; pass the schema as a dict") from None
         if not isinstance(schema, Mapping):
             raise ValueError(f"{where} must be a JSON Schema object; got {type(schema).__name__}")  # noqa: TRY004
+        try:
+            import jsonschema
+        except ImportError:
+            frozen = dict(schema)
+            return (lambda value: minimal_schema_error(frozen, value)), False
         cls = jsonschema.validators.validator_for(schema)
         try:
             cls.check_schema(schema)
         except jsonschema.exceptions.SchemaError as exc:
             raise ValueError(f"{where} is not a valid JSON Schema: {exc.message}") from None
-        return cls(schema)
+        validator = cls(schema)
+
+        def first_error(value: Any) -> tuple[str, str] | None:
+            error = jsonschema.exceptions.best_match(validator.iter_errors(value))
+            if error is None:
+                return None
+            return "/".join(str(p) for p in error.absolute_path) or "(root)", error.message
+
+        return first_error, True
 
     def reference(self, row: Row) -> tuple[Any, bool]:
         if self.schema is not None:
@@ -505,20 +578,18 @@ class JSONSchema(Verifier):
         if reference is None:
             return None
         try:
-            validator = self._validator(reference, "the row's schema")
+            first_error, full = self._validator(reference, "the row's schema")
         except ValueError as exc:
             raise VerifierError(str(exc)) from None
         try:
             value = extract_json(candidate)
         except ValueError as exc:
             return 0, f"json: {exc}"
-        import jsonschema
-
-        error = jsonschema.exceptions.best_match(validator.iter_errors(value))
+        note = "" if full else " (minimal check: install jsonschema for full validation)"
+        error = first_error(value)
         if error is None:
-            return 1, "json: valid against the schema"
-        where = "/".join(str(p) for p in error.absolute_path) or "(root)"
-        return 0, f"json: invalid at {where}: {error.message}"
+            return 1, "json: valid against the schema" + note
+        return 0, f"json: invalid at {error[0]}: {error[1]}" + note
 
 
 # --------------------------------------------------------------------------------------------------
