@@ -574,3 +574,28 @@ def test_batched_decoding_matches_one_prompt_at_a_time(tiny_model, tmp_path):
     serial = wai.prove(tiny_model, model, rows, has_digit, batch_size=1)
     assert [r["final_text"] for r in batched.after] == [r["final_text"] for r in serial.after] == one_by_one
     assert batched.delta.delta == serial.delta.delta
+
+
+def test_train_says_when_max_length_drops_every_example(tiny_model, tmp_path):
+    import whileai as wai
+
+    with pytest.raises(ValueError, match=r"every example was dropped .* raise max_length="):
+        wai.train([th.tool_row(i) for i in range(4)], "sft", tiny_model, output_dir=tmp_path, max_steps=1,
+                  batch_size=2, max_length=16)
+
+
+def test_local_model_from_a_loaded_model_object(tiny_model):
+    import whileai as wai
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    model = AutoModelForCausalLM.from_pretrained(tiny_model)
+    tok = AutoTokenizer.from_pretrained(tiny_model)
+    with pytest.raises(ValueError, match="needs tokenizer="):
+        wai.LocalModel(model)
+    with pytest.raises(TypeError, match="checkpoint path or a transformers model"):
+        wai.LocalModel(object())
+    in_memory = wai.LocalModel(model, tokenizer=tok, max_new_tokens=6)
+    from_disk = wai.LocalModel(tiny_model, max_new_tokens=6)
+    assert in_memory.generate("hello there") == from_disk.generate("hello there")
+    assert in_memory.logprob("hello", "yes") == pytest.approx(from_disk.logprob("hello", "yes"), abs=1e-4)
+    assert "temperature=0" in repr(in_memory) and in_memory.to_dict()["max_new_tokens"] == 6
