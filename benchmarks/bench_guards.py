@@ -61,11 +61,32 @@ def main() -> None:
     print(f"ratio baseline / hashed: {t_naive / t_fast:.2f}x")
 
     rng = np.random.default_rng(1)
-    scan_rows = [{"task_id": f"t{i // 8}", "final_text": "ok" + "!" * int(rng.integers(0, 3)),
-                  "reward": int(rng.random() < 0.5)} for i in range(min(n_rows, 20_000))]
+    scan_rows = [{"task_id": f"t{i // 8}", "final_text": "ok" + "!" * int(rng.integers(0, 3)) + " w" * int(
+        rng.integers(0, 9)), "reward": int(rng.random() < 0.5)} for i in range(min(n_rows, 20_000))]
     t0 = time.perf_counter()
     hs = hack_scan(scan_rows, permutations=200)
-    print(f"hack_scan {len(scan_rows)} rows, 200 shuffles: {time.perf_counter() - t0:.2f} s ({hs.verdict})")
+    t_scan = time.perf_counter() - t0
+    print(f"hack_scan {len(scan_rows)} rows, 200 shuffles: {t_scan:.2f} s ({hs.verdict}, floor {hs.floor:.3f})")
+
+    # the shuffled floor alone, vectorised (one argsort per block) vs a Python loop over shuffles and tasks
+    groups = np.repeat(np.arange(len(scan_rows) // 8), 8)
+    r = np.array([row["reward"] for row in scan_rows], dtype=float)
+    f = rng.random((len(r), 12))
+    r_t = r - np.repeat(r.reshape(-1, 8).mean(1), 8)
+    f_t = f - np.repeat(f.reshape(-1, 8, 12).mean(1), 8, axis=0)
+    denom = np.sqrt((r_t @ r_t) * (f_t ** 2).sum(0))
+    t0 = time.perf_counter()
+    perm = np.argsort(groups[None, :] + rng.random((200, len(r))), axis=1)
+    fast = np.abs((r_t[perm] @ f_t) / denom).max(1)
+    t_fast = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    slow = []
+    for _ in range(200):
+        shuffled = np.concatenate([rng.permutation(r_t[i:i + 8]) for i in range(0, len(r), 8)])
+        slow.append(np.abs((shuffled @ f_t) / denom).max())
+    t_slow = time.perf_counter() - t0
+    print(f"floor, 200 shuffles x {len(r)} rows x 12 features: vectorised {t_fast:.3f} s, loop {t_slow:.3f} s, "
+          f"ratio {t_slow / t_fast:.1f}x (95th pct {np.quantile(fast, .95):.3f} vs {np.quantile(slow, .95):.3f})")
 
 
 if __name__ == "__main__":
