@@ -585,8 +585,9 @@ def test_train_says_when_max_length_drops_every_example(tiny_model, tmp_path):
 
 
 def test_local_model_from_a_loaded_model_object(tiny_model):
-    import whileai as wai
     from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    import whileai as wai
 
     model = AutoModelForCausalLM.from_pretrained(tiny_model)
     tok = AutoTokenizer.from_pretrained(tiny_model)
