@@ -305,6 +305,7 @@ def read_file(path: str) -> str:
     return "value 3"
 
 
+@pytest.mark.train
 def test_sft_loss_falls_and_tool_output_is_never_trained(tiny_model, tmp_path):
     import whileai as wai
     from whileai_core.tools import schemas
@@ -334,6 +335,7 @@ def test_sft_loss_falls_and_tool_output_is_never_trained(tiny_model, tmp_path):
     assert isinstance(agent.generate("hello"), str)
 
 
+@pytest.mark.train
 def test_dpo_prefers_chosen_after_training(tiny_model, tmp_path):
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -359,6 +361,7 @@ def test_dpo_prefers_chosen_after_training(tiny_model, tmp_path):
     assert last["rewards/margins"] > 0 and result.config["beta"] == 0.1
 
 
+@pytest.mark.train
 def test_dpo_from_graded_rows_pairs_them_with_build_preference_pairs(tiny_model, tmp_path):
     pytest.importorskip("whileai_core.preferences")
     import whileai as wai
@@ -380,6 +383,7 @@ def test_dpo_from_graded_rows_pairs_them_with_build_preference_pairs(tiny_model,
     assert min(gain) > 0  # every prompt moved toward its chosen reply
 
 
+@pytest.mark.train
 def test_grpo_runs_with_a_whileai_judge_and_a_python_reward(tiny_model, tmp_path):
     import whileai as wai
 
@@ -407,6 +411,7 @@ def test_grpo_runs_with_a_whileai_judge_and_a_python_reward(tiny_model, tmp_path
     assert result.config["reward_funcs"] == ["judge", "brevity"]
 
 
+@pytest.mark.train
 def test_prove_reports_the_paired_delta_with_its_interval(tiny_model, tmp_path):
     import numpy as np
 
@@ -497,6 +502,7 @@ def test_export_environment_refuses_a_judge_a_fresh_process_cannot_import(tmp_pa
         wai.export_environment(rows, tmp_path, judge=th.reference_judge)
 
 
+@pytest.mark.train
 def test_the_loop_closes_simulate_grade_train_simulate(tiny_model, tmp_path):
     import whileai as wai
 
@@ -553,6 +559,7 @@ def test_export_environment_is_a_verifiers_v1_taskset_when_verifiers_is_installe
     assert scores == [1.0, 0.0]
 
 
+@pytest.mark.train
 def test_batched_decoding_matches_one_prompt_at_a_time(tiny_model, tmp_path):
     import whileai as wai
 
@@ -576,6 +583,7 @@ def test_batched_decoding_matches_one_prompt_at_a_time(tiny_model, tmp_path):
     assert batched.delta.delta == serial.delta.delta
 
 
+@pytest.mark.train
 def test_train_says_when_max_length_drops_every_example(tiny_model, tmp_path):
     import whileai as wai
 
@@ -584,6 +592,7 @@ def test_train_says_when_max_length_drops_every_example(tiny_model, tmp_path):
                   batch_size=2, max_length=16)
 
 
+@pytest.mark.train
 def test_local_model_from_a_loaded_model_object(tiny_model):
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
