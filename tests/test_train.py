@@ -609,3 +609,17 @@ def test_local_model_from_a_loaded_model_object(tiny_model):
     assert in_memory.generate("hello there") == from_disk.generate("hello there")
     assert in_memory.logprob("hello", "yes") == pytest.approx(from_disk.logprob("hello", "yes"), abs=1e-4)
     assert "temperature=0" in repr(in_memory) and in_memory.to_dict()["max_new_tokens"] == 6
+
+
+def test_grpo_reward_takes_a_whileai_verifier():
+    from whileai_core.verify import MathEqual
+
+    rows = [{"task_id": f"m{i}", "prompt": f"what is {i} + {i}?", "privileged": {"reference": str(2 * i)}}
+            for i in range(3)]
+    reward = fmt.grpo_reward(MathEqual(), rows)
+    assert reward.__name__ == "math_equal"
+    prompts = [p["prompt"] for p in fmt.to_grpo(rows)]
+    completions = [[{"role": "assistant", "content": "The answer is 0"}],
+                   [{"role": "assistant", "content": "The answer is 3"}],
+                   [{"role": "assistant", "content": "so \\boxed{4}"}]]
+    assert reward(prompts=prompts, completions=completions, task_id=["m0", "m1", "m2"]) == [1.0, 0.0, 1.0]
