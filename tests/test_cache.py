@@ -193,15 +193,14 @@ def test_bad_cassette_inputs(tmp_path):
         config.configure(cache="path.jsonl")
 
 
-def test_a_replay_miss_inside_simulate_is_kept_loudly_on_the_rows(tmp_path):
+def test_a_replay_miss_inside_simulate_stops_the_run_loudly(tmp_path):
     path = tmp_path / "sim.jsonl"
     with FakeServer() as srv:
         backend = Endpoint("m", url=srv.openai_url, **FAST)
         with Cassette(path, mode="record") as cas:
             run(backend, cas, system_prompt="Old policy.")
         recorded_calls = srv.count
-        data = run(backend, Cassette(path, mode="replay"), system_prompt="New policy.")
+        with pytest.raises(CassetteMiss, match="New policy."):
+            run(backend, Cassette(path, mode="replay"), system_prompt="New policy.")
         assert srv.count == recorded_calls == 16  # 8 rollouts x 2 calls; the replay never went live
-    assert all(r["status"] == "agent_error" and r["error"].startswith("CassetteMiss") for r in data.rows)
-    assert "New policy." in data.rows[0]["error"] and any("CassetteMiss" in w for w in data.warnings)
 

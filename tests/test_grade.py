@@ -91,3 +91,20 @@ def test_hollow_run_warning_when_no_tool_called():
     data = wai.simulate(lambda m: {"steps": [], "final_text": "no."}, tools=[get_order], repeats=1, budget=4)
     scored = data.grade(judge=lambda r: 0)
     assert any("tool" in w for w in scored.warnings)
+
+
+def test_abstention_is_unjudged_not_a_failure(data):
+    scored = data.grade(judge=lambda row: {"reward": None, "reason": "no reference for this task"})
+    assert scored.n_scored == 0 and all(r["judge_status"] == "abstained" for r in scored.rows)
+    with pytest.raises(JudgeError, match="without a reason"):
+        data.grade(judge=lambda row: {"reward": None})
+
+
+def test_context_reaches_judge_worker_threads(data):
+    import contextvars
+
+    var = contextvars.ContextVar("probe", default="unset")
+    var.set("set by caller")
+    seen = set()
+    data.grade(judge=lambda row: seen.add(var.get()) or 1, concurrency=4)
+    assert seen == {"set by caller"}

@@ -200,7 +200,11 @@ def test_simulate_keeps_backend_errors_as_rows(srv):
     srv.fail(1000, status=503)
     data = simulate(Endpoint("m", url=srv.openai_url, max_attempts=1, **FAST), tools=TOOLS, system_prompt=None,
                     simulator=False, budget=4, repeats=2, concurrency=2, progress=False)
-    assert all(r["status"] == "agent_error" and r["error"].startswith("BackendError") for r in data.rows)
+    assert all(r["status"] == "infra_error" and r["error"].startswith("BackendError") for r in data.rows)
+    assert data.n_infra_errors == 4 and data.n_errors == 0
+    assert any("infrastructure error" in w for w in data.warnings)
+    scored = data.grade(judge=lambda row: 0)  # never asked: an unreachable backend is not a wrong answer
+    assert all(r["reward"] is None and r["judge_status"] == "skipped_infra_error" for r in scored.rows)
 
 
 def test_keys_never_reach_rows_logs_or_errors(monkeypatch, caplog, capsys):
@@ -221,7 +225,7 @@ def test_keys_never_reach_rows_logs_or_errors(monkeypatch, caplog, capsys):
                        concurrency=2, progress=True)
         assert srv.requests[0]["headers"]["authorization"] == f"Bearer {secret}"  # it was sent, as a header
     assert all(r["status"] == "ok" for r in good.rows)
-    assert all(r["status"] == "agent_error" and "<redacted>" in r["error"] for r in bad.rows)
+    assert all(r["status"] == "infra_error" and "<redacted>" in r["error"] for r in bad.rows)
     out = capsys.readouterr()
     blob = json.dumps([*good.rows, *bad.rows], default=str) + repr(good) + repr(bad) + caplog.text + out.out + out.err
     assert secret not in blob

@@ -34,7 +34,7 @@ def test_every_rl_gate_counts_what_it_dropped(capsys):
     out = capsys.readouterr().out
     rep = sel.report
     assert rep["privileged_leaks_dropped"] == 1 and rep["privileged_leaks"][0]["row_id"] == "leak#0"
-    assert rep["gates"] == {"agent_error": 1, "empty_reply": 1, "unusable_label": 1, "truncated": 1}
+    assert rep["gates"] == {"agent_error": 1, "infra_error": 0, "empty_reply": 1, "unusable_label": 1, "truncated": 1}
     assert rep["unanimous"] == {"all_pass": 1, "all_fail": 1}
     assert rep["singleton_groups_dropped"] == 1  # the leak group has one row left
     assert rep["band_dropped"] == {"too_easy": 1, "too_hard": 1}

@@ -240,3 +240,18 @@ def test_user_agent_routes_calls_through_world_and_gets_faults():
         if r["faults"]:
             res = r["steps"][0]["result"]
             assert res == MALFORMED_PAYLOAD or res["status"] == r["faults"]["mode"]
+
+
+def test_context_reaches_rollout_worker_threads():
+    import contextvars
+
+    var = contextvars.ContextVar("probe_sim", default="unset")
+    var.set("caller")
+    seen = set()
+
+    def agent(message):
+        seen.add(var.get())
+        return "ok."
+
+    run(agent=agent, repeats=2, budget=8, concurrency=4)
+    assert seen == {"caller"}

@@ -8,6 +8,7 @@ The originals are never mutated: graded rows are copies.
 
 from __future__ import annotations
 
+import contextvars
 import copy
 import math
 import uuid
@@ -41,12 +42,21 @@ def _number(value: Any) -> float | None:
     return None
 
 
-def normalize_verdict(result: Any) -> tuple[float | int, str | None, dict[str, Any], dict[str, Any]]:
-    """(reward, reason, markers, meta) from a judge's return value; ``ValueError`` when it breaks the contract."""
+def normalize_verdict(result: Any) -> tuple[float | int | None, str | None, dict[str, Any], dict[str, Any]]:
+    """(reward, reason, markers, meta) from a judge's return value; ``ValueError`` when it breaks the contract.
+
+    ``{"reward": None, "reason": ...}`` is an abstention: reward None, the row stays unjudged."""
     meta: dict[str, Any] = {}
     reason = None
     markers: dict[str, Any] = {}
     if isinstance(result, Mapping):
+        if "reward" in result and result["reward"] is None:
+            # an explicit abstention (e.g. a verifier with no reference): unjudged, never counted as a failure
+            why = result.get("reason")
+            if not isinstance(why, str) or not why:
+                raise ValueError("the judge returned reward None without a reason; a judge that abstains must say "
+                                 "why in 'reason'")
+            return None, why, {}, {str(k): json_safe(v) for k, v in result.items() if k not in ("reward", "reason")}
         if "reward" in result:
             raw = result["reward"]
         elif "score" in result:
@@ -184,6 +194,9 @@ def run_judge(source: Any, judge: Callable[[dict[str, Any]], Any] | None, *, jud
     def score(item: tuple[int, dict[str, Any]]) -> dict[str, Any]:
         i, original = item
         row = copy.deepcopy(dict(original))
+        if original.get("status") == "infra_error":  # the agent never answered: nothing to judge, not a failure
+            row.update(reward=None, reason=None, judge_name=name, judge_status="skipped_infra_error")
+            return row
         try:
             verdict = judge(copy.deepcopy(dict(original)))
         except (KeyboardInterrupt, SystemExit):
@@ -197,7 +210,8 @@ def run_judge(source: Any, judge: Callable[[dict[str, Any]], Any] | None, *, jud
             except ValueError as exc:
                 problem, status = str(exc), "invalid_result"
             else:
-                row.update(reward=reward, reason=reason, judge_name=name, judge_status="ok")
+                status = "ok" if reward is not None else "abstained"
+                row.update(reward=reward, reason=reason, judge_name=name, judge_status=status)
                 row["markers"] = {**(row.get("markers") or {}), **markers}
                 if meta:
                     row["judge_meta"] = meta
@@ -212,8 +226,9 @@ def run_judge(source: Any, judge: Callable[[dict[str, Any]], Any] | None, *, jud
 
     items = list(enumerate(rows))
     if concurrency > 1 and len(items) > 1:
-        with ThreadPoolExecutor(max_workers=concurrency) as pool:
-            graded = list(pool.map(score, items))
+        with ThreadPoolExecutor(max_workers=concurrency) as pool:  # workers see the caller's wai.context
+            contexts = [contextvars.copy_context() for _ in items]  # copied here, in the caller's thread
+            graded = list(pool.map(lambda ctx, it: ctx.run(score, it), contexts, items))
     else:
         graded = [score(item) for item in items]
     declared = [getattr(t, "name", None) or (t.get("name") if isinstance(t, Mapping) else None)

@@ -146,7 +146,8 @@ def format_report(rep: Mapping[str, Any]) -> str:
         f"rl selection: kept {rep['n_selected']} of {rep['n']} rows",
         f"  privileged leaks dropped: {rep['privileged_leaks_dropped']} ({rep['leak_rows_checked']} rows carried "
         "a privileged block)",
-        f"  rows dropped before grouping: agent error {g['agent_error']}, empty reply {g['empty_reply']}, "
+        f"  rows dropped before grouping: agent error {g['agent_error']}, infra error {g['infra_error']}, "
+        f"empty reply {g['empty_reply']}, "
         f"unusable label {g['unusable_label']}, truncated {g['truncated']} (policy {rep['truncated_policy']})",
         f"  unanimous groups dropped: {rep['unanimous_groups_dropped']} ({rep['unanimous']['all_pass']} all pass, "
         f"{rep['unanimous']['all_fail']} all fail: no gradient); single-rollout groups dropped: "
@@ -218,12 +219,12 @@ def _select_rl(rows: list[dict[str, Any]], *, n: int, leaks: list[dict[str, Any]
                hack_threshold: float, target: int | None, seed: int, system_prompt: str | None,
                tools: Sequence[Any]) -> Selection:
     lo, hi = band
-    gates = {"agent_error": 0, "empty_reply": 0, "unusable_label": 0, "truncated": 0}
+    gates = {"agent_error": 0, "infra_error": 0, "empty_reply": 0, "unusable_label": 0, "truncated": 0}
     truncated_kept = 0
     usable = []
     for r in rows:
-        if r.get("status") == "agent_error":
-            gates["agent_error"] += 1
+        if r.get("status") in ("agent_error", "infra_error"):
+            gates[r["status"]] += 1
             continue
         if not str(r.get("final_text") or "").strip():
             gates["empty_reply"] += 1
@@ -336,7 +337,7 @@ def _select_rl(rows: list[dict[str, Any]], *, n: int, leaks: list[dict[str, Any]
 def _select_sft(rows: list[dict[str, Any]], *, n: int, leaks: list[dict[str, Any]], min_reward: float,
                 min_k: int, seed: int, target: int | None, system_prompt: str | None,
                 tools: Sequence[Any]) -> Selection:
-    junk = [r for r in rows if r.get("status") == "agent_error" or not str(r.get("final_text") or "").strip()]
+    junk = [r for r in rows if r.get("status") in ("agent_error", "infra_error") or not str(r.get("final_text") or "").strip()]
     junk_ids = {id(r) for r in junk}
     clean = [r for r in rows if id(r) not in junk_ids]
 

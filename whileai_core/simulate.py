@@ -8,6 +8,7 @@ counted, kept, never a crash of the run. Ctrl-C keeps the rows finished so far.
 
 from __future__ import annotations
 
+import contextvars
 import difflib
 import hashlib
 import json
@@ -93,6 +94,19 @@ def _check_output(out: Any) -> tuple[list[dict[str, Any]], str, dict[str, Any]]:
     return clean, final_text, extra
 
 
+def _is_infra_error(exc: BaseException) -> bool:
+    """A backend that could not be reached (after retries) is infrastructure, not a wrong answer."""
+    backends = sys.modules.get("whileai_core.backends")
+    kind = getattr(backends, "BackendError", None) if backends is not None else None
+    return kind is not None and isinstance(exc, kind)
+
+
+def _is_replay_miss(exc: BaseException) -> bool:
+    cache = sys.modules.get("whileai_core.cache")
+    kind = getattr(cache, "CassetteMiss", None) if cache is not None else None
+    return kind is not None and isinstance(exc, kind)
+
+
 def rollout(agent: Callable[[Any], Any], scenario: Scenario | str, *, rollout_index: int = 0, seed: int = 0,
             tools: Sequence[Any] | None = None, system_prompt: str | None = None, world: World | None = None,
             run_id: str | None = None, mode: str | None = None, repeat_policy: str | None = None) -> dict[str, Any]:
@@ -117,8 +131,11 @@ def rollout(agent: Callable[[Any], Any], scenario: Scenario | str, *, rollout_in
         except (KeyboardInterrupt, SystemExit):
             raise
         except Exception as exc:  # an agent error is data, not a crash
+            if _is_replay_miss(exc):
+                raise  # a cassette miss means the run is not the recorded one: fail loudly, with its diff
             steps, final_text, extra = [], "", {}
-            status, error, finish = "agent_error", f"{type(exc).__name__}: {exc}"[:2000], "error"
+            status = "infra_error" if _is_infra_error(exc) else "agent_error"
+            error, finish = f"{type(exc).__name__}: {exc}"[:2000], "error"
     finally:
         CURRENT.reset(token)
     seeded = bool(extra.pop("seeded", False))
@@ -204,6 +221,10 @@ class SimulationData:
         return sum(1 for r in self.rows if r.get("status") == "agent_error")
 
     @property
+    def n_infra_errors(self) -> int:
+        return sum(1 for r in self.rows if r.get("status") == "infra_error")
+
+    @property
     def declared_tools(self) -> list[str]:
         return [t.name for t in self.tools]
 
@@ -217,6 +238,7 @@ class SimulationData:
         cov = self.coverage
         return (f"SimulationData({len(self.rows)} rows, {self.n_situations} situations, k={self.repeats}, "
                 f"mode={self.mode!r}, policy={self.repeat_policy!r}, {self.n_errors} agent error(s), "
+                f"{self.n_infra_errors} infra error(s), "
                 f"pairs {cov.get('pairs_covered')}/{cov.get('pairs_planned')}, stopped: {self.stopped_because})")
 
     def grade(self, judge: Callable[[dict[str, Any]], Any] | None = None, *, judge_name: str | None = None,
@@ -437,7 +459,9 @@ def simulate(agent: Any = None, *, tools: Sequence[Any] | None = None, system_pr
                   file=sys.stderr, flush=True)
 
     def run_batch(pool: ThreadPoolExecutor, keys: list[tuple[int, int]], total: int) -> None:
-        pending: dict[Future, tuple[int, int]] = {pool.submit(job, si, ri): (si, ri) for si, ri in keys}
+        # each job runs in a copy of the caller's context, so `with wai.context(...)` reaches the workers
+        pending: dict[Future, tuple[int, int]] = {
+            pool.submit(contextvars.copy_context().run, job, si, ri): (si, ri) for si, ri in keys}
         try:
             while pending:
                 finished, _ = wait(list(pending), timeout=0.5, return_when=FIRST_COMPLETED)
@@ -482,6 +506,13 @@ def simulate(agent: Any = None, *, tools: Sequence[Any] | None = None, system_pr
             warn_list.append(msg)
             print(f"whileai: {msg}", file=sys.stderr)
     rows = [results[key] for key in sorted(results)]
+    infra = [r for r in rows if r.get("status") == "infra_error"]
+    if infra:
+        msg = (f"{len(infra)} of {len(rows)} rollouts hit an infrastructure error (backend unreachable or failing "
+               f"after retries; status='infra_error', kept apart from wrong answers and never graded): "
+               f"{infra[0]['error'][:160]}")
+        warn_list.append(msg)
+        log.warning(msg)
     errors = sum(1 for r in rows if r.get("status") == "agent_error")
     if errors:
         first_error = next(r["error"] for r in rows if r.get("status") == "agent_error")

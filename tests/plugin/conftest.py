@@ -23,7 +23,7 @@ import pytest_whileai.junit  # noqa: F401
 import pytest_whileai.publish  # noqa: F401
 import pytest_whileai.report  # noqa: F401
 
-pytest_plugins = ["pytester"]
+# pytester is enabled for the whole suite with `-p pytester` in pyproject addopts (pytest_plugins is not allowed in a nested conftest)
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "plugin_project"
 
