@@ -72,6 +72,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "holdout": ("whileai_core.train", "holdout"),
     "LocalModel": ("whileai_core.local_model", "LocalModel"),
     "export_environment": ("whileai_core.environment", "export_environment"),
+    "export_trl": ("whileai_core.trl_formats", "export_trl"),
     # models and configuration
     "OpenAI": ("whileai_core.backends", "OpenAI"),
     "Anthropic": ("whileai_core.backends", "Anthropic"),
