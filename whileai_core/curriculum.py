@@ -8,8 +8,6 @@ handful of rollouts the tier a task lands in is itself an estimate.
 
 from __future__ import annotations
 
-import math
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,19 +21,13 @@ from whileai_core.defaults import (
     CURRICULUM_SOLVED,
     CURRICULUM_TIERS,
 )
-from whileai_core.rows import RowList, as_rows, task_key
+from whileai_core.rows import RowList, as_rows, task_key, reward_of
 from whileai_core.stats import wilson_interval
 
 __all__ = ["Curriculum", "curriculum", "retire_solved"]
 
 
-def _reward(row: Mapping[str, Any]) -> float | None:
-    r = row.get("reward")
-    if isinstance(r, bool):
-        return float(r)
-    if isinstance(r, (int, float)) and math.isfinite(r) and 0 <= r <= 1:
-        return float(r)
-    return None
+_reward = reward_of
 
 
 @dataclass

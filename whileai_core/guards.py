@@ -41,7 +41,7 @@ from whileai_core.defaults import (
     NUMERIC_SLACK,
     TRACE_EVIDENCE_CHARS,
 )
-from whileai_core.rows import as_rows, task_key
+from whileai_core.rows import as_rows, task_key, reward_of
 
 Row = Mapping[str, Any]
 FeatureFn = Callable[[Row], Any]
@@ -114,13 +114,7 @@ def _reply(row: Row) -> str:
     return ""
 
 
-def _reward(row: Row) -> float | None:
-    value = row.get("reward")
-    if isinstance(value, bool):
-        return float(value)
-    if isinstance(value, (int, float)) and math.isfinite(value):
-        return float(value)
-    return None
+_reward = reward_of
 
 
 # --------------------------------------------------------------------------------------------------

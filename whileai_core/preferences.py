@@ -9,7 +9,6 @@ to Go: Investigating Length Correlations in RLHF"). The report says when length 
 from __future__ import annotations
 
 import json
-import math
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -25,7 +24,7 @@ from whileai_core.defaults import (
     PREF_MAX_PAIRS_PER_PROMPT,
     PREF_MIN_MARGIN,
 )
-from whileai_core.rows import as_rows, task_key
+from whileai_core.rows import as_rows, task_key, reward_of
 
 __all__ = ["PreferencePairs", "build_preference_pairs"]
 
@@ -54,12 +53,7 @@ def _first_turn(row: Row) -> str:
 def _score(row: Row) -> float | None:
     if row.get("judge_status") not in (None, "ok"):
         return None
-    r = row.get("reward")
-    if isinstance(r, bool):
-        return float(r)
-    if isinstance(r, (int, float)) and math.isfinite(r) and 0 <= r <= 1:
-        return float(r)
-    return None
+    return reward_of(row)
 
 
 @dataclass

@@ -35,6 +35,24 @@ def task_key(row: Mapping[str, Any]) -> str:
     return str(prompt)
 
 
+def reward_of(row: Mapping[str, Any]) -> float | None:
+    """The row's reward as a float when it is a finite number in [0, 1] (a bool counts as 0/1), else None."""
+    value = row.get("reward")
+    if isinstance(value, bool):
+        return float(value)
+    if isinstance(value, (int, float)) and value == value and 0.0 <= value <= 1.0:
+        return float(value)
+    return None
+
+
+def binary_reward(row: Mapping[str, Any]) -> int | None:
+    """The row's reward when it is exactly 0 or 1 (bools excluded, as pass rates need real labels), else None."""
+    value = row.get("reward")
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return int(value) if value in (0, 1) else None
+
+
 def stable_id(*parts: Any, length: int = 10) -> str:
     """A short hex id from JSON-encoded parts (same parts -> same id on every machine)."""
     blob = json.dumps(parts, sort_keys=True, default=str).encode()

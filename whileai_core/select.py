@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from whileai_core import defaults as D
-from whileai_core.rows import RowList, as_rows, group_rows, stable_id, task_key
+from whileai_core.rows import RowList, as_rows, binary_reward, group_rows, reward_of, stable_id, task_key
 from whileai_core.world import uniform
 
 TRUNCATION_POLICIES = ("drop", "keep", "penalize")
@@ -85,13 +85,7 @@ def is_truncated(row: Mapping[str, Any], *, min_chars: int = D.TRUNCATION_MIN_CH
     return len(text) >= min_chars and not _TERMINAL.search(text)
 
 
-def _binary(row: Mapping[str, Any]) -> int | None:
-    r = row.get("reward")
-    if isinstance(r, bool) or r is None:
-        return None
-    if isinstance(r, (int, float)) and r in (0, 1):
-        return int(r)
-    return None
+_binary = binary_reward
 
 
 def _trajectory_key(row: Mapping[str, Any]) -> str:
@@ -340,10 +334,6 @@ def _select_sft(rows: list[dict[str, Any]], *, n: int, leaks: list[dict[str, Any
     junk = [r for r in rows if r.get("status") in ("agent_error", "infra_error") or not str(r.get("final_text") or "").strip()]
     junk_ids = {id(r) for r in junk}
     clean = [r for r in rows if id(r) not in junk_ids]
-
-    def reward_of(r: Mapping[str, Any]) -> float | None:
-        v = r.get("reward")
-        return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
 
     eligible = [r for r in clean if (reward_of(r) or 0.0) >= min_reward and reward_of(r) is not None]
     groups = group_rows(clean) if clean else {}

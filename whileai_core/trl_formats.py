@@ -337,9 +337,10 @@ def verdict_reward(verdict: Any) -> float | None:
     from whileai_core.grade import normalize_verdict
 
     try:
-        return float(normalize_verdict(verdict)[0])
+        value = normalize_verdict(verdict)[0]
     except ValueError:
         return None
+    return None if value is None else float(value)
 
 
 def completion_row(base: Mapping[str, Any], prompt: Any, completion: Any) -> Row:
