@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -42,14 +43,18 @@ def test_item(ask):
 """
 
 
-def _time_suite(folder: Path, *extra: str) -> float:
-    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly", *extra]
+def _time_suite(folder: Path, *extra: str) -> tuple[float, float]:
+    """(wall seconds, CPU seconds of the child) for one pytest subprocess; CPU time is less sensitive to load."""
+    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *extra]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     out = subprocess.run(cmd, cwd=folder, capture_output=True, text=True, check=False)
     elapsed = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if out.returncode != 0:
         raise SystemExit(f"suite in {folder} failed (rc={out.returncode}):\n{out.stdout[-2000:]}\n{out.stderr[-2000:]}")
-    return elapsed
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return elapsed, cpu
 
 
 def overhead(items: int, repeats: int) -> None:
@@ -62,18 +67,24 @@ def overhead(items: int, repeats: int) -> None:
             folder.mkdir(exist_ok=True)
             (folder / "test_bench.py").write_text(body.format(n=items))
             (folder / "pytest.ini").write_text("[pytest]\n")
-        times: dict[str, list[float]] = {name: [] for name in arms}
+        wall: dict[str, list[float]] = {name: [] for name in arms}
+        cpu: dict[str, list[float]] = {name: [] for name in arms}
         for _ in range(repeats):  # interleaved so machine load hits every arm alike
             for name, (folder, _, extra) in arms.items():
-                times[name].append(_time_suite(folder, *extra))
-        med = {name: statistics.median(v) for name, v in times.items()}
-        print(f"overhead: {items} items, median of {repeats} interleaved subprocess runs (wall seconds)")
-        for name, v in times.items():
-            print(f"  {name:<40} {med[name]:7.2f}  (runs: {', '.join(f'{x:.2f}' for x in v)})")
-        base = med["plain parametrize, -p no:whileai"]
-        print(f"  ratio plugin / plain (plugin off)      {med['plugin (wai_scenarios + wai.record)'] / base:.2f}x "
-              f"(goal <= 1.3x)")
-        print(f"  ratio plain with plugin / plugin off   {med['plain parametrize, plugin loaded'] / base:.2f}x")
+                w, c = _time_suite(folder, *extra)
+                wall[name].append(w)
+                cpu[name].append(c)
+        print(f"overhead: {items} items, median of {repeats} interleaved subprocess runs")
+        print(f"  {'arm':<40} {'wall s':>7} {'cpu s':>7}")
+        for name in arms:
+            print(f"  {name:<40} {statistics.median(wall[name]):7.2f} {statistics.median(cpu[name]):7.2f}  "
+                  f"(wall runs: {', '.join(f'{x:.2f}' for x in wall[name])})")
+        plug, off, on = ("plugin (wai_scenarios + wai.record)", "plain parametrize, -p no:whileai",
+                         "plain parametrize, plugin loaded")
+        for label, d in (("wall", wall), ("cpu", cpu)):
+            base = statistics.median(d[off])
+            print(f"  {label}: ratio plugin / plain (plugin off) {statistics.median(d[plug]) / base:.2f}x (goal <= 1.3x); "
+                  f"plain with plugin loaded / plugin off {statistics.median(d[on]) / base:.2f}x")
 
 
 def false_alarms(reps: int) -> None:

@@ -138,7 +138,7 @@ def generate(metafunc: pytest.Metafunc) -> None:
     ids = scenario_ids(scenarios, spec["ids"])
     if "wai_scenario" not in metafunc.fixturenames:
         metafunc.fixturenames.append("wai_scenario")
-    metafunc.parametrize("wai_scenario", scenarios, ids=ids, indirect=True)
+    metafunc.parametrize("wai_scenario", scenarios, ids=ids)
 
 
 def baseline_key(item: pytest.Item, pinned: str | None) -> str:

@@ -8,6 +8,7 @@ pass counts, the interval, the baseline and the delta), never one pytest failure
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -19,6 +20,7 @@ from pytest_whileai.markers import Thresholds, parse_scenarios_marker
 WAI_RESULT = pytest.StashKey["WaiResult"]()
 WAI_THRESHOLDS = pytest.StashKey[Thresholds]()
 WAI_KEY = pytest.StashKey[str]()
+MARK_ERROR = pytest.StashKey[str]()
 
 
 def _fmt(x: float | None, digits: int = 2) -> str:
@@ -73,7 +75,10 @@ def summary_line(e: dict[str, Any]) -> str:
 
 
 class WaiHandle:
-    """The ``wai`` fixture: ``wai.run(agent, judge=...)`` or ``wai.record(rewards)``, once per test."""
+    """The ``wai`` fixture: ``wai.run(agent, judge=...)`` or ``wai.record(rewards)``, once per test.
+
+    Either call fails the test (with counts, interval, baseline, delta and a reproduce line) when the scenario
+    misses its thresholds, so code after it runs only for a scenario that met them."""
 
     def __init__(self, request: pytest.FixtureRequest, session: Any, scenario: Any) -> None:
         self._request = request
@@ -175,21 +180,27 @@ class WaiHandle:
             scenario=scenario, location=_location(self._item))
         result = WaiResult(entry)
         self._item.stash[WAI_RESULT] = result
+        self._session.add_result(entry)  # xdist workers send these to the controller in workeroutput
+        if entry["failures"]:
+            from pytest_whileai.gate import failure_message
+
+            __tracebackhide__ = True
+            pytest.fail(failure_message(entry, baseline_name=self._session.settings.baseline), pytrace=False)
         return result
 
 
 def _location(item: pytest.Item) -> list[Any]:
-    try:
-        path, line, _ = item.reportinfo()
-        return [str(path), (line or 0) + 1]
-    except Exception:  # pragma: no cover - exotic items
-        return [item.nodeid.split("::")[0], 1]
+    """[absolute path, 1-based line] of the test definition (from item.location, computed at collection)."""
+    path, line, _ = item.location
+    return [os.path.join(str(item.config.rootpath), path), (line or 0) + 1]
 
 
 @pytest.fixture
 def wai_scenario(request: pytest.FixtureRequest) -> Any:
-    """The current scenario (a ``Scenario`` str) when the test is expanded by ``wai_scenarios``; else None."""
-    return getattr(request, "param", None)
+    """The current scenario (a ``Scenario`` str) when the test is expanded by ``wai_scenarios``; else None.
+
+    (``wai_scenarios`` parametrizes this name directly, which replaces this fixture on those items.)"""
+    return None
 
 
 @pytest.fixture
@@ -213,6 +224,13 @@ def wai_baseline(request: pytest.FixtureRequest, wai_session: Any) -> dict[str, 
 
 
 @pytest.fixture
-def wai(request: pytest.FixtureRequest, wai_session: Any, wai_scenario: Any) -> WaiHandle:
+def wai(request: pytest.FixtureRequest) -> WaiHandle:
     """Run k trials of an agent on the current scenario: ``result = wai.run(agent, judge=...)``."""
-    return WaiHandle(request, wai_session, wai_scenario)
+    from pytest_whileai.session import WAI_SESSION
+
+    error = request.node.stash.get(MARK_ERROR, None)
+    if error is not None:
+        pytest.fail(error, pytrace=False)
+    callspec = getattr(request.node, "callspec", None)
+    scenario = callspec.params.get("wai_scenario") if callspec is not None else None
+    return WaiHandle(request, request.config.stash[WAI_SESSION], scenario)

@@ -52,7 +52,6 @@ def pytest_configure(config: pytest.Config) -> None:
     settings = options.resolve(config)
     wai = WaiSession(config, settings)
     config.stash[WAI_SESSION] = wai
-    config.pluginmanager.register(wai, "whileai-session")  # its pytest_runtest_logreport gathers results
     config.pluginmanager.register(fixtures, "whileai-fixtures")
     if settings.record or settings.replay:
         if settings.record and not is_worker(config) and config.getoption("numprocesses", None):
@@ -108,24 +107,21 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
     from pytest_whileai.collect import baseline_key
-    from pytest_whileai.fixtures import WAI_KEY, WAI_THRESHOLDS
+    from pytest_whileai.fixtures import MARK_ERROR, WAI_KEY, WAI_THRESHOLDS
     from pytest_whileai.markers import WaiMarkerError, parse_key_marker, parse_wai_marker
 
     marker = pytest.mark.whileai
     for item in items:
-        uses = "wai" in getattr(item, "fixturenames", ()) or item.get_closest_marker("wai_scenarios") is not None
-        if not uses and item.get_closest_marker("wai") is None:
-            continue
+        names = getattr(item, "fixturenames", ())
+        if "wai" not in names and "wai_scenario" not in names:
+            continue  # not a whileai test: nothing to do (keeps plain suites at plain speed)
         item.add_marker(marker)
         try:
             item.stash[WAI_THRESHOLDS] = parse_wai_marker(item.get_closest_marker("wai"), where=item.nodeid)
             item.stash[WAI_KEY] = baseline_key(item, parse_key_marker(item.get_closest_marker("wai_key"),
                                                                       where=item.nodeid))
         except WaiMarkerError as exc:
-            item.stash[_MARK_ERROR] = str(exc)
-
-
-_MARK_ERROR = pytest.StashKey[str]()
+            item.stash[MARK_ERROR] = str(exc)  # the wai fixture fails the item with it at setup
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
@@ -135,39 +131,6 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     from pytest_whileai.fixtures import WAI_KEY
 
     wai.n_compared = sum(1 for item in session.items if item.stash.get(WAI_KEY, None) in wai.baseline_index)
-
-
-def pytest_runtest_setup(item: pytest.Item) -> None:
-    error = item.stash.get(_MARK_ERROR, None)
-    if error is not None:
-        pytest.fail(error, pytrace=False)
-
-
-@pytest.hookimpl(wrapper=True)
-def pytest_runtest_call(item: pytest.Item) -> Any:
-    out = yield
-    from pytest_whileai.fixtures import WAI_RESULT
-
-    result = item.stash.get(WAI_RESULT, None)
-    if result is not None and result.failures:
-        from pytest_whileai.gate import failure_message
-
-        wai = _wai(item.config)
-        pytest.fail(failure_message(result.to_dict(), baseline_name=wai.settings.baseline), pytrace=False)
-    return out
-
-
-@pytest.hookimpl(wrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
-    report = yield
-    if call.when == "call":
-        from pytest_whileai.fixtures import WAI_RESULT
-
-        result = item.stash.get(WAI_RESULT, None)
-        if result is not None:
-            report.wai = result.to_dict()
-            report.sections.append(("whileai", str(result)))
-    return report
 
 
 @pytest.hookimpl(wrapper=True)

@@ -50,12 +50,6 @@ class WaiSession:
         self.write_errors: list[str] = []
         self.notes: list[str] = []
 
-    # --- hook: every process sees every report it makes; the controller also sees the workers' replayed ones ----
-    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        entry = getattr(report, "wai", None)
-        if report.when == "call" and isinstance(entry, dict) and "key" in entry:
-            self.add_result(entry)
-
     # --- configuration -----------------------------------------------------------------------------------------
     def setup(self) -> None:
         """Gather run info and its fingerprint, and load the baseline (a bad one is a UsageError)."""

@@ -1,8 +1,9 @@
 """pytest-xdist support: the controller sends the resolved baseline path to workers, workers send their
 scenario results back in ``workeroutput["whileai"]``, and only the controller aggregates, gates and writes.
 
-Per-test results also travel on each report (``report.wai``), so a worker that dies still delivers what it ran;
-the controller keeps one entry per key either way, so ``-n 0`` and ``-n 2`` give the same verdict.
+Each process gathers the results of the tests it ran in its ``WaiSession``; the controller merges the
+workers' payloads (one entry per key), so ``-n 0`` and ``-n 2`` give the same document and verdict. A worker
+that dies without sending its payload is named in the summary.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ class XdistHooks:
         node_id = str(output.get("workerid", getattr(node, "gateway", None) and node.gateway.id))
         if PAYLOAD_KEY in output:
             self.wai.merge_worker(node_id, output[PAYLOAD_KEY])
-        elif error is not None:
+        else:  # crashed, or whileai was disabled on it
             self.wai.failed_workers.append(node_id)
 
 
