@@ -112,7 +112,7 @@ def false_alarms(reps: int) -> None:
     k = 4
     s = Settings(trials=k, seed=0, level=0.95, alpha=0.05, max_drop=0.05, draws=2000, permutations=10000,
                  power=0.8, baseline="A", require_baseline=False, storage=".whileai", save=None, autosave=False,
-                 json=None, junitxml=None, github="off", regression_exit_code=1, fingerprint="", record=None,
+                 json=None, markdown=None, junitxml=None, github="off", regression_exit_code=1, fingerprint="", record=None,
                  replay=None, trial_index=None)
 
     def run(agent_seed: int) -> dict:

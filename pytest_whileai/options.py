@@ -116,6 +116,8 @@ OPTIONS: tuple[_Opt, ...] = (
     _Opt("autosave", _bool, False, "save this run under runs/ in the store (numbered, with commit and branch)",
          flag=True),
     _Opt("json", _text, None, "write the full run document (JSON) to PATH", metavar="PATH"),
+    _Opt("markdown", _text, None, "write the markdown summary (the PR-comment/step-summary table) to PATH",
+         metavar="PATH"),
     _Opt("junitxml", _text, None, "write a scenario-level JUnit XML report (xunit2) to PATH", metavar="PATH"),
     _Opt("github", _github, "auto", "GitHub annotations and step summary: auto (when GITHUB_ACTIONS=true), on, off",
          metavar="auto|on|off"),
@@ -167,6 +169,7 @@ class Settings:
     save: str | None
     autosave: bool
     json: str | None
+    markdown: str | None
     junitxml: str | None
     github: str
     regression_exit_code: int

@@ -34,6 +34,11 @@ def write_outputs(wai: Any) -> None:
         wai.notes.append("not saving a baseline in reproduce mode (--wai-trial-index runs one trial per scenario)")
     if s.json:
         jobs.append(("json", lambda: _write_json(s.json, document())))
+    if s.markdown:
+        from pytest_whileai import report as R
+        from whileai_core.rows import atomic_write_text
+
+        jobs.append(("markdown", lambda: atomic_write_text(s.markdown, R.markdown(wai), overwrite=True)))
     if s.junitxml:
         from pytest_whileai import junit
 

@@ -18,7 +18,7 @@ from whileai_core import defaults as D
 def settings(**kw) -> Settings:
     base = dict(trials=4, seed=0, level=0.95, alpha=0.05, max_drop=0.05, draws=2000, permutations=10000, power=0.8,
                 baseline="main", require_baseline=False, storage=".whileai", save=None, autosave=False, json=None,
-                junitxml=None, github="off", regression_exit_code=1, fingerprint="", record=None, replay=None,
+                markdown=None, junitxml=None, github="off", regression_exit_code=1, fingerprint="", record=None, replay=None,
                 trial_index=None)
     base.update(kw)
     return Settings(**base)
