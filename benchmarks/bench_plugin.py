@@ -90,12 +90,11 @@ def overhead(items: int, repeats: int) -> None:
 def false_alarms(reps: int) -> None:
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     import whileai as wai
-    from whileai_core.simulate import rollout
-    from whileai_core.stats import wilson_interval
-
     from pytest_whileai import gate
     from pytest_whileai.markers import Thresholds
     from pytest_whileai.options import Settings
+    from whileai_core.simulate import rollout
+    from whileai_core.stats import wilson_interval
 
     @wai.tool
     def get_order(order_id: str) -> dict:

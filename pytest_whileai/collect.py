@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
-from whileai_core import defaults as D
 from pytest_whileai.markers import WaiMarkerError, parse_scenarios_marker
+from whileai_core import defaults as D
 
 _SLUG = re.compile(r"[^a-z0-9_]+")
 
@@ -29,8 +29,8 @@ def slug(text: str, limit: int = D.SCENARIO_ID_CHARS) -> str:
 
 
 def _scenario_from(value: Any, where: str) -> Any:
-    from whileai_core.situations import Scenario
     from whileai_core.rows import stable_id
+    from whileai_core.situations import Scenario
 
     if isinstance(value, Scenario):
         return value

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from whileai_core import defaults as D
 from pytest_whileai.markers import Thresholds, parse_scenarios_marker
+from whileai_core import defaults as D
 
 WAI_RESULT = pytest.StashKey["WaiResult"]()
 WAI_THRESHOLDS = pytest.StashKey[Thresholds]()
@@ -64,7 +64,9 @@ class WaiResult:
 def summary_line(e: dict[str, Any]) -> str:
     """One line: pass counts, interval, baseline, delta, p."""
     head = (f"{e['metric']} {_fmt(e.get('value'))} {_fmt_ci(e.get('ci'))} ({e['passes']}/{e['n_scored']} trials passed"
-            f"{', ' + str(e['unscored']) + ' unscored' if e.get('unscored') else ''}, {int(e['level'] * 100)}% Wilson)")
+            f"{', ' + str(e['unscored']) + ' unscored' if e.get('unscored') else ''}"
+            f"{', ' + str(e['infra_errors']) + ' infra errors' if e.get('infra_errors') else ''}, "
+            f"{round(e['level'] * 100)}% Wilson)")
     b = e.get("baseline")
     if b:
         head += (f" | baseline {_fmt(b['pass_rate'])} ({b['passes']}/{b['n_scored']}) | delta {e['delta']:+.2f},"
@@ -128,23 +130,26 @@ class WaiHandle:
         tools = tools if tools is not None else spec.get("tools")
         system_prompt = system_prompt if system_prompt is not None else spec.get("system_prompt")
         rewards: list[float | None] = []
-        errors = 0
+        errors = infra = 0
         judge_name = getattr(judge, "name", None) or getattr(judge, "__name__", None) or type(judge).__name__
         for i in self.trial_indices():
             row = rollout(agent, scenario, rollout_index=i, seed=self.seed, tools=tools, system_prompt=system_prompt)
-            if row.get("status") != "ok":
-                errors += 1
-            try:
-                reward = float(normalize_verdict(judge(row))[0])
-            except Exception as exc:  # a judge failure is an unscored trial, reported, never a silent pass
-                reward = None
-                row["judge_error"] = f"{type(exc).__name__}: {exc}"
+            reward: float | None = None
+            if row.get("status") == "infra_error":  # the backend failed, not the agent: never graded
+                infra += 1
+            else:
+                errors += row.get("status") != "ok"
+                try:
+                    value = normalize_verdict(judge(row))[0]
+                    reward = None if value is None else float(value)  # None: the judge abstained
+                except Exception as exc:  # noqa: BLE001  # a judge failure is an unscored trial, never a pass
+                    row["judge_error"] = f"{type(exc).__name__}: {exc}"
             row["reward"] = reward
             rewards.append(reward)
             self._item.config.hook.pytest_whileai_trial_finished(
                 item=self._item, trial={"key": self.key, "index": i, "seed": self.seed, "reward": reward, "row": row})
         return self._finish(rewards, judge=str(judge_name), errors=errors, pass_reward=pass_reward,
-                            scenario=scenario)
+                            scenario=scenario, infra_errors=infra)
 
     def record(self, rewards: Sequence[float | int | bool | None], *, judge: str | None = None,
                pass_reward: float = D.GATE_PASS_REWARD) -> WaiResult:
@@ -166,7 +171,7 @@ class WaiHandle:
         return self._finish(clean, judge=judge, errors=0, pass_reward=pass_reward, scenario=self.scenario)
 
     def _finish(self, rewards: list[float | None], *, judge: str | None, errors: int, pass_reward: float,
-                scenario: Any) -> WaiResult:
+                scenario: Any, infra_errors: int = 0) -> WaiResult:
         from pytest_whileai.gate import judge_scenario
 
         if WAI_RESULT in self._item.stash:
@@ -178,6 +183,7 @@ class WaiHandle:
             baseline=self.baseline, baseline_note=self._session.baseline_note, settings=self._session.settings,
             family=max(1, self._session.n_compared), trial_index=self._session.settings.trial_index,
             scenario=scenario, location=_location(self._item))
+        entry["infra_errors"] = infra_errors
         result = WaiResult(entry)
         self._item.stash[WAI_RESULT] = result
         self._session.add_result(entry)  # xdist workers send these to the controller in workeroutput

@@ -18,9 +18,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from whileai_core import defaults as D
 from pytest_whileai.markers import Thresholds
 from pytest_whileai.store import scenario_incompatibility
+from whileai_core import defaults as D
 
 RED_STATUSES = ("regression", "incompatible")
 
@@ -105,7 +105,7 @@ def judge_scenario(*, key: str, nodeid: str, rewards: Sequence[float | None], k:
     }
     failures: list[str] = entry["failures"]
     if n_scored == 0:
-        failures.append(f"no trial was scored ({len(rewards)} unscored): the judge failed on every trial")
+        failures.append(f"no trial was scored ({len(rewards)} unscored: judge errors, abstentions or infra errors)")
     if thresholds.min_pass_rate is not None and ci is not None and ci[1] < thresholds.min_pass_rate:
         failures.append(f"{metric} {value:.2f} [{ci[0]:.2f}, {ci[1]:.2f}]: the whole interval lies below "
                         f"min_pass_rate={thresholds.min_pass_rate:g}")
@@ -192,7 +192,7 @@ def _delta_text(rep: Any) -> str:
     ci = "[n/a]" if rep.ci is None else f"[{rep.ci[0]:+.3f}, {rep.ci[1]:+.3f}]"
     p = "n/a" if rep.p_value is None else f"{rep.p_value:.3g}"
     return (f"pass@1 {rep.before:.3f} -> {rep.after:.3f}, delta {rep.delta:+.3f} {ci} "
-            f"({int(round(rep.level * 100))}% scenario bootstrap), permutation p={p}, n={rep.n_paired} paired scenarios")
+            f"({round(rep.level * 100)}% scenario bootstrap), permutation p={p}, n={rep.n_paired} paired scenarios")
 
 
 def trials_needed(results: Mapping[str, Mapping[str, Any]], *, drop: float, power: float, alpha: float) -> dict[str, Any] | None:

@@ -17,7 +17,7 @@ SUITE_NAME = "whileai"
 
 def _classname(nodeid: str) -> str:
     path = nodeid.split("::")[0]
-    mod = path[:-3] if path.endswith(".py") else path
+    mod = path.removesuffix(".py")
     parts = [mod.replace("/", ".").replace("\\", ".")] + nodeid.split("::")[1:-1]
     return ".".join(p for p in parts if p)
 

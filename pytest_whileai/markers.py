@@ -10,10 +10,10 @@ import pytest
 METRICS = ("pass@1", "pass^k", "pass@k")
 
 MARKER_LINES = (
-    "wai(trials=None, min_pass_rate=None, max_drop=None, metric='pass@1', level=None): per-test whileai "
-    "thresholds: k trials, a floor the interval must not fall below, the largest significant drop vs the baseline",
-    "wai_scenarios(source=None, *, tools=None, system_prompt=None, budget=None, seed=0, ids=None): expand the "
-    "test into one item per scenario (covering array of tools, a list of asks, a JSONL path, or a callable)",
+    ("wai(trials=None, min_pass_rate=None, max_drop=None, metric='pass@1', level=None): per-test whileai "
+     "thresholds: k trials, a floor the interval must not fall below, the largest significant drop vs the baseline"),
+    ("wai_scenarios(source=None, *, tools=None, system_prompt=None, budget=None, seed=0, ids=None): expand the "
+     "test into one item per scenario (covering array of tools, a list of asks, a JSONL path, or a callable)"),
     "wai_key(key): pin the baseline key of this test so it survives renames and moves",
     "whileai: added by the plugin to every test that uses whileai (select them with -m whileai)",
 )

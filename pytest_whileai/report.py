@@ -86,7 +86,7 @@ def summary_lines(wai: Any) -> list[str]:
         m = len(results)
         k = sorted({int(e["k"]) for e in results.values()})
         lines.append(f"{m} scenario(s), k={','.join(map(str, k))} trial(s) each; intervals are "
-                     f"{int(round(wai.settings.level * 100))}% Wilson per scenario")
+                     f"{round(wai.settings.level * 100)}% Wilson per scenario")
         lines += format_table(table_rows(results, wai.gate))
     gate = wai.gate
     if gate is not None:
@@ -129,8 +129,8 @@ def markdown(wai: Any) -> str:
             out.append(f"\n_{len(rows) - D.PLUGIN_TABLE_ROWS} more scenario(s) in the JSON report._")
     plan = getattr(gate, "trials_needed", None)
     if plan:
-        out += ["", f"<details><summary>power</summary>\n\n{plan['text']}; this suite has "
-                f"{plan['scenarios_here']} scenarios.\n</details>"]
+        out += ["", (f"<details><summary>power</summary>\n\n{plan['text']}; this suite has "
+                     f"{plan['scenarios_here']} scenarios.\n</details>")]
     out.append("<!-- whileai-summary:end -->")
     return "\n".join(out) + "\n"
 
@@ -196,8 +196,7 @@ def annotations(wai: Any, *, workspace: str | None = None, limit: int = D.GITHUB
 
 def emit_annotations(wai: Any, stream: TextIO = sys.stderr) -> int:
     lines = annotations(wai, workspace=os.environ.get("GITHUB_WORKSPACE"))
-    for line in lines:
-        stream.write(line + "\n")
+    stream.writelines(line + "\n" for line in lines)
     stream.flush()
     return len(lines)
 

@@ -53,7 +53,7 @@ def whileai_version() -> str:
         from importlib.metadata import version
 
         return version("whileai")
-    except Exception:  # pragma: no cover - not installed
+    except Exception:  # noqa: BLE001  # pragma: no cover - metadata missing or broken: report a placeholder
         return "0.0.0"
 
 

@@ -4,24 +4,25 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
+import junitparser.xunit2  # noqa: F401
 
 # Loaded here, before any in-process pytester run: pytester restores sys.modules after each inner run, and
 # numpy/scipy cannot be imported twice in one process.
 import numpy  # noqa: F401
+import pytest
 import scipy.stats  # noqa: F401
-import junitparser.xunit2  # noqa: F401
-import whileai  # noqa: F401
-import whileai_core.agents  # noqa: F401
-import whileai_core.grade  # noqa: F401
-import whileai_core.measure  # noqa: F401
-import whileai_core.simulate  # noqa: F401
-import whileai_core.situations  # noqa: F401
-import pytest_whileai.collect  # noqa: F401
-import pytest_whileai.gate  # noqa: F401
-import pytest_whileai.junit  # noqa: F401
-import pytest_whileai.publish  # noqa: F401
+
+import pytest_whileai.collect
+import pytest_whileai.gate
+import pytest_whileai.junit
+import pytest_whileai.publish
 import pytest_whileai.report  # noqa: F401
+import whileai  # noqa: F401
+import whileai_core.agents
+import whileai_core.grade
+import whileai_core.measure
+import whileai_core.simulate
+import whileai_core.situations  # noqa: F401
 
 # pytester is enabled for the whole suite with `-p pytester` in pyproject addopts (pytest_plugins is not allowed in a nested conftest)
 

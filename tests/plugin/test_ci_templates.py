@@ -35,7 +35,7 @@ def test_action_is_composite_and_injection_safe():
     for step in runs:
         assert step.get("shell") == "bash", step["name"]
         assert "${{" not in step["run"], f"{step['name']}: pass inputs through env:, not into the script"
-        check = subprocess.run(["bash", "-n"], input=step["run"], text=True, capture_output=True)
+        check = subprocess.run(["bash", "-n"], input=step["run"], text=True, capture_output=True, check=False)
         assert check.returncode == 0, f"{step['name']}: {check.stderr}"
 
 
@@ -58,7 +58,8 @@ def _run_step(workdir: Path, tmp: Path, **env: str) -> dict[str, str]:
     full = {**os.environ, "RUNNER_TEMP": str(tmp), "GITHUB_OUTPUT": str(out), "STORAGE": ".whileai",
             "BASELINE": "main", "PY": sys.executable, "PYTEST_ARGS": "-p no:cacheprovider -q", **env}
     full.pop("GITHUB_STEP_SUMMARY", None)
-    res = subprocess.run(["bash", "-c", script], cwd=workdir, env=full, text=True, capture_output=True, timeout=300)
+    res = subprocess.run(["bash", "-c", script], cwd=workdir, env=full, text=True, capture_output=True, timeout=300,
+                         check=False)
     assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-2000:]
     return dict(line.split("=", 1) for line in out.read_text().splitlines() if "=" in line)
 

@@ -54,13 +54,17 @@ def flaky_judge(row):
 def agent(message):
     if message.rollout_index == 2:
         raise ValueError("tool blew up")
+    if message.rollout_index == 4:
+        from whileai_core.backends import BackendError
+        raise BackendError("HTTP 503 after 4 tries")
     return {"steps": [], "final_text": "done"}
 
-@pytest.mark.wai(trials=4)
+@pytest.mark.wai(trials=5)
 def test_mixed(wai):
     r = wai.run(agent, "Hello", judge=flaky_judge)
-    assert r.rewards == [1.0, None, 0.0, 1.0] and r.unscored == 1 and r.errors == 1
-    assert r.passes == 2 and r.n_scored == 3
+    assert r.rewards == [1.0, None, 0.0, 1.0, None] and r.unscored == 2 and r.errors == 1
+    assert r.infra_errors == 1 and r.passes == 2 and r.n_scored == 3
+    assert "2 unscored, 1 infra errors" in str(r)
 
 @pytest.mark.wai(trials=2)
 def test_all_unscored(wai):
@@ -69,7 +73,7 @@ def test_all_unscored(wai):
     res = pytester.runpytest_inprocess("-p", "no:cacheprovider")
     res.assert_outcomes(passed=1, failed=1)
     res.stdout.fnmatch_lines(["*test_all_unscored did not meet its thresholds*",
-                              "*trials: - -*", "*no trial was scored (2 unscored)*"])
+                              "*trials: - -*", "*no trial was scored (2 unscored: judge errors, abstentions or infra errors)*"])
 
 
 def test_hooks_update_json_trial_finished_and_commit_info(pytester: pytest.Pytester):

@@ -30,8 +30,8 @@ def test_worse_agent_is_red_with_the_delta(run, example, monkeypatch):
     worse = run("--wai-baseline=main")
     assert worse.ret == 1
     worse.stdout.fnmatch_lines([
-        "*suite gate: REGRESSION: pass@1 0.* -> 0.*, delta -0.* [[]-0.*, -0.*[]] (95% scenario bootstrap), "
-        "permutation p=*, n=26 paired scenarios*",
+        ("*suite gate: REGRESSION: pass@1 0.* -> 0.*, delta -0.* [[]-0.*, -0.*[]] (95% scenario bootstrap), "
+         "permutation p=*, n=26 paired scenarios*"),
     ])
     # the per-test floor of the pinned test fails with counts, interval, baseline, delta and a reproduce line
     worse.stdout.fnmatch_lines([
@@ -63,8 +63,8 @@ def test_incompatible_baselines_are_refused(run, example, monkeypatch):
     # a different k: the scenarios cannot be paired; the run goes red, saying why
     res = run("--wai-baseline=main", "--wai-trials=6", "-k", "order_desk")
     assert res.ret == 1
-    res.stdout.fnmatch_lines(["*suite gate: REFUSED: the baseline is not comparable for 25 scenario(s)*"
-                              "k=6 trials now but k=4 in the baseline*"])
+    res.stdout.fnmatch_lines([("*suite gate: REFUSED: the baseline is not comparable for 25 scenario(s)*"
+                               "k=6 trials now but k=4 in the baseline*")])
     # another configuration fingerprint: refused before any test runs
     res2 = run("--wai-baseline=main", "--wai-fingerprint=gpt-5")
     assert res2.ret == pytest.ExitCode.USAGE_ERROR

@@ -1,5 +1,4 @@
 import pytest
-
 from agent_under_test import judge
 
 

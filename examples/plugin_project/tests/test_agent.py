@@ -6,7 +6,6 @@
 """
 
 import pytest
-
 from agent_under_test import SYSTEM_PROMPT, TOOLS, agent
 
 
