@@ -1,6 +1,7 @@
 """Benchmarks of the pytest plugin, measured side by side in one run (no timed assertions anywhere in tests).
 
-1. Overhead: 10,000 trivial scenario items through ``@pytest.mark.wai_scenarios`` + ``wai.record`` against the
+1. Overhead: 10,000 trivial scenario items through ``@pytest.mark.wai_scenarios`` + ``wai.record`` (the test
+   reads ``wai.scenario``; a second arm also requests the ``wai_scenario`` fixture, one more fixture per item) against the
    same 10,000 items as plain ``@pytest.mark.parametrize``, each in a fresh ``pytest`` subprocess, interleaved
    ``--repeats`` times; the median wall times and their ratio are printed (goal <= 1.3x). A third arm runs the
    plain suite with the plugin disabled (``-p no:whileai``) to show what merely installing the plugin costs.
@@ -29,7 +30,19 @@ ASKS = [f"ask number {{i}}" for i in range({n})]
 
 @pytest.mark.wai_scenarios(ASKS)
 @pytest.mark.wai(trials=1)
+def test_item(wai):
+    assert wai.scenario.startswith("ask")
+    wai.record([1.0])
+"""
+
+PLUGIN_SUITE_TWO_FIXTURES = """
+import pytest
+ASKS = [f"ask number {{i}}" for i in range({n})]
+
+@pytest.mark.wai_scenarios(ASKS)
+@pytest.mark.wai(trials=1)
 def test_item(wai, wai_scenario):
+    assert wai_scenario.startswith("ask")
     wai.record([1.0])
 """
 
@@ -61,6 +74,7 @@ def overhead(items: int, repeats: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         arms = {"plugin (wai_scenarios + wai.record)": (root / "plugin", PLUGIN_SUITE, ()),
+                "plugin, also requesting wai_scenario": (root / "plugin2", PLUGIN_SUITE_TWO_FIXTURES, ()),
                 "plain parametrize, plugin loaded": (root / "plain", PLAIN_SUITE, ()),
                 "plain parametrize, -p no:whileai": (root / "plain", PLAIN_SUITE, ("-p", "no:whileai"))}
         for folder, body, _ in arms.values():
@@ -84,6 +98,7 @@ def overhead(items: int, repeats: int) -> None:
         for label, d in (("wall", wall), ("cpu", cpu)):
             base = statistics.median(d[off])
             print(f"  {label}: ratio plugin / plain (plugin off) {statistics.median(d[plug]) / base:.2f}x (goal <= 1.3x); "
+                  f"with wai_scenario too {statistics.median(d['plugin, also requesting wai_scenario']) / base:.2f}x; "
                   f"plain with plugin loaded / plugin off {statistics.median(d[on]) / base:.2f}x")
 
 

@@ -136,6 +136,11 @@ def generate(metafunc: pytest.Metafunc) -> None:
     base_dir = Path(str(metafunc.definition.path)).parent
     scenarios = load_scenarios(metafunc.config, spec, base_dir=base_dir, where=where)
     ids = scenario_ids(scenarios, spec["ids"])
+    if "wai_scenario" not in metafunc.fixturenames and "wai" in metafunc.fixturenames:
+        # the test reads the scenario through wai.scenario: parametrize the wai fixture itself (one fixture
+        # per item instead of two; cheaper on large suites)
+        metafunc.parametrize("wai", scenarios, ids=ids, indirect=True)
+        return
     if "wai_scenario" not in metafunc.fixturenames:
         metafunc.fixturenames.append("wai_scenario")
     metafunc.parametrize("wai_scenario", scenarios, ids=ids)

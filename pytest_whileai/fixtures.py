@@ -237,6 +237,8 @@ def wai(request: pytest.FixtureRequest) -> WaiHandle:
     error = request.node.stash.get(MARK_ERROR, None)
     if error is not None:
         pytest.fail(error, pytrace=False)
-    callspec = getattr(request.node, "callspec", None)
-    scenario = callspec.params.get("wai_scenario") if callspec is not None else None
+    scenario = getattr(request, "param", None)  # wai_scenarios parametrized wai itself
+    if scenario is None:
+        callspec = getattr(request.node, "callspec", None)
+        scenario = callspec.params.get("wai_scenario") if callspec is not None else None
     return WaiHandle(request, request.config.stash[WAI_SESSION], scenario)

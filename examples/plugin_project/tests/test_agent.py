@@ -10,8 +10,8 @@ from agent_under_test import SYSTEM_PROMPT, TOOLS, agent
 
 
 @pytest.mark.wai_scenarios(tools=TOOLS, system_prompt=SYSTEM_PROMPT)
-def test_order_desk(wai, wai_scenario):
-    result = wai.run(agent)
+def test_order_desk(wai):
+    result = wai.run(agent)  # the scenario of this item is wai.scenario
     assert result.n_scored == result.k
 
 
