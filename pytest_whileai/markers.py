@@ -12,14 +12,14 @@ METRICS = ("pass@1", "pass^k", "pass@k")
 MARKER_LINES = (
     ("wai(trials=None, min_pass_rate=None, max_drop=None, metric='pass@1', level=None): per-test whileai "
      "thresholds: k trials, a floor the interval must not fall below, the largest significant drop vs the baseline"),
-    ("wai_scenarios(source=None, *, tools=None, system_prompt=None, budget=None, seed=0, ids=None): expand the "
-     "test into one item per scenario (covering array of tools, a list of asks, a JSONL path, or a callable)"),
+    ("wai_scenarios(source=None, *, tools=None, system_prompt=None, budget=None, seed=0, ids=None, repeats=None): "
+     "expand the test into one item per scenario, repeats trials each (covering array of tools, a list of asks, a JSONL path, or a callable)"),
     "wai_key(key): pin the baseline key of this test so it survives renames and moves",
     "whileai: added by the plugin to every test that uses whileai (select them with -m whileai)",
 )
 
 _WAI_KWARGS = ("trials", "min_pass_rate", "max_drop", "metric", "level")
-SCENARIO_KWARGS = ("source", "tools", "system_prompt", "budget", "seed", "ids")
+SCENARIO_KWARGS = ("source", "tools", "system_prompt", "budget", "seed", "ids", "repeats")
 
 
 class WaiMarkerError(ValueError):
@@ -111,6 +111,9 @@ def parse_scenarios_marker(mark: pytest.Mark, *, where: str = "wai_scenarios mar
     budget = spec["budget"]
     if budget is not None and (isinstance(budget, bool) or not isinstance(budget, int) or budget < 1):
         raise WaiMarkerError(f"{where}: budget= must be an int >= 1 (number of scenarios); got {budget!r}")
+    repeats = spec["repeats"]
+    if repeats is not None and (isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1):
+        raise WaiMarkerError(f"{where}: repeats= must be an int >= 1 (trials per scenario); got {repeats!r}")
     seed = spec["seed"]
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise WaiMarkerError(f"{where}: seed= must be an int >= 0; got {seed!r}")
@@ -118,14 +121,15 @@ def parse_scenarios_marker(mark: pytest.Mark, *, where: str = "wai_scenarios mar
 
 
 def scenarios(source: Any = None, *, tools: Any = None, system_prompt: str | None = None, budget: int | None = None,
-              seed: int = 0, ids: Any = None) -> pytest.MarkDecorator:
-    """Decorator form of ``@pytest.mark.wai_scenarios(...)``: one test item per scenario.
+              seed: int = 0, ids: Any = None, repeats: int | None = None) -> pytest.MarkDecorator:
+    """Decorator form of ``@pytest.mark.wai_scenarios(...)``: one test item per scenario, ``repeats`` trials each
+    (``wai(trials=)`` wins when both are given).
 
-    >>> @scenarios(tools=[get_order], system_prompt="Help with orders.", budget=8)
-    ... def test_orders(wai, wai_scenario): ...
+    >>> @scenarios(tools=[get_order], system_prompt="Help with orders.", budget=8, repeats=4)
+    ... def test_orders(wai): ...
     """
     kwargs: dict[str, Any] = {"tools": tools, "system_prompt": system_prompt, "budget": budget, "seed": seed,
-                              "ids": ids}
+                              "ids": ids, "repeats": repeats}
     kwargs = {k: v for k, v in kwargs.items() if v is not None}
     mark = pytest.mark.wai_scenarios(source, **kwargs) if source is not None else pytest.mark.wai_scenarios(**kwargs)
     parse_scenarios_marker(mark.mark)

@@ -6,6 +6,7 @@ the gate is computed, so installing the plugin costs unrelated test runs nothing
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
@@ -108,7 +109,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
     from pytest_whileai.collect import baseline_key
     from pytest_whileai.fixtures import MARK_ERROR, WAI_KEY, WAI_THRESHOLDS
-    from pytest_whileai.markers import WaiMarkerError, parse_key_marker, parse_wai_marker
+    from pytest_whileai.markers import WaiMarkerError, parse_key_marker, parse_scenarios_marker, parse_wai_marker
 
     marker = pytest.mark.whileai
     for item in items:
@@ -117,7 +118,12 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
             continue  # not a whileai test: nothing to do (keeps plain suites at plain speed)
         item.add_marker(marker)
         try:
-            item.stash[WAI_THRESHOLDS] = parse_wai_marker(item.get_closest_marker("wai"), where=item.nodeid)
+            thresholds = parse_wai_marker(item.get_closest_marker("wai"), where=item.nodeid)
+            scen = item.get_closest_marker("wai_scenarios")
+            repeats = parse_scenarios_marker(scen, where=item.nodeid)["repeats"] if scen is not None else None
+            if repeats is not None and thresholds.trials is None:
+                thresholds = dataclasses.replace(thresholds, trials=repeats)
+            item.stash[WAI_THRESHOLDS] = thresholds
             item.stash[WAI_KEY] = baseline_key(item, parse_key_marker(item.get_closest_marker("wai_key"),
                                                                       where=item.nodeid))
         except WaiMarkerError as exc:

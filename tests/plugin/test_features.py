@@ -160,3 +160,33 @@ def test_s(wai, wai_scenario):
     gate = _doc(pytester, "r.json")["gate"]
     assert len(gate["scenario_regressions"]) == 1 and "breaks" in gate["scenario_regressions"][0]
     assert gate["status"] == "regression"
+
+
+def test_scenarios_decorator_repeats_and_fixtures(pytester: pytest.Pytester):
+    pytester.makepyfile("""
+import pytest
+from pytest_whileai.markers import scenarios
+
+@scenarios(["one ask", "two asks"], repeats=3)
+def test_deco(wai, wai_baseline, wai_session):
+    assert wai.trials == 3 and wai.scenario in ("one ask", "two asks")
+    assert wai_session.settings.trials == 4
+    r = wai.record([1.0, 1.0, 1.0])
+    if wai_session.baseline is not None:
+        assert wai_baseline["k"] == 3 and wai_baseline["rewards"] == [1.0, 1.0, 1.0]
+        assert r.baseline == {"passes": 3, "n_scored": 3, "pass_rate": 1.0} and r.delta == 0.0
+
+@scenarios(["x"], repeats=3)
+@pytest.mark.wai(trials=2)
+def test_marker_wins(wai):
+    assert wai.trials == 2
+    wai.record([1.0, 0.0])
+""")
+    assert pytester.runpytest_inprocess("-p", "no:cacheprovider", "--wai-save=main").ret == 0
+    res = pytester.runpytest_inprocess("-p", "no:cacheprovider", "--wai-baseline=main", "--wai-level=0.9")
+    res.assert_outcomes(passed=3)
+    res.stdout.fnmatch_lines(["*90% Wilson per scenario*"])
+    with pytest.raises(ValueError, match="repeats= must be an int >= 1"):
+        from pytest_whileai.markers import scenarios
+
+        scenarios(["a"], repeats=0)
