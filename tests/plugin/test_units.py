@@ -258,3 +258,40 @@ def test_junit_build_parses_with_junitparser(tmp_path: Path):
     assert cprops["passes"] == "0" and cprops["k"] == "4" and "ci_low" in cprops
     assert cases[0].result and cases[0].result[0].type == "WaiRegression"
     assert json.loads(json.dumps(g.to_dict()))["status"] == "regression"
+
+
+@pytest.mark.slow
+def test_gate_false_alarm_rate_on_the_seeded_agent_a_a():
+    """A/A on the real engine: the same seeded agent (share 1/3) under independent agent seeds, 25 covering-array
+    scenarios x k=4 through ``simulate.rollout``; over 120 pairs the gate's red rate stays at or under alpha."""
+    import whileai as wai
+    from whileai_core.simulate import rollout
+
+    @wai.tool
+    def get_order(order_id: str) -> dict:
+        """Look up an order by id."""
+        return {"order_id": order_id}
+
+    @wai.tool
+    def cancel_order(order_id: str) -> dict:
+        """Cancel an order by id."""
+        return {"order_id": order_id, "status": "cancelled"}
+
+    tools = [get_order, cancel_order]
+    scenarios = wai.situations(tools, "Help customers with orders.")
+
+    def run(agent_seed: int) -> dict:
+        agent = wai.seeded_agent(tools, seed=agent_seed)
+        out = {}
+        for sc in scenarios:
+            rewards = [float(not rollout(agent, sc, rollout_index=i, tools=tools)["seeded"]) for i in range(4)]
+            out[sc.task_id] = _entry(sc.task_id, rewards)
+        return out
+
+    reps, red = 120, 0
+    for r in range(reps):
+        a, b = run(10_000 + 2 * r), run(10_001 + 2 * r)
+        index = {k: {"key": k, "k": 4, "judge": "j", "rewards": v["rewards"]} for k, v in a.items()}
+        red += gate.compute_gate(b, index, baseline_name="A", settings=settings(draws=500, seed=r)).red
+    assert red / reps <= 0.05
+    assert sps.binomtest(red, reps, 0.05, alternative="greater").pvalue > 0.01
