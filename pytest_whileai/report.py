@@ -36,9 +36,21 @@ def _status(e: Mapping[str, Any], gate: Any) -> str:
     return "ok"
 
 
+def ordered_keys(results: Mapping[str, Mapping[str, Any]], gate: Any) -> list[str]:
+    """Failed and dropped scenarios first, then by delta (largest drop first), then by key."""
+    rank = {"FAIL": 0, "DROP": 1, "ok": 2}
+
+    def sort_key(key: str) -> tuple[int, float, str]:
+        e = results[key]
+        delta = e.get("delta")
+        return (rank[_status(e, gate)], delta if delta is not None else 0.0, key)
+
+    return sorted(results, key=sort_key)
+
+
 def table_rows(results: Mapping[str, Mapping[str, Any]], gate: Any) -> list[list[str]]:
     rows = []
-    for key in sorted(results):
+    for key in ordered_keys(results, gate):
         e = results[key]
         b = e.get("baseline")
         holm = getattr(gate, "holm", {}).get(key) if gate is not None else None
