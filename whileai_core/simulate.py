@@ -115,11 +115,8 @@ def rollout(agent: Callable[[Any], Any], scenario: Scenario | str, *, rollout_in
         scenario = Scenario(str(scenario), system_prompt=system_prompt)
     if system_prompt is None:
         system_prompt = scenario.system_prompt
-    if world is None and (tools or scenario.tools):
-        try:
-            world = World(tools if tools else [], seed=seed) if tools else None
-        except ValueError:
-            world = None
+    if world is None and tools:
+        world = World(tools, seed=seed)
     trial = scenario.replace(rollout_index=rollout_index, world=world, system_prompt=system_prompt)
     token = CURRENT.set(trial)
     started = time.perf_counter()
@@ -273,6 +270,30 @@ def _positive_int(name: str, value: Any) -> int:
     return value
 
 
+def _open_checkpoint(checkpoint: Any, warn_list: list[str]) -> Path:
+    """Check the checkpoint path before the first rollout, so a bad path fails fast instead of mid-run."""
+    if not isinstance(checkpoint, (str, Path)):
+        raise TypeError(f"checkpoint= must be a file path (str or Path); got {type(checkpoint).__name__}")
+    path = Path(checkpoint)
+    if path.is_dir():
+        raise IsADirectoryError(f"checkpoint={str(path)!r} is a directory; pass a file path inside it, e.g. "
+                                f"{str(path / 'rows.jsonl')!r}")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        had_rows = path.is_file() and path.stat().st_size > 0
+        with path.open("a", encoding="utf-8"):
+            pass
+    except OSError as exc:
+        raise OSError(f"checkpoint={str(path)!r} cannot be written ({exc.strerror or exc}); pass a writable file "
+                      "path") from None
+    if had_rows:
+        msg = (f"checkpoint={str(path)!r} already holds rows; this run appends after them (each row's "
+               "lineage.run_id tells the runs apart); pass a fresh path to keep runs in separate files")
+        warn_list.append(msg)
+        warnings.warn(msg, UserWarning, stacklevel=3)
+    return path
+
+
 def _resolve_agent(agent: Any, tools: list[Tool], system_prompt: str | None, max_turns: int | None,
                    cache: Any) -> Callable[[Any], Any]:
     if agent is None:
@@ -286,8 +307,8 @@ def _resolve_agent(agent: Any, tools: list[Tool], system_prompt: str | None, max
             raise ValueError("simulate() needs an agent: a callable agent(message) -> {'steps', 'final_text'}, "
                              "wai.seeded_agent(tools), a model string like 'openai:gpt-4.1-mini', or "
                              "wai.configure(agent=...)")
-    if callable(agent) and not isinstance(agent, str) and not hasattr(agent, "chat"):
-        return agent
+    if callable(agent) and not isinstance(agent, str) and not callable(getattr(agent, "complete", None)):
+        return agent  # a plain agent callable; backends (objects with .complete) go through the model loop
     try:
         from whileai_core.model_agent import as_agent
     except ImportError as exc:
@@ -433,7 +454,8 @@ def simulate(agent: Any = None, *, tools: Sequence[Any] | None = None, system_pr
     started = time.perf_counter()
     results: dict[tuple[int, int], dict[str, Any]] = {}
     show_progress = progress if progress is not None else budget >= D.PROGRESS_MIN_ROWS
-    ckpt = Path(checkpoint) if checkpoint is not None else None
+    ckpt = _open_checkpoint(checkpoint, warn_list) if checkpoint is not None else None
+    ckpt_state: dict[str, Path | None] = {"path": ckpt}
     stopped = "budget" if situations is None and asks is None else "situations_done"
 
     plan = tuple((s.task_id, ri) for s in scen for ri in range(k))
@@ -468,9 +490,17 @@ def simulate(agent: Any = None, *, tools: Sequence[Any] | None = None, system_pr
                 for fut in finished:
                     key = pending.pop(fut)
                     results[key] = fut.result()
-                    if ckpt is not None:
-                        with ckpt.open("a", encoding="utf-8") as fh:
-                            fh.write(json.dumps(scrub(results[key])) + "\n")
+                    if ckpt_state["path"] is not None:
+                        try:
+                            with ckpt_state["path"].open("a", encoding="utf-8") as fh:
+                                fh.write(json.dumps(scrub(results[key])) + "\n")
+                        except OSError as exc:  # the rows stay in memory: a failing disk must not end the run
+                            msg = (f"checkpoint {str(ckpt_state['path'])!r} stopped being written after "
+                                   f"{len(results) - 1} rows ({exc}); the run went on and every row is in the "
+                                   "returned data (data.save(path) to write them)")
+                            warn_list.append(msg)
+                            log.warning(msg)
+                            ckpt_state["path"] = None
                     if len(results) % D.PROGRESS_EVERY_ROWS == 0:
                         progress_line(len(results), total)
         except KeyboardInterrupt:
