@@ -1,0 +1,134 @@
+"""The documentation's code runs: every fenced ```python block in the user-facing docs exits 0.
+
+A block that cannot run on its own (it needs your agent, a model server, a checkpoint) carries
+``<!-- not-run: reason -->`` on the line before its fence and is skipped with that reason. A block whose fence
+is followed, after its closing fence and prose, by a ```text block marked ``<!-- output -->`` must print
+exactly that text.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ("README.md", "docs/simulate.md", "docs/measure.md", "docs/guards.md")
+NOT_RUN = re.compile(r"^<!--\s*not-run:\s*(?P<reason>.+?)\s*-->\s*$")
+OUTPUT = re.compile(r"^<!--\s*output\s*-->\s*$")
+BLOCK_TIMEOUT_S = 60  # a hung block fails instead of hanging the suite; convention, untested
+
+
+@dataclass
+class Block:
+    doc: str
+    line: int  # 1-based line of the opening fence
+    lang: str
+    code: str
+    skip: str | None  # the not-run reason, if any
+    output: str | None = None  # the expected stdout, when the next text block is marked <!-- output -->
+
+    @property
+    def id(self) -> str:
+        return f"{self.doc}:{self.line}"
+
+
+def fenced_blocks(doc: str) -> list[Block]:
+    """Every fenced block of ``doc`` (a path under the repo root), top-level fences only."""
+    lines = (ROOT / doc).read_text(encoding="utf-8").splitlines()
+    blocks: list[Block] = []
+    i = 0
+    while i < len(lines):
+        fence = re.match(r"^```(\w*)\s*$", lines[i])
+        if not fence:
+            i += 1
+            continue
+        start = i
+        j = i + 1
+        while j < len(lines) and lines[j].rstrip() != "```":
+            j += 1
+        if j == len(lines):
+            raise AssertionError(f"{doc}:{start + 1}: a fence that never closes")
+        marker = lines[start - 1] if start > 0 else ""
+        not_run = NOT_RUN.match(marker)
+        blocks.append(Block(doc, start + 1, fence.group(1), "\n".join(lines[start + 1 : j]) + "\n",
+                            not_run.group("reason") if not_run else None))
+        if blocks[-1].lang == "text" and OUTPUT.match(marker):
+            previous = [b for b in blocks[:-1] if b.lang == "python"]
+            if not previous:
+                raise AssertionError(f"{doc}:{start + 1}: an output block with no python block before it")
+            previous[-1].output = blocks[-1].code
+        i = j + 1
+    return blocks
+
+
+def python_blocks() -> list[Block]:
+    return [b for doc in DOCS for b in fenced_blocks(doc) if b.lang == "python"]
+
+
+def run_block(code: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    script = cwd / "block.py"
+    script.write_text(code, encoding="utf-8")
+    env = {**os.environ, "PYTHONHASHSEED": "0"}
+    for key in ("WHILEAI_AGENT", "WHILEAI_JUDGE", "WHILEAI_SIMULATOR", "WHILEAI_USER_MODEL"):
+        env.pop(key, None)  # a developer's configured model must not turn a doc block into a network call
+    return subprocess.run([sys.executable, str(script)], cwd=cwd, env=env, capture_output=True, text=True,
+                          timeout=BLOCK_TIMEOUT_S)
+
+
+BLOCKS = python_blocks()
+
+
+def test_the_docs_have_runnable_blocks():
+    runnable = {b.doc for b in BLOCKS if b.skip is None}
+    assert runnable == set(DOCS), f"docs without a runnable python block: {sorted(set(DOCS) - runnable)}"
+
+
+@pytest.mark.parametrize("block", BLOCKS, ids=[b.id for b in BLOCKS])
+def test_python_block_runs(block: Block, tmp_path: Path):
+    if block.skip is not None:
+        pytest.skip(f"not-run: {block.skip}")
+    done = run_block(block.code, tmp_path)
+    assert done.returncode == 0, f"{block.id} exited {done.returncode}\n--- stderr ---\n{done.stderr[-4000:]}"
+    if block.output is not None:
+        assert done.stdout == block.output, f"{block.id} printed something other than the doc shows"
+
+
+def test_readme_quickstart_output_is_what_the_cli_prints(tmp_path: Path):
+    """README's printed quickstart output is exactly what ``whileai quickstart`` prints now."""
+    blocks = fenced_blocks("README.md")
+    text = next(b for b in blocks if b.lang == "text" and b.code.startswith("pass@1 "))
+    done = subprocess.run([sys.executable, "-m", "whileai_core.cli", "quickstart", "--dir", str(tmp_path)],
+                          capture_output=True, text=True, timeout=BLOCK_TIMEOUT_S)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == text.code
+    assert (tmp_path / "train.jsonl").exists()
+
+
+def test_readme_plugin_snippet_runs_under_pytest(tmp_path: Path):
+    """The README's "plugin in 10 lines", with a stand-in ``my_agent`` module, passes and stores a baseline."""
+    snippet = next(b for b in fenced_blocks("README.md") if b.lang == "python" and "wai_scenarios" in b.code)
+    tests = tmp_path / "tests"
+    tests.mkdir()
+    (tests / "test_agent.py").write_text(snippet.code, encoding="utf-8")
+    (tests / "my_agent.py").write_text(
+        "import whileai as wai\n\n"
+        "@wai.tool\n"
+        "def get_order(order_id: str) -> dict:\n"
+        '    """Look up an order by id."""\n'
+        '    return {"order_id": order_id, "status": "shipped"}\n\n'
+        "agent = wai.seeded_agent([get_order])\n",
+        encoding="utf-8")
+    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--wai-save=main"]
+    done = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=BLOCK_TIMEOUT_S)
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    assert (tmp_path / ".whileai" / "baselines" / "main.json").exists()
+    again = subprocess.run([*cmd[:-1], "--wai-baseline=main"], cwd=tmp_path, capture_output=True, text=True,
+                           timeout=BLOCK_TIMEOUT_S)
+    assert again.returncode == 0, again.stdout[-4000:]
+    assert "no regression" in again.stdout
