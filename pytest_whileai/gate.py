@@ -214,7 +214,8 @@ def trials_needed(results: Mapping[str, Mapping[str, Any]], *, drop: float, powe
 def compute_gate(results: Mapping[str, Mapping[str, Any]], baseline_index: Mapping[str, Mapping[str, Any]] | None,
                  *, baseline_name: str | None, settings: Any, baseline_note: str | None = None) -> Gate:
     """The suite gate over the results of this session (only the scenarios that ran are judged)."""
-    common = dict(baseline=baseline_name, level=settings.level, alpha=settings.alpha, max_drop=settings.max_drop)
+    common: dict[str, Any] = dict(baseline=baseline_name, level=settings.level, alpha=settings.alpha,
+                                  max_drop=settings.max_drop)
     plan = None
     try:
         plan = trials_needed(results, drop=settings.max_drop, power=settings.power, alpha=settings.alpha)
@@ -232,9 +233,9 @@ def compute_gate(results: Mapping[str, Mapping[str, Any]], baseline_index: Mappi
     incompatible = {}
     for k in keys:
         if k in baseline_index:
-            why = scenario_incompatibility(baseline_index[k], results[k])
-            if why:
-                incompatible[k] = why
+            reason = scenario_incompatibility(baseline_index[k], results[k])
+            if reason:
+                incompatible[k] = reason
     common.update(new=new, not_run=not_run)
     if incompatible:
         first = next(iter(incompatible.items()))
@@ -271,7 +272,7 @@ def compute_gate(results: Mapping[str, Mapping[str, Any]], baseline_index: Mappi
     scen_reg = [k for k, adj, d in zip(paired, adjusted, drops)
                 if adj <= settings.alpha / 2 and -d >= float(results[k].get("max_drop", settings.max_drop))]
     suite_red = rep.verdict == "worse"
-    fields = dict(n_paired=rep.n_paired, delta=rep.delta, ci=None if rep.ci is None else [float(x) for x in rep.ci],
+    fields: dict[str, Any] = dict(n_paired=rep.n_paired, delta=rep.delta, ci=None if rep.ci is None else [float(x) for x in rep.ci],
                   p_value=rep.p_value, before=rep.before, after=rep.after, verdict=rep.verdict, reason=rep.reason,
                   scenario_regressions=scen_reg, holm=holm, report=rep.to_dict())
     text = _delta_text(rep)

@@ -64,7 +64,7 @@ def pytest_configure(config: pytest.Config) -> None:
         except ImportError as exc:
             raise pytest.UsageError(f"--wai-record/--wai-replay need whileai_core.cache and whileai_core.config, "
                                     f"which this install lacks ({exc})") from None
-        mode, path = ("record", settings.record) if settings.record else ("replay", settings.replay)
+        mode, path = ("record", settings.record) if settings.record else ("replay", str(settings.replay))
         try:
             wai.cassette = Cassette(path, mode=mode)
         except (OSError, ValueError) as exc:

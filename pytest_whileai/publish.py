@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from pytest_whileai import store as S
@@ -23,7 +24,7 @@ def write_outputs(wai: Any) -> None:
             wai.config.hook.pytest_whileai_update_json(config=wai.config, run_json=doc)
         return doc
 
-    jobs = []
+    jobs: list[tuple[str, Callable[[], Any]]] = []
     if s.trial_index is None and wai.results:
         store = S.Store(wai.storage_dir())
         if s.save:

@@ -179,7 +179,7 @@ def annotation(kind: str, message: str, *, file: str | None = None, line: int | 
     return f"::{kind} {','.join(props)}::{_escape_data(message)}" if props else f"::{kind}::{_escape_data(message)}"
 
 
-def annotations(wai: Any, *, workspace: str | None = None, limit: int = D.GITHUB_MAX_ANNOTATIONS) -> list[str]:
+def annotation_lines(wai: Any, *, workspace: str | None = None, limit: int = D.GITHUB_MAX_ANNOTATIONS) -> list[str]:
     """One ``::error`` per failed or regressed scenario (capped), plus one for a red suite gate."""
     gate = wai.gate
     out: list[str] = []
@@ -207,7 +207,7 @@ def annotations(wai: Any, *, workspace: str | None = None, limit: int = D.GITHUB
 
 
 def emit_annotations(wai: Any, stream: TextIO = sys.stderr) -> int:
-    lines = annotations(wai, workspace=os.environ.get("GITHUB_WORKSPACE"))
+    lines = annotation_lines(wai, workspace=os.environ.get("GITHUB_WORKSPACE"))
     stream.writelines(line + "\n" for line in lines)
     stream.flush()
     return len(lines)

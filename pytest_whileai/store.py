@@ -28,8 +28,8 @@ from whileai_core.rows import atomic_write_text, stable_id
 
 SCHEMA = D.RUN_SCHEMA
 _RUN_FILE = re.compile(r"^(\d{4,})_.*\.json$")
-_REQUIRED_TOP = {"schema": str, "scenarios": list, "fingerprint": dict}
-_REQUIRED_SCENARIO = {"key": str, "k": int, "rewards": list}
+_REQUIRED_TOP: dict[str, type] = {"schema": str, "scenarios": list, "fingerprint": dict}
+_REQUIRED_SCENARIO: dict[str, type] = {"key": str, "k": int, "rewards": list}
 
 
 class BaselineError(Exception):
