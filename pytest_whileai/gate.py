@@ -293,3 +293,25 @@ def compute_gate(results: Mapping[str, Mapping[str, Any]], baseline_index: Mappi
 
 def finite(x: Any) -> bool:
     return isinstance(x, (int, float)) and math.isfinite(x)
+
+
+def compare_documents(baseline: Mapping[str, Any], current: Mapping[str, Any], *, level: float = D.CI_LEVEL,
+                      alpha: float = D.GATE_ALPHA, max_drop: float = D.GATE_MAX_DROP,
+                      draws: int = D.BOOTSTRAP_DRAWS, permutations: int = D.GATE_PERMUTATIONS,
+                      seed: int = D.GATE_SEED, power: float = D.GATE_POWER,
+                      baseline_name: str | None = None) -> Gate:
+    """The suite gate between two stored run documents, outside pytest (e.g. from a CLI or a notebook).
+
+    Gives what the plugin computed at the end of the session that wrote ``current`` when the settings match.
+    Raises ``store.IncompatibleBaseline`` for another schema major or config fingerprint.
+    """
+    from types import SimpleNamespace
+
+    from pytest_whileai.store import check_compatible
+
+    check_compatible(baseline, fingerprint_now=current.get("fingerprint") or {}, source=baseline_name or "baseline")
+    settings = SimpleNamespace(level=level, alpha=alpha, max_drop=max_drop, draws=draws, permutations=permutations,
+                               seed=seed, power=power, trial_index=None)
+    results = {sc["key"]: sc for sc in current.get("scenarios", [])}
+    index = {sc["key"]: sc for sc in baseline.get("scenarios", [])}
+    return compute_gate(results, index, baseline_name=baseline_name, settings=settings)

@@ -160,6 +160,13 @@ def test_s(wai, wai_scenario):
     gate = _doc(pytester, "r.json")["gate"]
     assert len(gate["scenario_regressions"]) == 1 and "breaks" in gate["scenario_regressions"][0]
     assert gate["status"] == "regression"
+    # the same verdict from the two stored documents, outside pytest
+    from pytest_whileai.gate import compare_documents
+
+    again = compare_documents(_doc(pytester, ".whileai/baselines/main.json"), _doc(pytester, "r.json"),
+                              baseline_name="main").to_dict()
+    for field in ("status", "delta", "ci", "p_value", "n_paired", "holm", "scenario_regressions"):
+        assert again[field] == gate[field], field
 
 
 def test_scenarios_decorator_repeats_and_fixtures(pytester: pytest.Pytester):
