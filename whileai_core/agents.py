@@ -86,7 +86,8 @@ def seeded_agent(tools: Sequence[Any], share: float | None = None, seed: int = 0
     tool_objs = as_tools(tools)
     if not tool_objs:
         raise ValueError("seeded_agent needs tools=[...] (the same list you pass simulate)")
-    names = tuple(SEEDED_BEHAVIORS if behaviors is None else behaviors)
+    names = tuple(SEEDED_BEHAVIORS if behaviors is None else
+                  (behaviors,) if isinstance(behaviors, str) else behaviors)
     unknown = [b for b in names if b not in SEEDED_BEHAVIORS]
     if unknown or not names:
         raise ValueError(f"unknown seeded behaviors {unknown or names}; choose from {list(SEEDED_BEHAVIORS)}")

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from whileai_core.defaults import TRAINING_SCHEMA_VERSION
-from whileai_core.rows import as_rows, group_rows, scrub, task_key, write_jsonl
+from whileai_core.rows import as_rows, group_rows, reward_field_hint, scrub, task_key, write_jsonl
 from whileai_core.tools import as_tools
 
 EXPORT_MODES = ("rl", "sft")
@@ -89,7 +89,12 @@ def training_rows(source: Any, *, mode: str = "rl", system_prompt: str | None = 
                        "group": {"k": len(members), "n_pass": sum(1 for r in rewards if r > 0.5),
                                  "reward_mean": mean, "reward_std": sd}}
     out = []
-    for row in rows:
+    for i, row in enumerate(rows):
+        bad_reward = row.get("reward")
+        if bad_reward is not None and not isinstance(bad_reward, bool) and (
+                not isinstance(bad_reward, (int, float)) or not math.isfinite(bad_reward)):
+            raise ValueError(f"rows[{i}] (task {task_key(row)!r}) has reward {bad_reward!r}; a reward is a finite "
+                             "number in [0, 1], or None for an ungraded row; fix the judge or drop the row")
         msgs = _messages_of(row, system_prompt)
         key = task_key(row)
         item: dict[str, Any] = {"schema_version": TRAINING_SCHEMA_VERSION, "task_id": key,
@@ -120,7 +125,9 @@ def export(source: Any, path: str | Path | None = None, *, mode: str | None = No
            system_prompt: str | None = None, tools: Any = None, mask_mode: str = "assistant",
            overwrite: bool = False, validate: bool = True) -> dict[str, Any]:
     """Write trainer-ready JSONL to ``path`` (or only build it, with ``path=None``); returns a report dict."""
-    mode = mode or getattr(source, "mode", None) or "rl"
+    if mode is None:  # a run's own mode carries over; an eval run (simulate's default) exports as RL
+        source_mode = getattr(source, "mode", None)
+        mode = source_mode if source_mode in EXPORT_MODES else "rl"
     system_prompt = system_prompt if system_prompt is not None else getattr(source, "system_prompt", None)
     tools = tools if tools is not None else getattr(source, "tools", None)
     items = training_rows(source, mode=mode, system_prompt=system_prompt, tools=tools, mask_mode=mask_mode)
@@ -136,6 +143,9 @@ def export(source: Any, path: str | Path | None = None, *, mode: str | None = No
     if roundtrip["checked"] and not declared:
         warnings.append("rows call tools but the file carries no tool schema; pass tools=[...]")
     rewards = [i["reward"] for i in items]
+    hint = reward_field_hint(as_rows(source, name="source"))
+    if hint:
+        warnings.append(hint)
     if mode == "sft" and any(r is not None and r < 1 for r in rewards):
         warnings.append(f"{sum(1 for r in rewards if r is not None and r < 1)} row(s) below reward 1 exported as "
                         "SFT targets; select(mode='sft') first")

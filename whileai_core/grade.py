@@ -158,7 +158,9 @@ class ScoredData:
         """Training rows for RL or SFT, with a report of what each gate dropped (``select.select``)."""
         from whileai_core.select import select
 
-        return select(self, mode=mode or self.mode or "rl", **kwargs)
+        if mode is None:  # an eval run (the simulate default) trains as RL unless told otherwise
+            mode = self.mode if self.mode in ("rl", "sft") else "rl"
+        return select(self, mode=mode, **kwargs)
 
     def export(self, path: Any = None, **kwargs: Any) -> Any:
         return self.rows.export(path, **kwargs)

@@ -702,6 +702,9 @@ def attach_labels(rows: Any, labels: Any, *, kind: str = "human") -> RowList:
     data = as_rows(rows, name="rows")
     if isinstance(labels, (str, os.PathLike)):
         labels = read_jsonl(labels)
+    if labels is None or not isinstance(labels, (Mapping, Iterable)) or isinstance(labels, bytes):
+        raise TypeError(f"labels= takes {{row key: 0/1}}, a list of label dicts, or a JSONL path; got "
+                        f"{type(labels).__name__}")
     table: dict[str, list[int]] = {}
     if isinstance(labels, Mapping):
         for k, v in labels.items():

@@ -30,7 +30,7 @@ from whileai_core.defaults import (
     POWER,
     ROLLOUTS_PER_TASK,
 )
-from whileai_core.rows import as_rows, task_key
+from whileai_core.rows import as_rows, reward_field_hint, task_key
 
 Interval = tuple[float, float]
 
@@ -51,6 +51,7 @@ class TaskCounts:
     n_partial: int  # a number strictly between 0 and 1, or another non-binary value
     n_bool: int  # a bool reward (excluded: True/False is not a graded 0/1)
     first_error: str | None = None
+    hint: str | None = None  # e.g. rows from another tool that carry 'score' instead of 'reward'
 
     @property
     def rates(self) -> np.ndarray:
@@ -66,7 +67,8 @@ class TaskCounts:
             parts.append(f"{self.n_bool} bool")
         if not parts:
             return None
-        return f"skipped {' + '.join(parts)} of {self.n_total} rows; only rewards exactly 0 or 1 count"
+        note = f"skipped {' + '.join(parts)} of {self.n_total} rows; only rewards exactly 0 or 1 count"
+        return f"{note}; {self.hint}" if self.hint else note
 
 
 def task_counts(rows: Any, *, name: str = "rows") -> TaskCounts:
@@ -105,7 +107,8 @@ def task_counts(rows: Any, *, name: str = "rows") -> TaskCounts:
         n_partial += 1
     n = np.asarray(n_list, dtype=np.int64)
     c = np.asarray(c_list, dtype=np.int64)
-    return TaskCounts(list(order), n, c, int(n.sum()), len(data), n_none, n_partial, n_bool, first_error)
+    hint = reward_field_hint(data) if n_none == len(data) else None
+    return TaskCounts(list(order), n, c, int(n.sum()), len(data), n_none, n_partial, n_bool, first_error, hint)
 
 
 def _fmt(x: float | None, digits: int = 2) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import math
 import os
 import tempfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -31,8 +32,31 @@ def task_key(row: Mapping[str, Any]) -> str:
             return str(value)
     prompt = row.get("prompt")
     if prompt in (None, ""):
-        raise ValueError("row has no task_id, scenario_id or prompt; give each row a task_id so it can be grouped")
+        keys = sorted(map(str, row))[:12]
+        alias = next((k for k in ("id", "task", "question_id", "problem_id", "example_id") if k in row), None)
+        hint = f" (it has {alias!r}: rename it task_id)" if alias else ""
+        raise ValueError(f"row has no task_id, scenario_id or prompt{hint}; its keys are {keys}; give each row a "
+                         "task_id so it can be grouped")
     return str(prompt)
+
+
+def reward_field_hint(rows: Iterable[Mapping[str, Any]]) -> str | None:
+    """A hint when rows from another tool carry their grade under ``score`` (or another name) but no ``reward``."""
+    seen = 0
+    aliased: dict[str, int] = {}
+    for row in rows:
+        seen += 1
+        if row.get("reward") is not None:
+            return None
+        for name in ("score", "label", "passed", "correct", "grade"):
+            if row.get(name) is not None:
+                aliased[name] = aliased.get(name, 0) + 1
+                break
+    if not seen or not aliased:
+        return None
+    name, count = max(aliased.items(), key=lambda kv: kv[1])
+    return (f"no row has a 'reward', but {count} of {seen} carry {name!r}: whileai reads the grade from 'reward' "
+            f"(0 or 1, or None); rename it, e.g. [dict(r, reward=r[{name!r}]) for r in rows]")
 
 
 def reward_of(row: Mapping[str, Any]) -> float | None:
@@ -62,8 +86,12 @@ def stable_id(*parts: Any, length: int = 10) -> str:
 def group_rows(rows: Iterable[Mapping[str, Any]]) -> dict[str, list[Mapping[str, Any]]]:
     """Rows grouped by task key, groups and members in first-seen order."""
     groups: dict[str, list[Mapping[str, Any]]] = {}
-    for row in rows:
-        groups.setdefault(task_key(row), []).append(row)
+    for i, row in enumerate(rows):
+        try:
+            key = task_key(row)
+        except ValueError as exc:
+            raise ValueError(f"rows[{i}]: {exc}") from None
+        groups.setdefault(key, []).append(row)
     return groups
 
 
@@ -134,6 +162,8 @@ def atomic_write_text(path: str | os.PathLike[str], text: str, *, overwrite: boo
     Refuses to replace an existing file unless ``overwrite=True``.
     """
     p = Path(path)
+    if p.is_dir():
+        raise IsADirectoryError(f"{p} is a directory; pass a file path inside it, e.g. {p / 'rows.jsonl'}")
     if p.exists() and not overwrite:
         raise FileExistsError(f"{p} exists; pass overwrite=True to replace it, or choose another path")
     p.parent.mkdir(parents=True, exist_ok=True)
@@ -155,7 +185,17 @@ def atomic_write_text(path: str | os.PathLike[str], text: str, *, overwrite: boo
 
 def write_jsonl(path: str | os.PathLike[str], rows: Iterable[Mapping[str, Any]], *, overwrite: bool = False) -> Path:
     """Write rows as JSONL, atomically (see ``atomic_write_text``)."""
-    lines = [json.dumps(row, ensure_ascii=False, sort_keys=False) for row in rows]
+    lines = []
+    for i, row in enumerate(rows):
+        try:  # NaN/Infinity are not JSON: a reader in another language would refuse the file
+            lines.append(json.dumps(row, ensure_ascii=False, sort_keys=False, allow_nan=False))
+        except ValueError:
+            bad = sorted(str(k) for k, v in row.items() if isinstance(v, float) and not math.isfinite(v))
+            raise ValueError(f"row {i} holds NaN or infinity (fields {bad or 'nested'}), which JSON cannot carry; "
+                             "write None for a missing number") from None
+        except TypeError as exc:
+            raise TypeError(f"row {i} is not JSON-serializable ({exc}); keep rows to str, numbers, bool, None, "
+                            "lists and dicts (rows.json_safe converts the rest)") from None
     return atomic_write_text(path, "".join(line + "\n" for line in lines), overwrite=overwrite)
 
 
@@ -189,6 +229,16 @@ def make_rows(
 
     ``reward`` may be a list of numbers or a judge; with a judge the result is graded (``ScoredData``).
     """
+    checked = []
+    for name, seq in (("prompts", prompts), ("completions", completions)):
+        if isinstance(seq, (str, bytes, Mapping)) or not isinstance(seq, Iterable):
+            raise TypeError(f"{name}= must be a list of strings; got {type(seq).__name__} (wrap one item as [item])")
+        items = list(seq)
+        bad = next((i for i, item in enumerate(items) if not isinstance(item, str)), None)
+        if bad is not None:
+            raise TypeError(f"{name}[{bad}] is {type(items[bad]).__name__}; every item of {name}= must be a string")
+        checked.append(items)
+    prompts, completions = checked
     if len(prompts) != len(completions):
         raise ValueError(f"prompts has {len(prompts)} items and completions {len(completions)}; they must match")
     for name, seq in (("task_ids", task_ids), ("references", references)):

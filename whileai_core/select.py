@@ -20,7 +20,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from whileai_core import defaults as D
-from whileai_core.rows import RowList, as_rows, binary_reward, group_rows, reward_of, stable_id, task_key
+from whileai_core.rows import RowList, as_rows, binary_reward, group_rows, reward_field_hint, reward_of, stable_id, \
+    task_key
 from whileai_core.world import uniform
 
 TRUNCATION_POLICIES = ("drop", "keep", "penalize")
@@ -133,6 +134,7 @@ def format_report(rep: Mapping[str, Any]) -> str:
                  f"{rep['n_control']} rows"]
         if rep.get("note"):
             lines.append(f"  note: {rep['note']}")
+        lines.extend(f"  warning: {w}" for w in rep.get("warnings", []))
         return "\n".join(lines)
     g = rep["gates"]
     lo, hi = rep["band"]
@@ -203,6 +205,9 @@ def select(source: Any, *, mode: str = "rl", band: tuple[float, float] = D.DIFFI
                          truncated=truncated, truncation_min_chars=truncation_min_chars, endorsed=endorsed,
                          hack_threshold=hack_threshold, target=target, seed=seed, system_prompt=system_prompt,
                          tools=tools)
+    hint = reward_field_hint(rows)
+    if hint:
+        sel.report.setdefault("warnings", []).append(hint)
     if not quiet:
         print(format_report(sel.report))
     return sel

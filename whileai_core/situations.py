@@ -52,9 +52,14 @@ class Scenario(str):
                "faults", "entity_id", "system_prompt", "tools", "privileged", "world")
 
     def __new__(cls, prompt: str, **fields: Any) -> Scenario:
+        if not isinstance(prompt, str):
+            raise TypeError(f"Scenario(prompt) takes the user's message as a string; got {type(prompt).__name__}")
+        index = fields.get("rollout_index", 0)
+        if isinstance(index, bool) or not isinstance(index, int) or index < 0:
+            raise ValueError(f"rollout_index= must be an int >= 0; got {index!r}")
         obj = super().__new__(cls, prompt)
         obj.task_id = str(fields.get("task_id") or "sc-" + stable_id(prompt))
-        obj.rollout_index = int(fields.get("rollout_index", 0))
+        obj.rollout_index = index
         obj.scenario = dict(fields.get("scenario") or {})
         obj.tool = str(fields.get("tool", obj.scenario.get("tool", "")))
         obj.world_state = str(fields.get("world_state", obj.scenario.get("world_state", "present")))
@@ -188,6 +193,9 @@ def from_asks(asks: Sequence[Any], *, system_prompt: str | None = None,
     names = tuple(t.name for t in as_tools(tools))
     out = []
     for i, ask in enumerate(asks):
+        text = ask if isinstance(ask, str) else ask.get("prompt") if isinstance(ask, Mapping) else None
+        if isinstance(text, str) and not text.strip():
+            raise ValueError(f"asks[{i}] is an empty message; every ask needs the user's words")
         if isinstance(ask, Scenario):
             out.append(ask)
         elif isinstance(ask, str):

@@ -613,7 +613,15 @@ def cohen_kappa(
     so report raw agreement beside it. Labels are compared as given; ``labels`` fixes their order (needed for
     weighted kappa on ordinal labels; default: sorted distinct labels).
     """
+    for name, rater in (("rater_a", rater_a), ("rater_b", rater_b)):
+        if isinstance(rater, (str, bytes)):
+            raise TypeError(f"{name}= is a string; pass a list of labels, one per item (e.g. [1, 0, 1])")
     a, b = list(rater_a), list(rater_b)
+    for name, seq in (("rater_a", a), ("rater_b", b)):
+        blank = next((i for i, x in enumerate(seq) if x is None or (isinstance(x, float) and math.isnan(x))), None)
+        if blank is not None:
+            raise ValueError(f"{name}[{blank}] is {seq[blank]!r}, not a label; drop the items a rater did not rate "
+                             "from both lists")
     if len(a) != len(b):
         raise ValueError(f"rater_a and rater_b must rate the same items; got {len(a)} and {len(b)} labels")
     if not a:

@@ -80,6 +80,15 @@ class World:
         """Answer one tool call. Never raises: problems come back as ``{"status": ..., "error": ...}``."""
         self.calls += 1
         scenario = scenario if scenario is not None else CURRENT.get()
+        if isinstance(arguments, str):  # a model's tool call carries its arguments as a JSON string
+            try:
+                arguments = json.loads(arguments) if arguments.strip() else {}
+            except ValueError:
+                return {"status": "error", "error": f"{tool_name}: arguments are not valid JSON ({arguments!r:.80}); "
+                                                    "pass a dict of argument name -> value"}
+        if arguments is not None and not isinstance(arguments, Mapping):
+            return {"status": "error", "error": f"{tool_name}: arguments must be a dict of argument name -> value; "
+                                                f"got {type(arguments).__name__}"}
         arguments = dict(arguments or {})
         t = self.tools.get(tool_name)
         if t is None:

@@ -1,0 +1,282 @@
+"""Edge cases a careless user hits: bad input names the argument and the fix, nothing is lost on a fault.
+
+Each test pins a problem found by calling the public facade the wrong way (see the report in the commit log).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+import whileai as wai
+from whileai_core.rows import reward_field_hint, write_jsonl
+
+
+@wai.tool
+def get_order(order_id: str) -> dict:
+    """Look up an order by id."""
+    return {}
+
+
+@wai.tool
+def cancel_order(order_id: str, reason: str = "") -> dict:
+    """Cancel an order."""
+    return {}
+
+
+@wai.tool
+def refund_payment(payment_id: str, amount: float) -> dict:
+    """Refund a payment."""
+    return {}
+
+
+@wai.tool
+def ping() -> str:
+    """Check the service is up."""
+    return "pong"
+
+
+@wai.tool
+def list_orders(limit: int = 10, status: str | None = None) -> list[dict]:
+    """List recent orders."""
+    return []
+
+
+TOOLS = [get_order, cancel_order, refund_payment, ping, list_orders]
+
+
+def not_seeded(row):
+    return {"reward": 0 if row["seeded"] else 1}
+
+
+# ---------------------------------------------------------------- the loop in unusual shapes
+def test_eval_run_grades_then_selects_and_exports_as_rl(tmp_path):
+    """simulate's default mode is 'eval'; select() and export() of its graded rows used to fail with
+    "mode= must be 'rl' or 'sft'; got 'eval'" although the user never passed a mode."""
+    data = wai.simulate(wai.seeded_agent(TOOLS), tools=TOOLS, repeats=4, budget=80, concurrency=4)
+    assert data.mode == "eval"
+    scored = data.grade(not_seeded)
+    sel = scored.select(quiet=True)
+    assert sel.mode == "rl"
+    assert sel.report["n"] == 80
+    rep = wai.export(scored, tmp_path / "train.jsonl")
+    assert rep["mode"] == "rl" and rep["n_written"] == 80
+    first = json.loads((tmp_path / "train.jsonl").read_text(encoding="utf-8").splitlines()[0])
+    assert "group_id" in first  # an RL row carries its group
+    with pytest.raises(ValueError, match="mode= must be 'rl' or 'sft'"):
+        scored.select(mode="eval", quiet=True)  # an explicit wrong mode is still an error
+
+
+def test_sft_run_selects_sft_and_exports_final_mask(tmp_path):
+    data = wai.simulate(wai.seeded_agent(TOOLS), tools=TOOLS, mode="sft", repeats=4, budget=80)
+    scored = data.grade(not_seeded)
+    sel = scored.select(quiet=True)
+    assert sel.mode == "sft"
+    assert all(r["reward"] == 1 for r in sel)
+    assert len(sel) == len({r["task_id"] for r in sel})  # one best completion per prompt
+    rep = sel.export(tmp_path / "sft.jsonl", mask_mode="final")
+    lines = [json.loads(x) for x in (tmp_path / "sft.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert rep["n_written"] == len(sel) == len(lines)
+    for item in lines:
+        assert sum(item["loss_mask"]) == 1
+        last = max(i for i, m in enumerate(item["messages"]) if m["role"] == "assistant")
+        assert item["loss_mask"][last] == 1
+
+
+def test_write_tools_optional_only_tools_and_list_returns_run_clean():
+    data = wai.simulate(wai.seeded_agent(TOOLS), tools=TOOLS, repeats=2, budget=120, concurrency=8)
+    assert data.n_errors == 0
+    called = {s["tool"] for r in data.rows for s in r["steps"]}
+    assert {"get_order", "list_orders", "ping", "refund_payment"} <= called
+    lists = [s["result"] for r in data.rows for s in r["steps"] if s["tool"] == "list_orders"
+             and isinstance(s["result"], list)]
+    assert lists and all(isinstance(x, dict) for x in lists[0])
+    cancels = [r for r in data.rows if r["scenario"].get("tool") == "cancel_order" and not r["seeded"]]
+    assert cancels and all(not r["steps"] for r in cancels)  # asked first, changed nothing
+
+
+def test_class_agent_with_extra_keys_keeps_them_json_safe():
+    class Agent:
+        def __call__(self, message):
+            return {"final_text": "done.", "steps": [], "confidence": float("nan"), "tags": {"a"}}
+
+    data = wai.simulate(Agent(), tools=[ping], repeats=2, budget=4)
+    row = data.rows[0]
+    assert row["status"] == "ok" and row["lineage"]["agent"] == "Agent"
+    assert row["agent_extra"] == {"confidence": "nan", "tags": ["a"]}
+    json.dumps(row, allow_nan=False)  # the row stays strict JSON
+
+
+def test_dynamic_policy_with_grader_fills_only_disagreeing_groups():
+    data = wai.simulate(wai.seeded_agent(TOOLS), tools=TOOLS, repeats=4, budget=80, repeat_policy="dynamic",
+                        grader=not_seeded)
+    sizes = {}
+    for r in data.rows:
+        sizes[r["task_id"]] = sizes.get(r["task_id"], 0) + 1
+    assert set(sizes.values()) <= {2, 4}
+    for tid, size in sizes.items():
+        labels = {not_seeded(r)["reward"] for r in data.rows if r["task_id"] == tid and r["rollout_index"] < 2}
+        assert size == (4 if len(labels) > 1 else 2)
+
+
+def test_asks_with_int_task_id_and_unicode():
+    data = wai.simulate(lambda m: "ok 🐋.", asks=[{"prompt": "Zoë «order» 🐋", "task_id": 7}, "plain ask"],
+                        repeats=2, budget=4)
+    assert [r["task_id"] for r in data.rows][:2] == ["7", "7"]
+    assert data.rows[0]["prompt"] == "Zoë «order» 🐋"
+
+
+def test_empty_ask_is_named():
+    with pytest.raises(ValueError, match=r"asks\[1\] is an empty message"):
+        wai.simulate(lambda m: "ok.", asks=["fine", "  "], repeats=1, budget=2)
+
+
+# ---------------------------------------------------------------- nothing lost on a fault
+def test_checkpoint_in_a_missing_folder_is_created(tmp_path):
+    """A checkpoint path whose folder did not exist used to crash the run after the first row."""
+    path = tmp_path / "new" / "dir" / "rows.jsonl"
+    data = wai.simulate(wai.seeded_agent([ping]), tools=[ping], repeats=2, budget=10, checkpoint=path)
+    lines = path.read_text(encoding="utf-8").splitlines()
+    assert len(lines) == len(data.rows) == 10
+
+
+def test_checkpoint_that_is_a_directory_fails_before_any_rollout(tmp_path):
+    calls = []
+
+    def agent(m):
+        calls.append(m)
+        return "ok."
+
+    with pytest.raises(IsADirectoryError, match="checkpoint=.*is a directory; pass a file path"):
+        wai.simulate(agent, tools=[ping], repeats=1, budget=2, checkpoint=tmp_path)
+    assert calls == []
+
+
+def test_reused_checkpoint_warns_and_appends(tmp_path):
+    path = tmp_path / "c.jsonl"
+    wai.simulate(wai.seeded_agent([ping]), tools=[ping], repeats=1, budget=3, checkpoint=path)
+    with pytest.warns(UserWarning, match="already holds rows"):
+        data = wai.simulate(wai.seeded_agent([ping]), tools=[ping], repeats=1, budget=3, checkpoint=path)
+    assert any("already holds rows" in w for w in data.warnings)
+    assert len(path.read_text(encoding="utf-8").splitlines()) == 6
+
+
+def test_checkpoint_that_stops_being_writable_keeps_every_row(tmp_path):
+    path = tmp_path / "c.jsonl"
+    seen = []
+
+    def agent(m):
+        seen.append(m)
+        if len(seen) == 3:
+            path.unlink()
+            path.mkdir()  # the checkpoint file is gone and cannot be reopened
+        return "ok."
+
+    data = wai.simulate(agent, tools=[ping], repeats=1, budget=8, concurrency=1, checkpoint=path)
+    assert len(data.rows) == 8
+    assert any("stopped being written" in w for w in data.warnings)
+
+
+def test_directory_as_output_path_names_the_fix(tmp_path):
+    rows = [{"task_id": "a", "reward": 1, "final_text": "x"}]
+    with pytest.raises(IsADirectoryError, match="is a directory; pass a file path inside it"):
+        wai.export(rows, tmp_path)
+    with pytest.raises(IsADirectoryError, match="is a directory"):
+        write_jsonl(tmp_path, rows, overwrite=True)
+
+
+# ---------------------------------------------------------------- rows from another tool
+def test_score_instead_of_reward_is_named_in_pass_at_select_and_export():
+    rows = [{"task_id": f"t{i // 4}", "score": i % 2, "prompt": "q", "final_text": "a."} for i in range(40)]
+    res = wai.pass_at(rows)
+    assert res.pass_at_1 is None
+    assert "'score'" in res.note and "reward" in res.note
+    sel = wai.select(rows, quiet=True)
+    assert any("'score'" in w for w in sel.report["warnings"])
+    rep = wai.export(rows, None)
+    assert any("'score'" in w for w in rep["warnings"])
+    graded = [dict(r, reward=r["score"]) for r in rows]
+    assert reward_field_hint(graded) is None
+    assert wai.pass_at(graded).pass_at_1 == pytest.approx(0.5)
+
+
+def test_missing_task_id_names_the_row_and_its_keys():
+    rows = [{"id": 1, "reward": 1}, {"id": 2, "reward": 0}]
+    with pytest.raises(ValueError, match=r"rows\[0\].*it has 'id': rename it task_id.*keys are \['id', 'reward'\]"):
+        wai.export(rows, None)
+
+
+def test_int_task_ids_group_as_strings():
+    rows = [{"task_id": i // 2, "reward": i % 2} for i in range(20)]
+    res = wai.pass_at(rows, k=2)
+    assert res.n_groups == 10 and res.pass_at_1 == pytest.approx(0.5)
+    assert sorted(res.per_task) == sorted(str(i) for i in range(10))
+
+
+def test_nan_reward_is_refused_by_export_not_written_as_bad_json(tmp_path):
+    rows = [{"task_id": "a", "reward": float("nan"), "final_text": "x"}]
+    with pytest.raises(ValueError, match=r"rows\[0\] \(task 'a'\) has reward nan"):
+        wai.export(rows, tmp_path / "t.jsonl")
+    assert not (tmp_path / "t.jsonl").exists()
+    with pytest.raises(ValueError, match="NaN or infinity .*'score'"):
+        write_jsonl(tmp_path / "r.jsonl", [{"score": math.inf}])
+    assert not (tmp_path / "r.jsonl").exists()
+
+
+def test_make_rows_refuses_strings_and_non_string_items():
+    with pytest.raises(TypeError, match="prompts= must be a list of strings; got str"):
+        wai.rows("abc", "xyz")
+    with pytest.raises(TypeError, match=r"prompts\[0\] is int"):
+        wai.rows([1, 2], ["a", "b"])
+    with pytest.raises(TypeError, match=r"completions\[0\] is NoneType"):
+        wai.rows(["q"], [None])
+    rows = wai.rows(("q1", "q2"), iter(["a", "b"]))  # any iterable of strings is fine
+    assert [r["final_text"] for r in rows] == ["a", "b"]
+
+
+# ---------------------------------------------------------------- small APIs
+def test_world_call_with_json_string_or_junk_arguments_never_raises():
+    w = wai.world(TOOLS)
+    ok = w.call("get_order", '{"order_id": "A1234"}')
+    assert ok["status"] == "ok" and ok["order_id"] == "A1234"
+    junk = w.call("get_order", "A1234")
+    assert junk["status"] == "error" and "not valid JSON" in junk["error"]
+    wrong = w.call("get_order", ["A1234"])
+    assert wrong["status"] == "error" and "must be a dict" in wrong["error"]
+    assert w.call("ping", "").startswith("status: ok")  # empty JSON text means no arguments
+
+
+def test_seeded_agent_takes_one_behavior_as_a_string():
+    agent = wai.seeded_agent(TOOLS, share=1.0, behaviors="invented_fact")
+    data = wai.simulate(agent, tools=TOOLS, repeats=1, budget=10)
+    assert {r["seeded_what"] for r in data.rows} == {"invented_fact"}
+
+
+def test_scenario_checks_its_fields():
+    with pytest.raises(TypeError, match="Scenario\\(prompt\\) takes the user's message as a string"):
+        wai.Scenario(None)
+    with pytest.raises(ValueError, match="rollout_index= must be an int >= 0"):
+        wai.Scenario("hi", rollout_index="x")
+    assert wai.Scenario("hi", task_id=5).task_id == "5"
+
+
+def test_cohen_kappa_refuses_strings_and_blanks():
+    with pytest.raises(TypeError, match="rater_a= is a string"):
+        wai.cohen_kappa("ab", "ab")
+    with pytest.raises(ValueError, match=r"rater_a\[1\] is nan, not a label"):
+        wai.cohen_kappa([1, float("nan")], [1, 0])
+    with pytest.raises(ValueError, match=r"rater_b\[0\] is None"):
+        wai.cohen_kappa([1, 0], [None, 0])
+    # unchanged on good input: closed form (p_o - p_e) / (1 - p_e)
+    a, b = [1, 0, 1, 1], [1, 0, 0, 1]
+    p_o = 3 / 4
+    p_e = (3 / 4) * (2 / 4) + (1 / 4) * (2 / 4)
+    assert wai.cohen_kappa(a, b) == pytest.approx((p_o - p_e) / (1 - p_e))
+
+
+def test_attach_labels_none_names_the_argument():
+    rows = [{"task_id": "a", "reward": 1, "final_text": "x"}]
+    with pytest.raises(TypeError, match="labels= takes"):
+        wai.attach_labels(rows, None)
