@@ -57,3 +57,10 @@ def run(request: pytest.FixtureRequest, example: pytest.Pytester):
     _run.save = _save  # type: ignore[attr-defined]
     _run.xdist = bool(extra)  # type: ignore[attr-defined]
     return _run
+
+
+@pytest.fixture(autouse=True)
+def _no_ci_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Inner runs must not annotate or write the outer CI job's summary (a test that wants it sets them)."""
+    for var in ("GITHUB_ACTIONS", "GITHUB_STEP_SUMMARY", "GITHUB_WORKSPACE", "WAI_EXAMPLE_SHARE"):
+        monkeypatch.delenv(var, raising=False)
