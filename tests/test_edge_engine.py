@@ -169,9 +169,12 @@ def test_checkpoint_that_stops_being_writable_keeps_every_row(tmp_path):
 
     def agent(m):
         seen.append(m)
-        if len(seen) == 3:
-            path.unlink()
-            path.mkdir()  # the checkpoint file is gone and cannot be reopened
+        while len(seen) == 3 and not path.is_dir():  # the checkpoint file is gone and cannot be reopened
+            try:  # (the run may append a row between these two calls: try again)
+                path.unlink(missing_ok=True)
+                path.mkdir()
+            except FileExistsError:
+                continue
         return "ok."
 
     data = wai.simulate(agent, tools=[ping], repeats=1, budget=8, concurrency=1, checkpoint=path)
@@ -280,3 +283,94 @@ def test_attach_labels_none_names_the_argument():
     rows = [{"task_id": "a", "reward": 1, "final_text": "x"}]
     with pytest.raises(TypeError, match="labels= takes"):
         wai.attach_labels(rows, None)
+
+
+# ---------------------------------------------------------------- round two: more careless calls
+def test_openai_style_json_string_arguments_round_trip_through_export():
+    """An agent passing a model's raw tool call (arguments as a JSON string) used to be double-encoded, so the
+    export refused every row as tool_call_roundtrip_invalid."""
+
+    def agent(message):
+        return {"steps": [{"tool": "get_order", "arguments": json.dumps({"order_id": "A1"}),
+                           "result": {"status": "ok"}}], "final_text": "Order A1 is fine."}
+
+    data = wai.simulate(agent, tools=[get_order], repeats=1, budget=2)
+    assert data.rows[0]["steps"][0]["arguments"] == {"order_id": "A1"}
+    call = data.rows[0]["messages"][1]["tool_calls"][0]
+    assert json.loads(call["function"]["arguments"]) == {"order_id": "A1"}
+    rep = wai.export(data.grade(lambda r: 1), None)
+    assert rep["tool_call_roundtrip"] == {"checked": 2, "invalid": 0, "rows": []}
+
+    def bad(message):
+        return {"steps": [{"tool": "get_order", "arguments": "order A1", "result": None}], "final_text": "x."}
+
+    row = wai.simulate(bad, tools=[get_order], repeats=1, budget=1).rows[0]
+    assert row["status"] == "agent_error" and "not a JSON object" in row["error"]
+
+
+def test_numpy_verdicts_and_counts_are_accepted():
+    np = pytest.importorskip("numpy")
+    assert wai.normalize_verdict(np.bool_(True))[0] == 1
+    assert wai.normalize_verdict({"reward": np.bool_(False)})[0] == 0
+    data = wai.simulate(wai.seeded_agent([get_order]), tools=[get_order], repeats=np.int64(2), budget=np.int64(4))
+    assert len(data.rows) == 4 and data.repeats == 2
+
+
+def test_a_broken_grader_or_progress_hook_costs_no_rows():
+    agent = wai.seeded_agent([get_order])
+    data = wai.simulate(agent, tools=[get_order], repeat_policy="dynamic", grader=lambda r: 1 / 0, repeats=4,
+                        budget=8)
+    assert len(data.rows) >= 4
+    assert any("grader= failed on the probes of" in w and "ZeroDivisionError" in w for w in data.warnings)
+    calls = []
+
+    def hook(info):
+        calls.append(info)
+        raise RuntimeError("dashboard down")
+
+    data = wai.simulate(agent, tools=[get_order], repeats=1, budget=100, on_progress=hook, progress=False)
+    assert len(data.rows) == 100 and len(calls) == 1
+    assert any("on_progress raised RuntimeError" in w for w in data.warnings)
+    for name in ("grader", "on_progress"):
+        with pytest.raises(TypeError, match=f"{name}= must be a callable or None; got int"):
+            wai.simulate(agent, tools=[get_order], repeats=1, budget=2, **{name: 5})
+
+
+def test_one_ask_is_one_situation_not_its_characters_or_keys():
+    data = wai.simulate(lambda m: "ok.", asks="get order A1", repeats=1, budget=5)
+    assert [r["prompt"] for r in data.rows] == ["get order A1"]
+    data = wai.simulate(lambda m: "ok.", asks={"prompt": "hello there", "task_id": "t1"}, repeats=1, budget=5)
+    assert [(r["prompt"], r["task_id"]) for r in data.rows] == [("hello there", "t1")]
+
+
+def test_rows_files_with_a_bom_gzip_or_a_folder(tmp_path):
+    bom = tmp_path / "bom.jsonl"
+    bom.write_text('{"task_id": "a", "reward": 1}\n{"task_id": "a", "reward": 0}\n', encoding="utf-8-sig")
+    assert wai.pass_at(bom).n_rows == 2
+    import gzip
+
+    gz = tmp_path / "rows.jsonl.gz"
+    with gzip.open(gz, "wt", encoding="utf-8") as fh:
+        fh.write('{"task_id": "a", "reward": 1}\n')
+    with pytest.raises(ValueError, match="gzip-compressed; decompress it first"):
+        wai.pass_at(gz)
+    with pytest.raises(IsADirectoryError, match="is a directory; pass the JSONL file inside it"):
+        wai.pass_at(tmp_path)
+    latin = tmp_path / "latin.jsonl"
+    latin.write_bytes(b'{"task_id": "a", "reward": 1}\n{"task_id": "\xe9", "reward": 1}\n')
+    with pytest.raises(ValueError, match=r"latin.jsonl:2: not UTF-8 text"):
+        wai.pass_at(latin)
+
+
+def test_select_and_export_knob_checks_name_the_argument():
+    rows = [{"task_id": str(i // 4), "reward": i % 2, "final_text": f"answer {i}."} for i in range(40)]
+    with pytest.raises(ValueError, match=r"min_reward= must be a reward in \[0, 1\]"):
+        wai.select(rows, mode="sft", min_reward=2, quiet=True)
+    with pytest.raises(ValueError, match="leak_min_chars= must be an int >= 1; got 0"):
+        wai.select(rows, leak_min_chars=0, quiet=True)  # 0 used to switch the leak gate off silently
+    with pytest.raises(ValueError, match=r"hack_threshold= must be a number in \(0, 1\)"):
+        wai.select(rows, hack_threshold=5, quiet=True)
+    with pytest.raises(TypeError, match="system_prompt= must be a string or None; got int"):
+        wai.export(rows, None, system_prompt=5)
+    with pytest.raises(TypeError, match="path= must be a file path"):
+        wai.export(rows, 5)

@@ -12,6 +12,7 @@ import hashlib
 import json
 import math
 from collections.abc import Mapping, Sequence
+from os import PathLike
 from pathlib import Path
 from typing import Any
 
@@ -129,6 +130,11 @@ def export(source: Any, path: str | Path | None = None, *, mode: str | None = No
         source_mode = getattr(source, "mode", None)
         mode = source_mode if source_mode in EXPORT_MODES else "rl"
     system_prompt = system_prompt if system_prompt is not None else getattr(source, "system_prompt", None)
+    if system_prompt is not None and not isinstance(system_prompt, str):
+        raise TypeError(f"system_prompt= must be a string or None; got {type(system_prompt).__name__}")
+    if path is not None and not isinstance(path, (str, PathLike)):
+        raise TypeError(f"path= must be a file path (str or Path), or None to only build the rows; got "
+                        f"{type(path).__name__}")
     tools = tools if tools is not None else getattr(source, "tools", None)
     items = training_rows(source, mode=mode, system_prompt=system_prompt, tools=tools, mask_mode=mask_mode)
     if not items:

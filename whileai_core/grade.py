@@ -35,8 +35,8 @@ def _number(value: Any) -> float | None:
     try:
         import numpy as np
 
-        if isinstance(value, np.generic) and np.issubdtype(type(value), np.number):
-            return float(value)
+        if isinstance(value, np.generic) and (np.issubdtype(type(value), np.number) or isinstance(value, np.bool_)):
+            return float(value)  # np.bool_ too: a judge written with numpy comparisons returns one
     except ImportError:  # pragma: no cover
         pass
     return None

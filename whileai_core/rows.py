@@ -138,12 +138,24 @@ def json_safe(value: Any) -> Any:
 
 def read_jsonl(path: str | os.PathLike[str]) -> list[Row]:
     """Read rows from a JSONL file; a bad line is an error naming the file and line number."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"a rows file is a path (str or Path); got {type(path).__name__}")
     p = Path(path)
     if not p.exists():
         raise FileNotFoundError(f"no such rows file: {p}")
+    if p.is_dir():
+        raise IsADirectoryError(f"{p} is a directory; pass the JSONL file inside it")
     rows: list[Row] = []
-    with p.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
+    with p.open("rb") as fh:
+        for lineno, raw in enumerate(fh, 1):
+            if lineno == 1 and raw[:2] == b"\x1f\x8b":
+                raise ValueError(f"{p} is gzip-compressed; decompress it first (gunzip {p.name}) and pass the "
+                                 ".jsonl file")
+            try:  # utf-8-sig on line 1: a byte-order mark (Windows editors) is not a bad line
+                line = raw.decode("utf-8-sig" if lineno == 1 else "utf-8")
+            except UnicodeDecodeError as exc:
+                raise ValueError(f"{p}:{lineno}: not UTF-8 text ({exc.reason} at byte {exc.start} of the line); "
+                                 "rows files are UTF-8 JSONL") from None
             if not line.strip():
                 continue
             try:
@@ -161,6 +173,8 @@ def atomic_write_text(path: str | os.PathLike[str], text: str, *, overwrite: boo
 
     Refuses to replace an existing file unless ``overwrite=True``.
     """
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"path= must be a file path (str or Path); got {type(path).__name__}")
     p = Path(path)
     if p.is_dir():
         raise IsADirectoryError(f"{p} is a directory; pass a file path inside it, e.g. {p / 'rows.jsonl'}")

@@ -183,6 +183,16 @@ def select(source: Any, *, mode: str = "rl", band: tuple[float, float] = D.DIFFI
     if target is not None and (isinstance(target, bool) or not isinstance(target, int) or target < 1):
         raise ValueError(f"target= must be an int >= 1 or None; got {target!r}")
     lo, hi = _check_band(band)
+    if isinstance(min_reward, bool) or not isinstance(min_reward, (int, float)) or not 0.0 <= min_reward <= 1.0:
+        raise ValueError(f"min_reward= must be a reward in [0, 1] (1.0 keeps only full passes); got {min_reward!r}")
+    if isinstance(hack_threshold, bool) or not isinstance(hack_threshold, (int, float)) or \
+            not 0.0 < hack_threshold < 1.0:
+        raise ValueError(f"hack_threshold= must be a number in (0, 1) (a within-task correlation); got "
+                         f"{hack_threshold!r}")
+    for name, value in (("leak_min_chars", leak_min_chars), ("truncation_min_chars", truncation_min_chars),
+                        ("min_k", min_k)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name}= must be an int >= 1; got {value!r}")
     rows = [dict(r) for r in as_rows(source, name="source")]
     system_prompt = getattr(source, "system_prompt", None)
     tools = getattr(source, "tools", []) or []

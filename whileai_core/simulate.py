@@ -13,6 +13,7 @@ import difflib
 import hashlib
 import json
 import logging
+import numbers
 import sys
 import time
 import uuid
@@ -89,7 +90,21 @@ def _check_output(out: Any) -> tuple[list[dict[str, Any]], str, dict[str, Any]]:
         if not isinstance(step, Mapping) or not ({"tool", "text", "user"} & set(step)):
             raise TypeError(f"the agent's steps[{i}] must be a dict with 'tool' (+ 'arguments', 'result'), "
                             f"'text' or 'user'; got {step!r:.120}")
-        clean.append(json_safe(dict(step)))
+        step = dict(step)
+        args = step.get("arguments")
+        if isinstance(args, str):  # OpenAI-style tool calls carry arguments as a JSON string: decode it once
+            try:
+                args = json.loads(args) if args.strip() else {}
+            except ValueError:
+                args = None
+            if not isinstance(args, dict):
+                raise TypeError(f"the agent's steps[{i}]['arguments'] is a string that is not a JSON object "
+                                f"({step['arguments']!r:.80}); pass a dict of argument name -> value")
+            step["arguments"] = args
+        elif args is not None and "tool" in step and not isinstance(args, Mapping):
+            raise TypeError(f"the agent's steps[{i}]['arguments'] is {type(args).__name__}; it must be a dict of "
+                            "argument name -> value")
+        clean.append(json_safe(step))
     extra = {k: json_safe(v) for k, v in out.items() if k not in ("steps", "final_text")}
     return clean, final_text, extra
 
@@ -264,7 +279,24 @@ class SimulationData:
                 "stopped_because": self.stopped_because, "elapsed_s": round(self.elapsed_s, 3)}
 
 
+def _probe_votes(probes: list[dict[str, Any]], grader: Any, failures: list[str]) -> set[Any]:
+    """What the dynamic policy compares: the grader's rewards, or what the agent did when there is no grader
+    (or the grader raised / broke the judge contract on one of these probes, which is noted, never a crash)."""
+    if grader is not None:
+        from whileai_core.grade import normalize_verdict
+
+        try:
+            return {normalize_verdict(grader(dict(r)))[0] for r in probes}
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except Exception as exc:  # noqa: BLE001 - any grader failure falls back, and is noted
+            failures.append(f"{probes[0].get('task_id')}: {type(exc).__name__}: {exc}")
+    return {_signature(r) for r in probes}
+
+
 def _positive_int(name: str, value: Any) -> int:
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        value = int(value)  # numpy ints count
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise ValueError(f"{name}= must be an int >= 1; got {value!r}")
     return value
@@ -403,6 +435,11 @@ def simulate(agent: Any = None, *, tools: Sequence[Any] | None = None, system_pr
     budget = _positive_int("budget", budget)
     if not isinstance(seed, int) or isinstance(seed, bool):
         raise ValueError(f"seed= must be an int; got {seed!r}")
+    for name, fn in (("grader", grader), ("on_progress", on_progress)):
+        if fn is not None and not callable(fn):
+            raise TypeError(f"{name}= must be a callable or None; got {type(fn).__name__}")
+    if isinstance(asks, (str, Mapping)):  # one ask, not a sequence of characters or dict keys
+        asks = [asks]
     tool_objs = as_tools(tools)
     if system_prompt is not None and not isinstance(system_prompt, str):
         raise TypeError(f"system_prompt= must be a string; got {type(system_prompt).__name__}")
@@ -456,6 +493,7 @@ def simulate(agent: Any = None, *, tools: Sequence[Any] | None = None, system_pr
     show_progress = progress if progress is not None else budget >= D.PROGRESS_MIN_ROWS
     ckpt = _open_checkpoint(checkpoint, warn_list) if checkpoint is not None else None
     ckpt_state: dict[str, Path | None] = {"path": ckpt}
+    progress_state: dict[str, Any] = {"callback": on_progress}
     stopped = "budget" if situations is None and asks is None else "situations_done"
 
     plan = tuple((s.task_id, ri) for s in scen for ri in range(k))
@@ -474,8 +512,14 @@ def simulate(agent: Any = None, *, tools: Sequence[Any] | None = None, system_pr
         errors = sum(1 for r in results.values() if r.get("status") == "agent_error")
         info = {"rows": done, "cap": total, "elapsed_s": round(elapsed, 2), "rate": round(rate, 2),
                 "eta_s": round(eta, 1) if eta == eta else None, "agent_errors": errors}
-        if on_progress is not None:
-            on_progress(info)
+        if progress_state["callback"] is not None:
+            try:
+                progress_state["callback"](info)
+            except Exception as exc:  # noqa: BLE001 - a broken progress hook must not cost the run its rows
+                msg = f"on_progress raised {type(exc).__name__}: {exc}; it is not called again in this run"
+                warn_list.append(msg)
+                log.warning(msg)
+                progress_state["callback"] = None
         if show_progress:
             print(f"whileai: {done}/{total} rollouts, {rate:.1f}/s, ~{eta:.0f}s left, {errors} agent error(s)",
                   file=sys.stderr, flush=True)
@@ -516,16 +560,17 @@ def simulate(agent: Any = None, *, tools: Sequence[Any] | None = None, system_pr
                 first = min(probe, k)
                 run_batch(pool, [(si, ri) for si in range(len(scen)) for ri in range(first)], len(scen) * k)
                 fill = []
+                grader_failures: list[str] = []
                 for si in range(len(scen)):
                     probes = [results[(si, ri)] for ri in range(first)]
-                    if grader is not None:
-                        from whileai_core.grade import normalize_verdict
-
-                        votes = {normalize_verdict(grader(dict(r)))[0] for r in probes}
-                    else:
-                        votes = {_signature(r) for r in probes}
+                    votes = _probe_votes(probes, grader, grader_failures)
                     if len(votes) > 1:
                         fill.extend((si, ri) for ri in range(first, k))
+                if grader_failures:
+                    msg = (f"grader= failed on the probes of {len(grader_failures)} situation(s), so they were "
+                           f"compared on what the agent did instead (first: {grader_failures[0][:160]})")
+                    warn_list.append(msg)
+                    log.warning(msg)
                 run_batch(pool, fill, len(results) + len(fill))
                 saved = len(scen) * k - len(results)
                 notes.append(f"dynamic sampling: {len(fill) // max(1, k - first)} of {len(scen)} situations "
