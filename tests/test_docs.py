@@ -77,8 +77,8 @@ def run_block(code: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONHASHSEED": "0"}
     for key in ("WHILEAI_AGENT", "WHILEAI_JUDGE", "WHILEAI_SIMULATOR", "WHILEAI_USER_MODEL"):
         env.pop(key, None)  # a developer's configured model must not turn a doc block into a network call
-    return subprocess.run([sys.executable, str(script)], cwd=cwd, env=env, capture_output=True, text=True,
-                          timeout=BLOCK_TIMEOUT_S)
+    return subprocess.run([sys.executable, str(script)], check=False, cwd=cwd, env=env, capture_output=True,
+                          text=True, timeout=BLOCK_TIMEOUT_S)
 
 
 BLOCKS = python_blocks()
@@ -103,8 +103,8 @@ def test_readme_quickstart_output_is_what_the_cli_prints(tmp_path: Path):
     """README's printed quickstart output is exactly what ``whileai quickstart`` prints now."""
     blocks = fenced_blocks("README.md")
     text = next(b for b in blocks if b.lang == "text" and b.code.startswith("pass@1 "))
-    done = subprocess.run([sys.executable, "-m", "whileai_core.cli", "quickstart", "--dir", str(tmp_path)],
-                          capture_output=True, text=True, timeout=BLOCK_TIMEOUT_S)
+    cmd = [sys.executable, "-m", "whileai_core.cli", "quickstart", "--dir", str(tmp_path)]
+    done = subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=BLOCK_TIMEOUT_S)
     assert done.returncode == 0, done.stderr
     assert done.stdout == text.code
     assert (tmp_path / "train.jsonl").exists()
@@ -125,10 +125,10 @@ def test_readme_plugin_snippet_runs_under_pytest(tmp_path: Path):
         "agent = wai.seeded_agent([get_order])\n",
         encoding="utf-8")
     cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--wai-save=main"]
-    done = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=BLOCK_TIMEOUT_S)
+    done = subprocess.run(cmd, check=False, cwd=tmp_path, capture_output=True, text=True, timeout=BLOCK_TIMEOUT_S)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
     assert (tmp_path / ".whileai" / "baselines" / "main.json").exists()
-    again = subprocess.run([*cmd[:-1], "--wai-baseline=main"], cwd=tmp_path, capture_output=True, text=True,
-                           timeout=BLOCK_TIMEOUT_S)
+    again = subprocess.run([*cmd[:-1], "--wai-baseline=main"], check=False, cwd=tmp_path, capture_output=True,
+                           text=True, timeout=BLOCK_TIMEOUT_S)
     assert again.returncode == 0, again.stdout[-4000:]
     assert "no regression" in again.stdout
