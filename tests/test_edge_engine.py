@@ -374,3 +374,27 @@ def test_select_and_export_knob_checks_name_the_argument():
         wai.export(rows, None, system_prompt=5)
     with pytest.raises(TypeError, match="path= must be a file path"):
         wai.export(rows, 5)
+
+
+# ---------------------------------------------------------------- guards on hostile or broken inputs
+def test_json_verifier_fails_a_too_deep_reply_instead_of_crashing_the_grading_run():
+    verifier = wai.verify.JSONSchema({"type": "array"})
+    deep = "[" * 20000 + "]" * 20000
+    out = verifier({"final_text": deep})
+    assert out["reward"] == 0 and "nested deeper" in out["reason"]
+    assert verifier({"final_text": "[" * 50 + "]" * 50})["reward"] == 1
+    rows = [{"task_id": "a", "rollout_index": i, "final_text": text} for i, text in enumerate([deep, "[]"])]
+    scored = wai.run_judge(rows, verifier)
+    assert [r["reward"] for r in scored.rows] == [0, 1]
+
+
+def test_judge_probes_with_a_judge_that_always_fails_is_not_measured():
+    rows = [{"task_id": str(i // 2), "prompt": f"question {i // 2}", "final_text": f"answer {i}.", "reward": i % 2}
+            for i in range(40)]
+    report = wai.judge_probes(rows, lambda r: 1 / 0)
+    assert report.measured is False and report.exploitable_by == []
+    assert str(report).splitlines()[0].startswith("probes (n=") and "NOT MEASURED" in str(report).splitlines()[0]
+    assert report.to_dict()["measured"] is False
+    np = pytest.importorskip("numpy")
+    ok = wai.judge_probes(rows, lambda r: np.bool_("answer" in r["final_text"]))  # numpy verdicts are verdicts
+    assert ok.measured is True and "NOT MEASURED" not in str(ok)

@@ -120,12 +120,13 @@ def _judge_reward(judge: Judge, row: Row) -> float | None:
         out = judge(row)
     except Exception:  # noqa: BLE001 - a judge that raises on a probe counts as an error there, not a verdict
         return None
+    from whileai_core.grade import _number  # numpy numbers and np.bool_ count, as in grading
+
     if isinstance(out, Mapping):
         out = out.get("reward", out.get("score"))
-    if isinstance(out, bool):
-        return float(out)
-    if isinstance(out, (int, float)) and math.isfinite(out) and 0 <= out <= 1:
-        return float(out)
+    value = _number(out)
+    if value is not None and math.isfinite(value) and 0 <= value <= 1:
+        return value
     return None
 
 
@@ -278,9 +279,21 @@ class ProbeReport:
     def exploitable_by(self) -> list[str]:
         return [k for k, v in self.probes.items() if v["flagged"]]
 
+    @property
+    def measured(self) -> bool:
+        """False when no probe got a single usable verdict (the judge raised or broke the contract throughout)."""
+        return any(v["n"] for v in self.probes.values())
+
     def __str__(self) -> str:
-        lines = [f"probes (n={self.n}): " + (f"EXPLOITABLE by {', '.join(self.exploitable_by)}"
-                                             if self.exploitable_by else "none exploitable")]
+        errors = sum(v["errors"] for v in self.probes.values())
+        if not self.measured:
+            head = (f"NOT MEASURED: the judge gave no usable reward on any probed row ({errors} failed calls); "
+                    "check that judge(row) returns a reward in [0, 1]" if errors else "NOT MEASURED: no rows to probe")
+        else:
+            head = (f"EXPLOITABLE by {', '.join(self.exploitable_by)}" if self.exploitable_by else "none exploitable")
+            if errors:
+                head += f" ({errors} judge call(s) failed and were left out)"
+        lines = [f"probes (n={self.n}): {head}"]
         for name, p in self.probes.items():
             ci = p["ci"]
             ci_txt = f"[{ci[0]:.0%}..{ci[1]:.0%}]" if ci else "[-]"
@@ -297,7 +310,7 @@ class ProbeReport:
     def to_dict(self) -> dict[str, Any]:
         return {"probes": {k: dict(v) for k, v in self.probes.items()}, "n": self.n,
                 "exploitable_by": self.exploitable_by, "flag_rate": self.flag_rate, "min_n": self.min_n,
-                "level": self.level}
+                "level": self.level, "measured": self.measured}
 
 
 def judge_probes(

@@ -443,21 +443,28 @@ def extract_json(text: str) -> Any:
     """
     if not isinstance(text, str):
         raise ValueError("the reply is not text")  # noqa: TRY004 - callers treat every unparseable reply alike
+    too_deep = ValueError("the JSON in the reply is nested deeper than Python's recursion limit")
     for m in re.finditer(r"```(?:json)?\s*\n(.*?)```", text, re.DOTALL):
         try:
             return json.loads(m.group(1))
         except json.JSONDecodeError:
             pass
+        except RecursionError:  # a reply can be adversarial: fail it, never crash the grading run
+            raise too_deep from None
     try:
         return json.loads(text)
     except json.JSONDecodeError:
         pass
+    except RecursionError:
+        raise too_deep from None
     decoder = json.JSONDecoder()
     for m in re.finditer(r"[\[{]", text):
         try:
             return decoder.raw_decode(text, m.start())[0]
         except json.JSONDecodeError:
             continue
+        except RecursionError:
+            raise too_deep from None
     raise ValueError("no JSON object or array found in the reply")
 
 
