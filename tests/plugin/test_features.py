@@ -172,7 +172,7 @@ def test_s(wai, wai_scenario):
 def test_scenarios_decorator_repeats_and_fixtures(pytester: pytest.Pytester):
     pytester.makepyfile("""
 import pytest
-from pytest_whileai.markers import scenarios
+from pytest_whileai import scenarios
 
 @scenarios(["one ask", "two asks"], repeats=3)
 def test_deco(wai, wai_baseline, wai_session):
