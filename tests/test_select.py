@@ -122,3 +122,13 @@ def test_selection_from_the_loop_exports(tmp_path):
     empty = select([row("u", 0, 1), row("u", 1, 1)], quiet=True)
     with pytest.raises(ValueError, match="nothing to export"):
         empty.export(tmp_path / "x.jsonl")
+
+
+def test_quoting_what_the_policy_was_shown_is_not_a_leak():
+    r = row("x", 0, 1, text="I used cancel_order as you asked for order A12345.",
+            privileged={"reference": {"expected_tool": "cancel_order", "note": "order A12345 is flagged as fraud"}})
+    r["steps"] = [{"tool": "cancel_order", "arguments": {"order_id": "A12345"}, "result": {}}]
+    r["prompt"] = "Please cancel order A12345."
+    assert find_leak(r) is None
+    r["final_text"] += " Note: it is flagged as fraud."
+    assert find_leak(r) is not None

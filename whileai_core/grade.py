@@ -220,7 +220,8 @@ def run_judge(source: Any, judge: Callable[[dict[str, Any]], Any] | None, *, jud
                 row.setdefault("lineage", {}).update(judge=name, scoring_run_id=scoring_run_id)
                 return row
         if on_error == "raise":
-            raise JudgeError(f"judge {name!r} failed on {_describe(original, i)}: {problem}. {CONTRACT}; "
+            contract = "" if CONTRACT in problem else f" {CONTRACT};"
+            raise JudgeError(f"judge {name!r} failed on {_describe(original, i)}: {problem}.{contract} "
                              "pass on_error='keep' to record the failure on the row and go on")
         row.update(reward=None, reason=None, judge_name=name, judge_status=status, judge_error=problem)
         row.setdefault("lineage", {}).update(judge=name, scoring_run_id=scoring_run_id)

@@ -182,7 +182,7 @@ class PassAt:
             f"pass@1 {_fmt(self.pass_at_1)}{_fmt_ci(self.ci95)} | "
             f"pass^{k} (pass_pow_k) {_fmt(self.pass_pow_k)}{_fmt_ci(self.pass_pow_k_ci95)} | "
             f"pass@{k} {_fmt(self.pass_at_k)}{_fmt_ci(self.pass_at_k_ci95)} | "
-            f"headroom {_fmt(self.headroom)} ({self.n_groups} groups, k={k if self.k is not None else 'n/a'}"
+            f"headroom {_fmt(self.headroom)} ({self.n_groups} group{'' if self.n_groups == 1 else 's'}, k={k if self.k is not None else 'n/a'}"
         )
         if self.note:
             line += f"; {self.note}"

@@ -62,13 +62,17 @@ def find_leak(row: Mapping[str, Any], *, min_chars: int = D.LEAK_MIN_QUOTE_CHARS
     said = _norm(visible_text(row))
     if len(said) < min_chars:
         return None
+    # what the policy was shown (the ask, the system prompt, the tools it called) is not a secret, even when
+    # the privileged block repeats it: quoting a tool's name or the user's words is not a leak
+    shown = _norm(" ".join([str(row.get("prompt") or ""), str(row.get("system_prompt") or ""),
+                            *(str(s.get("tool")) for s in row.get("steps", []) if isinstance(s, Mapping))]))
     for secret in _strings(privileged):
         s = _norm(secret)
         if len(s) < min_chars:
             continue
         for start in range(0, max(0, len(s) - min_chars) + 1):
             needle = s[start:start + min_chars]
-            if needle.strip() and needle in said:
+            if needle.strip() and needle in said and needle not in shown:
                 return needle
     return None
 

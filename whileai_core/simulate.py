@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextvars
 import difflib
+import functools
 import hashlib
 import json
 import logging
@@ -109,6 +110,16 @@ def _check_output(out: Any) -> tuple[list[dict[str, Any]], str, dict[str, Any]]:
     return clean, final_text, extra
 
 
+@functools.lru_cache(maxsize=1)
+def _version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("whileai")
+    except Exception:  # an uninstalled source tree
+        return "0.0.0"
+
+
 def _is_infra_error(exc: BaseException) -> bool:
     """A backend that could not be reached (after retries) is infrastructure, not a wrong answer."""
     backends = sys.modules.get("whileai_core.backends")
@@ -180,7 +191,7 @@ def rollout(agent: Callable[[Any], Any], scenario: Scenario | str, *, rollout_in
         "agent_extra": extra,
         "latency_s": round(time.perf_counter() - started, 6),
         "lineage": {
-            "run_id": run_id, "seed": seed, "writer": "template", "agent": agent_name,
+            "run_id": run_id, "seed": seed, "writer": "template", "agent": agent_name, "whileai_version": _version(),
             "system_prompt_sha": hashlib.sha256((system_prompt or "").encode()).hexdigest()[:16],
             "mode": mode, "repeat_policy": repeat_policy,
         },
