@@ -21,6 +21,7 @@ from typing import Any
 from pytest_whileai.markers import Thresholds
 from pytest_whileai.store import scenario_incompatibility
 from whileai_core import defaults as D
+from whileai_core.stats import fisher_drop_pvalues as drop_p_values, holm_adjust
 
 RED_STATUSES = ("regression", "incompatible")
 
@@ -47,38 +48,6 @@ def metric_interval(metric: str, passes: int, n: int, k: int, level: float) -> t
     if metric == "pass@k":
         return 1 - (1 - p) ** k, [1 - (1 - lo) ** k, 1 - (1 - hi) ** k]
     return p, [lo, hi]
-
-
-def drop_p_values(before_passes: Any, before_n: Any, after_passes: Any, after_n: Any) -> Any:
-    """One-sided exact p of "after passes less often than before" per scenario (Fisher's exact test).
-
-    Under no change, given the total passes, the before-side passes are hypergeometric; p = P(X >= observed).
-    Vectorized over scenarios (numpy arrays in, an array out).
-    """
-    import numpy as np
-    from scipy.stats import hypergeom
-
-    b = np.asarray(before_passes, dtype=np.int64)
-    bn = np.asarray(before_n, dtype=np.int64)
-    a = np.asarray(after_passes, dtype=np.int64)
-    an = np.asarray(after_n, dtype=np.int64)
-    return hypergeom.sf(b - 1, bn + an, b + a, bn)
-
-
-def holm_adjust(p_values: Any) -> Any:
-    """Holm (1979) step-down adjusted p-values: reject H_(i) at level a when adjusted_(i) <= a. Vectorized."""
-    import numpy as np
-
-    p = np.asarray(p_values, dtype=float)
-    m = p.size
-    if m == 0:
-        return p
-    order = np.argsort(p, kind="stable")
-    scaled = (m - np.arange(m)) * p[order]
-    adjusted_sorted = np.minimum(1.0, np.maximum.accumulate(scaled))
-    out = np.empty(m)
-    out[order] = adjusted_sorted
-    return out
 
 
 def judge_scenario(*, key: str, nodeid: str, rewards: Sequence[float | None], k: int, seed: int,

@@ -82,6 +82,8 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "configure": ("whileai_core.config", "configure"),
     "context": ("whileai_core.config", "context"),
     "settings": ("whileai_core.config", "settings"),
+    # the pytest plugin's decorator (imports pytest only when used)
+    "scenarios": ("pytest_whileai.markers", "scenarios"),
     # numbers
     "defaults": ("whileai_core.defaults", None),
 }

@@ -20,6 +20,21 @@ def _defaults() -> int:
     return 0
 
 
+def _gate(baseline: str, current: str, *, max_drop: float | None, alpha: float | None) -> int:
+    from pytest_whileai import store
+    from pytest_whileai.gate import compare_documents
+
+    kwargs = {k: v for k, v in (("max_drop", max_drop), ("alpha", alpha)) if v is not None}
+    try:
+        verdict = compare_documents(store.load_document(baseline), store.load_document(current),
+                                    baseline_name=baseline, **kwargs)
+    except (OSError, ValueError, store.BaselineError) as exc:
+        print(f"whileai gate: {exc}", file=sys.stderr)
+        return 2
+    print(verdict)
+    return 1 if verdict.red else 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="whileai", description="whileai: simulate, grade, measure, select, "
                                      "guard, train, prove. Offline by default.")
@@ -28,6 +43,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     qs.add_argument("--dir", default=None, help="where to write train.jsonl (default: a new temp dir)")
     sub.add_parser("defaults", help="print every constant the engine uses, with its source")
     sub.add_parser("version", help="print the installed version")
+    gate = sub.add_parser("gate", help="the CI regression gate between two stored run documents "
+                          "(exit 1 on a significant drop)")
+    gate.add_argument("baseline", help="the baseline run document (e.g. .whileai/baselines/main.json)")
+    gate.add_argument("current", help="the run document to judge")
+    gate.add_argument("--max-drop", type=float, default=None, help="smallest pass@1 drop that can fail the gate")
+    gate.add_argument("--alpha", type=float, default=None, help="significance level of the gate")
     args = parser.parse_args(argv)
     if args.command == "quickstart":
         from whileai_core.quickstart import run
@@ -37,6 +58,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if args.command == "defaults":
         return _defaults()
+    if args.command == "gate":
+        return _gate(args.baseline, args.current, max_drop=args.max_drop, alpha=args.alpha)
     import whileai
 
     print(whileai.__version__)

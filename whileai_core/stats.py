@@ -653,3 +653,35 @@ def cohen_kappa(
     if den == 0:
         return float("nan")
     return float(1 - np.sum(w * table) / den)
+
+
+# --------------------------------------------------------------------------------------------------
+# Per-task drop tests and multiple-comparison correction (used by the CI gate scenario by scenario)
+# --------------------------------------------------------------------------------------------------
+def fisher_drop_pvalues(before_passes: Any, before_n: Any, after_passes: Any, after_n: Any) -> Any:
+    """One-sided exact p of "after passes less often than before" per task (Fisher's exact test, Fisher 1935).
+
+    Under no change, given the total passes, the before-side passes are hypergeometric; p = P(X >= observed).
+    Vectorized over scenarios (numpy arrays in, an array out).
+    """
+    from scipy.stats import hypergeom
+
+    b = np.asarray(before_passes, dtype=np.int64)
+    bn = np.asarray(before_n, dtype=np.int64)
+    a = np.asarray(after_passes, dtype=np.int64)
+    an = np.asarray(after_n, dtype=np.int64)
+    return hypergeom.sf(b - 1, bn + an, b + a, bn)
+
+
+def holm_adjust(p_values: Any) -> Any:
+    """Holm (1979) step-down adjusted p-values: reject H_(i) at level a when adjusted_(i) <= a. Vectorized."""
+    p = np.asarray(p_values, dtype=float)
+    m = p.size
+    if m == 0:
+        return p
+    order = np.argsort(p, kind="stable")
+    scaled = (m - np.arange(m)) * p[order]
+    adjusted_sorted = np.minimum(1.0, np.maximum.accumulate(scaled))
+    out = np.empty(m)
+    out[order] = adjusted_sorted
+    return out

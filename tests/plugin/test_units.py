@@ -8,6 +8,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
+from whileai_core import stats
 from scipy import stats as sps
 
 from pytest_whileai import gate, junit, markers, report, store
@@ -31,7 +33,7 @@ def test_drop_p_values_match_scipy_fisher_exact_one_sided():
     an = rng.integers(1, 12, size=200)
     b = rng.integers(0, bn + 1)
     a = rng.integers(0, an + 1)
-    got = gate.drop_p_values(b, bn, a, an)
+    got = stats.fisher_drop_pvalues(b, bn, a, an)
     want = [sps.fisher_exact([[bi, bni - bi], [ai, ani - ai]], alternative="greater").pvalue
             for bi, bni, ai, ani in zip(b, bn, a, an)]
     np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12)
@@ -39,17 +41,17 @@ def test_drop_p_values_match_scipy_fisher_exact_one_sided():
 
 def test_drop_p_value_closed_form_all_vs_none():
     # 4/4 before, 0/4 after: P(X >= 4) for X ~ Hypergeom(8, 4, 4) = 1 / C(8, 4)
-    assert gate.drop_p_values(4, 4, 0, 4) == pytest.approx(1 / math.comb(8, 4))
-    assert gate.drop_p_values(0, 4, 4, 4) == pytest.approx(1.0)
+    assert stats.fisher_drop_pvalues(4, 4, 0, 4) == pytest.approx(1 / math.comb(8, 4))
+    assert stats.fisher_drop_pvalues(0, 4, 4, 4) == pytest.approx(1.0)
 
 
 def test_holm_adjust_closed_form_and_monotone():
     p = np.array([0.01, 0.04, 0.03, 0.005])
     # sorted 0.005, 0.01, 0.03, 0.04 -> 4*0.005, 3*0.01, 2*0.03, 1*0.04 -> running max 0.02, 0.03, 0.06, 0.06
-    np.testing.assert_allclose(gate.holm_adjust(p), [0.03, 0.06, 0.06, 0.02])
+    np.testing.assert_allclose(stats.holm_adjust(p), [0.03, 0.06, 0.06, 0.02])
     rng = np.random.default_rng(1)
     q = rng.uniform(size=50)
-    adj = gate.holm_adjust(q)
+    adj = stats.holm_adjust(q)
     order = np.argsort(q)
     assert np.all(np.diff(adj[order]) >= 0)
     assert np.all(adj >= q) and np.all(adj <= 1)
@@ -295,3 +297,32 @@ def test_gate_false_alarm_rate_on_the_seeded_agent_a_a():
         red += gate.compute_gate(b, index, baseline_name="A", settings=settings(draws=500, seed=r)).red
     assert red / reps <= 0.05
     assert sps.binomtest(red, reps, 0.05, alternative="greater").pvalue > 0.01
+
+
+def test_cli_gate_between_two_run_documents(tmp_path):
+    """`whileai gate BASE CUR` gives the plugin's suite verdict outside pytest, with exit 1 on a regression."""
+    import json
+    import subprocess
+    import sys
+
+    def doc(rewards_by_key):
+        return {"schema": "whileai.run/1", "fingerprint": {}, "scenarios": [
+            {"key": key, "nodeid": key, "k": len(rs), "judge": "j", "rewards": rs, "pass_reward": 1.0,
+             "n_scored": len(rs), "passes": int(sum(rs))}
+            for key, rs in rewards_by_key.items()]}
+
+    good = {f"t{i}": [1.0, 1.0, 1.0, 0.0] for i in range(30)}
+    bad = {f"t{i}": [0.0, 0.0, 1.0, 0.0] for i in range(30)}
+    (tmp_path / "base.json").write_text(json.dumps(doc(good)))
+    (tmp_path / "same.json").write_text(json.dumps(doc(good)))
+    (tmp_path / "worse.json").write_text(json.dumps(doc(bad)))
+    cli = [sys.executable, "-m", "whileai_core.cli", "gate"]
+    same = subprocess.run([*cli, str(tmp_path / "base.json"), str(tmp_path / "same.json")], capture_output=True,
+                          text=True)
+    worse = subprocess.run([*cli, str(tmp_path / "base.json"), str(tmp_path / "worse.json")], capture_output=True,
+                           text=True)
+    missing = subprocess.run([*cli, str(tmp_path / "nope.json"), str(tmp_path / "same.json")], capture_output=True,
+                             text=True)
+    assert same.returncode == 0, same.stdout + same.stderr
+    assert worse.returncode == 1 and "REGRESSION" in worse.stdout and "-0.50" in worse.stdout
+    assert missing.returncode == 2 and "nope.json" in missing.stderr
