@@ -398,3 +398,33 @@ def test_judge_probes_with_a_judge_that_always_fails_is_not_measured():
     np = pytest.importorskip("numpy")
     ok = wai.judge_probes(rows, lambda r: np.bool_("answer" in r["final_text"]))  # numpy verdicts are verdicts
     assert ok.measured is True and "NOT MEASURED" not in str(ok)
+
+
+# ---------------------------------------------------------------- tool schemas and axes from elsewhere
+def test_schema_dict_tools_are_checked_like_decorated_ones():
+    with pytest.raises(ValueError, match="tool schema name 'get order' must be 1-64 letters"):
+        wai.simulate(lambda m: "ok.", tools=[{"name": "get order"}], repeats=1, budget=2)
+    with pytest.raises(ValueError, match="tool schema name '' must be"):
+        wai.world([{"name": ""}])
+    with pytest.raises(TypeError, match=r"parameters\['properties'\] must be a dict"):
+        wai.world([{"name": "get_x", "parameters": {"type": "object", "properties": ["a"]}}])
+    with pytest.raises(TypeError, match=r"parameters\['required'\] must be a list of names, e.g. \['order_id'\]"):
+        wai.world([{"name": "get_x", "parameters": {"type": "object", "properties": {"order_id": {}},
+                                                    "required": "order_id"}}])
+    good = wai.world([{"type": "function", "function": {"name": "get_x", "parameters": {
+        "type": "object", "properties": {"order_id": {"type": "string"}}, "required": ["order_id"]}}}])
+    assert good.call("get_x", {})["error"] == "get_x: missing required argument 'order_id'"
+
+
+def test_tool_on_something_without_a_signature_is_named():
+    with pytest.raises(TypeError, match="@tool could not read a signature from <class 'int'>"):
+        wai.tool(int)
+
+
+def test_covering_axis_values_as_a_string_or_unhashable():
+    with pytest.raises(ValueError, match="axis 'a' must be a list of values"):
+        wai.covering_array({"a": "xyz", "b": [1]})
+    rows = wai.covering_array({"a": [{"x": 1}, {"y": 2}], "b": [1, 2]})  # any value works: cells hold text
+    assert len(rows) == 4 and {r["a"] for r in rows} == {"{'x': 1}", "{'y': 2}"}
+    with pytest.raises(ValueError, match="axis 'b' repeats a value"):
+        wai.covering_array({"a": [1, 2], "b": [1, "1"]})

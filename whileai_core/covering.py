@@ -9,7 +9,7 @@ It is deterministic: the same axes give the same rows on every machine.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from itertools import combinations
 
 from whileai_core.defaults import COVERING_STRENGTH
@@ -22,12 +22,16 @@ def _check_axes(axes: Mapping[str, Sequence[str]]) -> list[tuple[str, list[str]]
         raise ValueError("axes= must be a non-empty dict {axis name: [values]}")
     out = []
     for name, values in axes.items():
+        if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):  # noqa: TRY004 - as axes=
+            raise ValueError(f"axis {name!r} must be a list of values, e.g. {name!r}: [{values!r}]; got "
+                             f"{type(values).__name__}")
         vals = list(values)
         if not vals:
             raise ValueError(f"axis {name!r} has no values; give it at least one")
-        if len(set(vals)) != len(vals):
-            raise ValueError(f"axis {name!r} repeats a value: {vals}")
-        out.append((str(name), [str(v) for v in vals]))
+        texts = [str(v) for v in vals]  # cells hold values as text
+        if len(set(texts)) != len(texts):
+            raise ValueError(f"axis {name!r} repeats a value (values are compared as text): {texts}")
+        out.append((str(name), texts))
     return out
 
 

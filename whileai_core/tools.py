@@ -209,6 +209,11 @@ def tool(fn: Callable[..., Any] | None = None, *, name: str | None = None,
     def wrap(f: Callable[..., Any]) -> Tool:
         if not callable(f):
             raise TypeError(f"@tool decorates a function; got {type(f).__name__}")
+        try:
+            inspect.signature(f)
+        except (TypeError, ValueError):
+            raise TypeError(f"@tool could not read a signature from {f!r}; decorate a def function (wrap a builtin "
+                            "or class in one)") from None
         spec = function_schema(f, name=name, description=description)
         if not _NAME_RE.match(spec["name"]):
             raise ValueError(f"tool name {spec['name']!r} must be 1-64 letters, digits, '_' or '-'")
@@ -235,9 +240,20 @@ def as_tool(obj: Any) -> Tool:
         if "name" not in spec:
             raise TypeError(f"tool schema dict has no 'name' (keys: {sorted(obj)}); pass an OpenAI function schema "
                             "{'type': 'function', 'function': {'name', 'description', 'parameters'}}")
+        if not isinstance(spec["name"], str) or not _NAME_RE.match(spec["name"]):
+            raise ValueError(f"tool schema name {spec['name']!r} must be 1-64 letters, digits, '_' or '-' (what "
+                             "function-calling APIs accept)")
         params = spec.get("parameters", spec.get("input_schema", {"type": "object", "properties": {}}))
         if not isinstance(params, Mapping):
             raise TypeError(f"tool {spec['name']!r}: 'parameters' must be a JSON-schema object")
+        if not isinstance(params.get("properties", {}), Mapping):
+            raise TypeError(f"tool {spec['name']!r}: parameters['properties'] must be a dict {{name: schema}}; got "
+                            f"{type(params.get('properties')).__name__}")
+        required = params.get("required", [])
+        if isinstance(required, str) or not isinstance(required, Sequence) or \
+                not all(isinstance(r, str) for r in required):
+            raise TypeError(f"tool {spec['name']!r}: parameters['required'] must be a list of names, e.g. "
+                            f"[{required!r}]; got {required!r}")
         return Tool(str(spec["name"]), str(spec.get("description", "")), dict(params), None, None)
     if callable(obj):
         return tool(obj)
