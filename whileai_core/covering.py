@@ -22,8 +22,9 @@ def _check_axes(axes: Mapping[str, Sequence[str]]) -> list[tuple[str, list[str]]
         raise ValueError("axes= must be a non-empty dict {axis name: [values]}")
     out = []
     for name, values in axes.items():
-        if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):  # noqa: TRY004 - as axes=
-            raise ValueError(f"axis {name!r} must be a list of values, e.g. {name!r}: [{values!r}]; got "
+        if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
+            raise ValueError(  # noqa: TRY004 - bad axes= is a ValueError throughout this module
+                f"axis {name!r} must be a list of values, e.g. {name!r}: [{values!r}]; got "
                              f"{type(values).__name__}")
         vals = list(values)
         if not vals:
