@@ -428,3 +428,21 @@ def test_covering_axis_values_as_a_string_or_unhashable():
     assert len(rows) == 4 and {r["a"] for r in rows} == {"{'x': 1}", "{'y': 2}"}
     with pytest.raises(ValueError, match="axis 'b' repeats a value"):
         wai.covering_array({"a": [1, 2], "b": [1, "1"]})
+
+
+def test_numpy_rewards_count_everywhere_pass_at_does():
+    """pass_at counted numpy-int rewards but select, curriculum, preferences and hack_scan dropped them as
+    unusable labels, and export could not write them."""
+    np = pytest.importorskip("numpy")
+    rows = [{"task_id": str(i // 4), "reward": np.int64(i % 2), "final_text": f"answer {i}."} for i in range(40)]
+    assert wai.pass_at(rows).n_rows == 40
+    sel = wai.select(rows, quiet=True)
+    assert sel.report["gates"]["unusable_label"] == 0 and sel.report["n_selected"] == 40
+    assert wai.select(rows, mode="sft", quiet=True).report["n_selected"] == 10
+    assert len(wai.curriculum(rows).tasks) == 10
+    assert len(wai.build_preference_pairs(rows).pairs) == 10
+    assert wai.hack_scan(rows).n_graded == 40
+    rep = wai.export(rows, None)
+    assert rep["rewards"] == {"n_pass": 20, "n_fail": 20, "n_ungraded": 0}
+    assert all(type(item["reward"]) is int for item in rep["rows"])
+    json.dumps(rep["rows"], allow_nan=False)

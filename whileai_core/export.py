@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import numbers
 from collections.abc import Mapping, Sequence
 from os import PathLike
 from pathlib import Path
@@ -83,7 +84,7 @@ def training_rows(source: Any, *, mode: str = "rl", system_prompt: str | None = 
     stamps: dict[str, dict[str, Any]] = {}
     for key, members in groups.items():
         rewards = [float(m["reward"]) for m in members
-                   if isinstance(m.get("reward"), (int, float)) and not isinstance(m.get("reward"), bool)]
+                   if isinstance(m.get("reward"), numbers.Real) and not isinstance(m.get("reward"), bool)]
         mean = math.fsum(rewards) / len(rewards) if rewards else None
         sd = math.sqrt(math.fsum((r - mean) ** 2 for r in rewards) / len(rewards)) if rewards else None
         stamps[key] = {"group_id": hashlib.sha1(key.encode()).hexdigest()[:12],
@@ -91,17 +92,19 @@ def training_rows(source: Any, *, mode: str = "rl", system_prompt: str | None = 
                                  "reward_mean": mean, "reward_std": sd}}
     out = []
     for i, row in enumerate(rows):
-        bad_reward = row.get("reward")
-        if bad_reward is not None and not isinstance(bad_reward, bool) and (
-                not isinstance(bad_reward, (int, float)) or not math.isfinite(bad_reward)):
-            raise ValueError(f"rows[{i}] (task {task_key(row)!r}) has reward {bad_reward!r}; a reward is a finite "
+        reward = row.get("reward")
+        if reward is not None and not isinstance(reward, bool) and (
+                not isinstance(reward, numbers.Real) or not math.isfinite(reward)):
+            raise ValueError(f"rows[{i}] (task {task_key(row)!r}) has reward {reward!r}; a reward is a finite "
                              "number in [0, 1], or None for an ungraded row; fix the judge or drop the row")
+        if isinstance(reward, numbers.Real) and not isinstance(reward, (bool, int, float)):
+            reward = int(reward) if reward in (0, 1) else float(reward)  # numpy numbers: plain JSON numbers
         msgs = _messages_of(row, system_prompt)
         key = task_key(row)
         item: dict[str, Any] = {"schema_version": TRAINING_SCHEMA_VERSION, "task_id": key,
                                 "rollout_index": row.get("rollout_index"), "messages": msgs,
                                 "loss_mask": mask_for(msgs, mask_mode), "tools": tool_schemas,
-                                "reward": row.get("reward")}
+                                "reward": reward}
         if mode == "rl":
             first_user = next((i for i, m in enumerate(msgs) if m.get("role") == "user"), 0)
             item["prompt"] = msgs[: first_user + 1]

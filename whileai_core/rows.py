@@ -10,6 +10,7 @@ import copy
 import hashlib
 import json
 import math
+import numbers
 import os
 import tempfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -64,7 +65,7 @@ def reward_of(row: Mapping[str, Any]) -> float | None:
     value = row.get("reward")
     if isinstance(value, bool):
         return float(value)
-    if isinstance(value, (int, float)) and value == value and 0.0 <= value <= 1.0:
+    if isinstance(value, numbers.Real) and value == value and 0.0 <= value <= 1.0:  # numpy numbers count
         return float(value)
     return None
 
@@ -72,7 +73,7 @@ def reward_of(row: Mapping[str, Any]) -> float | None:
 def binary_reward(row: Mapping[str, Any]) -> int | None:
     """The row's reward when it is exactly 0 or 1 (bools excluded, as pass rates need real labels), else None."""
     value = row.get("reward")
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):  # numpy ints and floats count
         return None
     return int(value) if value in (0, 1) else None
 
