@@ -446,3 +446,28 @@ def test_numpy_rewards_count_everywhere_pass_at_does():
     assert rep["rewards"] == {"n_pass": 20, "n_fail": 20, "n_ungraded": 0}
     assert all(type(item["reward"]) is int for item in rep["rows"])
     json.dumps(rep["rows"], allow_nan=False)
+
+
+def test_lone_surrogates_are_saved_escaped_and_read_back_exactly(tmp_path):
+    data = wai.simulate(lambda m: "bad \udcff byte.", tools=[get_order], repeats=1, budget=2)
+    path = data.save(tmp_path / "rows.jsonl")
+    back = wai.pass_at(path)  # the file reads back (as strict UTF-8 JSONL)
+    assert back.n_rows == 0 and back.n_skipped == 2
+    from whileai_core.rows import read_jsonl
+
+    assert read_jsonl(path)[0]["final_text"] == "bad \udcff byte."
+    rep = wai.export(data.grade(lambda r: 1), tmp_path / "train.jsonl")
+    assert rep["n_written"] == 2
+
+
+def test_eval_variance_takes_a_list_of_runs():
+    def run(seed):
+        return [{"task_id": f"t{i // 4}", "reward": (i * 7 + seed) % 3 == 0 and 1 or 0} for i in range(80)]
+
+    runs = [run(0), run(1), run(2)]
+    as_list = wai.eval_variance(runs)
+    spread = wai.eval_variance(*runs)
+    assert as_list.n_runs == spread.n_runs == 3
+    assert as_list.means == spread.means and as_list.run_sd == spread.run_sd
+    with pytest.raises(ValueError, match="got one empty run"):
+        wai.eval_variance([])

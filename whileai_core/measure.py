@@ -399,6 +399,11 @@ def eval_variance(
     if isinstance(multiplier, bool) or not isinstance(multiplier, (int, float)) or not multiplier > 0:
         raise ValueError(f"multiplier= must be a positive number of sds (2.0); got {multiplier!r}")
     min_reruns = stats.check_int(min_reruns, "min_reruns", 2)
+    if len(runs) == 1 and isinstance(runs[0], (list, tuple)) and runs[0] and not any(
+            isinstance(item, Mapping) for item in runs[0]):
+        runs = tuple(runs[0])  # eval_variance([run1, run2]): a list of runs, not one run's rows
+    if len(runs) == 1 and isinstance(runs[0], (list, tuple)) and not runs[0]:
+        raise ValueError("eval_variance() got one empty run; pass each re-run's rows: eval_variance(run1, run2, ...)")
     counts = []
     for i, run in enumerate(runs):
         if isinstance(run, (str, bytes)) and not str(run).endswith(".jsonl") or isinstance(run, Mapping):

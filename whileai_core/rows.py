@@ -203,7 +203,12 @@ def write_jsonl(path: str | os.PathLike[str], rows: Iterable[Mapping[str, Any]],
     lines = []
     for i, row in enumerate(rows):
         try:  # NaN/Infinity are not JSON: a reader in another language would refuse the file
-            lines.append(json.dumps(row, ensure_ascii=False, sort_keys=False, allow_nan=False))
+            line = json.dumps(row, ensure_ascii=False, sort_keys=False, allow_nan=False)
+            try:
+                line.encode("utf-8")
+            except UnicodeEncodeError:  # a lone surrogate (badly decoded bytes): \u-escape it, keep it exactly
+                line = json.dumps(row, ensure_ascii=True, sort_keys=False, allow_nan=False)
+            lines.append(line)
         except ValueError:
             bad = sorted(str(k) for k, v in row.items() if isinstance(v, float) and not math.isfinite(v))
             raise ValueError(f"row {i} holds NaN or infinity (fields {bad or 'nested'}), which JSON cannot carry; "
