@@ -471,3 +471,22 @@ def test_eval_variance_takes_a_list_of_runs():
     assert as_list.means == spread.means and as_list.run_sd == spread.run_sd
     with pytest.raises(ValueError, match="got one empty run"):
         wai.eval_variance([])
+
+
+def test_ask_dicts_keep_their_reference_and_check_their_fault_plan():
+    """An ask's 'reference' (or 'answer') used to be dropped silently, so a verifier abstained on every row."""
+    asks = [{"prompt": "What is 6 * 7?", "answer": "42", "topic": "arithmetic"},
+            {"prompt": "What is 2 + 2?", "reference": "4"}]
+    data = wai.simulate(lambda m: "It is 42." if "6 * 7" in m else "It is 5.", asks=asks, repeats=2, budget=4)
+    assert data.rows[0]["privileged"] == {"reference": "42", "ask": {"topic": "arithmetic"}}
+    scored = data.grade(wai.verify.MathEqual())
+    assert [r["reward"] for r in scored.rows] == [1, 1, 0, 0]
+    exported = wai.export(scored, None)["rows"]
+    assert all("privileged" not in item and "42" not in json.dumps(item["prompt"]) for item in exported)
+    with pytest.raises(ValueError, match=r"asks\[0\]: faults\['mode'\] is 'bogus'"):
+        wai.simulate(lambda m: "ok.", tools=[get_order], asks=[{"prompt": "hi", "faults": {"mode": "bogus"}}],
+                     repeats=1, budget=1)
+    with pytest.raises(TypeError, match=r"asks\[0\]: faults= is a dict"):
+        wai.simulate(lambda m: "ok.", asks=[{"prompt": "hi", "faults": "timeout"}], repeats=1, budget=1)
+    with pytest.raises(ValueError, match=r"asks\[0\]: world_state= is 'gone'"):
+        wai.simulate(lambda m: "ok.", asks=[{"prompt": "hi", "world_state": "gone"}], repeats=1, budget=1)

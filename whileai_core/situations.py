@@ -63,9 +63,17 @@ class Scenario(str):
         obj.scenario = dict(fields.get("scenario") or {})
         obj.tool = str(fields.get("tool", obj.scenario.get("tool", "")))
         obj.world_state = str(fields.get("world_state", obj.scenario.get("world_state", "present")))
+        if obj.world_state not in (*WORLD_STATES, "unspecified"):
+            raise ValueError(f"world_state= is {obj.world_state!r}; choose one of {WORLD_STATES}")
         obj.stance = str(fields.get("stance", obj.scenario.get("stance", "ordinary")))
         obj.tool_condition = str(fields.get("tool_condition", obj.scenario.get("tool_condition", "success")))
-        obj.faults = dict(fields.get("faults") or {})
+        faults = fields.get("faults") or {}
+        if not isinstance(faults, Mapping):
+            raise TypeError(f"faults= is a dict like {{'tool': 'get_order', 'mode': 'timeout'}} (mode one of "
+                            f"{FAULT_MODES}); got {faults!r:.80}")
+        if faults and faults.get("mode", "error") not in FAULT_MODES:
+            raise ValueError(f"faults['mode'] is {faults.get('mode')!r}; choose one of {FAULT_MODES}")
+        obj.faults = dict(faults)
         obj.entity_id = fields.get("entity_id")
         obj.system_prompt = fields.get("system_prompt")
         obj.tools = tuple(fields.get("tools") or ())
@@ -187,6 +195,10 @@ def coverage_report(scenarios: Sequence[Scenario], tools: Sequence[Any], **axes_
             "fraction": round(covered / planned, 4) if planned else 1.0, "situations_for_full_cover": full}
 
 
+#: keys of an ask dict that hold its reference answer (what verifiers read as privileged.reference)
+_ASK_REFERENCE_KEYS = ("reference", "answer", "expected", "target", "solution", "gold")
+
+
 def from_asks(asks: Sequence[Any], *, system_prompt: str | None = None,
               tools: Sequence[Any] = ()) -> list[Scenario]:
     """Situations from user-given asks: strings, or dicts with ``prompt`` (+ optional task_id and fields)."""
@@ -202,9 +214,21 @@ def from_asks(asks: Sequence[Any], *, system_prompt: str | None = None,
             out.append(Scenario(ask, system_prompt=system_prompt, tools=names))
         elif isinstance(ask, Mapping) and isinstance(ask.get("prompt"), str):
             fields = {k: v for k, v in ask.items() if k != "prompt" and k in Scenario._FIELDS}
+            others = {str(k): v for k, v in ask.items() if k != "prompt" and k not in Scenario._FIELDS}
+            if others:  # kept where the judge reads them (privileged: scrubbed from every export), never dropped
+                privileged = dict(fields.get("privileged") or {})
+                ref = next((others.pop(k) for k in _ASK_REFERENCE_KEYS if k in others), None)
+                if ref is not None:
+                    privileged.setdefault("reference", ref)
+                if others:
+                    privileged.setdefault("ask", others)
+                fields["privileged"] = privileged
             fields.setdefault("system_prompt", system_prompt)
             fields.setdefault("tools", names)
-            out.append(Scenario(ask["prompt"], **fields))
+            try:
+                out.append(Scenario(ask["prompt"], **fields))
+            except (TypeError, ValueError) as exc:
+                raise type(exc)(f"asks[{i}]: {exc}") from None
         else:
             raise TypeError(f"asks[{i}] must be a string or a dict with a 'prompt' string; got {type(ask).__name__}")
     return out
