@@ -490,3 +490,19 @@ def test_ask_dicts_keep_their_reference_and_check_their_fault_plan():
         wai.simulate(lambda m: "ok.", asks=[{"prompt": "hi", "faults": "timeout"}], repeats=1, budget=1)
     with pytest.raises(ValueError, match=r"asks\[0\]: world_state= is 'gone'"):
         wai.simulate(lambda m: "ok.", asks=[{"prompt": "hi", "world_state": "gone"}], repeats=1, budget=1)
+
+
+def test_hack_monitor_refuses_bad_rows_without_poisoning_later_scans():
+    monitor = wai.HackMonitor(every=10)
+    with pytest.raises(ValueError, match=r"observe\(\): rows\[0\]: row has no task_id.*nothing from this call"):
+        monitor.observe([{"reward": 1, "final_text": "x"}] * 12)
+    assert monitor.n_seen == 0
+    good = [{"task_id": str(i // 4), "reward": i % 2, "final_text": f"reply {i}" + "!" * (i % 2)} for i in range(40)]
+    monitor.observe(good)  # used to fail forever on the rows buffered before the error
+    assert monitor.n_seen == 40 and len(monitor.history) == 4
+    short = monitor.wrap(lambda prompts, completions, **kw: [1.0])
+    with pytest.raises(ValueError, match="returned 1 rewards for 3 completions"):
+        short(["p"] * 3, ["c"] * 3)
+    nothing = monitor.wrap(lambda prompts, completions, **kw: None)
+    with pytest.raises(TypeError, match="returned NoneType; a TRL reward function returns one reward per"):
+        nothing(["p"], ["c"])

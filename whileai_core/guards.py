@@ -1212,6 +1212,11 @@ class HackMonitor:
     def observe(self, rows: Any) -> list[dict[str, Any]]:
         """Add graded rows (one dict or many); returns the alarms raised by any scan this triggered."""
         items = [rows] if isinstance(rows, Mapping) else as_rows(rows, name="rows")
+        for i, row in enumerate(items):  # check all before buffering any: a bad row must not poison later scans
+            try:
+                task_key(row)
+            except ValueError as exc:
+                raise ValueError(f"observe(): rows[{i}]: {exc}; nothing from this call was added") from None
         raised: list[dict[str, Any]] = []
         for row in items:
             self._buffer.append(dict(row))
@@ -1275,7 +1280,15 @@ class HackMonitor:
         monitor = self
 
         def wrapped(prompts: Sequence[Any], completions: Sequence[Any], **kwargs: Any) -> list[float]:
-            scores = list(reward_fn(prompts, completions, **kwargs))
+            out = reward_fn(prompts, completions, **kwargs)
+            try:
+                scores = list(out)
+            except TypeError:
+                raise TypeError(f"reward_fn {wrapped.__name__!r} returned {type(out).__name__}; a TRL reward "
+                                "function returns one reward per completion (a list)") from None
+            if len(scores) != len(completions):
+                raise ValueError(f"reward_fn {wrapped.__name__!r} returned {len(scores)} rewards for "
+                                 f"{len(completions)} completions; return one per completion")
             rows = []
             for i, (p, c, s) in enumerate(zip(prompts, completions, scores)):
                 text = c if isinstance(c, str) else json.dumps(c, default=str)
