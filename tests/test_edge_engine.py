@@ -305,7 +305,9 @@ def test_openai_style_json_string_arguments_round_trip_through_export():
         return {"steps": [{"tool": "get_order", "arguments": "order A1", "result": None}], "final_text": "x."}
 
     row = wai.simulate(bad, tools=[get_order], repeats=1, budget=1).rows[0]
-    assert row["status"] == "agent_error" and "not a JSON object" in row["error"]
+    assert row["status"] == "ok" and row["steps"][0]["arguments"] == "order A1"  # a model's broken JSON is kept
+    with pytest.raises(ValueError, match="tool_call_roundtrip_invalid"):  # ... and never trained on as a call
+        wai.export([dict(row, reward=1)], None, tools=[get_order])
 
 
 def test_numpy_verdicts_and_counts_are_accepted():
@@ -506,3 +508,19 @@ def test_hack_monitor_refuses_bad_rows_without_poisoning_later_scans():
     nothing = monitor.wrap(lambda prompts, completions, **kw: None)
     with pytest.raises(TypeError, match="returned NoneType; a TRL reward function returns one reward per"):
         nothing(["p"], ["c"])
+
+
+def test_step_text_none_is_an_agent_error_not_the_text_none():
+    def agent(message):
+        return {"steps": [{"text": None}], "final_text": "done."}
+
+    row = wai.simulate(agent, tools=[ping], repeats=1, budget=1).rows[0]
+    assert row["status"] == "agent_error" and "steps[0] has no tool and its text is None" in row["error"]
+    assert all(m.get("content") != "None" for m in row["messages"])
+
+    def agent2(message):
+        return {"steps": [{"tool": "ping", "arguments": {}, "result": "pong", "text": None}, {"user": 5}],
+                "final_text": "done."}
+
+    row = wai.simulate(agent2, tools=[ping], repeats=1, budget=1).rows[0]
+    assert row["status"] == "agent_error" and "steps[1]['user'] is int" in row["error"]

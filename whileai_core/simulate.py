@@ -92,19 +92,20 @@ def _check_output(out: Any) -> tuple[list[dict[str, Any]], str, dict[str, Any]]:
             raise TypeError(f"the agent's steps[{i}] must be a dict with 'tool' (+ 'arguments', 'result'), "
                             f"'text' or 'user'; got {step!r:.120}")
         step = dict(step)
+        for key in ("text", "user"):
+            if step.get(key) is not None and not isinstance(step[key], str):
+                raise TypeError(f"the agent's steps[{i}][{key!r}] is {type(step[key]).__name__}; it must be a string")
+        if "tool" not in step and step.get("text") is None and step.get("user") is None:
+            raise TypeError(f"the agent's steps[{i}] has no tool and its text is None; drop the step or give it a "
+                            "string (None would be trained on as the text 'None')")
         args = step.get("arguments")
         if isinstance(args, str):  # OpenAI-style tool calls carry arguments as a JSON string: decode it once
             try:
-                args = json.loads(args) if args.strip() else {}
+                decoded = json.loads(args) if args.strip() else {}
             except ValueError:
-                args = None
-            if not isinstance(args, dict):
-                raise TypeError(f"the agent's steps[{i}]['arguments'] is a string that is not a JSON object "
-                                f"({step['arguments']!r:.80}); pass a dict of argument name -> value")
-            step["arguments"] = args
-        elif args is not None and "tool" in step and not isinstance(args, Mapping):
-            raise TypeError(f"the agent's steps[{i}]['arguments'] is {type(args).__name__}; it must be a dict of "
-                            "argument name -> value")
+                decoded = None  # a model's broken JSON stays as it was sent: the judge should see the mistake
+            if isinstance(decoded, dict):
+                step["arguments"] = decoded
         clean.append(json_safe(step))
     extra = {k: json_safe(v) for k, v in out.items() if k not in ("steps", "final_text")}
     return clean, final_text, extra
