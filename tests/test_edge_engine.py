@@ -524,3 +524,23 @@ def test_step_text_none_is_an_agent_error_not_the_text_none():
 
     row = wai.simulate(agent2, tools=[ping], repeats=1, budget=1).rows[0]
     assert row["status"] == "agent_error" and "steps[1]['user'] is int" in row["error"]
+
+
+def test_honest_stand_in_sends_arguments_of_the_declared_type():
+    """The stand-in put the id text into every argument (refund_payment(amount='R1234'), list_orders(limit=
+    'the record')), so an honest, unseeded row made a type-wrong call that an argument-checking judge fails."""
+    py_type = {"string": str, "integer": int, "number": float, "boolean": bool}
+    data = wai.simulate(wai.seeded_agent(TOOLS, share=0.5), tools=TOOLS, repeats=2, budget=200)
+    by_name = {t.name: t for t in TOOLS}
+    checked = 0
+    for row in data.rows:
+        for step in row["steps"]:
+            props = by_name[step["tool"]].properties
+            for name, value in step["arguments"].items():
+                kind = props[name].get("type")
+                if kind in py_type:
+                    assert isinstance(value, py_type[kind]), (row["seeded_what"], step)
+                    checked += 1
+    assert checked > 100
+    wrong = [r for r in data.rows if r["seeded_what"] == "wrong_argument"]
+    assert wrong and all(r["steps"][0]["tool"] == "get_order" for r in wrong)  # the only non-write, id-taking tool

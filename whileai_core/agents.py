@@ -6,6 +6,7 @@ Every spoiled rollout is marked ``seeded=True`` with ``seeded_what`` naming the 
 
 from __future__ import annotations
 
+import copy
 import re
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -43,9 +44,24 @@ def _identifier(message: str) -> str | None:
     return (m.group(1) or m.group(2)) if m else None
 
 
+#: what the honest agent sends for a parameter that is not a string (the id goes only into string parameters)
+_TYPED_PLACEHOLDER = {"integer": 1, "number": 1.0, "boolean": False, "array": [], "object": {}}
+
+
 def _arguments(t: Tool, ident: str | None) -> dict[str, Any]:
+    """The honest call: the id from the message in each string parameter, a value of the declared type in the
+    rest (an int parameter never gets the text of an id)."""
     names = t.required or key_params(t) or list(t.properties)[:1]
-    return {name: ident if ident is not None else "the record" for name in names}
+    out: dict[str, Any] = {}
+    for name in names:
+        schema = t.properties.get(name) or {}
+        if isinstance(schema.get("enum"), list) and schema["enum"]:
+            out[name] = schema["enum"][0]
+        elif schema.get("type") in _TYPED_PLACEHOLDER:
+            out[name] = copy.copy(_TYPED_PLACEHOLDER[schema["type"]])
+        else:
+            out[name] = ident if ident is not None else "the record"
+    return out
 
 
 def _reply(t: Tool, ident: str | None, result: Any) -> str:
@@ -113,8 +129,8 @@ def seeded_agent(tools: Sequence[Any], share: float | None = None, seed: int = 0
     def _applicable(behavior: str, chosen: Tool) -> bool:
         if behavior == "wrong_tool":
             return len(tool_objs) > 1
-        if behavior == "wrong_argument":
-            return bool(chosen.required or chosen.properties) and not is_write_tool(chosen)
+        if behavior == "wrong_argument":  # needs a string argument to get wrong
+            return any(isinstance(v, str) for v in _arguments(chosen, None).values()) and not is_write_tool(chosen)
         if behavior == "skipped_confirmation":
             return is_write_tool(chosen)
         return True
@@ -141,7 +157,7 @@ def seeded_agent(tools: Sequence[Any], share: float | None = None, seed: int = 0
             args = _arguments(call_tool, ident)
         elif behavior == "wrong_argument":
             wrong = (ident[:-1] + str((int(ident[-1]) + 1) % 10)) if ident and ident[-1].isdigit() else "A0000"
-            args = {k: wrong for k in args}
+            args = {k: wrong if isinstance(v, str) else v for k, v in args.items()}
         if is_write_tool(call_tool) and behavior in (None, "invented_fact"):
             subject = f"{noun_of(call_tool)} {ident}" if ident else f"the {noun_of(call_tool)}"
             steps: list[dict[str, Any]] = []
