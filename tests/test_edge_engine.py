@@ -544,3 +544,17 @@ def test_honest_stand_in_sends_arguments_of_the_declared_type():
     assert checked > 100
     wrong = [r for r in data.rows if r["seeded_what"] == "wrong_argument"]
     assert wrong and all(r["steps"][0]["tool"] == "get_order" for r in wrong)  # the only non-write, id-taking tool
+
+
+def test_reference_record_exists_matches_what_the_world_answers():
+    """A tool with no record key (ping) in a 'missing' cell was answered normally while its privileged reference
+    said record_exists=False, so a judge reading the reference failed honest rows."""
+    tools = [ping, get_order]
+    data = wai.simulate(wai.seeded_agent(tools, share=0), tools=tools, repeats=1, budget=60, fault_share=0)
+    missing = [r for r in data.rows if r["world_state"] == "missing"]
+    assert {r["scenario"]["tool"] for r in missing} == {"ping", "get_order"}
+    for r in missing:
+        answered = r["steps"][0]["result"]
+        found = not (isinstance(answered, dict) and answered.get("status") == "not_found")
+        assert r["privileged"]["reference"]["record_exists"] is found
+        assert r["privileged"]["hidden_state"]["exists"] is found

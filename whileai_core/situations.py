@@ -173,14 +173,16 @@ def situations(tools: Sequence[Any], system_prompt: str | None = None, *, n: int
         keyed = bool(key_params(t))
         ref = _entity_id(t, ids[i]) if keyed else None
         faults = {"tool": t.name, "mode": cell["tool_condition"]} if i in kept else {}
-        hidden = {"entity_id": ref, "exists": cell["world_state"] != "missing", "world_state": cell["world_state"],
+        # a tool that takes no record key has no record to miss: the world answers it normally in every state
+        exists = cell["world_state"] != "missing" or not keyed
+        hidden = {"entity_id": ref, "exists": exists, "world_state": cell["world_state"],
                   "write_tool": is_write_tool(t)}
         out.append(Scenario(
             _message(t, cell["stance"], ref), task_id=ids[i], scenario=dict(cell), tool=t.name,
             world_state=cell["world_state"], stance=cell["stance"], tool_condition=cell["tool_condition"],
             faults=faults, entity_id=ref, system_prompt=system_prompt, tools=tuple(by_name),
             privileged={"hidden_state": hidden,
-                        "reference": {"expected_tool": t.name, "record_exists": cell["world_state"] != "missing",
+                        "reference": {"expected_tool": t.name, "record_exists": exists,
                                       "fault": faults.get("mode")}},
         ))
     return out
