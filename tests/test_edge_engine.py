@@ -558,3 +558,18 @@ def test_reference_record_exists_matches_what_the_world_answers():
         found = not (isinstance(answered, dict) and answered.get("status") == "not_found")
         assert r["privileged"]["reference"]["record_exists"] is found
         assert r["privileged"]["hidden_state"]["exists"] is found
+
+
+def test_a_finished_reply_ending_in_an_emoji_or_closing_quote_is_not_truncated():
+    """Under the default truncated='drop', long finished replies ending in 🙂, ✅, » or 」 were dropped as cut off."""
+    from whileai_core.select import is_truncated
+
+    base = "Your order A1234 has shipped and should arrive on Thursday between nine and noon. " * 3
+    for end in ("Have a good day 🙂", "Done ✅", "Thumbs up 👍🏽", "Love it ❤️", "«fini»", "「完了」", "“done”"):
+        assert not is_truncated({"final_text": base + end}), end
+    assert is_truncated({"final_text": base + "and then the courier will"})  # still cut mid-sentence
+    assert is_truncated({"final_text": "short 🙂", "finish_reason": "length"})  # a token cap is always a cut
+    rows = [{"task_id": "t", "rollout_index": i, "reward": i % 2, "final_text": base + f"Reply {i} 🙂"}
+            for i in range(4)]
+    sel = wai.select(rows, quiet=True)
+    assert sel.report["gates"]["truncated"] == 0 and sel.report["n_selected"] == 4

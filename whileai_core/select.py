@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import unicodedata
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -87,7 +88,13 @@ def is_truncated(row: Mapping[str, Any], *, min_chars: int = D.TRUNCATION_MIN_CH
     if "truncat" in reason or "cut off" in reason:
         return True
     text = str(row.get("final_text") or "").strip()
-    return len(text) >= min_chars and not _TERMINAL.search(text)
+    return len(text) >= min_chars and not _TERMINAL.search(text) and not _ends_in_symbol(text)
+
+
+def _ends_in_symbol(text: str) -> bool:
+    """A reply that ends in an emoji or other symbol (🙂, ✅) or a closing quote or bracket (», 」) is finished."""
+    end = text.rstrip("\u200d\ufe0e\ufe0f")  # joiners and variation selectors trail many emoji
+    return bool(end) and unicodedata.category(end[-1]) in ("So", "Sk", "Pe", "Pf")
 
 
 _binary = binary_reward
