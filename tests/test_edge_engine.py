@@ -11,6 +11,7 @@ import math
 import pytest
 
 import whileai as wai
+from whileai_core.grade import JudgeError
 from whileai_core.rows import reward_field_hint, write_jsonl
 
 
@@ -573,3 +574,20 @@ def test_a_finished_reply_ending_in_an_emoji_or_closing_quote_is_not_truncated()
             for i in range(4)]
     sel = wai.select(rows, quiet=True)
     assert sel.report["gates"]["truncated"] == 0 and sel.report["n_selected"] == 4
+
+
+@pytest.mark.parametrize("concurrency", [1, 4])
+def test_a_judge_failure_keeps_the_verdicts_already_paid_for(concurrency):
+    rows = [{"task_id": f"t{i}", "rollout_index": 0, "final_text": f"reply {i}"} for i in range(30)]
+
+    def judge(row):
+        if row["task_id"] == "t20":
+            raise RuntimeError("judge backend fell over")
+        return 1
+
+    with pytest.raises(JudgeError) as info:
+        wai.run_judge(rows, judge, concurrency=concurrency)
+    err = info.value
+    assert "t20" in str(err) and "20 row(s) graded before it are in err.partial" in str(err)
+    assert [r["task_id"] for r in err.partial] == [f"t{i}" for i in range(20)]
+    assert all(r["reward"] == 1 for r in err.partial)

@@ -24,7 +24,11 @@ CONTRACT = ("a judge returns a bool, a number in [0, 1], or a dict {'reward': nu
 
 
 class JudgeError(ValueError):
-    """The judge raised, or returned something outside the judge contract, on a named row."""
+    """The judge raised, or returned something outside the judge contract, on a named row.
+
+    ``err.partial`` holds the rows graded before that row (in order), so paid-for verdicts are not lost."""
+
+    partial: RowList | None = None  # set when run_judge raises it
 
 
 def _number(value: Any) -> float | None:
@@ -228,12 +232,26 @@ def run_judge(source: Any, judge: Callable[[dict[str, Any]], Any] | None, *, jud
         return row
 
     items = list(enumerate(rows))
-    if concurrency > 1 and len(items) > 1:
-        with ThreadPoolExecutor(max_workers=concurrency) as pool:  # workers see the caller's wai.context
-            contexts = [contextvars.copy_context() for _ in items]  # copied here, in the caller's thread
-            graded = list(pool.map(lambda ctx, it: ctx.run(score, it), contexts, items))
-    else:
-        graded = [score(item) for item in items]
+    graded: list[dict[str, Any]] = []
+    try:
+        if concurrency > 1 and len(items) > 1:
+            with ThreadPoolExecutor(max_workers=concurrency) as pool:  # workers see the caller's wai.context
+                contexts = [contextvars.copy_context() for _ in items]  # copied here, in the caller's thread
+                futures = [pool.submit(ctx.run, score, it) for ctx, it in zip(contexts, items)]
+                try:
+                    for fut in futures:
+                        graded.append(fut.result())
+                except BaseException:
+                    for fut in futures:
+                        fut.cancel()
+                    raise
+        else:
+            for item in items:
+                graded.append(score(item))
+    except JudgeError as exc:  # the verdicts already paid for are kept on the error, never thrown away
+        exc.partial = RowList(graded)  # type: ignore[attr-defined]
+        exc.args = (f"{exc.args[0]} (the {len(graded)} row(s) graded before it are in err.partial)",)
+        raise
     declared = [getattr(t, "name", None) or (t.get("name") if isinstance(t, Mapping) else None)
                 for t in getattr(source, "tools", []) or []]
     warnings = _hollow_warnings(graded, [d for d in declared if d])
