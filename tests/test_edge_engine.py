@@ -591,3 +591,18 @@ def test_a_judge_failure_keeps_the_verdicts_already_paid_for(concurrency):
     assert "t20" in str(err) and "20 row(s) graded before it are in err.partial" in str(err)
     assert [r["task_id"] for r in err.partial] == [f"t{i}" for i in range(20)]
     assert all(r["reward"] == 1 for r in err.partial)
+
+
+def test_camel_case_tools_are_read_like_snake_case_ones():
+    """cancelOrder(orderId) was not seen as a write tool and orderId not as a record key, so the honest stand-in
+    cancelled without asking and the world_state axis never applied."""
+    cancel = wai.Tool("cancelOrder", "Cancel an order.", {"type": "object", "properties": {
+        "orderId": {"type": "string"}}, "required": ["orderId"]})
+    get = wai.Tool("getOrder", "Look up an order.", {"type": "object", "properties": {
+        "orderId": {"type": "string"}}, "required": ["orderId"]})
+    scen = wai.situations([cancel, get])
+    assert {s.world_state for s in scen} == {"present", "missing", "edge"}
+    assert any(str(s).startswith("Hi, could you cancel order ") for s in scen)
+    data = wai.simulate(wai.seeded_agent([cancel, get], share=0), tools=[cancel, get], repeats=1, budget=40)
+    honest_cancels = [r for r in data.rows if r["scenario"]["tool"] == "cancelOrder"]
+    assert honest_cancels and all(not r["steps"] and "Shall I go ahead?" in r["final_text"] for r in honest_cancels)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextvars
 import hashlib
 import json
+import re
 import typing
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -38,8 +39,12 @@ def uniform(*parts: Any) -> float:
     return int(hashlib.sha256(blob).hexdigest()[:12], 16) / float(16**12)
 
 
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+
+
 def name_words(name: str) -> list[str]:
-    return [w for w in name.replace("-", "_").lower().split("_") if w]
+    """``get_order``, ``get-order``, ``getOrder`` and ``GetOrder`` all give ``["get", "order"]``."""
+    return [w for w in _CAMEL.sub("_", name).replace("-", "_").lower().split("_") if w]
 
 
 def is_write_tool(t: Tool) -> bool:
