@@ -233,3 +233,11 @@ ANTHROPIC_ADAPT_TRIES = 3  # re-sends with an adapted body after a 400 about tem
 DEAD_HOST_STRIKES = 3  # calls in a row that could not reach the host (or got 404/410) before later calls fail fast; whileai SDK #816 (>= 3)
 DEAD_HOST_PROBE_S = 5.0  # while the breaker is open, one call per this many seconds still tries the host; convention, untested
 HACK_MIN_DISTINCT = 3  # below this median of distinct replies per task the replies are templated and hack_scan withholds a claim; whileai SDK degenerate regime (< 3 distinct per ask)
+
+# --------------------------------------------------------------------------------------------------
+# Simulate and select, text limits (tools.py, simulate.py, select.py)
+# --------------------------------------------------------------------------------------------------
+TOOL_DESCRIPTION_MAX_CHARS = 1000  # function descriptions are cut here (the whileai SDK's cut); convention, untested
+ERROR_TEXT_MAX_CHARS = 2000  # an agent error's "<Type>: <message>" kept on the row; convention, untested
+FIRM_BAND_ROLLOUTS = 16  # below this many rollouts per task, select() warns the band is noisy: a 0/1 rate from n
+#                          rollouts has sd <= 1/(2*sqrt(n)), ±0.125 at 16; whileai SDK's advice, convention

@@ -183,7 +183,8 @@ def select(source: Any, *, mode: str = "rl", band: tuple[float, float] = D.DIFFI
            truncated: str = "drop", endorsed: Sequence[str] = (), hack_threshold: float = D.HACK_THRESHOLD,
            leak_min_chars: int = D.LEAK_MIN_QUOTE_CHARS, truncation_min_chars: int = D.TRUNCATION_MIN_CHARS,
            min_reward: float = D.SFT_MIN_REWARD, min_k: int = D.REJECTION_SAMPLING_MIN_K,
-           target: int | None = None, seed: int = 0, quiet: bool = False) -> Selection:
+           target: int | None = None, seed: int = 0, firm_band_rollouts: int = D.FIRM_BAND_ROLLOUTS,
+           quiet: bool = False) -> Selection:
     """Pick training rows and print what each gate dropped and why (``quiet=True`` to not print)."""
     if mode == "successive":
         mode = "rl"
@@ -225,7 +226,7 @@ def select(source: Any, *, mode: str = "rl", band: tuple[float, float] = D.DIFFI
         sel = _select_rl(kept, n=len(rows), leaks=leaks, leak_checked=leak_checked, band=(lo, hi),
                          truncated=truncated, truncation_min_chars=truncation_min_chars, endorsed=endorsed,
                          hack_threshold=hack_threshold, target=target, seed=seed, system_prompt=system_prompt,
-                         tools=tools)
+                         tools=tools, firm_band_rollouts=firm_band_rollouts)
     hint = reward_field_hint(rows)
     if hint:
         sel.report.setdefault("warnings", []).append(hint)
@@ -237,7 +238,7 @@ def select(source: Any, *, mode: str = "rl", band: tuple[float, float] = D.DIFFI
 def _select_rl(rows: list[dict[str, Any]], *, n: int, leaks: list[dict[str, Any]], leak_checked: int,
                band: tuple[float, float], truncated: str, truncation_min_chars: int, endorsed: Sequence[str],
                hack_threshold: float, target: int | None, seed: int, system_prompt: str | None,
-               tools: Sequence[Any]) -> Selection:
+               tools: Sequence[Any], firm_band_rollouts: int) -> Selection:
     lo, hi = band
     gates = {"agent_error": 0, "infra_error": 0, "empty_reply": 0, "unusable_label": 0, "truncated": 0}
     truncated_kept = 0
@@ -321,10 +322,10 @@ def _select_rl(rows: list[dict[str, Any]], *, n: int, leaks: list[dict[str, Any]
     if usable:
         ns = sorted(len(v) for v in groups.values())
         median_n = ns[len(ns) // 2]
-        if median_n < 16:
+        if median_n < firm_band_rollouts:
             margin = 1 / math.sqrt(median_n) if median_n else 1.0
             warnings.append(f"difficulty was measured from {median_n} rollouts per task, so a task's band "
-                            f"assignment can be off by about ±{margin / 2:.2f}; use repeats=16 for a firmer band")
+                            f"assignment can be off by about ±{margin / 2:.2f}; use repeats={firm_band_rollouts} for a firmer band")
     if not selected:
         warnings.append("nothing selected: every group was unanimous, out of band or dropped; raise repeats= or "
                         "widen band=")

@@ -159,7 +159,7 @@ def rollout(agent: Callable[[Any], Any], scenario: Scenario | str, *, rollout_in
                 raise  # a cassette miss means the run is not the recorded one: fail loudly, with its diff
             steps, final_text, extra = [], "", {}
             status = "infra_error" if _is_infra_error(exc) else "agent_error"
-            error, finish = f"{type(exc).__name__}: {exc}"[:2000], "error"
+            error, finish = f"{type(exc).__name__}: {exc}"[:D.ERROR_TEXT_MAX_CHARS], "error"
     finally:
         CURRENT.reset(token)
     seeded = bool(extra.pop("seeded", False))

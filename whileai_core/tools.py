@@ -17,11 +17,12 @@ import typing
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, Union, get_args, get_origin
 
+from whileai_core.defaults import TOOL_DESCRIPTION_MAX_CHARS as DESCRIPTION_MAX_CHARS
+
 _SIMPLE: dict[Any, str] = {str: "string", int: "integer", float: "number", bool: "boolean", type(None): "null"}
 _ARG_HEADERS = re.compile(r"^\s*(Args|Arguments|Parameters|Params)\s*:\s*$")
 _OTHER_HEADERS = re.compile(r"^\s*(Returns|Return|Raises|Yields|Examples?|Notes?)\s*:\s*$")
 _NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]{0,63}$")
-DESCRIPTION_MAX_CHARS = 1000  # OpenAI function descriptions are cut here by the SDK; convention, untested
 
 
 class _Unsupported(Exception):
