@@ -139,7 +139,8 @@ def export(source: Any, path: str | Path | None = None, *, mode: str | None = No
         raise TypeError(f"path= must be a file path (str or Path), or None to only build the rows; got "
                         f"{type(path).__name__}")
     tools = tools if tools is not None else getattr(source, "tools", None)
-    items = training_rows(source, mode=mode, system_prompt=system_prompt, tools=tools, mask_mode=mask_mode)
+    source_rows = as_rows(source, name="source")  # read once (a JSONL path is not read twice)
+    items = training_rows(source_rows, mode=mode, system_prompt=system_prompt, tools=tools, mask_mode=mask_mode)
     if not items:
         raise ValueError("nothing to export: the source holds 0 rows")
     declared = [t["function"]["name"] for t in items[0]["tools"]] if items[0]["tools"] else None
@@ -152,7 +153,7 @@ def export(source: Any, path: str | Path | None = None, *, mode: str | None = No
     if roundtrip["checked"] and not declared:
         warnings.append("rows call tools but the file carries no tool schema; pass tools=[...]")
     rewards = [i["reward"] for i in items]
-    hint = reward_field_hint(as_rows(source, name="source"))
+    hint = reward_field_hint(source_rows)
     if hint:
         warnings.append(hint)
     if mode == "sft" and any(r is not None and r < 1 for r in rewards):
