@@ -33,12 +33,6 @@ LOOKUP = {"type": "function", "function": {
 FAST = dict(backoff_s=0.001, backoff_cap_s=0.002, timeout=2.0)
 
 
-@pytest.fixture()
-def srv():
-    with FakeServer() as s:
-        yield s
-
-
 @pytest.fixture(autouse=True)
 def _clean_config(monkeypatch):
     for var in ("WHILEAI_AGENT", "WHILEAI_JUDGE", "WHILEAI_SIMULATOR", "WHILEAI_USER_MODEL"):

@@ -32,12 +32,6 @@ def cancel_order(order_id: str, reason: str = "customer request") -> dict:
 TOOLS = [get_order, cancel_order]
 
 
-@pytest.fixture()
-def srv():
-    with FakeServer() as s:
-        yield s
-
-
 @pytest.fixture(autouse=True)
 def _clean_config(monkeypatch):
     for var in ("WHILEAI_AGENT", "WHILEAI_USER_MODEL"):
