@@ -38,6 +38,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "ScoredData": ("whileai_core.grade", "ScoredData"),
     "run_judge": ("whileai_core.grade", "run_judge"),
     "normalize_verdict": ("whileai_core.grade", "normalize_verdict"),
+    "JudgeError": ("whileai_core.grade", "JudgeError"),
     # measure
     "pass_at": ("whileai_core.measure", "pass_at"),
     "PassAt": ("whileai_core.measure", "PassAt"),
