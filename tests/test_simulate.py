@@ -189,16 +189,6 @@ def test_unknown_keyword_is_a_typeerror_with_a_hint():
         run(repeats=3, rollouts_per_request=4)
 
 
-def test_model_writer_needs_backends_when_absent():
-    try:
-        import whileai_core.writer  # noqa: F401
-    except ImportError:
-        with pytest.raises(ValueError, match="simulator=False"):
-            run(simulator=True)
-    else:
-        pytest.skip("the model writer is installed; its own tests cover simulator=<model>")
-
-
 def test_no_agent_is_a_clear_error():
     with pytest.raises(ValueError, match="needs an agent"):
         wai.simulate(None, tools=[get_order])
