@@ -20,7 +20,7 @@ import random
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Any, ClassVar
 
 from whileai_core.defaults import (
@@ -364,24 +364,32 @@ class _Breaker:
                 self.strikes = 0
 
 
-class _HTTPBackend:
+@dataclass(frozen=True, repr=False, eq=True)
+class _Transport:
+    """The HTTP settings every backend takes, keyword-only (each a named constant in defaults.py)."""
+
+    _: KW_ONLY
+    timeout: float = HTTP_TIMEOUT_S
+    connect_timeout: float = HTTP_CONNECT_TIMEOUT_S
+    max_attempts: int = RETRY_MAX_ATTEMPTS
+    backoff_s: float = RETRY_BACKOFF_BASE_S
+    backoff_cap_s: float = RETRY_BACKOFF_CAP_S
+    retry_after_cap_s: float = RETRY_AFTER_CAP_S
+    max_connections: int = HTTP_MAX_CONNECTIONS
+    dead_host_strikes: int = DEAD_HOST_STRIKES
+    dead_host_probe_s: float = DEAD_HOST_PROBE_S
+    _lock: Any = field(default_factory=threading.Lock, init=False, repr=False, compare=False)
+
+
+class _HTTPBackend(_Transport):
     """Shared machinery: pooled httpx client, retries, key handling, cache hooks."""
 
     provider: ClassVar[str] = ""
     key_env: ClassVar[tuple[str, ...]] = ()
 
-    # fields every subclass defines
+    # fields every subclass defines (the transport settings come from _Transport)
     model: str
     api_key: str | None
-    timeout: float
-    connect_timeout: float
-    max_attempts: int
-    backoff_s: float
-    backoff_cap_s: float
-    retry_after_cap_s: float
-    max_connections: int
-    dead_host_strikes: int
-    dead_host_probe_s: float
 
     # ---- identity ------------------------------------------------------------------------------
     @property
@@ -659,16 +667,6 @@ class OpenAI(_OpenAICompatible):
     model: str = DEFAULT_OPENAI_MODEL
     api_key: str | None = field(default=None, repr=False, compare=False)
     url: str | None = None
-    timeout: float = HTTP_TIMEOUT_S
-    connect_timeout: float = HTTP_CONNECT_TIMEOUT_S
-    max_attempts: int = RETRY_MAX_ATTEMPTS
-    backoff_s: float = RETRY_BACKOFF_BASE_S
-    backoff_cap_s: float = RETRY_BACKOFF_CAP_S
-    retry_after_cap_s: float = RETRY_AFTER_CAP_S
-    max_connections: int = HTTP_MAX_CONNECTIONS
-    dead_host_strikes: int = DEAD_HOST_STRIKES
-    dead_host_probe_s: float = DEAD_HOST_PROBE_S
-    _lock: Any = field(default_factory=threading.Lock, init=False, repr=False, compare=False)
 
     provider: ClassVar[str] = "openai"
     key_env: ClassVar[tuple[str, ...]] = ("OPENAI_API_KEY",)
@@ -712,16 +710,6 @@ class Endpoint(_OpenAICompatible):
     url: str | None = None
     api_key: str | None = field(default=None, repr=False, compare=False)
     provider_name: str = "vllm"
-    timeout: float = HTTP_TIMEOUT_S
-    connect_timeout: float = HTTP_CONNECT_TIMEOUT_S
-    max_attempts: int = RETRY_MAX_ATTEMPTS
-    backoff_s: float = RETRY_BACKOFF_BASE_S
-    backoff_cap_s: float = RETRY_BACKOFF_CAP_S
-    retry_after_cap_s: float = RETRY_AFTER_CAP_S
-    max_connections: int = HTTP_MAX_CONNECTIONS
-    dead_host_strikes: int = DEAD_HOST_STRIKES
-    dead_host_probe_s: float = DEAD_HOST_PROBE_S
-    _lock: Any = field(default_factory=threading.Lock, init=False, repr=False, compare=False)
 
     key_env: ClassVar[tuple[str, ...]] = ("WHILEAI_ENDPOINT_API_KEY", "VLLM_API_KEY")
 
@@ -776,17 +764,7 @@ class Ollama(_OpenAICompatible):
 
     model: str = DEFAULT_OLLAMA_MODEL
     url: str = OLLAMA_BASE_URL
-    timeout: float = HTTP_TIMEOUT_S
-    connect_timeout: float = HTTP_CONNECT_TIMEOUT_S
-    max_attempts: int = RETRY_MAX_ATTEMPTS
-    backoff_s: float = RETRY_BACKOFF_BASE_S
-    backoff_cap_s: float = RETRY_BACKOFF_CAP_S
-    retry_after_cap_s: float = RETRY_AFTER_CAP_S
-    max_connections: int = HTTP_MAX_CONNECTIONS
-    dead_host_strikes: int = DEAD_HOST_STRIKES
-    dead_host_probe_s: float = DEAD_HOST_PROBE_S
     api_key: None = field(default=None, init=False, repr=False, compare=False)  # Ollama needs no key
-    _lock: Any = field(default_factory=threading.Lock, init=False, repr=False, compare=False)
 
     provider: ClassVar[str] = "ollama"
 
@@ -883,20 +861,10 @@ class Anthropic(_HTTPBackend):
     model: str = ""
     api_key: str | None = field(default=None, repr=False, compare=False)
     url: str | None = None
-    timeout: float = HTTP_TIMEOUT_S
-    connect_timeout: float = HTTP_CONNECT_TIMEOUT_S
-    max_attempts: int = RETRY_MAX_ATTEMPTS
-    backoff_s: float = RETRY_BACKOFF_BASE_S
-    backoff_cap_s: float = RETRY_BACKOFF_CAP_S
-    retry_after_cap_s: float = RETRY_AFTER_CAP_S
-    max_connections: int = HTTP_MAX_CONNECTIONS
-    dead_host_strikes: int = DEAD_HOST_STRIKES
-    dead_host_probe_s: float = DEAD_HOST_PROBE_S
     max_temperature: float = ANTHROPIC_MAX_TEMPERATURE
     min_max_tokens: int = ANTHROPIC_MIN_MAX_TOKENS
     adapt_tries: int = ANTHROPIC_ADAPT_TRIES
     version: str = ANTHROPIC_VERSION
-    _lock: Any = field(default_factory=threading.Lock, init=False, repr=False, compare=False)
 
     provider: ClassVar[str] = "anthropic"
     key_env: ClassVar[tuple[str, ...]] = ("ANTHROPIC_API_KEY", "WHILEAI_ANTHROPIC_API_KEY")
