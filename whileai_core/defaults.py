@@ -241,3 +241,4 @@ TOOL_DESCRIPTION_MAX_CHARS = 1000  # function descriptions are cut here (the whi
 ERROR_TEXT_MAX_CHARS = 2000  # an agent error's "<Type>: <message>" kept on the row; convention, untested
 FIRM_BAND_ROLLOUTS = 16  # below this many rollouts per task, select() warns the band is noisy: a 0/1 rate from n
 #                          rollouts has sd <= 1/(2*sqrt(n)), ±0.125 at 16; whileai SDK's advice, convention
+MAX_CONCURRENCY = 1024  # in-flight rollouts are threads; above this a typo (100000) exhausts the OS; convention, untested

@@ -886,6 +886,10 @@ def decontaminate(
     field_list = [fields] if isinstance(fields, str) else list(fields)
     if not field_list or not all(isinstance(f, str) and f for f in field_list):
         raise ValueError(f"fields= must be a row field name or a list of names, e.g. ('prompt',); got {fields!r}")
+    absent = [f for f in field_list if data and not any(f in row for row in data)]
+    if absent:
+        present = sorted({k for row in data[:50] for k in row})[:12]
+        raise ValueError(f"fields={absent} appear in no row, so nothing would be checked; rows carry {present}")
     eval_texts, eval_ids, n_eval_rows = _eval_texts(against)
     notes = [f"paraphrases are not caught: {n}-gram overlap finds copies, not rewordings"]
     rules_skipped: dict[str, str] = {}
@@ -1025,6 +1029,20 @@ _DELETE_NAME = re.compile(r"delete|remove|\brm\b|unlink|drop", re.IGNORECASE)
 _COMMAND_NAME = re.compile(r"bash|shell|exec|run|command|terminal", re.IGNORECASE)
 
 
+STEP_KINDS = ("read", "write", "delete", "command")
+
+
+def _check_kinds(kinds: Any) -> None:
+    if kinds is None:
+        return
+    if not isinstance(kinds, Mapping):
+        raise TypeError(f"kinds= maps tool names to one of {STEP_KINDS}, e.g. {{'rm_file': 'delete'}}; "
+                        f"got {type(kinds).__name__}")
+    bad = {k: v for k, v in kinds.items() if v not in STEP_KINDS}
+    if bad:
+        raise ValueError(f"kinds= values must be one of {STEP_KINDS}; got {bad}")
+
+
 def _step_kind(call: Mapping[str, Any], kinds: Mapping[str, str] | None) -> str:
     name = str(call.get("tool", ""))
     if kinds and name in kinds:
@@ -1140,6 +1158,7 @@ def trace_markers(rows: Any, *, kinds: Mapping[str, str] | None = None,
     the inferred step kind. The markers work with ``delta_report(must_not_regress=...)``."""
     from whileai_core.rows import RowList
 
+    _check_kinds(kinds)
     data = as_rows(rows, name="rows")
     out = RowList()
     for row in data:

@@ -435,6 +435,10 @@ def simulate(agent: Any = None, *, tools: Sequence[Any] | None = None, system_pr
     k = _positive_int("repeats", repeats if repeats is not None else
                       (D.RL_REPEATS if mode == "rl" else D.DEFAULT_REPEATS))
     concurrency = _positive_int("concurrency", concurrency)
+    if concurrency > D.MAX_CONCURRENCY:
+        raise ValueError(f"concurrency={concurrency} is above MAX_CONCURRENCY={D.MAX_CONCURRENCY}: each in-flight "
+                         "rollout is a thread; use a value your backend's rate limit allows (default "
+                         f"{D.DEFAULT_CONCURRENCY})")
     probe = _positive_int("probe", probe)
     if fault_share is None:
         fault_share = D.RL_FAULT_SHARE if mode == "rl" else D.FAULT_SHARE
