@@ -23,7 +23,7 @@ from pytest_whileai.store import scenario_incompatibility
 from whileai_core import defaults as D
 from whileai_core.stats import fisher_drop_pvalues as drop_p_values, holm_adjust
 
-RED_STATUSES = ("regression", "incompatible")
+RED_STATUSES = ("regression", "incompatible", "incomplete")  # always red; "unpaired" is red under --wai-require-baseline
 
 
 def binarize(rewards: Sequence[float | None], pass_reward: float = D.GATE_PASS_REWARD) -> list[int]:
@@ -127,7 +127,7 @@ def failure_message(entry: Mapping[str, Any], *, baseline_name: str | None) -> s
 class Gate:
     """The suite verdict: paired delta vs the baseline plus the Holm-corrected scenario drops."""
 
-    status: str  # regression | incompatible | ok | improved | not evaluated | off
+    status: str  # regression | incompatible | unpaired | incomplete | ok | improved | not evaluated | off
     red: bool
     message: str
     baseline: str | None = None
@@ -149,6 +149,9 @@ class Gate:
     max_drop: float = D.GATE_MAX_DROP
     trials_needed: dict[str, Any] | None = None
     report: dict[str, Any] | None = None
+    warning: str | None = None  # too few scenarios paired with the baseline (loud; red under --wai-require-baseline)
+    paired_share: float | None = None
+    failed_workers: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -180,9 +183,54 @@ def trials_needed(results: Mapping[str, Mapping[str, Any]], *, drop: float, powe
             "scenarios_here": len(rates), "text": str(size)}
 
 
+def pairing(results: Mapping[str, Mapping[str, Any]], baseline_index: Mapping[str, Mapping[str, Any]]
+            ) -> tuple[list[str], int]:
+    """The keys that pair (in both runs, with scored trials on both sides) and how many could have paired.
+
+    Could pair = the smaller of this run's and the baseline's scenario counts, so a ``-k`` subset or a shrunk
+    suite is not "unpaired", while a baseline from another suite or re-keyed scenarios are.
+    """
+    paired = [k for k in sorted(results) if k in baseline_index and results[k].get("n_scored") and
+              binarize(baseline_index[k].get("rewards", []), results[k].get("pass_reward", D.GATE_PASS_REWARD))]
+    return paired, min(len(results), len(baseline_index))
+
+
+def pairing_warning(n_paired: int, could: int, *, n_run: int, n_baseline: int, min_share: float) -> str | None:
+    """The loud line when fewer than ``min_share`` of the scenarios that could pair did (None when enough did)."""
+    share = n_paired / could if could else 0.0
+    if could and share >= min_share:
+        return None
+    return (f"only {n_paired} of {could} scenario(s) that could pair with the baseline did ({share:.0%} < "
+            f"{min_share:.0%}, --wai-min-paired-share; this run has {n_run} scenario(s), the baseline {n_baseline}): "
+            f"is the baseline from another suite, or did the scenario keys change?")
+
+
 def compute_gate(results: Mapping[str, Mapping[str, Any]], baseline_index: Mapping[str, Mapping[str, Any]] | None,
-                 *, baseline_name: str | None, settings: Any, baseline_note: str | None = None) -> Gate:
-    """The suite gate over the results of this session (only the scenarios that ran are judged)."""
+                 *, baseline_name: str | None, settings: Any, baseline_note: str | None = None,
+                 min_paired_share: float = D.GATE_MIN_PAIRED_SHARE, require_baseline: bool = False,
+                 failed_workers: Sequence[str] = ()) -> Gate:
+    """The suite gate over the results of this session (only the scenarios that ran are judged).
+
+    ``require_baseline`` makes a gate that cannot be evaluated (too few pairs) red; ``failed_workers`` (xdist
+    workers that crashed) makes it red as ``incomplete`` unless it is red already.
+    """
+    gate = _suite_gate(results, baseline_index, baseline_name=baseline_name, settings=settings,
+                       baseline_note=baseline_note, min_paired_share=min_paired_share,
+                       require_baseline=require_baseline)
+    if failed_workers:
+        crash = (f"xdist worker(s) {', '.join(failed_workers)} crashed; the {len(results)} scenario(s) that finished "
+                 "are reported, and this partial run is not saved as a baseline")
+        gate.failed_workers = list(failed_workers)
+        if gate.red:
+            gate.message += f"; INCOMPLETE: {crash}"
+        else:
+            gate.status, gate.red, gate.message = "incomplete", True, f"INCOMPLETE: {crash} ({gate.message})"
+    return gate
+
+
+def _suite_gate(results: Mapping[str, Mapping[str, Any]], baseline_index: Mapping[str, Mapping[str, Any]] | None,
+                *, baseline_name: str | None, settings: Any, baseline_note: str | None, min_paired_share: float,
+                require_baseline: bool) -> Gate:
     common: dict[str, Any] = dict(baseline=baseline_name, level=settings.level, alpha=settings.alpha,
                                   max_drop=settings.max_drop)
     plan = None
@@ -195,27 +243,41 @@ def compute_gate(results: Mapping[str, Mapping[str, Any]], baseline_index: Mappi
         return Gate("off", False, "gate off: reproduce mode (--wai-trial-index runs one trial per scenario)", **common)
     if baseline_index is None:
         why = baseline_note or "no --wai-baseline given"
-        return Gate("not evaluated", False, f"gate not evaluated: {why}", **common)
+        return Gate("not evaluated", require_baseline, f"gate not evaluated: {why}", **common)
     keys = sorted(results)
-    new = [k for k in keys if k not in baseline_index]
-    not_run = sorted(k for k in baseline_index if k not in results)
+    common.update(new=[k for k in keys if k not in baseline_index],
+                  not_run=sorted(k for k in baseline_index if k not in results))
     incompatible = {}
     for k in keys:
         if k in baseline_index:
             reason = scenario_incompatibility(baseline_index[k], results[k])
             if reason:
                 incompatible[k] = reason
-    common.update(new=new, not_run=not_run)
     if incompatible:
         first = next(iter(incompatible.items()))
         msg = (f"REFUSED: the baseline is not comparable for {len(incompatible)} scenario(s), e.g. {first[0]}: "
                f"{first[1]}")
         return Gate("incompatible", True, msg, incompatible=incompatible, **common)
-    paired = [k for k in keys if k in baseline_index and results[k].get("n_scored") and
-              binarize(baseline_index[k].get("rewards", []), results[k].get("pass_reward", D.GATE_PASS_REWARD))]
+    paired, could = pairing(results, baseline_index)
+    warning = pairing_warning(len(paired), could, n_run=len(results), n_baseline=len(baseline_index),
+                              min_share=min_paired_share)
+    common.update(warning=warning, paired_share=len(paired) / could if could else 0.0)
+    strict = " (red: --wai-require-baseline)" if require_baseline else ""
     if len(paired) < D.GATE_MIN_PAIRED:
-        return Gate("not evaluated", False, f"gate not evaluated: {len(paired)} scenario(s) pair with the baseline "
-                    f"(need >= {D.GATE_MIN_PAIRED})", n_paired=len(paired), **common)
+        status = "unpaired" if warning else "not evaluated"
+        text = f"gate not evaluated: {len(paired)} scenario(s) pair with the baseline (need >= {D.GATE_MIN_PAIRED})"
+        return Gate(status, require_baseline, (f"UNPAIRED: {warning}; " if warning else "") + text + strict,
+                    n_paired=len(paired), **common)
+    gate = _paired_gate(results, baseline_index, paired, settings=settings, common=common)
+    if warning and not gate.red:
+        gate.status, gate.red = "unpaired", require_baseline
+        gate.message = f"UNPAIRED: {warning}; {gate.message}{strict}"
+    return gate
+
+
+def _paired_gate(results: Mapping[str, Mapping[str, Any]], baseline_index: Mapping[str, Mapping[str, Any]],
+                 paired: list[str], *, settings: Any, common: dict[str, Any]) -> Gate:
+    """The suite delta and the Holm scenario drops over the paired scenarios."""
     from whileai_core.measure import delta_report
 
     before_rows, after_rows = [], []
@@ -268,7 +330,7 @@ def compare_documents(baseline: Mapping[str, Any], current: Mapping[str, Any], *
                       alpha: float = D.GATE_ALPHA, max_drop: float = D.GATE_MAX_DROP,
                       draws: int = D.BOOTSTRAP_DRAWS, permutations: int = D.GATE_PERMUTATIONS,
                       seed: int = D.GATE_SEED, power: float = D.GATE_POWER,
-                      baseline_name: str | None = None) -> Gate:
+                      baseline_name: str | None = None, min_paired_share: float = D.GATE_MIN_PAIRED_SHARE) -> Gate:
     """The suite gate between two stored run documents, outside pytest (e.g. from a CLI or a notebook).
 
     Gives what the plugin computed at the end of the session that wrote ``current`` when the settings match.
@@ -283,4 +345,5 @@ def compare_documents(baseline: Mapping[str, Any], current: Mapping[str, Any], *
                                seed=seed, power=power, trial_index=None)
     results = {sc["key"]: sc for sc in current.get("scenarios", [])}
     index = {sc["key"]: sc for sc in baseline.get("scenarios", [])}
-    return compute_gate(results, index, baseline_name=baseline_name, settings=settings)
+    return compute_gate(results, index, baseline_name=baseline_name, settings=settings,
+                        min_paired_share=min_paired_share)

@@ -2,8 +2,9 @@
 
 Each testcase carries its numbers as properties (passes, k, pass@1, CI, baseline, delta, p) and a
 ``<failure type="WaiRegression">`` when it failed its thresholds or dropped after Holm correction; the suite
-carries the gate verdict as properties. GitLab shows only names and failure text, so the numbers are in the
-failure message too. Built on the xdist controller only.
+carries the gate verdict as properties, and a red gate adds a suite ``whileai.gate`` with one failed testcase
+``suite_gate``. GitLab shows only names and failure text, so the numbers are in the failure message too. Built on
+the xdist controller only.
 """
 
 from __future__ import annotations
@@ -69,8 +70,31 @@ def build(results: Mapping[str, Mapping[str, Any]], gate: Any, *, baseline: str 
     suite.update_statistics()
     xml = JUnitXml()
     xml.add_testsuite(suite)
+    if gate is not None and gate.red:
+        xml.add_testsuite(gate_suite(gate))
     xml.update_statistics()
     return xml
+
+
+def gate_suite(gate: Any) -> Any:
+    """A red gate as its own suite ``whileai.gate`` with one failed testcase (``defaults.GATE_NODEID``), the same
+    test pytest's ``--junitxml`` gets, so a CI reader counts the verdict; the message carries delta, interval,
+    p and n."""
+    from junitparser import Failure
+    from junitparser.xunit2 import TestCase, TestSuite
+
+    from pytest_whileai.verdict import GATE_FILE, GATE_NAME, gate_details, gate_properties
+
+    suite = TestSuite(f"{SUITE_NAME}.gate")
+    case = TestCase(GATE_NAME, GATE_FILE, 0.0)
+    for name, value in gate_properties(gate):
+        case.add_property(name, _num(value))
+    fail = Failure(gate.message, "WaiGate" + gate.status.title().replace(" ", ""))
+    fail.text = "\n".join([gate.message, *gate_details(gate)])
+    case.result = [fail]
+    suite.add_testcase(case)
+    suite.update_statistics()
+    return suite
 
 
 def write(path: str | os.PathLike[str], results: Mapping[str, Mapping[str, Any]], gate: Any, *,

@@ -50,6 +50,16 @@ def _unit_float(*, allow_zero: bool = False) -> Callable[[str], float]:
     return parse
 
 
+def _share(text: str) -> float:
+    try:
+        value = float(str(text).strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a share in [0, 1]; got {text!r}") from None
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"must be a share in [0, 1]; got {value}")
+    return value
+
+
 def _save_name(text: str) -> str:
     name = str(text).strip()
     if not name or not _SAVE_NAME.match(name):
@@ -112,6 +122,9 @@ OPTIONS: tuple[_Opt, ...] = (
     _Opt("baseline", _text, None, "compare to a stored run: a saved NAME, a PATH, 'latest', or the latest run of "
          "branch NAME", metavar="NAME|PATH"),
     _Opt("require-baseline", _bool, False, "fail (instead of warn) when the baseline is missing", flag=True),
+    _Opt("min-paired-share", _share, D.GATE_MIN_PAIRED_SHARE,
+         "smallest share of the scenarios that could pair with the baseline that must pair; fewer is a loud "
+         "warning, and red under --wai-require-baseline", metavar="S"),
     _Opt("storage", _text, D.STORE_DIR, "baseline store directory", metavar="DIR"),
     _Opt("save", _save_name, None, "save this run as baseline NAME in the store", metavar="NAME"),
     _Opt("autosave", _bool, False, "save this run under runs/ in the store (numbered, with commit and branch)",
@@ -178,6 +191,7 @@ class Settings:
     record: str | None
     replay: str | None
     trial_index: int | None
+    min_paired_share: float = D.GATE_MIN_PAIRED_SHARE
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

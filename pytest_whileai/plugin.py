@@ -71,6 +71,8 @@ def pytest_configure(config: pytest.Config) -> None:
             raise pytest.UsageError(f"--wai-{mode}={path}: {exc}") from None
         configure(cache=wai.cassette)
     wai.setup()
+    if not wai.worker:
+        config.pluginmanager.register(ControllerHooks(wai), "whileai-controller")
     if config.pluginmanager.hasplugin("xdist") and not wai.worker:
         from pytest_whileai.xdist import XdistHooks
 
@@ -140,17 +142,47 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
 
 @pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    report = yield
+    if _wai(item.config) is not None:
+        from pytest_whileai.session import attach_entry
+
+        attach_entry(item, report)  # the scenario's entry leaves an xdist worker with its test's report
+    return report
+
+
+class ControllerHooks:
+    """Hooks bound to one session's ``WaiSession`` (a report carries no config), registered on the controller."""
+
+    def __init__(self, wai: Any) -> None:
+        self.wai = wai
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        """Gather each scenario's entry as its report arrives (from this process or an xdist worker)."""
+        from pytest_whileai.session import ENTRY_ATTR
+
+        entry = getattr(report, ENTRY_ATTR, None)
+        if isinstance(entry, dict) and "key" in entry:
+            self.wai.add_result(entry)
+
+
+@pytest.hookimpl(wrapper=True)
 def pytest_runtestloop(session: pytest.Session) -> Any:
     out = yield
     wai = _wai(session.config)
-    if wai is not None and not wai.worker and (wai.results or wai.baseline is not None):
+    if wai is not None and not wai.worker and (wai.results or wai.baseline is not None or wai.failed_workers):
         from pytest_whileai.gate import compute_gate
+        from pytest_whileai.verdict import gate_reports
 
+        s = wai.settings
         wai.gate = compute_gate(wai.results, wai.baseline_index if wai.baseline is not None else None,
-                                baseline_name=wai.settings.baseline, settings=wai.settings,
-                                baseline_note=wai.baseline_note)
-        if wai.gate.red:
-            session.testsfailed += 1
+                                baseline_name=s.baseline, settings=s, baseline_note=wai.baseline_note,
+                                min_paired_share=s.min_paired_share, require_baseline=s.require_baseline,
+                                failed_workers=wai.failed_workers)
+        reports = gate_reports(wai.gate)  # a red gate is a failed test that pytest counts, lists and writes
+        session.testscollected += bool(reports)  # one more test, so the progress counter ends at 100%
+        for report in reports:
+            session.config.hook.pytest_runtest_logreport(report=report)
     return out
 
 
@@ -182,7 +214,9 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
 
     terminalreporter.section("whileai")
     red = wai.gate is not None and wai.gate.red
+    loud = wai.gate is not None and bool(wai.gate.warning or wai.gate.failed_workers)
     for line in summary_lines(wai):
-        terminalreporter.write_line(line, red=red and line.startswith("suite gate"))
+        gate_line = line.startswith("suite gate") or line.startswith("WARNING")
+        terminalreporter.write_line(line, red=red and gate_line, yellow=loud and not red and gate_line)
     for err in wai.write_errors:
         terminalreporter.write_line(f"ERROR: whileai: {err}", red=True)

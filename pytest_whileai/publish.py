@@ -25,7 +25,10 @@ def write_outputs(wai: Any) -> None:
         return doc
 
     jobs: list[tuple[str, Callable[[], Any]]] = []
-    if s.trial_index is None and wai.results:
+    if wai.failed_workers and (s.save or s.autosave):
+        wai.notes.append(f"not saving a baseline: xdist worker(s) {', '.join(wai.failed_workers)} crashed, so this run "
+                         "is partial (--wai-save/--wai-autosave refuse it; the report lists every finished scenario)")
+    elif s.trial_index is None and wai.results:
         store = S.Store(wai.storage_dir())
         if s.save:
             jobs.append(("baseline", lambda: store.save(document(), s.save)))

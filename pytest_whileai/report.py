@@ -114,7 +114,8 @@ def summary_lines(wai: Any) -> list[str]:
                          f"a pass@1 drop of {plan['drop']:g} at {plan['power']:.0%} power (alpha {plan['alpha']:g}); "
                          f"this suite has {plan['scenarios_here']} ({enough})")
     if wai.failed_workers:
-        lines.append(f"WARNING: worker(s) {', '.join(wai.failed_workers)} sent no whileai data")
+        lines.append(f"WARNING: xdist worker(s) {', '.join(wai.failed_workers)} crashed or sent no whileai data; "
+                     "the scenarios they finished are listed above")
     for path in wai.saved:
         lines.append(f"wrote {path}")
     for note in wai.notes:
@@ -125,9 +126,14 @@ def summary_lines(wai: Any) -> list[str]:
 # --- markdown (job summary, PR comment) ----------------------------------------------------------------------
 def markdown(wai: Any) -> str:
     gate = wai.gate
-    icon = {"regression": "🔴", "incompatible": "🔴", "improved": "🟢", "ok": "🟢"}.get(getattr(gate, "status", ""), "⚪")
+    icon = {"regression": "🔴", "incompatible": "🔴", "incomplete": "🔴", "improved": "🟢", "ok": "🟢"}.get(
+        getattr(gate, "status", ""), "⚪")
+    if gate is not None and (gate.red or gate.warning):
+        icon = "🔴" if gate.red else "🟠"
     out = ["<!-- whileai-summary:start -->", f"## {icon} whileai: {gate.status if gate else 'no gate'}", ""]
     if gate is not None:
+        if gate.warning:
+            out += [f"> **Warning: {gate.warning}**".replace("|", "\\|"), ""]
         out += [gate.message.replace("|", "\\|"), ""]
     out.append(baseline_line(wai).replace("|", "\\|"))
     out.append("")
@@ -203,6 +209,8 @@ def annotation_lines(wai: Any, *, workspace: str | None = None, limit: int = D.G
                                              title="whileai")]
     if gate is not None and gate.red:
         out.append(annotation("error", gate.message, title=f"whileai gate: {gate.status}"))
+    elif gate is not None and gate.warning:
+        out.append(annotation("warning", gate.message, title=f"whileai gate: {gate.status}"))
     return out
 
 

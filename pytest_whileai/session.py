@@ -21,6 +21,20 @@ class WaiWarning(pytest.PytestWarning):
 
 
 WAI_SESSION = pytest.StashKey["WaiSession"]()
+ENTRY_ATTR = "wai_entry"  # the TestReport attribute that carries a scenario's entry (xdist serializes __dict__)
+ENTRY_SENT = pytest.StashKey[bool]()
+
+
+def attach_entry(item: pytest.Item, report: pytest.TestReport) -> None:
+    """Put the item's scenario entry on the first report made after ``wai.run``/``wai.record`` finished, so the
+    result leaves an xdist worker as the test finishes (a worker that crashes later loses nothing finished)."""
+    from pytest_whileai.fixtures import WAI_RESULT
+
+    result = item.stash.get(WAI_RESULT, None)
+    if result is None or item.stash.get(ENTRY_SENT, False):
+        return
+    setattr(report, ENTRY_ATTR, result.to_dict())
+    item.stash[ENTRY_SENT] = True
 
 
 def is_worker(config: pytest.Config) -> bool:
@@ -116,12 +130,16 @@ class WaiSession:
         return {"results": list(self.results.values())}
 
     def merge_worker(self, node_id: str, payload: Any) -> None:
+        """Cross-check a worker's end-of-session payload against the entries its reports already brought."""
         if not isinstance(payload, dict) or not isinstance(payload.get("results"), list):
             self.failed_workers.append(node_id)
             return
-        for entry in payload["results"]:
-            if isinstance(entry, dict) and "key" in entry:
-                self.add_result(entry)
+        late = [e for e in payload["results"] if isinstance(e, dict) and "key" in e and e["key"] not in self.results]
+        for entry in late:
+            self.add_result(entry)
+        if late:
+            self.notes.append(f"worker {node_id}: {len(late)} scenario result(s) arrived only at session end, "
+                              "not with their test reports")
 
     def document(self, *, name: str | None = None) -> dict[str, Any]:
         gate = self.gate.to_dict() if self.gate is not None else None

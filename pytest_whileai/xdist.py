@@ -1,9 +1,11 @@
-"""pytest-xdist support: the controller sends the resolved baseline path to workers, workers send their
-scenario results back in ``workeroutput["whileai"]``, and only the controller aggregates, gates and writes.
+"""pytest-xdist support: the controller sends the resolved baseline path to workers, and only the controller
+aggregates, gates and writes.
 
-Each process gathers the results of the tests it ran in its ``WaiSession``; the controller merges the
-workers' payloads (one entry per key), so ``-n 0`` and ``-n 2`` give the same document and verdict. A worker
-that dies without sending its payload is named in the summary.
+Each scenario's entry leaves its worker on the test's own report (``session.attach_entry``), so the controller
+has every finished scenario even when a worker crashes later; ``-n 0`` and ``-n 2`` give the same document and
+verdict. At session end each worker also sends its results in ``workeroutput["whileai"]`` as a cross-check. A
+worker that goes down with an error, or without that payload, is a crashed worker: the gate is red
+(``incomplete``) and the partial run is not saved.
 """
 
 from __future__ import annotations
@@ -32,9 +34,9 @@ class XdistHooks:
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
         output = getattr(node, "workeroutput", {}) or {}
         node_id = str(output.get("workerid", getattr(node, "gateway", None) and node.gateway.id))
-        if PAYLOAD_KEY in output:
+        if error is None and PAYLOAD_KEY in output:
             self.wai.merge_worker(node_id, output[PAYLOAD_KEY])
-        else:  # crashed, or whileai was disabled on it
+        else:  # crashed (error is its reason), or whileai was disabled on it
             self.wai.failed_workers.append(node_id)
 
 

@@ -159,6 +159,9 @@ GATE_PERMUTATIONS = 10000  # sign flips behind the gate's permutation p; statist
 GATE_REGRESSION_EXIT_CODE = 1  # exit status on a regression; pytest's ExitCode.TESTS_FAILED (opt-in other codes: 7+ are free)
 GATE_SEED = 0  # base seed for trials and the gate's resampling; convention
 GATE_MIN_PAIRED = 2  # fewer paired scenarios than this: the suite gate is "not evaluated"; a paired bootstrap needs >= 2 clusters
+GATE_MIN_PAIRED_SHARE = 0.5  # fewer paired than this share of the scenarios that could pair: a loud warning, red under
+# --wai-require-baseline (a baseline from another suite, or re-keyed scenarios); issue 12 "default: half", convention, untested
+GATE_NODEID = "whileai::suite_gate"  # the pseudo test id under which a red gate is reported to pytest and JUnit; naming convention
 RUN_SCHEMA = "whileai.run/1"  # run-document schema id (major version after the slash); this repo's docs/plugin.md
 STORE_DIR = ".whileai"  # default baseline store, ini wai_storage; Hypothesis .hypothesis/ and pytest-benchmark .benchmarks/ convention
 SCENARIO_ID_CHARS = 32  # characters of the readable part of a scenario test id; convention, untested

@@ -1,0 +1,87 @@
+"""The gate's verdict as a pytest test outcome: a red gate becomes a failed report for the pseudo test
+``whileai::suite_gate`` (``defaults.GATE_NODEID``).
+
+The controller sends it through ``pytest_runtest_logreport`` at the end of the run loop, so pytest counts it
+in its final line (``1 failed, 40 passed``), ``-rA`` lists it, ``Session.testsfailed`` makes the exit status 1,
+and pytest's own ``--junitxml`` writes it as a ``<testcase>`` with a ``<failure>`` whose message is the gate's
+message (delta, interval, p and n). A green gate sends nothing, so a plain run's final line is unchanged.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from pytest import TestReport
+
+from whileai_core import defaults as D
+
+GATE_FILE, GATE_NAME = D.GATE_NODEID.split("::", 1)
+
+
+@dataclass
+class Crash:
+    """What pytest reads from ``longrepr.reprcrash`` (the shape of its ``ReprFileLocation``)."""
+
+    path: str
+    lineno: int
+    message: str
+
+
+class GateRepr:
+    """The longrepr of the gate report (pytest's ``TerminalRepr`` protocol: ``toterminal`` and ``str``), with
+    ``reprcrash`` so the short summary (``-rA``) and JUnit's ``<failure message=...>`` carry the message."""
+
+    def __init__(self, message: str, details: list[str]) -> None:
+        self.message = message
+        self.details = details
+        self.reprcrash = Crash(GATE_FILE, 0, message)
+
+    def toterminal(self, tw: Any) -> None:
+        tw.line(f"whileai suite gate: {self.message}", red=True, bold=True)
+        for line in self.details:
+            tw.line(f"  {line}")
+
+    def __str__(self) -> str:
+        return "\n".join([f"whileai suite gate: {self.message}", *(f"  {line}" for line in self.details)])
+
+
+def gate_details(gate: Any) -> list[str]:
+    """The lines below the message: the numbers a CI reader needs, each with its interval and n."""
+    out = []
+    if gate.delta is not None:
+        ci = "n/a" if gate.ci is None else f"[{gate.ci[0]:+.3f}, {gate.ci[1]:+.3f}]"
+        p = "n/a" if gate.p_value is None else f"{gate.p_value:.3g}"
+        out.append(f"delta={gate.delta:+.3f} interval={ci} ({round(gate.level * 100)}%) p={p} n={gate.n_paired} "
+                   f"paired scenarios; alpha={gate.alpha:g} max_drop={gate.max_drop:g}")
+    if gate.baseline:
+        out.append(f"baseline: {gate.baseline}")
+    if gate.warning:
+        out.append(f"pairing: {gate.warning}")
+    out.extend(f"scenario dropped (Holm): {key}" for key in gate.scenario_regressions)
+    out.extend(f"not comparable: {key}: {why}" for key, why in list(gate.incompatible.items())[:10])
+    if gate.failed_workers:
+        out.append(f"crashed xdist worker(s): {', '.join(gate.failed_workers)}")
+    return out
+
+
+def gate_properties(gate: Any) -> list[tuple[str, object]]:
+    """The gate's numbers as JUnit properties (pytest writes a report's user_properties on its testcase)."""
+    props = [("whileai.gate", gate.status), ("whileai.delta", gate.delta),
+             ("whileai.ci_low", (gate.ci or [None, None])[0]), ("whileai.ci_high", (gate.ci or [None, None])[1]),
+             ("whileai.p", gate.p_value), ("whileai.n_paired", gate.n_paired), ("whileai.baseline", gate.baseline)]
+    return [(name, value) for name, value in props if value is not None]
+
+
+def gate_reports(gate: Any) -> list[TestReport]:
+    """The call (failed) and teardown (passed) reports of the pseudo test, as a real test item produces them;
+    empty for a green gate."""
+    if gate is None or not gate.red:
+        return []
+    location = (GATE_FILE, None, GATE_NAME)
+    keywords = {GATE_NAME: 1, "whileai": 1}
+    call = TestReport(D.GATE_NODEID, location, keywords, "failed", GateRepr(gate.message, gate_details(gate)),
+                      "call", user_properties=gate_properties(gate))
+    teardown = TestReport(D.GATE_NODEID, location, keywords, "passed", None, "teardown",
+                          user_properties=gate_properties(gate))
+    return [call, teardown]
