@@ -132,9 +132,8 @@ def markdown(wai: Any) -> str:
         icon = "🔴" if gate.red else "🟠"
     out = ["<!-- whileai-summary:start -->", f"## {icon} whileai: {gate.status if gate else 'no gate'}", ""]
     if gate is not None:
-        if gate.warning:
-            out += [f"> **Warning: {gate.warning}**".replace("|", "\\|"), ""]
-        out += [gate.message.replace("|", "\\|"), ""]
+        loud = gate.red or gate.warning
+        out += [(f"**{gate.message}**" if loud else gate.message).replace("|", "\\|"), ""]
     out.append(baseline_line(wai).replace("|", "\\|"))
     out.append("")
     rows = table_rows(wai.results, gate)
