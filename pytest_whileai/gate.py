@@ -40,7 +40,7 @@ def metric_interval(metric: str, passes: int, n: int, k: int, level: float) -> t
     ``whileai_core.stats`` (None when fewer than k trials were scored: they need n >= k).
     The interval is the Wilson interval of p mapped through p^k or 1-(1-p)^k: the map is monotone, so the image
     is an interval for pass^k / pass@k at the same level. The unbiased estimate can fall outside it (7/8 at k=8
-    estimates pass^k = 0 while the interval is [0.006, 0.98]); the interval is then widened to contain the
+    estimates pass^k = 0 while the interval is [0.006, 0.83]); the interval is then widened to contain the
     estimate, and a superset of a confidence interval keeps its coverage.
     """
     from whileai_core import stats

@@ -45,11 +45,16 @@ def ordered_keys(results: Mapping[str, Mapping[str, Any]], gate: Any) -> list[st
     return sorted(results, key=sort_key)
 
 
-def holm_can_move(gate: Any) -> bool:
-    """False when no scenario drop can reach Holm significance at this k and m (gate.holm_reach): the Holm
-    column is then left out of the table and the summary says why once."""
+def holm_note(gate: Any) -> str | None:
+    """The reason no scenario drop can reach Holm significance at this k and m (``gate.holm_reach``), or None."""
     reach = getattr(gate, "holm_reach", None) if gate is not None else None
-    return not reach or bool(reach.get("possible"))
+    return None if not reach or reach.get("possible") else str(reach.get("text"))
+
+
+def holm_can_move(gate: Any) -> bool:
+    """Whether the table has a Holm column: only when the gate computed Holm p-values that can reach significance
+    (no baseline, or a k too small for it (see ``holm_note``), leaves the column out)."""
+    return bool(getattr(gate, "holm", None)) and holm_note(gate) is None
 
 
 def table_rows(results: Mapping[str, Mapping[str, Any]], gate: Any) -> list[list[str]]:
@@ -115,8 +120,8 @@ def summary_lines(wai: Any) -> list[str]:
     gate = wai.gate
     if gate is not None:
         lines.append(f"suite gate: {gate.message}")
-        if not holm_can_move(gate):
-            lines.append(f"  note: {gate.holm_reach['text']}")
+        if holm_note(gate):
+            lines.append(f"  note: {holm_note(gate)}")
         if gate.not_run:
             lines.append(f"  {len(gate.not_run)} baseline scenario(s) not run in this session (not judged)")
         if gate.new:
@@ -153,8 +158,8 @@ def markdown(wai: Any) -> str:
             out.append("| " + " | ".join(c.replace("|", "\\|") for c in r) + " |")
         if len(rows) > D.PLUGIN_TABLE_ROWS:
             out.append(f"\n_{len(rows) - D.PLUGIN_TABLE_ROWS} more scenario(s) in the JSON report._")
-    if not holm_can_move(gate):
-        out += ["", f"_Note: {gate.holm_reach['text']}._"]
+    if holm_note(gate):
+        out += ["", f"_Note: {holm_note(gate)}._"]
     plan = getattr(gate, "trials_needed", None)
     if plan:
         out += ["", (f"<details><summary>power</summary>\n\n{plan['text']}; this suite has "
