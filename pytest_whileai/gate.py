@@ -22,7 +22,8 @@ from pytest_whileai.lines import fmt, fmt_ci, fmt_p, summary_line, trouble_lines
 from pytest_whileai.markers import Thresholds
 from pytest_whileai.store import scenario_incompatibility
 from whileai_core import defaults as D
-from whileai_core.stats import fisher_drop_pvalues as drop_p_values, holm_adjust
+from whileai_core.stats import fisher_drop_pvalues as drop_p_values
+from whileai_core.stats import holm_adjust
 
 RED_STATUSES = ("regression", "incompatible")
 

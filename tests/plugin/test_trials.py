@@ -80,8 +80,8 @@ def test_judge_never_saw_an_error_row():
         "*(2/4 trials passed, 2 agent errors, 95% Wilson)*",
         "*trials: 1 0 1 0*",
         "*the whole interval lies below min_pass_rate=0.9*",
-        "*the agent raised on 2 of 4 trial(s) (counted as failed trials, never graded): "
-        "ValueError: tool blew up (first at trial 1)*",
+        ("*the agent raised on 2 of 4 trial(s) (counted as failed trials, never graded): "
+        "ValueError: tool blew up (first at trial 1)*"),
     ])
     assert "second line" not in res.stdout.str()
 
@@ -112,13 +112,13 @@ def test_s(wai):
     out = res.stdout.str()
     assert "TypeError" not in out and "Traceback" not in out
     res.stdout.fnmatch_lines([
-        "*pass@1 n/a [[]n/a[]] (0/0 trials passed, 4 unscored, 4 infra errors, 95% Wilson) | baseline 1.00 (4/4)"
-        " | delta n/a, one-sided p=n/a*",
-        "*no trial was scored (4 infra error(s), the backend failed: BackendError: HTTP 503 after 4 tries "
-        "(first at trial 0)); a scenario with no scored trial is an error, not a pass*",
+        ("*pass@1 n/a [[]n/a[]] (0/0 trials passed, 4 unscored, 4 infra errors, 95% Wilson) | baseline 1.00 (4/4)"
+        " | delta n/a, one-sided p=n/a*"),
+        ("*no trial was scored (4 infra error(s), the backend failed: BackendError: HTTP 503 after 4 tries "
+        "(first at trial 0)); a scenario with no scored trial is an error, not a pass*"),
     ])
-    res.stdout.fnmatch_lines(["*ERROR: whileai: could not write the baseline file: refusing to save this run as a "
-                              "baseline: 2 of 2 scenario(s) have no scored trial*"])
+    res.stdout.fnmatch_lines([("*ERROR: whileai: could not write the baseline file: refusing to save this run as a "
+                              "baseline: 2 of 2 scenario(s) have no scored trial*")])
     assert not (pytester.path / ".whileai" / "baselines" / "broken.json").exists()
     entries = _json(pytester, "r.json")["scenarios"]
     assert all(e["infra_errors"] == 4 and e["n_scored"] == 0 and "BackendError" in e["infra_error"] for e in entries)
@@ -296,8 +296,8 @@ def test_s(wai):
     out = res.stdout.str()
     md = (pytester.path / "summary.md").read_text()
     assert out.count("no single scenario can be flagged by Holm here") == 1
-    res.stdout.fnmatch_lines(["*note: no single scenario can be flagged by Holm here: with 4 baseline vs 4 "
+    res.stdout.fnmatch_lines([("*note: no single scenario can be flagged by Holm here: with 4 baseline vs 4 "
                               "scored trials the smallest one-sided exact p of a drop is 1/C(8,4) = 0.0143, "
                               "above Holm's first threshold alpha/2/m = 0.05/2/3 = 0.00833; k >= 5 trials "
-                              "would make it possible*"])
+                              "would make it possible*")])
     assert "Holm p" not in out and "Holm p" not in md and md.count("no single scenario can be flagged") == 1
