@@ -7,13 +7,13 @@ pass counts, the interval, the baseline and the delta), never one pytest failure
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import pytest
 
+from pytest_whileai.lines import first_line, summary_line
 from pytest_whileai.markers import Thresholds, parse_scenarios_marker
 from whileai_core import defaults as D
 
@@ -21,14 +21,6 @@ WAI_RESULT = pytest.StashKey["WaiResult"]()
 WAI_THRESHOLDS = pytest.StashKey[Thresholds]()
 WAI_KEY = pytest.StashKey[str]()
 MARK_ERROR = pytest.StashKey[str]()
-
-
-def _fmt(x: float | None, digits: int = 2) -> str:
-    return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.{digits}f}"
-
-
-def _fmt_ci(ci: Sequence[float] | None) -> str:
-    return "[n/a]" if not ci else f"[{ci[0]:.2f}, {ci[1]:.2f}]"
 
 
 class WaiResult:
@@ -59,21 +51,6 @@ class WaiResult:
 
     def __repr__(self) -> str:
         return f"WaiResult({summary_line(self._entry)})"
-
-
-def summary_line(e: dict[str, Any]) -> str:
-    """One line: pass counts, interval, baseline, delta, p."""
-    head = (f"{e['metric']} {_fmt(e.get('value'))} {_fmt_ci(e.get('ci'))} ({e['passes']}/{e['n_scored']} trials passed"
-            f"{', ' + str(e['unscored']) + ' unscored' if e.get('unscored') else ''}"
-            f"{', ' + str(e['infra_errors']) + ' infra errors' if e.get('infra_errors') else ''}, "
-            f"{round(e['level'] * 100)}% Wilson)")
-    b = e.get("baseline")
-    if b:
-        head += (f" | baseline {_fmt(b['pass_rate'])} ({b['passes']}/{b['n_scored']}) | delta {e['delta']:+.2f},"
-                 f" one-sided p={e['p_value']:.3g}")
-    elif e.get("baseline_note"):
-        head += f" | baseline: {e['baseline_note']}"
-    return head
 
 
 class WaiHandle:
@@ -129,27 +106,18 @@ class WaiHandle:
         spec = parse_scenarios_marker(mark) if mark is not None else {}
         tools = tools if tools is not None else spec.get("tools")
         system_prompt = system_prompt if system_prompt is not None else spec.get("system_prompt")
-        rewards: list[float | None] = []
-        errors = infra = 0
         judge_name = getattr(judge, "name", None) or getattr(judge, "__name__", None) or type(judge).__name__
+        rewards: list[float | None] = []
+        trouble = _Trouble()
         for i in self.trial_indices():
             row = rollout(agent, scenario, rollout_index=i, seed=self.seed, tools=tools, system_prompt=system_prompt)
-            reward: float | None = None
-            if row.get("status") == "infra_error":  # the backend failed, not the agent: never graded
-                infra += 1
-            else:
-                errors += row.get("status") != "ok"
-                try:
-                    value = normalize_verdict(judge(row))[0]
-                    reward = None if value is None else float(value)  # None: the judge abstained
-                except Exception as exc:  # noqa: BLE001  # a judge failure is an unscored trial, never a pass
-                    row["judge_error"] = f"{type(exc).__name__}: {exc}"
+            reward = trouble.grade(row, judge, normalize_verdict, index=i)
             row["reward"] = reward
             rewards.append(reward)
             self._item.config.hook.pytest_whileai_trial_finished(
                 item=self._item, trial={"key": self.key, "index": i, "seed": self.seed, "reward": reward, "row": row})
-        return self._finish(rewards, judge=str(judge_name), errors=errors, pass_reward=pass_reward,
-                            scenario=scenario, infra_errors=infra)
+        return self._finish(rewards, judge=str(judge_name), pass_reward=pass_reward, scenario=scenario,
+                            **trouble.fields())
 
     def record(self, rewards: Sequence[float | int | bool | None], *, judge: str | None = None,
                pass_reward: float = D.GATE_PASS_REWARD) -> WaiResult:
@@ -171,7 +139,7 @@ class WaiHandle:
         return self._finish(clean, judge=judge, errors=0, pass_reward=pass_reward, scenario=self.scenario)
 
     def _finish(self, rewards: list[float | None], *, judge: str | None, errors: int, pass_reward: float,
-                scenario: Any, infra_errors: int = 0) -> WaiResult:
+                scenario: Any, **trouble: Any) -> WaiResult:
         from pytest_whileai.gate import judge_scenario
 
         if WAI_RESULT in self._item.stash:
@@ -182,8 +150,7 @@ class WaiHandle:
             errors=errors, pass_reward=pass_reward, level=self.level, thresholds=self.thresholds,
             baseline=self.baseline, baseline_note=self._session.baseline_note, settings=self._session.settings,
             family=max(1, self._session.n_compared), trial_index=self._session.settings.trial_index,
-            scenario=scenario, location=_location(self._item))
-        entry["infra_errors"] = infra_errors
+            scenario=scenario, location=_location(self._item), **trouble)
         result = WaiResult(entry)
         self._item.stash[WAI_RESULT] = result
         self._session.add_result(entry)  # xdist workers send these to the controller in workeroutput
@@ -193,6 +160,43 @@ class WaiHandle:
             __tracebackhide__ = True
             pytest.fail(failure_message(entry, baseline_name=self._session.settings.baseline), pytrace=False)
         return result
+
+
+class _Trouble:
+    """Grades the trials of one ``wai.run`` and counts what went wrong, keeping the first text of each kind.
+
+    An agent that raised (``agent_error``) fails its trial (reward 0) and a failed backend (``infra_error``)
+    leaves it unscored; neither row is sent to the judge. A judge that raises leaves its trial unscored."""
+
+    def __init__(self) -> None:
+        self.counts = {"agent_error": 0, "judge_error": 0, "infra_error": 0}
+        self.first: dict[str, str] = {}
+
+    def _note(self, kind: str, text: Any, index: int) -> None:
+        self.counts[kind] += 1
+        if kind not in self.first:
+            self.first[kind] = f"{first_line(text, D.PLUGIN_ERROR_LINE_CHARS)} (first at trial {index})"
+
+    def grade(self, row: dict[str, Any], judge: Callable[[Any], Any], normalize: Callable[[Any], Any], *,
+              index: int) -> float | None:
+        status = row.get("status")
+        if status in ("agent_error", "infra_error"):
+            self._note(status, row.get("error") or status, index)
+            row["judge_status"] = f"skipped_{status}"
+            return 0.0 if status == "agent_error" else None
+        try:
+            value = normalize(judge(row))[0]
+        except Exception as exc:  # noqa: BLE001  # a judge failure is an unscored trial, never a pass
+            row["judge_error"] = f"{type(exc).__name__}: {exc}"
+            self._note("judge_error", row["judge_error"], index)
+            return None
+        return None if value is None else float(value)  # None: the judge abstained
+
+    def fields(self) -> dict[str, Any]:
+        """The keyword arguments ``gate.judge_scenario`` takes for them."""
+        return {"errors": self.counts["agent_error"], "agent_error": self.first.get("agent_error"),
+                "judge_errors": self.counts["judge_error"], "judge_error": self.first.get("judge_error"),
+                "infra_errors": self.counts["infra_error"], "infra_error": self.first.get("infra_error")}
 
 
 def _location(item: pytest.Item) -> list[Any]:

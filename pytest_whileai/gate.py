@@ -18,10 +18,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from pytest_whileai.lines import fmt, fmt_ci, fmt_p, summary_line, trouble_lines
 from pytest_whileai.markers import Thresholds
 from pytest_whileai.store import scenario_incompatibility
 from whileai_core import defaults as D
-from whileai_core.stats import fisher_drop_pvalues as drop_p_values, holm_adjust
+from whileai_core.stats import fisher_drop_pvalues as drop_p_values
+from whileai_core.stats import holm_adjust
 
 RED_STATUSES = ("regression", "incompatible", "incomplete")  # always red; "unpaired" is red under --wai-require-baseline
 
@@ -34,27 +36,56 @@ def binarize(rewards: Sequence[float | None], pass_reward: float = D.GATE_PASS_R
 def metric_interval(metric: str, passes: int, n: int, k: int, level: float) -> tuple[float | None, list[float] | None]:
     """The per-scenario estimate and interval of ``metric`` from ``passes`` of ``n`` scored trials.
 
-    pass@1 is p with its Wilson interval; pass^k = p^k and pass@k = 1 - (1-p)^k are monotone in p, so the
-    Wilson bounds map through them (a monotone transform of an interval is an interval at the same level).
+    The estimate is the one ``wai.pass_at`` reports: pass@1 is p = passes/n; pass^k and pass@k are the unbiased
+    estimators C(c,k)/C(n,k) (Yao et al. 2024) and 1 - C(n-c,k)/C(n,k) (Chen et al. 2021) of
+    ``whileai_core.stats`` (None when fewer than k trials were scored: they need n >= k).
+    The interval is the Wilson interval of p mapped through p^k or 1-(1-p)^k: the map is monotone, so the image
+    is an interval for pass^k / pass@k at the same level. The unbiased estimate can fall outside it (7/8 at k=8
+    estimates pass^k = 0 while the interval is [0.006, 0.83]); the interval is then widened to contain the
+    estimate, and a superset of a confidence interval keeps its coverage.
     """
-    from whileai_core.stats import wilson_interval
+    from whileai_core import stats
 
     if n == 0:
         return None, None
-    p = passes / n
-    lo, hi = wilson_interval(passes, n, level=level)  # type: ignore[misc]
+    lo, hi = stats.wilson_interval(passes, n, level=level)  # type: ignore[misc]
+    if metric not in ("pass^k", "pass@k"):
+        return passes / n, [lo, hi]
     if metric == "pass^k":
-        return p**k, [lo**k, hi**k]
-    if metric == "pass@k":
-        return 1 - (1 - p) ** k, [1 - (1 - lo) ** k, 1 - (1 - hi) ** k]
-    return p, [lo, hi]
+        ci = [lo**k, hi**k]
+        value = float(stats.pass_pow_k([n], [passes], k)[0]) if n >= k else None
+    else:
+        ci = [1 - (1 - lo) ** k, 1 - (1 - hi) ** k]
+        value = float(stats.pass_at_k([n], [passes], k)[0]) if n >= k else None
+    if value is not None:
+        ci = [min(ci[0], value), max(ci[1], value)]
+    return value, ci
+
+
+def _no_scored_trial(rewards: Sequence[float | None], judge_errors: int, judge_error: str | None,
+                     infra_errors: int, infra_error: str | None) -> str:
+    """Why no trial was scored, naming each cause with its count and first error text."""
+    causes = []
+    if infra_errors:
+        causes.append(f"{infra_errors} infra error(s), the backend failed" + (f": {infra_error}" if infra_error else ""))
+    if judge_errors:
+        causes.append(f"{judge_errors} judge error(s), the judge raised" + (f": {judge_error}" if judge_error else ""))
+    abstained = len(rewards) - infra_errors - judge_errors
+    if abstained > 0:
+        causes.append(f"{abstained} abstention(s), the judge returned no reward")
+    return f"no trial was scored ({'; '.join(causes)}); a scenario with no scored trial is an error, not a pass"
 
 
 def judge_scenario(*, key: str, nodeid: str, rewards: Sequence[float | None], k: int, seed: int,
                    judge: str | None, errors: int, pass_reward: float, level: float, thresholds: Thresholds,
                    baseline: Mapping[str, Any] | None, baseline_note: str | None, settings: Any, family: int,
-                   trial_index: int | None, scenario: Any, location: list[Any]) -> dict[str, Any]:
-    """The JSON entry of one scenario's run, with its failures (empty when it met every threshold)."""
+                   trial_index: int | None, scenario: Any, location: list[Any], agent_error: str | None = None,
+                   judge_errors: int = 0, judge_error: str | None = None, infra_errors: int = 0,
+                   infra_error: str | None = None) -> dict[str, Any]:
+    """The JSON entry of one scenario's run, with its failures (empty when it met every threshold).
+
+    ``errors`` trials raised in the agent (scored as failed, reward 0), ``judge_errors`` raised in the judge and
+    ``infra_errors`` met a failed backend (both unscored); each ``*_error`` is the first one's text."""
     scored = [r for r in rewards if r is not None]
     flags = binarize(scored, pass_reward)
     passes, n_scored = sum(flags), len(flags)
@@ -66,7 +97,9 @@ def judge_scenario(*, key: str, nodeid: str, rewards: Sequence[float | None], k:
         "rewards": [None if r is None else float(r) for r in rewards],
         "trial_indices": [trial_index] if trial_index is not None else list(range(len(rewards))),
         "pass_reward": pass_reward, "passes": passes, "n_scored": n_scored, "unscored": len(rewards) - n_scored,
-        "errors": errors, "pass_rate": passes / n_scored if n_scored else None, "metric": metric, "value": value,
+        "errors": errors, "agent_error": agent_error, "judge_errors": judge_errors, "judge_error": judge_error,
+        "infra_errors": infra_errors, "infra_error": infra_error,
+        "pass_rate": passes / n_scored if n_scored else None, "metric": metric, "value": value,
         "ci": ci, "level": level, "min_pass_rate": thresholds.min_pass_rate, "max_drop": max_drop,
         "baseline": None, "baseline_note": None, "delta": None, "p_value": None, "failures": [],
         "scenario_id": getattr(scenario, "task_id", None), "scenario": dict(getattr(scenario, "scenario", {}) or {}),
@@ -74,9 +107,12 @@ def judge_scenario(*, key: str, nodeid: str, rewards: Sequence[float | None], k:
     }
     failures: list[str] = entry["failures"]
     if n_scored == 0:
-        failures.append(f"no trial was scored ({len(rewards)} unscored: judge errors, abstentions or infra errors)")
+        failures.append(_no_scored_trial(rewards, judge_errors, judge_error, infra_errors, infra_error))
+    elif errors >= n_scored:
+        failures.append(f"the agent raised on every scored trial ({errors} of {len(rewards)})"
+                        + (f": {agent_error}" if agent_error else ""))
     if thresholds.min_pass_rate is not None and ci is not None and ci[1] < thresholds.min_pass_rate:
-        failures.append(f"{metric} {value:.2f} [{ci[0]:.2f}, {ci[1]:.2f}]: the whole interval lies below "
+        failures.append(f"{metric} {fmt(value)} {fmt_ci(ci)}: the whole interval lies below "
                         f"min_pass_rate={thresholds.min_pass_rate:g}")
     if trial_index is not None:
         entry["baseline_note"] = "reproduce mode (--wai-trial-index): no baseline comparison"
@@ -105,22 +141,43 @@ def judge_scenario(*, key: str, nodeid: str, rewards: Sequence[float | None], k:
 
 
 def failure_message(entry: Mapping[str, Any], *, baseline_name: str | None) -> str:
-    """The per-test failure text: counts, interval, baseline, delta, trials, and a reproduce line."""
-    from pytest_whileai.fixtures import summary_line
-
-    lines = [f"whileai: {entry['nodeid']} did not meet its thresholds", "  " + summary_line(dict(entry))]
+    """The per-test failure text: counts, interval, baseline, delta, trials, what raised, and a reproduce line."""
+    lines = [f"whileai: {entry.get('nodeid')} did not meet its thresholds", "  " + summary_line(entry)]
     if baseline_name and entry.get("baseline"):
         lines.append(f"  baseline: {baseline_name}")
-    rewards = entry.get("rewards", [])
+    rewards = entry.get("rewards") or []
     lines.append("  trials: " + " ".join("-" if r is None else f"{r:g}" for r in rewards))
-    lines.extend(f"  - {f}" for f in entry.get("failures", []))
-    first_bad = next((i for i, r in zip(entry.get("trial_indices", []), rewards)
+    lines.extend(f"  - {f}" for f in entry.get("failures") or [])
+    lines.extend(f"  - {t}" for t in trouble_lines(entry, skip=" ".join(entry.get("failures") or [])))
+    first_bad = next((i for i, r in zip(entry.get("trial_indices") or [], rewards)
                       if r is None or r < entry.get("pass_reward", D.GATE_PASS_REWARD)), None)
-    repro = f"  reproduce: pytest \"{entry['nodeid']}\" --wai-seed={entry['seed']}"
+    repro = f"  reproduce: pytest \"{entry.get('nodeid')}\" --wai-seed={entry.get('seed')}"
     if first_bad is not None:
         repro += f" --wai-trial-index={first_bad}  (first failing trial)"
     lines.append(repro)
     return "\n".join(lines)
+
+
+def unsaveable(results: Mapping[str, Mapping[str, Any]]) -> str | None:
+    """Why these results must not be saved as a baseline (``None`` when they may): a scenario with no scored
+    trial can never pair, so a later regression on it would be green."""
+    empty = [key for key, e in sorted(results.items()) if not e.get("n_scored")]
+    if not results:
+        return "the run has no whileai result"
+    if not empty:
+        return None
+    e = results[empty[0]]
+    why = trouble_lines(e) or ["the judge returned no reward"]
+    return (f"{len(empty)} of {len(results)} scenario(s) have no scored trial (e.g. {empty[0]}: {why[0]}); "
+            "a baseline must score every scenario: fix the cause and run again")
+
+
+def require_saveable(doc: dict[str, Any]) -> dict[str, Any]:
+    """``doc`` unchanged, or a ValueError naming why it cannot be a baseline (see ``unsaveable``)."""
+    why = unsaveable({str(sc.get("key")): sc for sc in doc.get("scenarios") or []})
+    if why is not None:
+        raise ValueError(f"refusing to save this run as a baseline: {why}")
+    return doc
 
 
 @dataclass
@@ -141,6 +198,7 @@ class Gate:
     reason: str | None = None
     scenario_regressions: list[str] = field(default_factory=list)
     holm: dict[str, float] = field(default_factory=dict)
+    holm_reach: dict[str, Any] | None = None  # can a scenario drop reach Holm significance at this k? (holm_reach())
     incompatible: dict[str, str] = field(default_factory=dict)
     new: list[str] = field(default_factory=list)
     not_run: list[str] = field(default_factory=list)
@@ -161,10 +219,9 @@ class Gate:
 
 
 def _delta_text(rep: Any) -> str:
-    ci = "[n/a]" if rep.ci is None else f"[{rep.ci[0]:+.3f}, {rep.ci[1]:+.3f}]"
-    p = "n/a" if rep.p_value is None else f"{rep.p_value:.3g}"
-    return (f"pass@1 {rep.before:.3f} -> {rep.after:.3f}, delta {rep.delta:+.3f} {ci} "
-            f"({round(rep.level * 100)}% scenario bootstrap), permutation p={p}, n={rep.n_paired} paired scenarios")
+    return (f"pass@1 {fmt(rep.before, 3)} -> {fmt(rep.after, 3)}, delta {fmt(rep.delta, 3, signed=True)} "
+            f"{fmt_ci(rep.ci, 3, signed=True)} ({round(rep.level * 100)}% scenario bootstrap), permutation "
+            f"p={fmt_p(rep.p_value)}, n={rep.n_paired} paired scenarios")
 
 
 def trials_needed(results: Mapping[str, Mapping[str, Any]], *, drop: float, power: float, alpha: float) -> dict[str, Any] | None:
@@ -203,6 +260,52 @@ def pairing_warning(n_paired: int, could: int, *, n_run: int, n_baseline: int, m
     return (f"only {n_paired} of {could} scenario(s) that could pair with the baseline did ({share:.0%} < "
             f"{min_share:.0%}, --wai-min-paired-share; this run has {n_run} scenario(s), the baseline {n_baseline}): "
             f"is the baseline from another suite, or did the scenario keys change?")
+
+
+def min_drop_p(before_n: int, after_n: int) -> float:
+    """The smallest one-sided exact (Fisher) p a drop can reach with these scored trial counts: all before_n
+    baseline trials passed and none of the after_n now, p = 1/C(before_n + after_n, before_n)."""
+    return 1.0 / math.comb(before_n + after_n, before_n)
+
+
+def holm_reach(counts: Sequence[tuple[int, int]], *, alpha: float) -> dict[str, Any]:
+    """Whether any of the m scenario drops (``counts``: (before_n, after_n) each) can be flagged by Holm at
+    alpha/2: only if the smallest attainable p clears Holm's first threshold alpha/(2m). With the text to print
+    when it cannot, and ``k_needed``, the smallest k (trials on both sides) that would make it possible."""
+    m = len(counts)
+    threshold = alpha / 2 / max(1, m)
+    best = min((min_drop_p(b, a) for b, a in counts), default=1.0)
+    k_needed = 1
+    while min_drop_p(k_needed, k_needed) > threshold:
+        k_needed += 1
+    b, a = min(counts, key=lambda c: min_drop_p(*c), default=(0, 0))
+    text = (f"no single scenario can be flagged by Holm here: with {b} baseline vs {a} scored trials the smallest "
+            f"one-sided exact p of a drop is 1/C({a + b},{b}) = {best:.3g}, above Holm's first threshold "
+            f"alpha/2/m = {alpha:g}/2/{m} = {threshold:.3g}; k >= {k_needed} trials would make it possible "
+            "(the suite delta still gates this run)")
+    return {"possible": best <= threshold, "min_p": best, "threshold": threshold, "m": m, "k_needed": k_needed,
+            "text": text}
+
+
+def scenario_drops(results: Mapping[str, Mapping[str, Any]], baseline_index: Mapping[str, Mapping[str, Any]],
+                   paired: Sequence[str], *, alpha: float, max_drop: float
+                   ) -> tuple[dict[str, float], list[str], dict[str, Any]]:
+    """Scenario by scenario: one-sided exact drops, Holm at alpha/2, each scenario binarized at its own
+    pass_reward on both sides. Returns the Holm-adjusted p by key, the keys flagged, and ``holm_reach``."""
+    import numpy as np
+
+    before = [binarize(baseline_index[k]["rewards"], results[k].get("pass_reward", D.GATE_PASS_REWARD))
+              for k in paired]
+    bp = np.array([sum(flags) for flags in before])
+    bn = np.array([len(flags) for flags in before])
+    ap = np.array([results[k]["passes"] for k in paired])
+    an = np.array([results[k]["n_scored"] for k in paired])
+    adjusted = holm_adjust(drop_p_values(bp, bn, ap, an))
+    holm = {k: float(v) for k, v in zip(paired, adjusted)}
+    drops = ap / an - bp / bn
+    flagged = [k for k, adj, d in zip(paired, adjusted, drops)
+               if adj <= alpha / 2 and -d >= float(results[k].get("max_drop", max_drop))]
+    return holm, flagged, holm_reach(list(zip(bn.tolist(), an.tolist())), alpha=alpha)
 
 
 def compute_gate(results: Mapping[str, Mapping[str, Any]], baseline_index: Mapping[str, Mapping[str, Any]] | None,
@@ -290,22 +393,12 @@ def _paired_gate(results: Mapping[str, Mapping[str, Any]], baseline_index: Mappi
     rep = delta_report(before_rows, after_rows, level=settings.level, draws=settings.draws,
                        permutations=settings.permutations, seed=settings.seed, alpha=settings.alpha,
                        min_effect=settings.max_drop)
-    # scenario by scenario: one-sided exact drops, Holm at alpha/2
-    import numpy as np
-
-    bp = np.array([sum(binarize(baseline_index[k]["rewards"])) for k in paired])
-    bn = np.array([len(binarize(baseline_index[k]["rewards"])) for k in paired])
-    ap = np.array([results[k]["passes"] for k in paired])
-    an = np.array([results[k]["n_scored"] for k in paired])
-    adjusted = holm_adjust(drop_p_values(bp, bn, ap, an))
-    holm = {k: float(v) for k, v in zip(paired, adjusted)}
-    drops = ap / an - bp / bn
-    scen_reg = [k for k, adj, d in zip(paired, adjusted, drops)
-                if adj <= settings.alpha / 2 and -d >= float(results[k].get("max_drop", settings.max_drop))]
+    holm, scen_reg, reach = scenario_drops(results, baseline_index, paired, alpha=settings.alpha,
+                                           max_drop=settings.max_drop)
     suite_red = rep.verdict == "worse"
     fields: dict[str, Any] = dict(n_paired=rep.n_paired, delta=rep.delta, ci=None if rep.ci is None else [float(x) for x in rep.ci],
                   p_value=rep.p_value, before=rep.before, after=rep.after, verdict=rep.verdict, reason=rep.reason,
-                  scenario_regressions=scen_reg, holm=holm, report=rep.to_dict())
+                  scenario_regressions=scen_reg, holm=holm, holm_reach=reach, report=rep.to_dict())
     text = _delta_text(rep)
     if suite_red or scen_reg:
         parts = []

@@ -31,7 +31,9 @@ def write_outputs(wai: Any) -> None:
     elif s.trial_index is None and wai.results:
         store = S.Store(wai.storage_dir())
         if s.save:
-            jobs.append(("baseline", lambda: store.save(document(), s.save)))
+            from pytest_whileai.gate import require_saveable  # a baseline must score every scenario
+
+            jobs.append(("baseline", lambda: store.save(require_saveable(document()), s.save)))
         if s.autosave:
             jobs.append(("autosave", lambda: store.autosave(document())))
     elif s.trial_index is not None and (s.save or s.autosave):

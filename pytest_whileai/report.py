@@ -10,6 +10,7 @@ import sys
 from collections.abc import Mapping
 from typing import Any, TextIO
 
+from pytest_whileai.lines import fmt, fmt_ci, fmt_p
 from whileai_core import defaults as D
 
 NAME_WIDTH = 58  # characters of a scenario name in the terminal table (layout, not statistics)
@@ -21,11 +22,7 @@ def _short(nodeid: str, width: int = NAME_WIDTH) -> str:
 
 
 def _rate(passes: Any, n: Any) -> str:
-    return "n/a" if not n else f"{passes}/{n} {passes / n:.2f}"
-
-
-def _ci(ci: Any) -> str:
-    return "[n/a]" if not ci else f"[{ci[0]:.2f}, {ci[1]:.2f}]"
+    return "n/a" if not n or passes is None else f"{passes}/{n} {passes / n:.2f}"
 
 
 def _status(e: Mapping[str, Any], gate: Any) -> str:
@@ -48,25 +45,45 @@ def ordered_keys(results: Mapping[str, Mapping[str, Any]], gate: Any) -> list[st
     return sorted(results, key=sort_key)
 
 
+def holm_note(gate: Any) -> str | None:
+    """The reason no scenario drop can reach Holm significance at this k and m (``gate.holm_reach``), or None."""
+    reach = getattr(gate, "holm_reach", None) if gate is not None else None
+    return None if not reach or reach.get("possible") else str(reach.get("text"))
+
+
+def holm_can_move(gate: Any) -> bool:
+    """Whether the table has a Holm column: only when the gate computed Holm p-values that can reach significance
+    (no baseline, or a k too small for it (see ``holm_note``), leaves the column out)."""
+    return bool(getattr(gate, "holm", None)) and holm_note(gate) is None
+
+
 def table_rows(results: Mapping[str, Mapping[str, Any]], gate: Any) -> list[list[str]]:
+    """One row per scenario, in HEADER's columns (without "Holm p" when ``holm_can_move`` is False)."""
+    holm_column = holm_can_move(gate)
     rows = []
     for key in ordered_keys(results, gate):
         e = results[key]
         b = e.get("baseline")
         holm = getattr(gate, "holm", {}).get(key) if gate is not None else None
-        rows.append([
+        row = [
             _short(e["nodeid"]),
-            f"{e['passes']}/{e['n_scored']}",
-            f"{e['value']:.2f} {_ci(e.get('ci'))}" if e.get("value") is not None else "n/a",
-            _rate(b["passes"], b["n_scored"]) if b else "-",
-            f"{e['delta']:+.2f}" if e.get("delta") is not None else "-",
-            f"{holm:.3g}" if holm is not None else "-",
+            f"{e.get('passes', 0)}/{e.get('n_scored', 0)}",
+            f"{fmt(e.get('value'))} {fmt_ci(e.get('ci'))}" if e.get("ci") else "n/a",
+            _rate(b.get("passes"), b.get("n_scored")) if b else "-",
+            fmt(e.get("delta"), signed=True) if e.get("delta") is not None else "-",
+            fmt_p(holm) if holm is not None else "-",
             _status(e, gate),
-        ])
+        ]
+        rows.append(row if holm_column else row[:HOLM_COLUMN] + row[HOLM_COLUMN + 1:])
     return rows
 
 
 HEADER = ["scenario", "passed", "estimate [CI]", "baseline", "delta", "Holm p", ""]
+HOLM_COLUMN = HEADER.index("Holm p")
+
+
+def header(gate: Any) -> list[str]:
+    return HEADER if holm_can_move(gate) else HEADER[:HOLM_COLUMN] + HEADER[HOLM_COLUMN + 1:]
 
 
 def format_table(rows: list[list[str]], header: list[str] = HEADER, limit: int = D.PLUGIN_TABLE_ROWS) -> list[str]:
@@ -99,10 +116,12 @@ def summary_lines(wai: Any) -> list[str]:
         k = sorted({int(e["k"]) for e in results.values()})
         lines.append(f"{m} scenario(s), k={','.join(map(str, k))} trial(s) each; intervals are "
                      f"{round(wai.settings.level * 100)}% Wilson per scenario")
-        lines += format_table(table_rows(results, wai.gate))
+        lines += format_table(table_rows(results, wai.gate), header(wai.gate))
     gate = wai.gate
     if gate is not None:
         lines.append(f"suite gate: {gate.message}")
+        if holm_note(gate):
+            lines.append(f"  note: {holm_note(gate)}")
         if gate.not_run:
             lines.append(f"  {len(gate.not_run)} baseline scenario(s) not run in this session (not judged)")
         if gate.new:
@@ -138,12 +157,14 @@ def markdown(wai: Any) -> str:
     out.append("")
     rows = table_rows(wai.results, gate)
     if rows:
-        out.append("| " + " | ".join(h or "status" for h in HEADER) + " |")
-        out.append("|" + "---|" * len(HEADER))
+        out.append("| " + " | ".join(h or "status" for h in header(gate)) + " |")
+        out.append("|" + "---|" * len(header(gate)))
         for r in rows[: D.PLUGIN_TABLE_ROWS]:
             out.append("| " + " | ".join(c.replace("|", "\\|") for c in r) + " |")
         if len(rows) > D.PLUGIN_TABLE_ROWS:
             out.append(f"\n_{len(rows) - D.PLUGIN_TABLE_ROWS} more scenario(s) in the JSON report._")
+    if holm_note(gate):
+        out += ["", f"_Note: {holm_note(gate)}._"]
     plan = getattr(gate, "trials_needed", None)
     if plan:
         out += ["", (f"<details><summary>power</summary>\n\n{plan['text']}; this suite has "

@@ -167,6 +167,7 @@ STORE_DIR = ".whileai"  # default baseline store, ini wai_storage; Hypothesis .h
 SCENARIO_ID_CHARS = 32  # characters of the readable part of a scenario test id; convention, untested
 GITHUB_MAX_ANNOTATIONS = 10  # ::error lines per step GitHub shows (per-step cap, GitHub docs "Workflow commands"); convention
 PLUGIN_TABLE_ROWS = 50  # scenario rows printed in the terminal table before "... N more"; convention, untested
+PLUGIN_ERROR_LINE_CHARS = 300  # characters of an agent/judge/backend error's first line in a failure message and the run document; convention, untested
 
 # --------------------------------------------------------------------------------------------------
 # Measurement, continued (measure.py, stats.py): tests, noise, power, resampling engine
