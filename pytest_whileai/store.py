@@ -180,7 +180,10 @@ class Store:
         self.root.mkdir(parents=True, exist_ok=True)
         ignore = self.root / ".gitignore"
         if not ignore.exists():
-            atomic_write_text(ignore, "# written by pytest-whileai: autosaved runs stay local\nruns/\n")
+            try:
+                atomic_write_text(ignore, "# written by pytest-whileai: autosaved runs stay local\nruns/\n")
+            except FileExistsError:
+                pass  # another process wrote it first
 
     def save(self, doc: Mapping[str, Any], name: str) -> Path:
         """Write ``baselines/<name>.json`` (replacing an older one, atomically)."""
@@ -193,16 +196,42 @@ class Store:
         files = [p for p in self.runs.iterdir() if _RUN_FILE.match(p.name)]
         return sorted(files, key=lambda p: int(_RUN_FILE.match(p.name).group(1)))  # type: ignore[union-attr]
 
-    def autosave(self, doc: Mapping[str, Any]) -> Path:
-        """Write ``runs/NNNN_<branch>_<commit>.json`` with the next free number."""
+    def autosave(self, doc: Mapping[str, Any], *, attempts: int = D.STORE_CLAIM_ATTEMPTS) -> Path:
+        """Write ``runs/NNNN_<branch>_<commit>.json`` with the next free number, race-free.
+
+        A number is claimed by creating ``runs/.NNNN.claim`` exclusively (``O_CREAT|O_EXCL``); the holder
+        checks that no finished run has that number, links its file into place (``atomic_write_text``), and
+        drops the claim. So processes autosaving at once never share a number nor lose a run.
+        """
         self._prepare()
-        files = self.run_files()
-        number = int(_RUN_FILE.match(files[-1].name).group(1)) + 1 if files else 1  # type: ignore[union-attr]
+        self.runs.mkdir(parents=True, exist_ok=True)
         info = doc.get("commit_info") or {}
         branch = re.sub(r"[^A-Za-z0-9._-]+", "-", str(info.get("branch") or "nobranch"))
         commit = str(info.get("id") or "nocommit")[:12] + ("-dirty" if info.get("dirty") else "")
-        path = self.runs / f"{number:04d}_{branch}_{commit}.json"
-        return atomic_write_text(path, dump_document(doc), overwrite=False)
+        text = dump_document(doc)
+        number = self._next_number()
+        for _ in range(attempts):
+            claim = self.runs / f".{number:04d}.claim"
+            try:
+                os.close(os.open(claim, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+            except FileExistsError:
+                number = max(number + 1, self._next_number())
+                continue
+            try:
+                if not self._taken(number):
+                    return atomic_write_text(self.runs / f"{number:04d}_{branch}_{commit}.json", text)
+            finally:
+                claim.unlink()
+            number = max(number + 1, self._next_number())
+        raise OSError(f"could not claim a run number under {self.runs} in {attempts} attempts; "
+                      f"remove stale .NNNN.claim files there")
+
+    def _next_number(self) -> int:
+        files = self.run_files()
+        return int(_RUN_FILE.match(files[-1].name).group(1)) + 1 if files else 1  # type: ignore[union-attr]
+
+    def _taken(self, number: int) -> bool:
+        return any(int(_RUN_FILE.match(p.name).group(1)) == number for p in self.run_files())  # type: ignore[union-attr]
 
     def resolve(self, spec: str, *, head: str | None = None) -> Path:
         """Find the baseline file for ``spec``: a path, a saved name, ``latest``, or the latest run of a branch.

@@ -79,3 +79,70 @@ def test_raising_the_budget_keeps_every_scenario_paired(pytester: pytest.Pyteste
     res = pytester.runpytest_inprocess("-p", "no:cacheprovider", "--wai-baseline=main")
     assert res.ret == 0
     res.stdout.fnmatch_lines(["*suite gate: no regression: *n=12 paired scenarios*"])
+
+
+_RACER = """
+import json, os, sys, time
+from pathlib import Path
+from pytest_whileai.store import Store
+from whileai_core.rows import atomic_write_text
+root, go, me, what = sys.argv[1], Path(sys.argv[2]), sys.argv[3], sys.argv[4]
+doc = {"schema": "whileai.run/1", "fingerprint": {}, "scenarios": [], "who": me,
+       "commit_info": {"branch": "pr-" + me, "id": "c" + me}}
+while not go.exists():
+    time.sleep(0.001)
+if what == "autosave":
+    print(Store(root).autosave(doc))
+elif what == "save":
+    print(Store(root).save(doc, "main"))
+else:
+    try:
+        print(atomic_write_text(Path(root) / "claimed.txt", me))
+    except FileExistsError:
+        print("lost")
+"""
+
+
+def _race(tmp_path: Path, what: str, n: int = 12) -> list[str]:
+    import subprocess
+    import sys
+
+    go = tmp_path / "go"
+    procs = [subprocess.Popen([sys.executable, "-c", _RACER, str(tmp_path / "store"), str(go), str(i), what],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for i in range(n)]
+    go.touch()
+    outs = []
+    for proc in procs:
+        out, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err
+        outs.append(out.strip())
+    return outs
+
+
+def _debris(root: Path) -> list[str]:
+    return sorted(p.name for p in root.rglob("*") if p.name.endswith((".tmp", ".claim")))
+
+
+def test_concurrent_autosaves_keep_every_run_with_unique_numbers(tmp_path: Path):
+    from pytest_whileai.store import Store
+
+    paths = _race(tmp_path, "autosave")
+    runs = Store(tmp_path / "store").run_files()
+    assert sorted(str(p) for p in runs) == sorted(paths)
+    assert sorted(json.loads(p.read_text())["who"] for p in runs) == sorted(str(i) for i in range(12))
+    assert [int(p.name[:4]) for p in runs] == list(range(1, 13))
+    assert _debris(tmp_path / "store") == []
+
+
+def test_concurrent_saves_leave_one_whole_baseline(tmp_path: Path):
+    _race(tmp_path, "save")
+    doc = json.loads((tmp_path / "store" / "baselines" / "main.json").read_text())  # whole, one writer's
+    assert doc["who"] in {str(i) for i in range(12)}
+    assert _debris(tmp_path / "store") == []
+
+
+def test_exclusive_write_has_exactly_one_winner(tmp_path: Path):
+    outs = _race(tmp_path, "claim")
+    assert outs.count("lost") == 11
+    assert (tmp_path / "store" / "claimed.txt").read_text() in {str(i) for i in range(12)}
+    assert _debris(tmp_path / "store") == []
