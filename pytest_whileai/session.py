@@ -77,7 +77,9 @@ class WaiSession:
         except S.MissingBaseline as exc:
             if self.settings.require_baseline:
                 raise pytest.UsageError(f"whileai: {exc} (--wai-require-baseline is set)") from None
-            self.baseline_note = str(exc)
+            if exc.names:  # the store holds runs, just not this one: a mistyped name is an error, never a green
+                raise pytest.UsageError(f"whileai: {exc}") from None
+            self.baseline_note = str(exc)  # an empty store (a first run): warn, the gate is off
             if not self.worker:
                 self.config.issue_config_time_warning(
                     WaiWarning(f"whileai: {exc}; the regression gate is off for this run"), stacklevel=2)

@@ -12,6 +12,7 @@ and its fingerprint, the gate settings, and one entry per scenario with every tr
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
 import platform
@@ -28,6 +29,7 @@ from whileai_core.rows import atomic_write_text, stable_id
 
 SCHEMA = D.RUN_SCHEMA
 _RUN_FILE = re.compile(r"^(\d{4,})_.*\.json$")
+_SAVE_NAME = re.compile(r"^[A-Za-z0-9._\-]+$")
 _REQUIRED_TOP: dict[str, type] = {"schema": str, "scenarios": list, "fingerprint": dict}
 _REQUIRED_SCENARIO: dict[str, type] = {"key": str, "k": int, "rewards": list}
 
@@ -41,7 +43,12 @@ class CorruptBaseline(BaselineError):
 
 
 class MissingBaseline(BaselineError):
-    """No stored run matches the requested baseline."""
+    """No stored run matches the requested baseline; ``names`` lists what the store does hold (empty when the
+    store is empty: a first run)."""
+
+    def __init__(self, message: str, names: list[str] | None = None) -> None:
+        super().__init__(message)
+        self.names = list(names or [])
 
 
 class IncompatibleBaseline(BaselineError):
@@ -237,14 +244,15 @@ class Store:
         """Find the baseline file for ``spec``: a path, a saved name, ``latest``, or the latest run of a branch.
 
         For a branch, runs at a commit other than ``head`` are preferred (the baseline of a rerun is the
-        previous commit's run), falling back to the newest run of that branch.
+        previous commit's run), falling back to the newest run of that branch. When nothing matches, the
+        ``MissingBaseline`` names what the store holds and the closest name to ``spec``.
         """
         spec = str(spec).strip()
         path = Path(spec)
         if spec.endswith(".json") or os.sep in spec or "/" in spec:
             if path.is_file():
                 return path
-            raise MissingBaseline(f"no baseline file at {path}")
+            raise self._missing(spec, f"no baseline file at {path}")
         named = self.baselines / f"{spec}.json"
         if named.is_file():
             return named
@@ -252,22 +260,51 @@ class Store:
         if spec in ("latest", "last"):
             if runs:
                 return runs[-1]
-            raise MissingBaseline(f"--wai-baseline={spec}: no autosaved runs under {self.runs} yet "
-                                  "(run once with --wai-autosave)")
-        on_branch: list[Path] = []
+            raise self._missing(spec, f"--wai-baseline={spec}: no autosaved runs under {self.runs} yet "
+                                      "(run once with --wai-autosave)")
+        on_branch = [p for p, branch in self._run_branches(runs) if branch == spec]
+        if on_branch:
+            others = [p for p in on_branch if head is None or not _same_commit(p, head)]
+            return (others or on_branch)[-1]
+        raise self._missing(spec, f"--wai-baseline={spec}: no saved baseline {named} and no autosaved run of "
+                                  f"branch {spec!r} under {self.runs}")
+
+    def saved_names(self) -> list[str]:
+        if not self.baselines.is_dir():
+            return []
+        return sorted(p.stem for p in self.baselines.glob("*.json") if p.is_file())
+
+    def _run_branches(self, runs: list[Path]) -> list[tuple[Path, str | None]]:
+        out = []
         for p in runs:
             try:
                 info = json.loads(p.read_text(encoding="utf-8")).get("commit_info") or {}
             except (OSError, ValueError, AttributeError):
                 continue  # a broken autosave never shadows a good one; it is reported if named directly
-            if info.get("branch") == spec:
-                on_branch.append(p)
-        if on_branch:
-            others = [p for p in on_branch if head is None or not _same_commit(p, head)]
-            return (others or on_branch)[-1]
-        raise MissingBaseline(f"--wai-baseline={spec}: no saved baseline {named} and no autosaved run of branch "
-                              f"{spec!r} under {self.runs}; save one with --wai-save={spec} (or --wai-autosave on "
-                              f"branch {spec})")
+            out.append((p, info.get("branch")))
+        return out
+
+    def _missing(self, spec: str, what: str) -> MissingBaseline:
+        """The error for a baseline that is not there: with the names the store holds and the closest one, or,
+        for an empty store (a first run), how to save one."""
+        saved = self.saved_names()
+        runs = self.run_files()
+        branches = sorted({b for _, b in self._run_branches(runs) if b})
+        names = saved + [b for b in branches if b not in saved] + (["latest"] if runs else [])
+        if not names:
+            return MissingBaseline(f"{what}; the store {self.root} is empty (a first run?): save a baseline with "
+                                   f"--wai-save={spec if _SAVE_NAME.match(spec) else 'NAME'} (or --wai-autosave) "
+                                   "and compare to it with --wai-baseline=NAME")
+        close = difflib.get_close_matches(spec, names, n=1, cutoff=0.5)
+        hint = f"did you mean --wai-baseline={close[0]}? " if close else ""
+        listing = []
+        if saved:
+            listing.append("saved baselines: " + ", ".join(saved))
+        if branches:
+            listing.append("branches with autosaved runs: " + ", ".join(branches))
+        if runs:
+            listing.append("'latest' (the newest autosaved run)")
+        return MissingBaseline(f"{what}; {hint}the store {self.root} holds " + "; ".join(listing), names)
 
 
 def _same_commit(path: Path, head: str) -> bool:

@@ -146,3 +146,44 @@ def test_exclusive_write_has_exactly_one_winner(tmp_path: Path):
     assert outs.count("lost") == 11
     assert (tmp_path / "store" / "claimed.txt").read_text() in {str(i) for i in range(12)}
     assert _debris(tmp_path / "store") == []
+
+
+RECORD = """
+def test_k(wai):
+    wai.record([1.0, 1.0, 0.0, 1.0])
+"""
+
+
+def _runner(pytester: pytest.Pytester, xdist: bool):
+    def run(*args: str) -> pytest.RunResult:
+        if xdist:
+            return pytester.runpytest_subprocess("-n", "2", "-p", "no:cacheprovider", *args)
+        return pytester.runpytest_inprocess("-p", "no:cacheprovider", *args)
+
+    return run
+
+
+@pytest.mark.parametrize("xdist", [False, True], ids=["inprocess", "xdist2"])
+def test_a_mistyped_baseline_is_an_error_naming_the_closest(pytester: pytest.Pytester, xdist: bool):
+    pytester.makepyfile(RECORD)
+    run = _runner(pytester, xdist)
+    pytester.run("git", "init", "-q", "-b", "feature-x")
+    pytester.run("git", "-c", "user.email=a@b", "-c", "user.name=a", "commit", "-q", "--allow-empty", "-m", "x")
+    assert pytester.runpytest_inprocess("-p", "no:cacheprovider", "--wai-save=main", "--wai-autosave").ret == 0
+    res = run("--wai-baseline=mian")
+    assert res.ret == pytest.ExitCode.USAGE_ERROR
+    res.stderr.fnmatch_lines(["*whileai: --wai-baseline=mian: no saved baseline *mian.json and no autosaved run of "
+                              "branch 'mian'*did you mean --wai-baseline=main? *saved baselines: main; "
+                              "branches with autosaved runs: feature-x; 'latest' (the newest autosaved run)*"])
+    assert "passed" not in res.stdout.str()
+    if not xdist:  # a branch with autosaved runs is a name that exists
+        assert run("--wai-baseline=feature-x").ret == 0
+
+
+@pytest.mark.parametrize("xdist", [False, True], ids=["inprocess", "xdist2"])
+def test_an_empty_store_warns_stays_green_and_says_how_to_save(pytester: pytest.Pytester, xdist: bool):
+    pytester.makepyfile(RECORD)
+    res = _runner(pytester, xdist)("--wai-baseline=main")
+    assert res.ret == 0
+    res.stdout.fnmatch_lines(["*--wai-baseline=main: no saved baseline*is empty (a first run?): save a baseline "
+                              "with --wai-save=main*", "*suite gate: gate not evaluated*"])
