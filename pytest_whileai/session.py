@@ -129,4 +129,5 @@ class WaiSession:
         gate = self.gate.to_dict() if self.gate is not None else None
         return S.run_document(self.results.values(), settings=self.settings.gate_settings(),
                               commit=self.commit_info(), machine=S.machine_info(), run_info=self.run_info,
-                              fingerprint_extra=self.settings.fingerprint, name=name, gate=gate)
+                              fingerprint_extra=self.settings.fingerprint, name=name, gate=gate,
+                              store=self.storage_dir())

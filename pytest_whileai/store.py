@@ -56,12 +56,9 @@ class IncompatibleBaseline(BaselineError):
 
 
 def whileai_version() -> str:
-    try:
-        from importlib.metadata import version
+    from whileai_core import distribution_version
 
-        return version("whileai")
-    except Exception:  # noqa: BLE001  # pragma: no cover - metadata missing or broken: report a placeholder
-        return "0.0.0"
+    return distribution_version()
 
 
 def _git(*args: str, cwd: str | os.PathLike[str] | None = None) -> str | None:
@@ -109,14 +106,19 @@ def utc_now() -> str:
 
 def run_document(results: Iterable[Mapping[str, Any]], *, settings: Mapping[str, Any], commit: Mapping[str, Any],
                  machine: Mapping[str, Any], run_info: Mapping[str, Any], fingerprint_extra: str = "",
-                 name: str | None = None, gate: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """A JSON-able run document from per-scenario results (sorted by key, so files diff cleanly)."""
+                 name: str | None = None, gate: Mapping[str, Any] | None = None,
+                 store: str | os.PathLike[str] | None = None) -> dict[str, Any]:
+    """A JSON-able run document from per-scenario results (sorted by key, so files diff cleanly).
+
+    ``store`` is the absolute store directory of the run, so CI steps find the saved baseline without
+    guessing where pytest's rootdir put it."""
     scenarios = sorted((dict(r) for r in results), key=lambda r: r["key"])
     return {
         "schema": SCHEMA,
         "whileai_version": whileai_version(),
         "created": utc_now(),
         "name": name,
+        "store": None if store is None else os.path.abspath(store),
         "commit_info": dict(commit),
         "machine_info": dict(machine),
         "run_info": dict(run_info),
