@@ -306,7 +306,8 @@ class Store:
             listing.append("branches with autosaved runs: " + ", ".join(branches))
         if runs:
             listing.append("'latest' (the newest autosaved run)")
-        return MissingBaseline(f"{what}; {hint}the store {self.root} holds " + "; ".join(listing), names)
+        new = f" (or create it: --wai-save={spec})" if _SAVE_NAME.match(spec) else ""
+        return MissingBaseline(f"{what}; {hint}the store {self.root} holds " + "; ".join(listing) + new, names)
 
 
 def _same_commit(path: Path, head: str) -> bool:

@@ -110,7 +110,24 @@ def _cycle(ax: list[tuple[str, list[str]]], cycle: int, grow_along: str | None) 
         for row in block:
             covered |= pairs_of(row, [name for name, _ in ax])
         blocks.append(block)
-    return [block[i] for i in range(max(len(b) for b in blocks)) for block in blocks if i < len(block)]
+    if len(blocks) == 1:
+        return blocks[0]
+    interleaved = [block[i] for i in range(max(len(b) for b in blocks)) for block in blocks if i < len(block)]
+    return _most_new_pairs_first(interleaved, [name for name, _ in ax])
+
+
+def _most_new_pairs_first(rows: list[Cell], names: list[str]) -> list[Cell]:
+    """The same rows, reordered so each next row covers the most pairs not yet covered (ties keep the given
+    order): a budget that cuts the cycle short keeps as many pairs as the rows allow."""
+    left = list(rows)
+    covered: set = set()
+    out = []
+    while left:
+        gains = [len(pairs_of(r, names) - covered) for r in left]
+        best = gains.index(max(gains))
+        covered |= pairs_of(left[best], names)
+        out.append(left.pop(best))
+    return out
 
 
 def _greedy(ax: list[tuple[str, list[str]]], cycle: int, uncovered: set) -> list[Cell]:
