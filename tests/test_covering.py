@@ -70,7 +70,7 @@ def test_grow_along_appends_a_block_and_keeps_every_earlier_row():
     for r in rows:
         gains.append(len(pairs_of(r, list(axes)) - covered))
         covered |= pairs_of(r, list(axes))
-    assert gains == sorted(gains, reverse=True) and gains[-1] > 0
+    assert gains == sorted(gains, reverse=True)
     longer = covering_array(axes, n=len(rows) + 7, grow_along="tool")
     assert longer[: len(rows)] == rows
     with pytest.raises(ValueError, match="grow_along='tools' is not an axis"):
