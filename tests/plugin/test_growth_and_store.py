@@ -4,7 +4,6 @@ concurrent saves never lose a run (item 9)."""
 from __future__ import annotations
 
 import json
-import multiprocessing
 from pathlib import Path
 
 import pytest
@@ -172,9 +171,9 @@ def test_a_mistyped_baseline_is_an_error_naming_the_closest(pytester: pytest.Pyt
     assert pytester.runpytest_inprocess("-p", "no:cacheprovider", "--wai-save=main", "--wai-autosave").ret == 0
     res = run("--wai-baseline=mian")
     assert res.ret == pytest.ExitCode.USAGE_ERROR
-    res.stderr.fnmatch_lines(["*whileai: --wai-baseline=mian: no saved baseline *mian.json and no autosaved run of "
-                              "branch 'mian'*did you mean --wai-baseline=main? *saved baselines: main; "
-                              "branches with autosaved runs: feature-x; 'latest' (the newest autosaved run)*"])
+    res.stderr.fnmatch_lines([("*whileai: --wai-baseline=mian: no saved baseline *mian.json and no autosaved run of "
+                               "branch 'mian'*did you mean --wai-baseline=main? *saved baselines: main; "
+                               "branches with autosaved runs: feature-x; 'latest' (the newest autosaved run)*")])
     assert "passed" not in res.stdout.str()
     if not xdist:  # a branch with autosaved runs is a name that exists
         assert run("--wai-baseline=feature-x").ret == 0
@@ -185,5 +184,5 @@ def test_an_empty_store_warns_stays_green_and_says_how_to_save(pytester: pytest.
     pytester.makepyfile(RECORD)
     res = _runner(pytester, xdist)("--wai-baseline=main")
     assert res.ret == 0
-    res.stdout.fnmatch_lines(["*--wai-baseline=main: no saved baseline*is empty (a first run?): save a baseline "
-                              "with --wai-save=main*", "*suite gate: gate not evaluated*"])
+    res.stdout.fnmatch_lines([("*--wai-baseline=main: no saved baseline*is empty (a first run?): save a baseline "
+                               "with --wai-save=main*"), "*suite gate: gate not evaluated*"])
