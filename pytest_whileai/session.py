@@ -91,7 +91,9 @@ class WaiSession:
         except S.MissingBaseline as exc:
             if self.settings.require_baseline:
                 raise pytest.UsageError(f"whileai: {exc} (--wai-require-baseline is set)") from None
-            self.baseline_note = str(exc)
+            if exc.names:  # the store holds runs, just not this one: a mistyped name is an error, never a green
+                raise pytest.UsageError(f"whileai: {exc}") from None
+            self.baseline_note = str(exc)  # an empty store (a first run): warn, the gate is off
             if not self.worker:
                 self.config.issue_config_time_warning(
                     WaiWarning(f"whileai: {exc}; the regression gate is off for this run"), stacklevel=2)
@@ -145,4 +147,5 @@ class WaiSession:
         gate = self.gate.to_dict() if self.gate is not None else None
         return S.run_document(self.results.values(), settings=self.settings.gate_settings(),
                               commit=self.commit_info(), machine=S.machine_info(), run_info=self.run_info,
-                              fingerprint_extra=self.settings.fingerprint, name=name, gate=gate)
+                              fingerprint_extra=self.settings.fingerprint, name=name, gate=gate,
+                              store=self.storage_dir())

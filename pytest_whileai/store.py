@@ -12,6 +12,7 @@ and its fingerprint, the gate settings, and one entry per scenario with every tr
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
 import platform
@@ -28,6 +29,7 @@ from whileai_core.rows import atomic_write_text, stable_id
 
 SCHEMA = D.RUN_SCHEMA
 _RUN_FILE = re.compile(r"^(\d{4,})_.*\.json$")
+_SAVE_NAME = re.compile(r"^[A-Za-z0-9._\-]+$")
 _REQUIRED_TOP: dict[str, type] = {"schema": str, "scenarios": list, "fingerprint": dict}
 _REQUIRED_SCENARIO: dict[str, type] = {"key": str, "k": int, "rewards": list}
 
@@ -41,7 +43,12 @@ class CorruptBaseline(BaselineError):
 
 
 class MissingBaseline(BaselineError):
-    """No stored run matches the requested baseline."""
+    """No stored run matches the requested baseline; ``names`` lists what the store does hold (empty when the
+    store is empty: a first run)."""
+
+    def __init__(self, message: str, names: list[str] | None = None) -> None:
+        super().__init__(message)
+        self.names = list(names or [])
 
 
 class IncompatibleBaseline(BaselineError):
@@ -49,12 +56,9 @@ class IncompatibleBaseline(BaselineError):
 
 
 def whileai_version() -> str:
-    try:
-        from importlib.metadata import version
+    from whileai_core import distribution_version
 
-        return version("whileai")
-    except Exception:  # noqa: BLE001  # pragma: no cover - metadata missing or broken: report a placeholder
-        return "0.0.0"
+    return distribution_version()
 
 
 def _git(*args: str, cwd: str | os.PathLike[str] | None = None) -> str | None:
@@ -102,14 +106,19 @@ def utc_now() -> str:
 
 def run_document(results: Iterable[Mapping[str, Any]], *, settings: Mapping[str, Any], commit: Mapping[str, Any],
                  machine: Mapping[str, Any], run_info: Mapping[str, Any], fingerprint_extra: str = "",
-                 name: str | None = None, gate: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """A JSON-able run document from per-scenario results (sorted by key, so files diff cleanly)."""
+                 name: str | None = None, gate: Mapping[str, Any] | None = None,
+                 store: str | os.PathLike[str] | None = None) -> dict[str, Any]:
+    """A JSON-able run document from per-scenario results (sorted by key, so files diff cleanly).
+
+    ``store`` is the absolute store directory of the run, so CI steps find the saved baseline without
+    guessing where pytest's rootdir put it."""
     scenarios = sorted((dict(r) for r in results), key=lambda r: r["key"])
     return {
         "schema": SCHEMA,
         "whileai_version": whileai_version(),
         "created": utc_now(),
         "name": name,
+        "store": None if store is None else os.path.abspath(store),
         "commit_info": dict(commit),
         "machine_info": dict(machine),
         "run_info": dict(run_info),
@@ -180,7 +189,10 @@ class Store:
         self.root.mkdir(parents=True, exist_ok=True)
         ignore = self.root / ".gitignore"
         if not ignore.exists():
-            atomic_write_text(ignore, "# written by pytest-whileai: autosaved runs stay local\nruns/\n")
+            try:
+                atomic_write_text(ignore, "# written by pytest-whileai: autosaved runs stay local\nruns/\n")
+            except FileExistsError:
+                pass  # another process wrote it first
 
     def save(self, doc: Mapping[str, Any], name: str) -> Path:
         """Write ``baselines/<name>.json`` (replacing an older one, atomically)."""
@@ -193,29 +205,56 @@ class Store:
         files = [p for p in self.runs.iterdir() if _RUN_FILE.match(p.name)]
         return sorted(files, key=lambda p: int(_RUN_FILE.match(p.name).group(1)))  # type: ignore[union-attr]
 
-    def autosave(self, doc: Mapping[str, Any]) -> Path:
-        """Write ``runs/NNNN_<branch>_<commit>.json`` with the next free number."""
+    def autosave(self, doc: Mapping[str, Any], *, attempts: int = D.STORE_CLAIM_ATTEMPTS) -> Path:
+        """Write ``runs/NNNN_<branch>_<commit>.json`` with the next free number, race-free.
+
+        A number is claimed by creating ``runs/.NNNN.claim`` exclusively (``O_CREAT|O_EXCL``); the holder
+        checks that no finished run has that number, links its file into place (``atomic_write_text``), and
+        drops the claim. So processes autosaving at once never share a number nor lose a run.
+        """
         self._prepare()
-        files = self.run_files()
-        number = int(_RUN_FILE.match(files[-1].name).group(1)) + 1 if files else 1  # type: ignore[union-attr]
+        self.runs.mkdir(parents=True, exist_ok=True)
         info = doc.get("commit_info") or {}
         branch = re.sub(r"[^A-Za-z0-9._-]+", "-", str(info.get("branch") or "nobranch"))
         commit = str(info.get("id") or "nocommit")[:12] + ("-dirty" if info.get("dirty") else "")
-        path = self.runs / f"{number:04d}_{branch}_{commit}.json"
-        return atomic_write_text(path, dump_document(doc), overwrite=False)
+        text = dump_document(doc)
+        number = self._next_number()
+        for _ in range(attempts):
+            claim = self.runs / f".{number:04d}.claim"
+            try:
+                os.close(os.open(claim, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+            except FileExistsError:
+                number = max(number + 1, self._next_number())
+                continue
+            try:
+                if not self._taken(number):
+                    return atomic_write_text(self.runs / f"{number:04d}_{branch}_{commit}.json", text)
+            finally:
+                claim.unlink()
+            number = max(number + 1, self._next_number())
+        raise OSError(f"could not claim a run number under {self.runs} in {attempts} attempts; "
+                      f"remove stale .NNNN.claim files there")
+
+    def _next_number(self) -> int:
+        files = self.run_files()
+        return int(_RUN_FILE.match(files[-1].name).group(1)) + 1 if files else 1  # type: ignore[union-attr]
+
+    def _taken(self, number: int) -> bool:
+        return any(int(_RUN_FILE.match(p.name).group(1)) == number for p in self.run_files())  # type: ignore[union-attr]
 
     def resolve(self, spec: str, *, head: str | None = None) -> Path:
         """Find the baseline file for ``spec``: a path, a saved name, ``latest``, or the latest run of a branch.
 
         For a branch, runs at a commit other than ``head`` are preferred (the baseline of a rerun is the
-        previous commit's run), falling back to the newest run of that branch.
+        previous commit's run), falling back to the newest run of that branch. When nothing matches, the
+        ``MissingBaseline`` names what the store holds and the closest name to ``spec``.
         """
         spec = str(spec).strip()
         path = Path(spec)
         if spec.endswith(".json") or os.sep in spec or "/" in spec:
             if path.is_file():
                 return path
-            raise MissingBaseline(f"no baseline file at {path}")
+            raise self._missing(spec, f"no baseline file at {path}")
         named = self.baselines / f"{spec}.json"
         if named.is_file():
             return named
@@ -223,22 +262,52 @@ class Store:
         if spec in ("latest", "last"):
             if runs:
                 return runs[-1]
-            raise MissingBaseline(f"--wai-baseline={spec}: no autosaved runs under {self.runs} yet "
-                                  "(run once with --wai-autosave)")
-        on_branch: list[Path] = []
+            raise self._missing(spec, f"--wai-baseline={spec}: no autosaved runs under {self.runs} yet "
+                                      "(run once with --wai-autosave)")
+        on_branch = [p for p, branch in self._run_branches(runs) if branch == spec]
+        if on_branch:
+            others = [p for p in on_branch if head is None or not _same_commit(p, head)]
+            return (others or on_branch)[-1]
+        raise self._missing(spec, f"--wai-baseline={spec}: no saved baseline {named} and no autosaved run of "
+                                  f"branch {spec!r} under {self.runs}")
+
+    def saved_names(self) -> list[str]:
+        if not self.baselines.is_dir():
+            return []
+        return sorted(p.stem for p in self.baselines.glob("*.json") if p.is_file())
+
+    def _run_branches(self, runs: list[Path]) -> list[tuple[Path, str | None]]:
+        out = []
         for p in runs:
             try:
                 info = json.loads(p.read_text(encoding="utf-8")).get("commit_info") or {}
             except (OSError, ValueError, AttributeError):
                 continue  # a broken autosave never shadows a good one; it is reported if named directly
-            if info.get("branch") == spec:
-                on_branch.append(p)
-        if on_branch:
-            others = [p for p in on_branch if head is None or not _same_commit(p, head)]
-            return (others or on_branch)[-1]
-        raise MissingBaseline(f"--wai-baseline={spec}: no saved baseline {named} and no autosaved run of branch "
-                              f"{spec!r} under {self.runs}; save one with --wai-save={spec} (or --wai-autosave on "
-                              f"branch {spec})")
+            out.append((p, info.get("branch")))
+        return out
+
+    def _missing(self, spec: str, what: str) -> MissingBaseline:
+        """The error for a baseline that is not there: with the names the store holds and the closest one, or,
+        for an empty store (a first run), how to save one."""
+        saved = self.saved_names()
+        runs = self.run_files()
+        branches = sorted({b for _, b in self._run_branches(runs) if b})
+        names = saved + [b for b in branches if b not in saved] + (["latest"] if runs else [])
+        if not names:
+            return MissingBaseline(f"{what}; the store {self.root} is empty (a first run?): save a baseline with "
+                                   f"--wai-save={spec if _SAVE_NAME.match(spec) else 'NAME'} (or --wai-autosave) "
+                                   "and compare to it with --wai-baseline=NAME")
+        close = difflib.get_close_matches(spec, names, n=1, cutoff=0.5)
+        hint = f"did you mean --wai-baseline={close[0]}? " if close else ""
+        listing = []
+        if saved:
+            listing.append("saved baselines: " + ", ".join(saved))
+        if branches:
+            listing.append("branches with autosaved runs: " + ", ".join(branches))
+        if runs:
+            listing.append("'latest' (the newest autosaved run)")
+        new = f" (or create it: --wai-save={spec})" if _SAVE_NAME.match(spec) else ""
+        return MissingBaseline(f"{what}; {hint}the store {self.root} holds " + "; ".join(listing) + new, names)
 
 
 def _same_commit(path: Path, head: str) -> bool:

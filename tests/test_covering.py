@@ -2,7 +2,7 @@ import itertools
 
 import pytest
 
-from whileai_core.covering import all_pairs, covering_array, pair_coverage
+from whileai_core.covering import all_pairs, covering_array, pair_coverage, pairs_of
 
 
 def brute_force_missing(rows, axes):
@@ -53,3 +53,25 @@ def test_bad_axes():
         covering_array({"a": ["x"]}, n=0)
     with pytest.raises(ValueError, match="strength"):
         covering_array({"a": ["x"], "b": ["y"]}, strength=3)
+
+
+def test_grow_along_appends_a_block_and_keeps_every_earlier_row():
+    axes = {"tool": ["a", "b"], "ws": ["p", "m", "e"], "st": ["o", "h", "u", "x"], "c": ["s", "1", "2", "3"]}
+    rows = covering_array(axes, grow_along="tool")
+    assert brute_force_missing(rows, axes) == []
+    grown = covering_array({**axes, "tool": ["a", "b", "c"]}, grow_along="tool")
+    assert brute_force_missing(grown, {**axes, "tool": ["a", "b", "c"]}) == []
+    assert all(r in grown for r in rows)  # no earlier cell is lost
+    # one value: the same rows as the plain greedy array; several: the rows that add the most pairs come first,
+    # so a budget that cuts the cycle short keeps as many pairs as it can
+    single = {**axes, "tool": ["a"]}
+    assert covering_array(single, grow_along="tool") == covering_array(single)
+    gains, covered = [], set()
+    for r in rows:
+        gains.append(len(pairs_of(r, list(axes)) - covered))
+        covered |= pairs_of(r, list(axes))
+    assert gains == sorted(gains, reverse=True)
+    longer = covering_array(axes, n=len(rows) + 7, grow_along="tool")
+    assert longer[: len(rows)] == rows
+    with pytest.raises(ValueError, match="grow_along='tools' is not an axis"):
+        covering_array(axes, grow_along="tools")

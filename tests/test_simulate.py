@@ -245,3 +245,21 @@ def test_context_reaches_rollout_worker_threads():
 
     run(agent=agent, repeats=2, budget=8, concurrency=4)
     assert seen == {"caller"}
+
+
+def test_task_ids_come_from_the_cell_and_survive_a_new_tool():
+    from whileai_core.situations import task_id
+
+    @wai.tool
+    def cancel_order(order_id: str) -> dict:
+        """Cancel an order by id."""
+
+    @wai.tool
+    def refund_order(order_id: str) -> dict:
+        """Refund an order by id."""
+
+    old = situations([get_order])
+    two = situations([get_order, cancel_order])
+    three = situations([get_order, cancel_order, refund_order])
+    assert {s.task_id for s in old} <= {s.task_id for s in two} <= {s.task_id for s in three}
+    assert all(s.task_id == task_id(s.scenario) for s in two)  # all cells of one array are distinct

@@ -10,15 +10,9 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-try:  # pragma: no cover - depends on how the package was installed
-    from importlib.metadata import PackageNotFoundError, version as _dist_version
+from whileai_core import distribution_version as _distribution_version
 
-    try:
-        __version__ = _dist_version("whileai")
-    except PackageNotFoundError:
-        __version__ = "0.0.0"
-except ImportError:  # pragma: no cover
-    __version__ = "0.0.0"
+__version__ = _distribution_version()  # of the pytest-whileai distribution
 
 # public name -> (module, attribute); attribute None means the module itself (a namespace).
 _LAZY: dict[str, tuple[str, str | None]] = {

@@ -63,54 +63,101 @@ def pair_coverage(cells: Sequence[Mapping[str, str]], axes: Mapping[str, Sequenc
 
 
 def covering_array(axes: Mapping[str, Sequence[str]], *, n: int | None = None,
-                   strength: int = COVERING_STRENGTH) -> list[Cell]:
+                   strength: int = COVERING_STRENGTH, grow_along: str | None = None) -> list[Cell]:
     """A strength-2 covering array over ``axes``.
 
     With ``n=None`` it returns the rows that cover every pair once. With ``n`` larger than that it keeps
     going, covering every pair again in a fresh cycle (with rotated tie-breaks, so the new rows differ), and
     returns exactly ``n`` rows; with ``n`` smaller it returns the first ``n`` (which cover the most pairs).
+    A larger ``n`` therefore only appends rows: the rows of a smaller ``n`` are its prefix.
+
+    ``grow_along`` names an axis that is expected to grow (the tools of a suite). The array is then built in
+    blocks, one per value of that axis in the given order, each block covering the pairs its value takes part
+    in plus whatever the earlier blocks left uncovered. Appending a value to that axis only appends a block:
+    every earlier row is kept. Within a cycle the blocks are interleaved row by row, so a small ``n`` still
+    spreads over every value.
     """
     if strength not in (1, 2):
         raise ValueError(f"strength= must be 1 or 2 (pairwise); got {strength!r}")
     if n is not None and (not isinstance(n, int) or isinstance(n, bool) or n < 1):
         raise ValueError(f"n= must be an int >= 1 or None; got {n!r}")
     ax = _check_axes(axes)
-    names = [name for name, _ in ax]
-    values = dict(ax)
+    if grow_along is not None and grow_along not in dict(ax):
+        raise ValueError(f"grow_along={grow_along!r} is not an axis; axes are {[name for name, _ in ax]}")
     if len(ax) == 1 or strength == 1:
         width = max(len(v) for _, v in ax)
         base = [{name: vals[i % len(vals)] for name, vals in ax} for i in range(width)]
         return _extend_cycles(base, n)
     rows: list[Cell] = []
     cycle = 0
-    while True:
-        uncovered = all_pairs(axes)
-        ordered = sorted(uncovered, key=lambda p: (names.index(p[0][0]), values[p[0][0]].index(p[0][1]),
-                                                   names.index(p[1][0]), values[p[1][0]].index(p[1][1])))
-        while uncovered:
-            if n is not None and len(rows) >= n:
-                return rows
-            seed_pair = next(p for p in ordered if p in uncovered)
-            cell: Cell = {seed_pair[0][0]: seed_pair[0][1], seed_pair[1][0]: seed_pair[1][1]}
-            for name in names:
-                if name in cell:
-                    continue
-                vals = values[name]
-                rot = cycle % len(vals)
-                candidates = vals[rot:] + vals[:rot]
-                best, best_gain = candidates[0], -1
-                for v in candidates:
-                    gain = sum(1 for other, ov in cell.items()
-                               if _norm_pair((name, v), (other, ov), names) in uncovered)
-                    if gain > best_gain:
-                        best, best_gain = v, gain
-                cell[name] = best
-            ordered_cell = {name: cell[name] for name in names}
-            uncovered -= pairs_of(ordered_cell, names)
-            rows.append(ordered_cell)
+    while n is None or len(rows) < n:
+        rows.extend(_cycle(ax, cycle, grow_along))
         cycle += 1
-        if n is None or len(rows) >= n:
-            return rows if n is None else rows[:n]
+        if n is None:
+            break
+    return rows if n is None else rows[:n]
+
+
+def _cycle(ax: list[tuple[str, list[str]]], cycle: int, grow_along: str | None) -> list[Cell]:
+    """One full cover: a single greedy pass, or one greedy block per value of ``grow_along``, interleaved."""
+    if grow_along is None:
+        return _greedy(ax, cycle, all_pairs(dict(ax)))
+    blocks = []
+    covered: set = set()
+    for value in dict(ax)[grow_along]:
+        pinned = [(name, [value] if name == grow_along else vals) for name, vals in ax]
+        block = _greedy(pinned, cycle, all_pairs(dict(pinned)) - covered)
+        for row in block:
+            covered |= pairs_of(row, [name for name, _ in ax])
+        blocks.append(block)
+    if len(blocks) == 1:
+        return blocks[0]
+    interleaved = [block[i] for i in range(max(len(b) for b in blocks)) for block in blocks if i < len(block)]
+    return _most_new_pairs_first(interleaved, [name for name, _ in ax])
+
+
+def _most_new_pairs_first(rows: list[Cell], names: list[str]) -> list[Cell]:
+    """The same rows, reordered so each next row covers the most pairs not yet covered (ties keep the given
+    order): a budget that cuts the cycle short keeps as many pairs as the rows allow."""
+    left = list(rows)
+    covered: set = set()
+    out = []
+    while left:
+        gains = [len(pairs_of(r, names) - covered) for r in left]
+        best = gains.index(max(gains))
+        covered |= pairs_of(left[best], names)
+        out.append(left.pop(best))
+    return out
+
+
+def _greedy(ax: list[tuple[str, list[str]]], cycle: int, uncovered: set) -> list[Cell]:
+    """AETG (Cohen et al. 1997): each row starts from the first uncovered pair, then every other axis takes
+    the value that covers the most uncovered pairs (ties: the first value after rotating by ``cycle``)."""
+    names = [name for name, _ in ax]
+    values = dict(ax)
+    ordered = sorted(uncovered, key=lambda p: (names.index(p[0][0]), values[p[0][0]].index(p[0][1]),
+                                               names.index(p[1][0]), values[p[1][0]].index(p[1][1])))
+    rows: list[Cell] = []
+    while uncovered:
+        seed_pair = next(p for p in ordered if p in uncovered)
+        cell: Cell = {seed_pair[0][0]: seed_pair[0][1], seed_pair[1][0]: seed_pair[1][1]}
+        for name in names:
+            if name in cell:
+                continue
+            vals = values[name]
+            rot = cycle % len(vals)
+            candidates = vals[rot:] + vals[:rot]
+            best, best_gain = candidates[0], -1
+            for v in candidates:
+                gain = sum(1 for other, ov in cell.items()
+                           if _norm_pair((name, v), (other, ov), names) in uncovered)
+                if gain > best_gain:
+                    best, best_gain = v, gain
+            cell[name] = best
+        ordered_cell = {name: cell[name] for name in names}
+        uncovered = uncovered - pairs_of(ordered_cell, names)
+        rows.append(ordered_cell)
+    return rows
 
 
 def _norm_pair(a: tuple[str, str], b: tuple[str, str], names: Sequence[str]):

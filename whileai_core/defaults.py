@@ -164,6 +164,7 @@ GATE_MIN_PAIRED_SHARE = 0.5  # fewer paired than this share of the scenarios tha
 GATE_NODEID = "whileai::suite_gate"  # the pseudo test id under which a red gate is reported to pytest and JUnit; naming convention
 RUN_SCHEMA = "whileai.run/1"  # run-document schema id (major version after the slash); this repo's docs/plugin.md
 STORE_DIR = ".whileai"  # default baseline store, ini wai_storage; Hypothesis .hypothesis/ and pytest-benchmark .benchmarks/ convention
+STORE_CLAIM_ATTEMPTS = 10_000  # run numbers --wai-autosave tries before giving up; far above any plausible count of CI jobs autosaving into one store at once (this repo's docs/plugin.md)
 SCENARIO_ID_CHARS = 32  # characters of the readable part of a scenario test id; convention, untested
 GITHUB_MAX_ANNOTATIONS = 10  # ::error lines per step GitHub shows (per-step cap, GitHub docs "Workflow commands"); convention
 PLUGIN_TABLE_ROWS = 50  # scenario rows printed in the terminal table before "... N more"; convention, untested

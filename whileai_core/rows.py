@@ -170,9 +170,12 @@ def read_jsonl(path: str | os.PathLike[str]) -> list[Row]:
 
 
 def atomic_write_text(path: str | os.PathLike[str], text: str, *, overwrite: bool = False) -> Path:
-    """Write text to ``path`` through a temp file and rename, so a crash never leaves half a file.
+    """Write text to ``path`` through a unique temp file beside it, so a crash never leaves half a file and
+    concurrent writers never share a temp file.
 
-    Refuses to replace an existing file unless ``overwrite=True``.
+    ``overwrite=True`` replaces ``path`` atomically (``os.replace``; the last writer wins, whole). Without it
+    the file is claimed atomically (``os.link`` of the finished temp file, which fails if ``path`` exists):
+    of two writers racing for one name exactly one succeeds, the other gets ``FileExistsError``.
     """
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"path= must be a file path (str or Path); got {type(path).__name__}")
@@ -188,14 +191,27 @@ def atomic_write_text(path: str | os.PathLike[str], text: str, *, overwrite: boo
             fh.write(text)
             fh.flush()
             os.fsync(fh.fileno())
-        os.replace(tmp, p)
-    except BaseException:
+        if overwrite:
+            os.replace(tmp, p)
+        else:
+            _claim(tmp, p)
+    finally:
         try:
             os.unlink(tmp)
         except OSError:
-            pass
-        raise
+            pass  # already renamed into place
     return p
+
+
+def _claim(tmp: str, p: Path) -> None:
+    """Put the finished ``tmp`` at ``p`` only if ``p`` does not exist, atomically."""
+    try:
+        os.link(tmp, p)
+    except FileExistsError:
+        raise FileExistsError(f"{p} exists; pass overwrite=True to replace it, or choose another path") from None
+    except OSError:  # a file system without hard links: claim the name exclusively, then fill it by rename
+        os.close(os.open(p, os.O_CREAT | os.O_EXCL | os.O_WRONLY))  # raises FileExistsError if taken
+        os.replace(tmp, p)
 
 
 def write_jsonl(path: str | os.PathLike[str], rows: Iterable[Mapping[str, Any]], *, overwrite: bool = False) -> Path:

@@ -113,12 +113,9 @@ def _check_output(out: Any) -> tuple[list[dict[str, Any]], str, dict[str, Any]]:
 
 @functools.lru_cache(maxsize=1)
 def _version() -> str:
-    try:
-        from importlib.metadata import version
+    from whileai_core import distribution_version
 
-        return version("whileai")
-    except Exception:  # an uninstalled source tree
-        return "0.0.0"
+    return distribution_version()
 
 
 def _is_infra_error(exc: BaseException) -> bool:

@@ -124,6 +124,24 @@ def coverage_axes(tools: Sequence[Tool], *, stances: Sequence[str] = STANCES,
     }
 
 
+def task_id(cell: Mapping[str, str], occurrence: int = 0) -> str:
+    """The key of a covering-array scenario: a hash of its own cell (tool, world state, stance, tool
+    condition) and how many equal cells came before it; never of the other tools or of its position, so
+    adding a tool or raising the budget keeps every existing scenario's key (and its baseline). The leading
+    ``[tool]`` keeps the keys of single-tool suites (whose tool list was hashed before) unchanged."""
+    return "sc-" + stable_id([cell["tool"]], dict(cell), occurrence)
+
+
+def _occurrences(cells: Sequence[Mapping[str, str]]) -> list[int]:
+    seen: dict[str, int] = {}
+    out = []
+    for cell in cells:
+        base = stable_id(dict(cell))
+        out.append(seen.get(base, 0))
+        seen[base] = out[-1] + 1
+    return out
+
+
 def _entity_id(t: Tool, task_id: str) -> str:
     noun = noun_of(t).replace(" ", "")
     prefix = (noun[:1] or "R").upper()
@@ -148,22 +166,18 @@ def situations(tools: Sequence[Any], system_prompt: str | None = None, *, n: int
 
     ``n=None`` gives exactly the cells that cover every pair; a larger ``n`` starts a new covering cycle.
     Of the cells whose tool condition is a fault, ``round(fault_share * count)`` keep their fault (chosen by
-    a seeded hash, so the planned share is exact); the rest run clean. Task ids depend on the cell and its
-    position only, not on ``seed``, so two runs of the same suite pair task by task.
+    a seeded hash, so the planned share is exact); the rest run clean. Task ids come from each cell's own
+    content (``task_id``), not from ``seed``, the other tools or the cell's position, and the array grows by
+    appending (a new tool appends its block, a larger ``n`` appends rows): two runs of a suite pair task by
+    task, and so do the kept scenarios of a suite that gained a tool or a budget.
     """
     if not 0.0 <= float(fault_share) <= 1.0:
         raise ValueError(f"fault_share= must be in [0, 1]; got {fault_share!r}")
     tool_objs = as_tools(tools)
     axes = coverage_axes(tool_objs, stances=stances, world_states=world_states, conditions=conditions)
-    cells = covering_array(axes, n=n)
+    cells = covering_array(axes, n=n, grow_along="tool")
     by_name = {t.name: t for t in tool_objs}
-    ids = []
-    seen: dict[str, int] = {}
-    for cell in cells:
-        base = stable_id(sorted(by_name), cell)
-        occurrence = seen.get(base, 0)
-        seen[base] = occurrence + 1
-        ids.append("sc-" + stable_id(sorted(by_name), cell, occurrence))
+    ids = [task_id(cell, occurrence) for cell, occurrence in zip(cells, _occurrences(cells))]
     fault_cells = [i for i, c in enumerate(cells) if c["tool_condition"] != "success"]
     keep = round(float(fault_share) * len(fault_cells))
     kept = set(sorted(fault_cells, key=lambda i: uniform(seed, "fault", ids[i]))[:keep])
@@ -192,7 +206,7 @@ def coverage_report(scenarios: Sequence[Scenario], tools: Sequence[Any], **axes_
     """Pairs planned and covered by these situations."""
     axes = coverage_axes(as_tools(tools), **axes_kw)
     covered, planned = pair_coverage([s.scenario for s in scenarios], axes)
-    full = len(covering_array(axes))
+    full = len(covering_array(axes, grow_along="tool"))
     return {"pairs_planned": planned, "pairs_covered": covered,
             "fraction": round(covered / planned, 4) if planned else 1.0, "situations_for_full_cover": full}
 

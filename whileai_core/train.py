@@ -49,7 +49,7 @@ from whileai_core.defaults import (
 )
 from whileai_core.rows import Row, RowList, as_rows, group_rows, stable_id, task_key
 
-INSTALL_HINT = "pip install 'whileai[train]'  (pins torch==2.13.0, trl==1.16.0, transformers==5.24.0)"
+INSTALL_HINT = "pip install 'pytest-whileai[train]'  (pins torch==2.13.0, trl==1.16.0, transformers==5.24.0)"
 
 
 def _require_train_extra() -> None:

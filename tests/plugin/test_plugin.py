@@ -16,12 +16,12 @@ def test_save_then_rerun_unchanged_is_green(run, example):
     assert first.ret == 0
     doc = _doc(example)
     assert doc["schema"] == "whileai.run/1" and doc["fingerprint"]["items"]["run_info"]["judge"] == "judge_v1"
-    assert len(doc["scenarios"]) == 26 and all(len(s["rewards"]) == s["k"] for s in doc["scenarios"])
+    assert len(doc["scenarios"]) == 32 and all(len(s["rewards"]) == s["k"] for s in doc["scenarios"])
     assert {s["k"] for s in doc["scenarios"]} == {4, 8}
     again = run("--wai-baseline=main")
     assert again.ret == 0
-    again.stdout.fnmatch_lines(["*suite gate: no regression: pass@1 * delta +0.000 *n=26 paired scenarios*"])
-    again.assert_outcomes(passed=26)
+    again.stdout.fnmatch_lines(["*suite gate: no regression: pass@1 * delta +0.000 *n=32 paired scenarios*"])
+    again.assert_outcomes(passed=32)
 
 
 def test_worse_agent_is_red_with_the_delta(run, example, monkeypatch):
@@ -31,7 +31,7 @@ def test_worse_agent_is_red_with_the_delta(run, example, monkeypatch):
     assert worse.ret == 1
     worse.stdout.fnmatch_lines([
         ("*suite gate: REGRESSION: pass@1 0.* -> 0.*, delta -0.* [[]-0.*, -0.*[]] (95% scenario bootstrap), "
-         "permutation p=*, n=26 paired scenarios*"),
+         "permutation p=*, n=32 paired scenarios*"),
     ])
     # the per-test floor of the pinned test fails with counts, interval, baseline, delta and a reproduce line
     worse.stdout.fnmatch_lines([
@@ -63,7 +63,7 @@ def test_incompatible_baselines_are_refused(run, example, monkeypatch):
     # a different k: the scenarios cannot be paired; the run goes red, saying why
     res = run("--wai-baseline=main", "--wai-trials=6", "-k", "order_desk")
     assert res.ret == 1
-    res.stdout.fnmatch_lines([("*suite gate: REFUSED: the baseline is not comparable for 25 scenario(s)*"
+    res.stdout.fnmatch_lines([("*suite gate: REFUSED: the baseline is not comparable for 31 scenario(s)*"
                                "k=6 trials now but k=4 in the baseline*")])
     # another configuration fingerprint: refused before any test runs
     res2 = run("--wai-baseline=main", "--wai-fingerprint=gpt-5")
@@ -106,9 +106,9 @@ def test_junit_xml_carries_the_properties(run, example, monkeypatch):
     suite = next(iter(xml))
     props = {p.name: p.value for p in suite.properties()}
     assert props["whileai.gate"] == "regression" and float(props["whileai.delta"]) < 0
-    assert float(props["whileai.p"]) <= 0.05 and props["whileai.n_paired"] == "26"
+    assert float(props["whileai.p"]) <= 0.05 and props["whileai.n_paired"] == "32"
     cases = {c.name: c for c in (TestCase.fromelem(e) for e in suite)}
-    assert len(cases) == 26
+    assert len(cases) == 32
     refund = cases["test_refund_question"]
     cp = {p.name: p.value for p in refund.properties()}
     assert cp["k"] == "8" and cp["baseline_n"] == "8" and float(cp["ci_low"]) <= float(cp["pass@1"])

@@ -266,7 +266,7 @@ def test_junit_build_parses_with_junitparser(tmp_path: Path):
 
 @pytest.mark.slow
 def test_gate_false_alarm_rate_on_the_seeded_agent_a_a():
-    """A/A on the real engine: the same seeded agent (share 1/3) under independent agent seeds, 25 covering-array
+    """A/A on the real engine: the same seeded agent (share 1/3) under independent agent seeds, 31 covering-array
     scenarios x k=4 through ``simulate.rollout``; over 120 pairs the gate's red rate stays at or under alpha."""
     import whileai as wai
     from whileai_core.simulate import rollout
