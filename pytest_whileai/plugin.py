@@ -170,9 +170,11 @@ class ControllerHooks:
 def pytest_runtestloop(session: pytest.Session) -> Any:
     out = yield
     wai = _wai(session.config)
+    if session.config.option.collectonly:
+        return out
     if wai is not None and not wai.worker and (wai.results or wai.baseline is not None or wai.failed_workers):
         from pytest_whileai.gate import compute_gate
-        from pytest_whileai.verdict import gate_reports
+        from pytest_whileai.verdict import forget_gate_failure, gate_reports
 
         s = wai.settings
         wai.gate = compute_gate(wai.results, wai.baseline_index if wai.baseline is not None else None,
@@ -183,6 +185,8 @@ def pytest_runtestloop(session: pytest.Session) -> Any:
         session.testscollected += bool(reports)  # one more test, so the progress counter ends at 100%
         for report in reports:
             session.config.hook.pytest_runtest_logreport(report=report)
+        if not reports:
+            forget_gate_failure(session.config)
     return out
 
 

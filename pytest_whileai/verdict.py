@@ -85,3 +85,11 @@ def gate_reports(gate: Any) -> list[TestReport]:
     teardown = TestReport(D.GATE_NODEID, location, keywords, "passed", None, "teardown",
                           user_properties=gate_properties(gate))
     return [call, teardown]
+
+
+def forget_gate_failure(config: Any) -> None:
+    """After a gate that is not red, drop a red gate of an earlier run from pytest's ``--lf`` cache (no report of
+    the pseudo test passes to clear it, because a green gate sends none)."""
+    lf = config.pluginmanager.get_plugin("lfplugin")
+    if lf is not None and isinstance(getattr(lf, "lastfailed", None), dict):
+        lf.lastfailed.pop(D.GATE_NODEID, None)
