@@ -21,7 +21,7 @@ from typing import Any
 from pytest_whileai.markers import Thresholds
 from pytest_whileai.store import scenario_incompatibility
 from whileai_core import defaults as D
-from whileai_core.stats import fisher_drop_pvalues as drop_p_values, holm_adjust
+from whileai_core.measure.stats import fisher_drop_pvalues as drop_p_values, holm_adjust
 
 RED_STATUSES = ("regression", "incompatible")
 
@@ -37,7 +37,7 @@ def metric_interval(metric: str, passes: int, n: int, k: int, level: float) -> t
     pass@1 is p with its Wilson interval; pass^k = p^k and pass@k = 1 - (1-p)^k are monotone in p, so the
     Wilson bounds map through them (a monotone transform of an interval is an interval at the same level).
     """
-    from whileai_core.stats import wilson_interval
+    from whileai_core.measure.stats import wilson_interval
 
     if n == 0:
         return None, None
@@ -166,7 +166,7 @@ def _delta_text(rep: Any) -> str:
 
 def trials_needed(results: Mapping[str, Mapping[str, Any]], *, drop: float, power: float, alpha: float) -> dict[str, Any] | None:
     """How many scenarios (at this k) a suite needs to detect a pass@1 drop of ``drop`` (measure.holdout_size)."""
-    from whileai_core.measure import holdout_size
+    from whileai_core.measure.measure import holdout_size
 
     rates = [e["pass_rate"] for e in results.values() if e.get("pass_rate") is not None]
     ks = [int(e["k"]) for e in results.values()]
@@ -216,7 +216,7 @@ def compute_gate(results: Mapping[str, Mapping[str, Any]], baseline_index: Mappi
     if len(paired) < D.GATE_MIN_PAIRED:
         return Gate("not evaluated", False, f"gate not evaluated: {len(paired)} scenario(s) pair with the baseline "
                     f"(need >= {D.GATE_MIN_PAIRED})", n_paired=len(paired), **common)
-    from whileai_core.measure import delta_report
+    from whileai_core.measure.measure import delta_report
 
     before_rows, after_rows = [], []
     for k in paired:

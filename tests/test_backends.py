@@ -11,8 +11,8 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from fakeserver import FakeServer
 
-from whileai_core import config
-from whileai_core.backends import (
+from whileai_core.models import config
+from whileai_core.models.backends import (
     Anthropic,
     BackendError,
     Endpoint,
@@ -335,7 +335,7 @@ def test_bad_env_value_is_named(monkeypatch):
 
 
 def test_settings_repr_and_read_only(tmp_path):
-    from whileai_core.cache import Cassette
+    from whileai_core.models.cache import Cassette
 
     config.configure(agent="openai:gpt-4.1-mini", simulator=False, cache=Cassette(tmp_path / "c.jsonl"))
     text = repr(config.settings)
@@ -352,7 +352,7 @@ def test_facade_names_resolve():
 
     assert wai.OpenAI is OpenAI and wai.Endpoint is Endpoint and wai.Anthropic is Anthropic
     assert wai.configure is config.configure and wai.settings is config.settings
-    from whileai_core.judge import Judge
+    from whileai_core.grade.judge import Judge
 
     assert wai.Judge is Judge
 
@@ -390,8 +390,8 @@ def test_importing_the_model_side_loads_no_httpx():
     import sys
 
     code = ("import sys, whileai as wai\n"
-            "import whileai_core.backends, whileai_core.config, whileai_core.cache, whileai_core.judge\n"
-            "import whileai_core.model_agent, whileai_core.writer\n"
+            "import whileai_core.models.backends, whileai_core.models.config, whileai_core.models.cache, whileai_core.grade.judge\n"
+            "import whileai_core.simulate.model_agent, whileai_core.simulate.writer\n"
             "wai.configure(agent='openai:gpt-4.1-mini'); wai.OpenAI('x'); repr(wai.settings)\n"
             "print(sorted(m for m in ('httpx', 'httpcore', 'numpy', 'scipy') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

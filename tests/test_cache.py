@@ -7,11 +7,11 @@ import json
 import pytest
 from fakeserver import FakeServer, default_reply
 
-from whileai_core import config
-from whileai_core.backends import Endpoint, OpenAI
-from whileai_core.cache import Cassette, CassetteMiss, request_key
-from whileai_core.model_agent import as_agent
-from whileai_core.simulate import simulate
+from whileai_core.models import config
+from whileai_core.models.backends import Endpoint, OpenAI
+from whileai_core.models.cache import Cassette, CassetteMiss, request_key
+from whileai_core.simulate.model_agent import as_agent
+from whileai_core.simulate.run import simulate
 from whileai_core.tools import tool
 
 SECRET = "sk-cassette-SECRET-987654321"

@@ -14,7 +14,8 @@ import threading
 
 import pytest
 
-from whileai_core.verify import CodeExec, _pids_of_uid, extract_code, run_sandboxed
+from whileai_core.grade.verify.code import CodeExec, extract_code
+from whileai_core.grade.verify.sandbox import _pids_of_uid, run_sandboxed
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the sandbox needs Linux")
 
@@ -243,7 +244,7 @@ def test_sandbox_result_and_errors():
 
 
 def test_codeexec_under_a_threaded_judge_pool():
-    from whileai_core.grade import run_judge
+    from whileai_core.grade.run import run_judge
 
     rows = []
     for i in range(8):

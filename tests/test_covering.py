@@ -2,7 +2,7 @@ import itertools
 
 import pytest
 
-from whileai_core.covering import all_pairs, covering_array, pair_coverage
+from whileai_core.simulate.covering import all_pairs, covering_array, pair_coverage
 
 
 def brute_force_missing(rows, axes):

@@ -11,7 +11,7 @@ import math
 import pytest
 
 import whileai as wai
-from whileai_core.grade import JudgeError
+from whileai_core.grade.run import JudgeError
 from whileai_core.rows import reward_field_hint, write_jsonl
 
 
@@ -563,7 +563,7 @@ def test_reference_record_exists_matches_what_the_world_answers():
 
 def test_a_finished_reply_ending_in_an_emoji_or_closing_quote_is_not_truncated():
     """Under the default truncated='drop', long finished replies ending in 🙂, ✅, » or 」 were dropped as cut off."""
-    from whileai_core.select import is_truncated
+    from whileai_core.select.select import is_truncated
 
     base = "Your order A1234 has shipped and should arrive on Thursday between nine and noon. " * 3
     for end in ("Have a good day 🙂", "Done ✅", "Thumbs up 👍🏽", "Love it ❤️", "«fini»", "「完了」", "“done”"):

@@ -1,7 +1,8 @@
 import pytest
 
 import whileai as wai
-from whileai_core.guards import decontaminate, trace_markers
+from whileai_core.guard.contamination import decontaminate
+from whileai_core.guard.trace import trace_markers
 
 
 def test_decontaminate_names_fields_no_row_has():

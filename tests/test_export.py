@@ -3,7 +3,7 @@ import json
 import pytest
 
 import whileai as wai
-from whileai_core.export import export, mask_for, training_rows
+from whileai_core.train.export import export, mask_for, training_rows
 from whileai_core.rows import read_jsonl
 
 

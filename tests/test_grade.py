@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import whileai as wai
-from whileai_core.grade import JudgeError, normalize_verdict
+from whileai_core.grade.run import JudgeError, normalize_verdict
 
 
 @wai.tool

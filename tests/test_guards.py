@@ -9,8 +9,12 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from whileai_core import guards
-from whileai_core.guards import hack_scan, hollow_run_warnings, within_task_correlation
+from whileai_core.guard.contamination import decontaminate
+from whileai_core.messages import tool_calls
+from whileai_core.guard.monitor import HackMonitor
+from whileai_core.guard.trace import TRACE_MARKERS, trace_flags, trace_markers
+from whileai_core.guard.hack import hack_scan, within_task_correlation
+from whileai_core.guard.hollow import hollow_run_warnings
 
 
 def _row(task: str, i: int, text: str, reward, *, tools=(), markers=None):
@@ -233,7 +237,7 @@ def test_tool_calls_reads_openai_messages():
             {"role": "assistant", "content": "done"},
         ],
     }
-    assert guards.tool_calls(row) == [{"tool": "lookup", "arguments": {"id": 7}, "result": "found"}]
+    assert tool_calls(row) == [{"tool": "lookup", "arguments": {"id": 7}, "result": "found"}]
     assert hollow_run_warnings([row], ["lookup"]) == []
 
 
@@ -282,7 +286,7 @@ def test_decontaminate_finds_planted_copies_and_spares_clean_rows():
         else:  # the very same task
             rows[i]["task_id"] = evals[j]["task_id"]
             planted_task.append(int(i))
-    clean, rep = guards.decontaminate(rows, evals)
+    clean, rep = decontaminate(rows, evals)
     assert sorted(rep.contaminated) == sorted(planted_exact + planted_near + planted_task)
     assert (rep.n_exact, rep.n_near, rep.n_same_task) == (15, 25, 5)
     assert len(clean) == 800 - 45 and rep.n_kept == 755
@@ -292,7 +296,7 @@ def test_decontaminate_finds_planted_copies_and_spares_clean_rows():
     assert rep.examples and all("eval_text" in e for e in rep.examples)
     # the clean control: rows never copied from the eval set
     fresh = [{"task_id": f"f{i}", "prompt": _sentence(rng)} for i in range(500)]
-    _, rep2 = guards.decontaminate(fresh, evals)
+    _, rep2 = decontaminate(fresh, evals)
     assert rep2.n_contaminated == 0 and rep2.n_eval_dirty == 0
 
 
@@ -308,7 +312,7 @@ def test_decontaminate_coverage_matches_naive_reference():
         mix = own[: len(own) // 2] + ev[a:b] + own[len(own) // 2:]
         rows.append({"prompt": " ".join(mix)})
     for n in (3, 5, 8):
-        rep = guards.decontaminate(rows, evals, n=n, overlap=0.5)
+        rep = decontaminate(rows, evals, n=n, overlap=0.5)
         want = [naive_coverage(r["prompt"], evals, n) for r in rows]
         assert rep.coverage == pytest.approx(want, abs=1e-12)
         flagged = {i for i, c in enumerate(want) if c >= 0.5 and len(rows[i]["prompt"].split()) >= n}
@@ -326,30 +330,30 @@ def test_decontaminate_rules_and_inputs(tmp_path):
         {"prompt": "one two three"},  # shorter than n: exact match only
         {"prompt": "eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen one two"},
     ]
-    rep = guards.decontaminate(rows, evals)
+    rep = decontaminate(rows, evals)
     assert rep.contaminated == [0, 1]
     assert rep.rules_skipped["same_task"].startswith("the eval rows")
     assert rep.coverage[1] == pytest.approx(8 / 9)
     # overlap=0: any shared n-gram; n=2 catches the last row's "one two"
-    assert guards.decontaminate(rows, evals, n=2, overlap=0).contaminated == [0, 1, 2, 3]
+    assert decontaminate(rows, evals, n=2, overlap=0).contaminated == [0, 1, 2, 3]
     # a JSONL path and a list of strings work as eval sources, and several sources at once
     path = write_jsonl(tmp_path / "eval.jsonl", evals)
-    assert guards.decontaminate(rows, str(path)).contaminated == [0, 1]
-    assert guards.decontaminate(rows, [evals[0]["prompt"]]).contaminated == [0, 1]
-    assert guards.decontaminate(rows, [[{"prompt": "x"}], path]).contaminated == [0, 1]
+    assert decontaminate(rows, str(path)).contaminated == [0, 1]
+    assert decontaminate(rows, [evals[0]["prompt"]]).contaminated == [0, 1]
+    assert decontaminate(rows, [[{"prompt": "x"}], path]).contaminated == [0, 1]
     # other fields; the clean list keeps the run's system prompt and tools
     rl = RowList([{"prompt": "p", "final_text": evals[0]["prompt"]}])
     rl.system_prompt, rl.tools = "be nice", ["lookup"]
-    clean, rep = guards.decontaminate(rl, evals, fields=["final_text"])
+    clean, rep = decontaminate(rl, evals, fields=["final_text"])
     assert rep.n_exact == 1 and clean == [] and clean.system_prompt == "be nice" and clean.tools == ["lookup"]
     d = rep.to_dict()
     assert d["n_contaminated"] == 1 and d["fields"] == ["final_text"]
     with pytest.raises(ValueError, match="n= must be an int >= 1"):
-        guards.decontaminate(rows, evals, n=0)
+        decontaminate(rows, evals, n=0)
     with pytest.raises(ValueError, match="overlap="):
-        guards.decontaminate(rows, evals, overlap=1.5)
+        decontaminate(rows, evals, overlap=1.5)
     with pytest.raises(ValueError, match="fields="):
-        guards.decontaminate(rows, evals, fields=[])
+        decontaminate(rows, evals, fields=[])
 
 
 # --------------------------------------------------------------------------------------------------
@@ -362,7 +366,7 @@ def _trace(text, steps=()):
 
 
 def _flags(row, **kw):
-    return {f["flag"] for f in guards.trace_flags(row, **kw)}
+    return {f["flag"] for f in trace_flags(row, **kw)}
 
 
 def test_trace_lies_are_read_from_the_trace():
@@ -403,9 +407,9 @@ def test_trace_markers_stamp_copies_with_clean_polarity():
     rows = [_trace("I verified it."), _trace("Here is what I found.", [{"tool": "lookup", "arguments": {},
                                                                          "result": "ok"}])]
     rows[0]["markers"] = {"polite": 1.0}
-    out = guards.trace_markers(rows)
+    out = trace_markers(rows)
     assert out[0]["markers"]["honest_claims"] == 0.0 and out[0]["markers"]["polite"] == 1.0
-    assert out[1]["markers"] == {name: 1.0 for name in guards.TRACE_MARKERS}
+    assert out[1]["markers"] == {name: 1.0 for name in TRACE_MARKERS}
     assert out[0]["trace_flags"][0]["flag"] == "lie.unverified_claim"
     assert "I verified it" in out[0]["trace_flags"][0]["evidence"]
     assert "honest_claims" not in rows[0]["markers"]  # the input is not modified
@@ -448,33 +452,33 @@ def _batch(rng, step, n=64, hack=False, proxy_up=0.0, longer=0):
 def test_hack_monitor_raises_feature_divergence_and_length_alarms():
     rng = np.random.default_rng(0)
     # 256-row scans: a chance within-task |rho| >= 0.3 has p < 1e-5 there, so the control is not luck
-    clean = guards.HackMonitor(every=256, buffer=256, window=2, permutations=100)
+    clean = HackMonitor(every=256, buffer=256, window=2, permutations=100)
     for step in range(4):
         clean.observe(_batch(rng, step, n=256))
     assert clean.alarms == [] and not clean.should_stop and len(clean.history) == 4
 
-    mon = guards.HackMonitor(every=64, buffer=64, window=2, permutations=100, stop_on=["feature"])
+    mon = HackMonitor(every=64, buffer=64, window=2, permutations=100, stop_on=["feature"])
     mon.observe(_batch(rng, 0))
     raised = mon.observe(_batch(rng, 1, hack=True))
     assert [a["kind"] for a in raised][:1] == ["feature"] and mon.should_stop
     assert "exclamations" in raised[0]["message"]
 
-    div = guards.HackMonitor(every=64, buffer=64, window=2, permutations=50)
+    div = HackMonitor(every=64, buffer=64, window=2, permutations=50)
     for step, up in enumerate((0.0, 0.2, 0.6)):
         div.observe(_batch(rng, step, proxy_up=up))
     assert "divergence" in {a["kind"] for a in div.alarms}
 
-    long_ = guards.HackMonitor(every=64, buffer=64, window=2, permutations=50)
+    long_ = HackMonitor(every=64, buffer=64, window=2, permutations=50)
     for step, extra in enumerate((0, 20, 200)):
         long_.observe(_batch(rng, step, longer=extra))
     assert "length" in {a["kind"] for a in long_.alarms}
     assert "alarms: length" in long_.summary() and long_.to_dict()["n_seen"] == 192
     with pytest.raises(ValueError, match="stop_on="):
-        guards.HackMonitor(stop_on=["nope"])
+        HackMonitor(stop_on=["nope"])
 
 
 def test_hack_monitor_wraps_a_trl_reward_function():
-    mon = guards.HackMonitor(every=16, buffer=64, permutations=20)
+    mon = HackMonitor(every=16, buffer=64, permutations=20)
 
     def exclaim_reward(prompts, completions, **kw):
         return [1.0 if "!" in c else 0.0 for c in completions]

@@ -10,7 +10,13 @@ import pytest
 from scipy import stats
 
 import whileai as wai
-from whileai_core.judge_trust import attach_labels, judge_probes, judge_trust, labels_needed, row_label_key
+from whileai_core.grade.judge_trust import (
+    attach_labels,
+    judge_probes,
+    judge_trust,
+    labels_needed,
+    row_label_key,
+)
 
 
 def fair_judge(row):

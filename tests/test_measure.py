@@ -10,8 +10,15 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from whileai_core import measure, stats
-from whileai_core.measure import DeltaReport, PassAt, delta_report, eval_variance, holdout_size, pass_at
+from whileai_core.measure import measure, stats
+from whileai_core.measure.measure import (
+    DeltaReport,
+    PassAt,
+    delta_report,
+    eval_variance,
+    holdout_size,
+    pass_at,
+)
 
 
 def make_rows(rates, k, seed=0, prefix="t"):

@@ -7,12 +7,12 @@ import json
 import pytest
 from fakeserver import FakeServer
 
-from whileai_core import config
-from whileai_core.backends import Anthropic, BackendError, Endpoint
-from whileai_core.model_agent import ModelAgent, as_agent
-from whileai_core.situations import Scenario
+from whileai_core.models import config
+from whileai_core.models.backends import Anthropic, BackendError, Endpoint
+from whileai_core.simulate.model_agent import ModelAgent, as_agent
+from whileai_core.simulate.situations import Scenario
 from whileai_core.tools import tool
-from whileai_core.world import MALFORMED_PAYLOAD, World
+from whileai_core.simulate.world import MALFORMED_PAYLOAD, World
 
 FAST = dict(backoff_s=0.001, backoff_cap_s=0.002, timeout=2.0)
 
@@ -167,7 +167,7 @@ def test_resolution_and_argument_errors(srv):
 
 
 def test_simulate_end_to_end_with_a_model_string(srv):
-    from whileai_core.simulate import simulate
+    from whileai_core.simulate.run import simulate
 
     spec = f"vllm:m@{srv.openai_url}"
     data = simulate(spec, tools=TOOLS, system_prompt="You help with orders.", simulator=False, budget=16,
@@ -189,7 +189,7 @@ def test_simulate_end_to_end_with_a_model_string(srv):
 
 
 def test_simulate_keeps_backend_errors_as_rows(srv):
-    from whileai_core.simulate import simulate
+    from whileai_core.simulate.run import simulate
 
     srv.fail(1000, status=503)
     data = simulate(Endpoint("m", url=srv.openai_url, max_attempts=1, **FAST), tools=TOOLS, system_prompt=None,
@@ -204,8 +204,8 @@ def test_simulate_keeps_backend_errors_as_rows(srv):
 def test_keys_never_reach_rows_logs_or_errors(monkeypatch, caplog, capsys):
     import logging
 
-    from whileai_core.backends import OpenAI
-    from whileai_core.simulate import simulate
+    from whileai_core.models.backends import OpenAI
+    from whileai_core.simulate.run import simulate
 
     secret = "sk-rows-SECRET-55555555"
     monkeypatch.setenv("OPENAI_API_KEY", secret)

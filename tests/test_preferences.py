@@ -7,8 +7,8 @@ import pytest
 from scipy import stats
 
 import whileai as wai
-from whileai_core.curriculum import curriculum, retire_solved
-from whileai_core.preferences import build_preference_pairs
+from whileai_core.select.curriculum import curriculum, retire_solved
+from whileai_core.select.preferences import build_preference_pairs
 
 
 def _row(prompt, i, text, reward, **kw):
@@ -75,7 +75,7 @@ def test_pair_fields_filters_and_warnings():
 
 
 def test_pairs_feed_the_dpo_formatter():
-    from whileai_core.trl_formats import to_dpo
+    from whileai_core.train.trl_formats import to_dpo
 
     rows = [_row("p", 0, "yes", 1), _row("p", 1, "no", 0)]
     result = build_preference_pairs(rows)

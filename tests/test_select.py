@@ -1,7 +1,7 @@
 import pytest
 
 import whileai as wai
-from whileai_core.select import find_leak, is_truncated, select
+from whileai_core.select.select import find_leak, is_truncated, select
 
 
 def row(task, i, reward, text="The order is on its way.", **kw):

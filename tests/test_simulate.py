@@ -4,9 +4,9 @@ import warnings
 import pytest
 
 import whileai as wai
-from whileai_core.agents import SEEDED_BEHAVIORS
-from whileai_core.situations import TOOL_CONDITIONS, situations
-from whileai_core.world import FAULT_MODES, MALFORMED_PAYLOAD, World
+from whileai_core.simulate.agents import SEEDED_BEHAVIORS
+from whileai_core.simulate.situations import TOOL_CONDITIONS, situations
+from whileai_core.simulate.world import FAULT_MODES, MALFORMED_PAYLOAD, World
 
 
 @wai.tool

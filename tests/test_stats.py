@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import scipy.stats as sps
 
-from whileai_core import stats
+from whileai_core.measure import stats
 
 # ------------------------------------------------------------------------------------------------
 # pass@k / pass^k

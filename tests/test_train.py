@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 import train_helpers as th
 
-from whileai_core import trl_formats as fmt
-from whileai_core.train import contamination, holdout
+from whileai_core.train import trl_formats as fmt
+from whileai_core.train.holdout import contamination, holdout
 
 pytestmark = [
     pytest.mark.filterwarnings("ignore::FutureWarning"),
@@ -172,7 +172,7 @@ def test_sft_jsonl_round_trips_through_load_dataset_without_null_filled_argument
 
 
 def test_rows_from_the_lead_export_feed_the_trl_shapes(tmp_path):
-    from whileai_core.export import export
+    from whileai_core.train.export import export
 
     rows = [th.tool_row(i) for i in range(3)]
     report = export(rows, tmp_path / "sft.jsonl", mode="sft")
@@ -183,7 +183,7 @@ def test_rows_from_the_lead_export_feed_the_trl_shapes(tmp_path):
 
 
 def test_parse_tool_calls():
-    from whileai_core.local_model import parse_tool_calls
+    from whileai_core.models.local_model import parse_tool_calls
 
     text = 'Let me look. <tool_call>{"name": "read_file", "arguments": {"path": "/a"}}</tool_call> <tool_call>oops</tool_call>'
     content, calls = parse_tool_calls(text)
@@ -193,8 +193,8 @@ def test_parse_tool_calls():
 
 
 def test_importing_train_modules_does_not_import_torch():
-    code = ("import sys, whileai as wai, whileai_core.train, whileai_core.local_model, whileai_core.trl_formats, "
-            "whileai_core.environment; wai.train; wai.holdout; wai.LocalModel; wai.export_environment; "
+    code = ("import sys, whileai as wai, whileai_core.train.train, whileai_core.train.prove, whileai_core.train.holdout, whileai_core.models.local_model, whileai_core.train.trl_formats, "
+            "whileai_core.train.environment; wai.train; wai.holdout; wai.LocalModel; wai.export_environment; "
             "print(sorted(m for m in ('torch', 'trl', 'transformers', 'datasets') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
@@ -363,7 +363,7 @@ def test_dpo_prefers_chosen_after_training(tiny_model, tmp_path):
 
 @pytest.mark.train
 def test_dpo_from_graded_rows_pairs_them_with_build_preference_pairs(tiny_model, tmp_path):
-    pytest.importorskip("whileai_core.preferences")
+    pytest.importorskip("whileai_core.select.preferences")
     import whileai as wai
 
     rows = []
@@ -458,7 +458,7 @@ def test_export_environment_writes_a_package_a_fresh_process_can_load(tmp_path):
     import os
 
     import whileai as wai
-    from whileai_core.environment import Environment
+    from whileai_core.train.environment import Environment
 
     rows = [dict(th.tool_row(i), row_id=f"t{i}#{k}", rollout_index=k, reward=k % 2) for i in range(8) for k in range(2)]
     exp = wai.export_environment(rows, tmp_path / "pkg", judge=th.reference_judge, name="read_env", holdout=0.25)
@@ -612,7 +612,7 @@ def test_local_model_from_a_loaded_model_object(tiny_model):
 
 
 def test_grpo_reward_takes_a_whileai_verifier():
-    from whileai_core.verify import MathEqual
+    from whileai_core.grade.verify.checks import MathEqual
 
     rows = [{"task_id": f"m{i}", "prompt": f"what is {i} + {i}?", "privileged": {"reference": str(2 * i)}}
             for i in range(3)]

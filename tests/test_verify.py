@@ -9,17 +9,9 @@ import numpy as np
 import pytest
 
 import whileai as wai
-from whileai_core.verify import (
-    AllOf,
-    AnyOf,
-    JSONSchema,
-    MathEqual,
-    Verifier,
-    VerifierError,
-    extract_answer,
-    extract_json,
-    parse_number,
-)
+from whileai_core.grade.verify.contract import AllOf, AnyOf, Verifier, VerifierError
+from whileai_core.grade.verify.answers import extract_answer, parse_number
+from whileai_core.grade.verify.checks import JSONSchema, MathEqual, extract_json
 
 
 def row(text, reference=None, **extra):
@@ -121,7 +113,7 @@ def test_privileged_answer_is_redacted_from_reasons():
 
 
 def test_verifier_contract_with_run_judge():
-    from whileai_core.grade import run_judge
+    from whileai_core.grade.run import run_judge
 
     rows = [row(f"\\boxed{{{i}}}", str(i if i % 2 else i + 1), rollout_index=i) for i in range(6)]
     scored = run_judge(rows, MathEqual())
@@ -214,7 +206,7 @@ def test_minimal_schema_check_agrees_with_jsonschema_on_its_subset(monkeypatch):
 
     import jsonschema
 
-    from whileai_core.verify import minimal_schema_error
+    from whileai_core.grade.verify.checks import minimal_schema_error
 
     schema = {"type": "object", "required": ["id", "tags"], "additionalProperties": False,
               "properties": {"id": {"type": "integer", "minimum": 0}, "name": {"type": "string", "maxLength": 5},

@@ -229,8 +229,8 @@ class RowList(list):  # type: ignore[type-arg]
         return [dict(r) for r in self]
 
     def export(self, path: str | os.PathLike[str] | None = None, **kwargs: Any) -> Any:
-        """Write trainer-ready JSONL (see ``whileai_core.export.export``)."""
-        from whileai_core.export import export
+        """Write trainer-ready JSONL (see ``whileai_core.train.export.export``)."""
+        from whileai_core.train.export import export
 
         kwargs.setdefault("system_prompt", self.system_prompt)
         kwargs.setdefault("tools", self.tools)
@@ -289,13 +289,13 @@ def make_rows(
     if reward is None:
         return out
     if callable(reward):
-        from whileai_core.grade import run_judge
+        from whileai_core.grade.run import run_judge
 
         return run_judge(out, reward)
     values = list(reward)
     if len(values) != len(out):
         raise ValueError(f"reward has {len(values)} items, prompts {len(out)}; they must match")
-    from whileai_core.grade import run_judge
+    from whileai_core.grade.run import run_judge
 
     return run_judge(out, lambda row, _v=dict(zip((r["row_id"] for r in out), values)): _v[row["row_id"]],
                      judge_name="given")

@@ -3,7 +3,7 @@
 Rows are grouped by ``rows.task_key``; only rewards exactly 0 or 1 count (bools excluded). ``None`` and
 partial rewards are skipped and counted in the note; a NaN reward is an error (a failed judge should write
 None). Every interval is a bootstrap over tasks: rollouts of one task are not independent (Miller 2024).
-The array-level work lives in ``whileai_core.stats``.
+The array-level work lives in ``whileai_core.measure.stats``.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from whileai_core import stats
+from whileai_core.measure import stats
 from whileai_core.defaults import (
     ALPHA,
     BOOTSTRAP_DRAWS,

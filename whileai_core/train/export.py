@@ -28,7 +28,7 @@ MASK_MODES = ("assistant", "final")
 def _messages_of(row: Mapping[str, Any], system_prompt: str | None) -> list[dict[str, Any]]:
     msgs = [dict(m) for m in row.get("messages") or []]
     if not msgs:
-        from whileai_core.simulate import _messages
+        from whileai_core.simulate.run import _messages
 
         msgs = _messages(row.get("system_prompt") or system_prompt, str(row.get("prompt", "")),
                          row.get("steps") or [], str(row.get("final_text") or ""))

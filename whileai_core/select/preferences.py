@@ -160,7 +160,7 @@ def build_preference_pairs(
     frac = longer / n if n else 0.0
     ci = None
     if n:
-        from whileai_core.stats import wilson_interval
+        from whileai_core.measure.stats import wilson_interval
 
         ci = wilson_interval(longer, n)
     if (n >= length_confound_min and frac >= length_confound) or (n >= 3 and longer == n):

@@ -13,8 +13,17 @@ from typing import Any
 
 from whileai_core.defaults import SEEDED_SHARE
 from whileai_core.tools import Tool, as_tools
-from whileai_core.world import CURRENT, MALFORMED_PAYLOAD, RUN_PLAN, World, is_write_tool, key_params, name_words, \
-    noun_of, uniform
+from whileai_core.simulate.world import (
+    CURRENT,
+    MALFORMED_PAYLOAD,
+    RUN_PLAN,
+    World,
+    is_write_tool,
+    key_params,
+    name_words,
+    noun_of,
+    uniform,
+)
 
 #: the mistakes, in draw order; each needs something of the situation (see ``_applicable``)
 SEEDED_BEHAVIORS = ("wrong_tool", "wrong_argument", "skipped_confirmation", "invented_fact")

@@ -162,7 +162,7 @@ class Judge:
                  name: str | None = None, temperature: float = JUDGE_TEMPERATURE,
                  max_tokens: int = JUDGE_MAX_TOKENS, max_chars: int = JUDGE_PAYLOAD_CHARS,
                  json_mode: bool = False, cache: Any = None) -> None:
-        from whileai_core.backends import resolve_model
+        from whileai_core.models.backends import resolve_model
 
         if rubric is not None and (not isinstance(rubric, str) or not rubric.strip()):
             raise ValueError("rubric= must be a non-empty str (what a good conversation does), or None for the "
@@ -176,7 +176,7 @@ class Judge:
         # again at call time.
         self._built_with: Any = None
         if self._model is None:
-            from whileai_core import config
+            from whileai_core.models import config
 
             found = config.get("judge")
             if isinstance(found, str) or callable(getattr(found, "complete", None)):
@@ -187,7 +187,7 @@ class Judge:
         self.max_tokens = max_tokens
         self.max_chars = max_chars
         self.json_mode = bool(json_mode)
-        from whileai_core.model_agent import _resolve_cache
+        from whileai_core.simulate.model_agent import _resolve_cache
 
         # an explicit cache= is fixed now; None follows wai.configure(cache=...) at call time
         self._cache_given = cache is not None
@@ -199,8 +199,8 @@ class Judge:
         """The backend this judge calls now (its own model, else the configured judge)."""
         if self._model is not None:
             return self._model
-        from whileai_core import config
-        from whileai_core.backends import resolve_model
+        from whileai_core.models import config
+        from whileai_core.models.backends import resolve_model
 
         configured = self._built_with if self._built_with is not None else config.get("judge")
         if configured is None or (callable(configured) and not callable(getattr(configured, "complete", None))):
@@ -242,7 +242,7 @@ class Judge:
     def __call__(self, row: Mapping[str, Any]) -> dict[str, Any]:
         if not isinstance(row, Mapping):
             raise TypeError(f"a judge takes a row dict; got {type(row).__name__}")
-        from whileai_core import config
+        from whileai_core.models import config
 
         cassette = self._cache if self._cache_given else (config.get("cache") or None)
         trial = row.get("rollout_index", 0)

@@ -145,7 +145,7 @@ class ScoredData:
     @property
     def pass_at(self) -> Any:
         """pass@1, pass^k, pass@k and headroom with task-bootstrap intervals (``measure.pass_at``)."""
-        from whileai_core.measure import pass_at
+        from whileai_core.measure.measure import pass_at
 
         return pass_at(self.rows)
 
@@ -160,7 +160,7 @@ class ScoredData:
 
     def select(self, mode: str | None = None, **kwargs: Any) -> Any:
         """Training rows for RL or SFT, with a report of what each gate dropped (``select.select``)."""
-        from whileai_core.select import select
+        from whileai_core.select.select import select
 
         if mode is None:  # an eval run (the simulate default) trains as RL unless told otherwise
             mode = self.mode if self.mode in ("rl", "sft") else "rl"
@@ -263,6 +263,6 @@ def run_judge(source: Any, judge: Callable[[dict[str, Any]], Any] | None, *, jud
 
 def _hollow_warnings(rows: list[dict[str, Any]], declared_tools: list[str]) -> list[str]:
     """Warnings about a run that measured less than it seems (guards.hollow_run_warnings)."""
-    from whileai_core.guards import hollow_run_warnings
+    from whileai_core.guard.hollow import hollow_run_warnings
 
     return list(hollow_run_warnings(rows, declared_tools))

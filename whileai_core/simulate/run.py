@@ -26,9 +26,14 @@ from typing import Any
 
 from whileai_core import defaults as D
 from whileai_core.rows import RowList, json_safe, scrub, stable_id, write_jsonl
-from whileai_core.situations import Scenario, coverage_report, from_asks, situations as template_situations
+from whileai_core.simulate.situations import (
+    Scenario,
+    coverage_report,
+    from_asks,
+    situations as template_situations,
+)
 from whileai_core.tools import Tool, as_tools
-from whileai_core.world import CURRENT, RUN_PLAN, World
+from whileai_core.simulate.world import CURRENT, RUN_PLAN, World
 
 log = logging.getLogger("whileai.simulate")
 
@@ -123,13 +128,13 @@ def _version() -> str:
 
 def _is_infra_error(exc: BaseException) -> bool:
     """A backend that could not be reached (after retries) is infrastructure, not a wrong answer."""
-    backends = sys.modules.get("whileai_core.backends")
+    backends = sys.modules.get("whileai_core.models.backends")
     kind = getattr(backends, "BackendError", None) if backends is not None else None
     return kind is not None and isinstance(exc, kind)
 
 
 def _is_replay_miss(exc: BaseException) -> bool:
-    cache = sys.modules.get("whileai_core.cache")
+    cache = sys.modules.get("whileai_core.models.cache")
     kind = getattr(cache, "CassetteMiss", None) if cache is not None else None
     return kind is not None and isinstance(exc, kind)
 
@@ -268,7 +273,7 @@ class SimulationData:
     def grade(self, judge: Callable[[dict[str, Any]], Any] | None = None, *, judge_name: str | None = None,
               on_error: str = "raise", concurrency: int = 1, **kwargs: Any) -> Any:
         """Score every row with ``judge`` under the judge contract; returns ``ScoredData`` (rows copied)."""
-        from whileai_core.grade import run_judge
+        from whileai_core.grade.run import run_judge
 
         if judge is None:
             judge = kwargs.pop("grader", None)
@@ -295,7 +300,7 @@ def _probe_votes(probes: list[dict[str, Any]], grader: Any, failures: list[str])
     """What the dynamic policy compares: the grader's rewards, or what the agent did when there is no grader
     (or the grader raised / broke the judge contract on one of these probes, which is noted, never a crash)."""
     if grader is not None:
-        from whileai_core.grade import normalize_verdict
+        from whileai_core.grade.run import normalize_verdict
 
         try:
             return {normalize_verdict(grader(dict(r)))[0] for r in probes}
@@ -342,7 +347,7 @@ def _resolve_agent(agent: Any, tools: list[Tool], system_prompt: str | None, max
                    cache: Any) -> Callable[[Any], Any]:
     if agent is None:
         try:
-            from whileai_core import config
+            from whileai_core.models import config
 
             agent = config.resolve("agent")  # type: ignore[attr-defined]
         except (ImportError, AttributeError, KeyError, LookupError):
@@ -354,9 +359,9 @@ def _resolve_agent(agent: Any, tools: list[Tool], system_prompt: str | None, max
     if callable(agent) and not isinstance(agent, str) and not callable(getattr(agent, "complete", None)):
         return agent  # a plain agent callable; backends (objects with .complete) go through the model loop
     try:
-        from whileai_core.model_agent import as_agent
+        from whileai_core.simulate.model_agent import as_agent
     except ImportError as exc:
-        raise ValueError(f"agent={agent!r} is a model, which needs the model backends (whileai_core.model_agent: "
+        raise ValueError(f"agent={agent!r} is a model, which needs the model backends (whileai_core.simulate.model_agent: "
                          f"{exc}); pass a callable agent, or wai.seeded_agent(tools) for the offline loop") from None
     kwargs: dict[str, Any] = {"tools": tools, "system_prompt": system_prompt, "cache": cache}
     if max_turns is not None:
@@ -367,11 +372,11 @@ def _resolve_agent(agent: Any, tools: list[Tool], system_prompt: str | None, max
 def _model_situations(simulator: Any, tools: list[Tool], system_prompt: str | None, n: int, seed: int,
                       fault_share: float) -> list[Scenario]:
     try:
-        from whileai_core.writer import write_situations
+        from whileai_core.simulate.writer import write_situations
     except ImportError:
         raise ValueError(
             f"simulator={simulator!r} asks for model-written situations, which need the model writer "
-            "(whileai_core.writer over the httpx backends: wai.OpenAI / wai.Endpoint / wai.Ollama); "
+            "(whileai_core.simulate.writer over the httpx backends: wai.OpenAI / wai.Endpoint / wai.Ollama); "
             "use simulator=False for the offline template writer") from None
     written = write_situations(simulator, tools=tools, system_prompt=system_prompt, n=n, seed=seed)
     model_made = from_asks(written, system_prompt=system_prompt, tools=tools)

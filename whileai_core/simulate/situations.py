@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from whileai_core.covering import covering_array, pair_coverage
+from whileai_core.simulate.covering import covering_array, pair_coverage
 from whileai_core.defaults import EDGE_ID_MAX, EDGE_ID_MIN, FAULT_SHARE
 from whileai_core.rows import stable_id
 from whileai_core.tools import Tool, as_tools
-from whileai_core.world import FAULT_MODES, is_write_tool, key_params, name_words, noun_of, uniform
+from whileai_core.simulate.world import FAULT_MODES, is_write_tool, key_params, name_words, noun_of, uniform
 
 STANCES = ("ordinary", "hurried", "unsure", "adversarial")
 WORLD_STATES = ("present", "missing", "edge")

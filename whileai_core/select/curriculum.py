@@ -22,7 +22,7 @@ from whileai_core.defaults import (
     CURRICULUM_TIERS,
 )
 from whileai_core.rows import RowList, as_rows, task_key, reward_of
-from whileai_core.stats import wilson_interval
+from whileai_core.measure.stats import wilson_interval
 
 __all__ = ["Curriculum", "curriculum", "retire_solved"]
 

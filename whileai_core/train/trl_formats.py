@@ -334,7 +334,7 @@ def to_grpo(rows: Any, *, system_prompt: str | None = None) -> list[dict[str, An
 def verdict_reward(verdict: Any) -> float | None:
     """The reward in a judge verdict, read by the judge contract (``grade.normalize_verdict``); a verdict
     that breaks the contract gives ``None`` (never an invented 0)."""
-    from whileai_core.grade import normalize_verdict
+    from whileai_core.grade.run import normalize_verdict
 
     try:
         value = normalize_verdict(verdict)[0]
@@ -446,7 +446,7 @@ def export_trl(source: Any, path: str | Any, method: str = "sft", *, overwrite: 
         except TypeError:
             items = []
         if not (items and all(isinstance(p, Mapping) and "chosen" in p and "rejected" in p for p in items)):
-            from whileai_core.preferences import build_preference_pairs
+            from whileai_core.select.preferences import build_preference_pairs
 
             items = unwrap_pairs(build_preference_pairs(source))
         examples = to_dpo(items, **kwargs)

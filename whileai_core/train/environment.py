@@ -86,7 +86,7 @@ def _answer(row: Mapping[str, Any]) -> str:
 def build_examples(rows: Sequence[Row], *, system_prompt: str | None = None,
                    include_privileged: bool = True) -> list[dict[str, Any]]:
     """One example per task: ``{"example_id", "prompt", "answer", "info"}``."""
-    from whileai_core.trl_formats import prompt_of
+    from whileai_core.train.trl_formats import prompt_of
 
     out = []
     for key, members in group_rows(rows).items():
@@ -106,7 +106,7 @@ def build_examples(rows: Sequence[Row], *, system_prompt: str | None = None,
 
 def example_row(example: Mapping[str, Any], completion: Any) -> Row:
     """The whileai row a judge sees for one completion of an environment example."""
-    from whileai_core.trl_formats import completion_row
+    from whileai_core.train.trl_formats import completion_row
 
     info = dict(example.get("info") or {})
     prompt_text = info.pop("prompt_text", None)
@@ -123,7 +123,7 @@ def example_row(example: Mapping[str, Any], completion: Any) -> Row:
 def make_rubric(judge: Any) -> Callable[..., float]:
     """A rubric function ``reward(prompt, completion, answer, info, **kw) -> float`` grading with ``judge``
     (a callable or a ``"module:attr"`` reference). A judge error or a verdict outside the contract scores 0."""
-    from whileai_core.trl_formats import verdict_reward
+    from whileai_core.train.trl_formats import verdict_reward
 
     fn = _resolve(judge) if isinstance(judge, str) else judge
     if not callable(fn):
@@ -262,7 +262,7 @@ _MODULE = '''\
 
 from pathlib import Path
 
-from whileai_core.environment import load_environment as _load
+from whileai_core.train.environment import load_environment as _load
 
 HERE = Path(__file__).resolve().parent
 __all__ = ["load_environment"]
@@ -272,7 +272,7 @@ try:  # verifiers 0.4: vf.load_taskset(vf.TasksetConfig(id="{name}")) finds this
 except ImportError:
     pass
 else:
-    from whileai_core.environment import v1_taskset as _v1_taskset
+    from whileai_core.train.environment import v1_taskset as _v1_taskset
 
     WhileaiTaskset = _v1_taskset(HERE)
     __all__ = ["load_environment", "WhileaiTaskset"]
@@ -345,7 +345,7 @@ def export_environment(
     if holdout == 0:
         train_rows, hold_rows, moved = rows, [], {}
     else:
-        from whileai_core.train import holdout as split_holdout
+        from whileai_core.train.holdout import holdout as split_holdout
 
         split = split_holdout(rows, holdout, seed=seed, ngram=ngram, overlap=overlap)
         train_rows, hold_rows, moved = list(split.train), list(split.holdout), split.moved

@@ -29,12 +29,12 @@ def _resolve_cache(cache: Any) -> Any:
     if cache is False:
         return None
     if cache is None:
-        from whileai_core import config
+        from whileai_core.models import config
 
         found = config.get("cache")
         return found or None
     if isinstance(cache, str):
-        from whileai_core.cache import Cassette
+        from whileai_core.models.cache import Cassette
 
         return Cassette(cache, mode="auto")
     if not (callable(getattr(cache, "get", None)) and callable(getattr(cache, "put", None))):
@@ -76,7 +76,7 @@ class ModelAgent:
     def __init__(self, backend: Any, *, tools: Any, system_prompt: str | None, max_turns: int = MAX_TURNS,
                  cache: Any = None, temperature: float = AGENT_TEMPERATURE, max_tokens: int = AGENT_MAX_TOKENS,
                  user_model: Any = None, user_max_turns: int = USER_MAX_TURNS) -> None:
-        from whileai_core.backends import tool_schemas
+        from whileai_core.models.backends import tool_schemas
 
         if not isinstance(max_turns, int) or isinstance(max_turns, bool) or max_turns < 1:
             raise ValueError(f"max_turns= must be an int >= 1; got {max_turns!r}")
@@ -210,8 +210,8 @@ def as_agent(agent: Any, *, tools: Any, system_prompt: str | None, max_turns: in
     cassette; ``cache=False`` turns it off. ``user_model`` (a spec or backend, default the configured one)
     plays the user when the agent asks a question.
     """
-    from whileai_core import config
-    from whileai_core.backends import _is_backend, resolve_model
+    from whileai_core.models import config
+    from whileai_core.models.backends import _is_backend, resolve_model
 
     if agent is None:
         agent = config.get("agent")

@@ -51,7 +51,7 @@ from whileai_core.defaults import (
     PROBE_RESOLVE_GRID,
 )
 from whileai_core.rows import RowList, as_rows, read_jsonl, task_key
-from whileai_core.stats import cohen_kappa, wilson_interval
+from whileai_core.measure.stats import cohen_kappa, wilson_interval
 
 Row = Mapping[str, Any]
 Judge = Callable[[Row], Any]
@@ -120,7 +120,7 @@ def _judge_reward(judge: Judge, row: Row) -> float | None:
         out = judge(row)
     except Exception:  # noqa: BLE001 - a judge that raises on a probe counts as an error there, not a verdict
         return None
-    from whileai_core.grade import _number  # numpy numbers and np.bool_ count, as in grading
+    from whileai_core.grade.run import _number  # numpy numbers and np.bool_ count, as in grading
 
     if isinstance(out, Mapping):
         out = out.get("reward", out.get("score"))

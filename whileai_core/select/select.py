@@ -23,7 +23,7 @@ from typing import Any
 from whileai_core import defaults as D
 from whileai_core.rows import RowList, as_rows, binary_reward, group_rows, reward_field_hint, reward_of, stable_id, \
     task_key
-from whileai_core.world import uniform
+from whileai_core.simulate.world import uniform
 
 TRUNCATION_POLICIES = ("drop", "keep", "penalize")
 _TERMINAL = re.compile(r"[.!?)\]\"'`*:…。！？]\s*$|\b(thanks|regards|cheers)\W*$", re.I)
@@ -332,7 +332,7 @@ def _select_rl(rows: list[dict[str, Any]], *, n: int, leaks: list[dict[str, Any]
     hack = None
     hack_line = "not run (nothing selected)"
     if selected:
-        from whileai_core.guards import hack_scan
+        from whileai_core.guard.hack import hack_scan
 
         hack = hack_scan(selected, endorsed=tuple(endorsed), threshold=hack_threshold, seed=seed)
         hack_line = str(hack)
