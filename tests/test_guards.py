@@ -321,7 +321,8 @@ def test_decontaminate_coverage_matches_naive_reference():
 
 
 def test_decontaminate_rules_and_inputs(tmp_path):
-    from whileai_core.rows import RowList, write_jsonl
+    from whileai_core.rows import write_jsonl
+    from whileai_core.rowlist import RowList
 
     evals = [{"prompt": "one two three four five six seven eight nine ten"}]
     rows = [

@@ -66,8 +66,8 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "HackMonitor": ("whileai_core.guard.monitor", "HackMonitor"),
     # export and train
     "export": ("whileai_core.train.export", "export"),
-    "RowList": ("whileai_core.rows", "RowList"),
-    "rows": ("whileai_core.rows", "make_rows"),
+    "RowList": ("whileai_core.rowlist", "RowList"),
+    "rows": ("whileai_core.grade.lists", "make_rows"),
     "train": ("whileai_core.train.train", "train"),
     "prove": ("whileai_core.train.prove", "prove"),
     "holdout": ("whileai_core.train.holdout", "holdout"),

@@ -7,7 +7,7 @@ guard, select and train all read rows through it.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 Row = Mapping[str, Any]
@@ -61,3 +61,35 @@ def reply_text(row: Row) -> str:
     return ""
 
 
+
+
+def chat_messages(system_prompt: str | None, prompt: str, steps: Sequence[Mapping[str, Any]],
+                  final_text: str) -> list[dict[str, Any]]:
+    """A rollout as OpenAI-form chat messages: system, user, one assistant call + tool reply per tool step,
+    user and assistant text steps in order, and the final assistant reply."""
+    msgs: list[dict[str, Any]] = []
+    if system_prompt:
+        msgs.append({"role": "system", "content": system_prompt})
+    msgs.append({"role": "user", "content": prompt})
+    n_call = 0
+    for step in steps:
+        if "tool" in step:
+            call_id = f"call_{n_call:04d}"
+            n_call += 1
+            msgs.append({"role": "assistant", "content": step.get("text") or None, "tool_calls": [
+                {"id": call_id, "type": "function",
+                 "function": {"name": step["tool"], "arguments": json.dumps(step.get("arguments") or {})}}]})
+            result = step.get("result")
+            msgs.append({"role": "tool", "tool_call_id": call_id,
+                         "content": result if isinstance(result, str) else json.dumps(result)})
+        elif "user" in step:
+            msgs.append({"role": "user", "content": str(step["user"])})
+        elif "text" in step:
+            msgs.append({"role": "assistant", "content": str(step["text"])})
+    msgs.append({"role": "assistant", "content": final_text})
+    return msgs
+
+
+def loss_mask(messages: Sequence[Mapping[str, Any]]) -> list[int]:
+    """1 on assistant messages (what a trainer learns), 0 on system, user and tool messages."""
+    return [1 if m.get("role") == "assistant" else 0 for m in messages]

@@ -1,7 +1,7 @@
 """Rows: the one record every loop step reads and writes (schema in docs/rows.md).
 
 A row is a plain JSON-serializable dict. This module owns the schema version, the task key,
-the privileged-field scrub, JSONL reading and atomic writing, and ``RowList``.
+the privileged-field scrub, JSONL reading and atomic writing (``RowList`` lives one floor up, in rowlist.py).
 """
 
 from __future__ import annotations
@@ -13,11 +13,10 @@ import math
 import numbers
 import os
 import tempfile
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from whileai_core.defaults import ROW_SCHEMA_VERSION
 
 Row = dict[str, Any]
 
@@ -217,85 +216,3 @@ def write_jsonl(path: str | os.PathLike[str], rows: Iterable[Mapping[str, Any]],
             raise TypeError(f"row {i} is not JSON-serializable ({exc}); keep rows to str, numbers, bool, None, "
                             "lists and dicts (rows.json_safe converts the rest)") from None
     return atomic_write_text(path, "".join(line + "\n" for line in lines), overwrite=overwrite)
-
-
-class RowList(list):  # type: ignore[type-arg]
-    """A list of row dicts that can export itself and be called to get a plain copy."""
-
-    system_prompt: str | None = None
-    tools: Sequence[Any] = ()
-
-    def __call__(self) -> list[Row]:
-        return [dict(r) for r in self]
-
-    def export(self, path: str | os.PathLike[str] | None = None, **kwargs: Any) -> Any:
-        """Write trainer-ready JSONL (see ``whileai_core.train.export.export``)."""
-        from whileai_core.train.export import export
-
-        kwargs.setdefault("system_prompt", self.system_prompt)
-        kwargs.setdefault("tools", self.tools)
-        return export(self, path, **kwargs)
-
-
-def make_rows(
-    prompts: Sequence[str],
-    completions: Sequence[str],
-    *,
-    task_ids: Sequence[str] | None = None,
-    references: Sequence[Any] | None = None,
-    reward: Sequence[float] | Callable[[Row], Any] | None = None,
-) -> Any:
-    """Rows from plain prompt/completion lists (a public benchmark, a log), in the same schema as simulate's.
-
-    ``reward`` may be a list of numbers or a judge; with a judge the result is graded (``ScoredData``).
-    """
-    checked = []
-    for name, seq in (("prompts", prompts), ("completions", completions)):
-        if isinstance(seq, (str, bytes, Mapping)) or not isinstance(seq, Iterable):
-            raise TypeError(f"{name}= must be a list of strings; got {type(seq).__name__} (wrap one item as [item])")
-        items = list(seq)
-        bad = next((i for i, item in enumerate(items) if not isinstance(item, str)), None)
-        if bad is not None:
-            raise TypeError(f"{name}[{bad}] is {type(items[bad]).__name__}; every item of {name}= must be a string")
-        checked.append(items)
-    prompts, completions = checked
-    if len(prompts) != len(completions):
-        raise ValueError(f"prompts has {len(prompts)} items and completions {len(completions)}; they must match")
-    for name, seq in (("task_ids", task_ids), ("references", references)):
-        if seq is not None and len(seq) != len(prompts):
-            raise ValueError(f"{name} has {len(seq)} items, prompts {len(prompts)}; they must match")
-    counts: dict[str, int] = {}
-    out = RowList()
-    for i, (prompt, completion) in enumerate(zip(prompts, completions)):
-        tid = str(task_ids[i]) if task_ids is not None else "t-" + stable_id(prompt)
-        idx = counts.get(tid, 0)
-        counts[tid] = idx + 1
-        row: Row = {
-            "schema_version": ROW_SCHEMA_VERSION,
-            "row_id": f"{tid}#{idx}",
-            "task_id": tid,
-            "rollout_index": idx,
-            "prompt": prompt,
-            "messages": [{"role": "user", "content": prompt}, {"role": "assistant", "content": completion}],
-            "steps": [],
-            "final_text": completion,
-            "seeded": False,
-            "status": "ok",
-            "lineage": {"source": "rows"},
-        }
-        if references is not None:
-            row["privileged"] = {"reference": references[i]}
-        out.append(row)
-    if reward is None:
-        return out
-    if callable(reward):
-        from whileai_core.grade.run import run_judge
-
-        return run_judge(out, reward)
-    values = list(reward)
-    if len(values) != len(out):
-        raise ValueError(f"reward has {len(values)} items, prompts {len(out)}; they must match")
-    from whileai_core.grade.run import run_judge
-
-    return run_judge(out, lambda row, _v=dict(zip((r["row_id"] for r in out), values)): _v[row["row_id"]],
-                     judge_name="given")

@@ -50,7 +50,8 @@ from whileai_core.defaults import (
     PROBE_POWER,
     PROBE_RESOLVE_GRID,
 )
-from whileai_core.rows import RowList, as_rows, read_jsonl, task_key
+from whileai_core.rows import as_rows, read_jsonl, task_key
+from whileai_core.rowlist import RowList
 from whileai_core.measure.stats import cohen_kappa, wilson_interval
 
 Row = Mapping[str, Any]

@@ -16,7 +16,9 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from whileai_core.rows import RowList, as_rows, json_safe, scrub, write_jsonl
+from whileai_core.rows import as_rows, json_safe, scrub, write_jsonl
+
+from whileai_core.rowlist import RowList
 
 ON_ERROR = ("raise", "keep")
 CONTRACT = ("a judge returns a bool, a number in [0, 1], or a dict {'reward': number in [0, 1], "

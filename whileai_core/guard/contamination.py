@@ -341,7 +341,7 @@ def decontaminate(
     contaminated = [i for i, r in enumerate(reason) if r is not None]
     bad = set(contaminated)
     clean_rows = [row for i, row in enumerate(data) if i not in bad]
-    from whileai_core.rows import RowList
+    from whileai_core.rowlist import RowList
 
     clean = RowList(clean_rows)
     for attr in ("system_prompt", "tools"):

@@ -196,7 +196,7 @@ def trace_markers(rows: Any, *, kinds: Mapping[str, str] | None = None,
     """Copies of ``rows`` with ``TRACE_MARKERS`` stamped into ``markers`` (1.0 clean, 0.0 a flag fired) and the
     flags with their evidence in ``trace_flags``. ``kinds={tool: "read"|"write"|"delete"|"command"}`` overrides
     the inferred step kind. The markers work with ``delta_report(must_not_regress=...)``."""
-    from whileai_core.rows import RowList
+    from whileai_core.rowlist import RowList
 
     _check_kinds(kinds)
     data = as_rows(rows, name="rows")

@@ -21,7 +21,8 @@ from whileai_core.defaults import (
     CURRICULUM_SOLVED,
     CURRICULUM_TIERS,
 )
-from whileai_core.rows import RowList, as_rows, task_key, reward_of
+from whileai_core.rows import as_rows, task_key, reward_of
+from whileai_core.rowlist import RowList
 from whileai_core.measure.stats import wilson_interval
 
 __all__ = ["Curriculum", "curriculum", "retire_solved"]

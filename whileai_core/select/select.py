@@ -21,8 +21,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from whileai_core import defaults as D
-from whileai_core.rows import RowList, as_rows, binary_reward, group_rows, reward_field_hint, reward_of, stable_id, \
-    task_key
+from whileai_core.rows import as_rows, binary_reward, group_rows, reward_field_hint, reward_of, stable_id, task_key
+from whileai_core.rowlist import RowList
 from whileai_core.simulate.world import uniform
 
 TRUNCATION_POLICIES = ("drop", "keep", "penalize")

@@ -25,7 +25,9 @@ from pathlib import Path
 from typing import Any
 
 from whileai_core import defaults as D
-from whileai_core.rows import RowList, json_safe, scrub, stable_id, write_jsonl
+from whileai_core.messages import chat_messages, loss_mask
+from whileai_core.rows import json_safe, scrub, stable_id, write_jsonl
+from whileai_core.rowlist import RowList
 from whileai_core.simulate.situations import (
     Scenario,
     coverage_report,
@@ -48,36 +50,6 @@ _KWARG_ALIASES = {"rollouts_per_request": "repeats", "rollouts_per_prompt": "rep
 # --------------------------------------------------------------------------------------------------
 # one rollout
 # --------------------------------------------------------------------------------------------------
-def _messages(system_prompt: str | None, prompt: str, steps: Sequence[Mapping[str, Any]],
-              final_text: str) -> list[dict[str, Any]]:
-    msgs: list[dict[str, Any]] = []
-    if system_prompt:
-        msgs.append({"role": "system", "content": system_prompt})
-    msgs.append({"role": "user", "content": prompt})
-    n_call = 0
-    for step in steps:
-        if "tool" in step:
-            call_id = f"call_{n_call:04d}"
-            n_call += 1
-            msgs.append({"role": "assistant", "content": step.get("text") or None, "tool_calls": [
-                {"id": call_id, "type": "function",
-                 "function": {"name": step["tool"], "arguments": json.dumps(step.get("arguments") or {})}}]})
-            result = step.get("result")
-            msgs.append({"role": "tool", "tool_call_id": call_id,
-                         "content": result if isinstance(result, str) else json.dumps(result)})
-        elif "user" in step:
-            msgs.append({"role": "user", "content": str(step["user"])})
-        elif "text" in step:
-            msgs.append({"role": "assistant", "content": str(step["text"])})
-    msgs.append({"role": "assistant", "content": final_text})
-    return msgs
-
-
-def loss_mask(messages: Sequence[Mapping[str, Any]]) -> list[int]:
-    """1 on assistant messages (what a trainer learns), 0 on system, user and tool messages."""
-    return [1 if m.get("role") == "assistant" else 0 for m in messages]
-
-
 def _check_output(out: Any) -> tuple[list[dict[str, Any]], str, dict[str, Any]]:
     """Validate an agent's return value against the contract; returns (steps, final_text, extra)."""
     if isinstance(out, str):
@@ -170,7 +142,7 @@ def rollout(agent: Callable[[Any], Any], scenario: Scenario | str, *, rollout_in
     seeded = bool(extra.pop("seeded", False))
     seeded_what = extra.pop("seeded_what", None)
     finish = str(extra.pop("finish_reason", finish))
-    messages = _messages(system_prompt, str(trial), steps, final_text)
+    messages = chat_messages(system_prompt, str(trial), steps, final_text)
     agent_name = getattr(agent, "__name__", None) or type(agent).__name__
     row: dict[str, Any] = {
         "schema_version": D.ROW_SCHEMA_VERSION,

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from whileai_core.defaults import TRAINING_SCHEMA_VERSION
+from whileai_core.messages import chat_messages
 from whileai_core.rows import as_rows, group_rows, reward_field_hint, scrub, task_key, write_jsonl
 from whileai_core.tools import as_tools
 
@@ -28,10 +29,8 @@ MASK_MODES = ("assistant", "final")
 def _messages_of(row: Mapping[str, Any], system_prompt: str | None) -> list[dict[str, Any]]:
     msgs = [dict(m) for m in row.get("messages") or []]
     if not msgs:
-        from whileai_core.simulate.run import _messages
-
-        msgs = _messages(row.get("system_prompt") or system_prompt, str(row.get("prompt", "")),
-                         row.get("steps") or [], str(row.get("final_text") or ""))
+        msgs = chat_messages(row.get("system_prompt") or system_prompt, str(row.get("prompt", "")),
+                              row.get("steps") or [], str(row.get("final_text") or ""))
     if system_prompt and msgs[0].get("role") != "system":
         msgs.insert(0, {"role": "system", "content": system_prompt})
     return msgs

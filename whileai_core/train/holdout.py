@@ -15,7 +15,8 @@ from whileai_core.defaults import (
     HOLDOUT_FRACTION,
     TRAIN_SEED,
 )
-from whileai_core.rows import RowList, as_rows, group_rows, stable_id, task_key
+from whileai_core.rows import as_rows, group_rows, stable_id, task_key
+from whileai_core.rowlist import RowList
 from whileai_core.train.train import _int_arg
 
 # ----------------------------------------------------------------------------------------------------------
