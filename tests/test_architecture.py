@@ -179,3 +179,20 @@ def test_no_function_longer_than_a_hundred_lines(root):
     stale = sorted(k for k in PENDING_LONG if k.startswith(root + ".") and k not in found)
     assert unexpected == {}, f"functions over {MAX_FUNCTION_LINES} lines in {root}"
     assert stale == [], f"now short: delete them from PENDING_LONG: {stale}"
+
+
+def test_every_engine_constant_is_read_somewhere():
+    """A constant nobody reads is a promise the code does not keep (RETRY_JITTER, SELECT_TARGET were)."""
+    import re
+
+    readers = [p for root in ("whileai_core", "whileai", "pytest_whileai", "tests", "benchmarks")
+               for p in (REPO / root).rglob("*.py")]
+    text = "\n".join(p.read_text(encoding="utf-8") for p in readers)
+    dead = []
+    for m, path in modules("whileai_core").items():
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            target = node.targets[0] if isinstance(node, ast.Assign) else getattr(node, "target", None)
+            if isinstance(target, ast.Name) and re.fullmatch(r"[A-Z][A-Z0-9_]+", target.id):
+                if len(re.findall(rf"\b{target.id}\b", text)) < 2:  # the definition itself is one
+                    dead.append(f"{m}.{target.id}")
+    assert dead == [], f"constants defined but never read: {dead}"

@@ -3,8 +3,8 @@ import json
 import pytest
 
 import whileai as wai
-from whileai_core.train.export import export, mask_for, training_rows
 from whileai_core.rows import read_jsonl
+from whileai_core.train.export import export, mask_for, training_rows
 
 
 @wai.tool

@@ -10,11 +10,11 @@ import pytest
 from scipy import stats
 
 from whileai_core.guard.contamination import decontaminate
-from whileai_core.messages import tool_calls
-from whileai_core.guard.monitor import HackMonitor
-from whileai_core.guard.trace import TRACE_MARKERS, trace_flags, trace_markers
 from whileai_core.guard.hack import hack_scan, within_task_correlation
 from whileai_core.guard.hollow import hollow_run_warnings
+from whileai_core.guard.monitor import HackMonitor
+from whileai_core.guard.trace import TRACE_MARKERS, trace_flags, trace_markers
+from whileai_core.messages import tool_calls
 
 
 def _row(task: str, i: int, text: str, reward, *, tools=(), markers=None):
@@ -321,8 +321,8 @@ def test_decontaminate_coverage_matches_naive_reference():
 
 
 def test_decontaminate_rules_and_inputs(tmp_path):
-    from whileai_core.rows import write_jsonl
     from whileai_core.rowlist import RowList
+    from whileai_core.rows import write_jsonl
 
     evals = [{"prompt": "one two three four five six seven eight nine ten"}]
     rows = [

@@ -7,13 +7,13 @@ import json
 import pytest
 from fakeserver import FakeServer, default_reply
 
+from whileai_core.grade.judge import CONDUCT_FLOOR, Judge, JudgeReplyError, evidence, parse_verdict
+from whileai_core.grade.run import JudgeError, run_judge
 from whileai_core.models import config
 from whileai_core.models.backends import Anthropic, Endpoint
-from whileai_core.grade.run import JudgeError, run_judge
-from whileai_core.grade.judge import CONDUCT_FLOOR, Judge, JudgeReplyError, evidence, parse_verdict
 from whileai_core.simulate.run import simulate
-from whileai_core.tools import tool
 from whileai_core.simulate.writer import write_situations
+from whileai_core.tools import tool
 
 FAST = dict(backoff_s=0.001, backoff_cap_s=0.002, timeout=2.0)
 RUBRIC = "The reply must name the order status the tool returned."

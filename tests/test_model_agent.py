@@ -11,8 +11,8 @@ from whileai_core.models import config
 from whileai_core.models.backends import Anthropic, BackendError, Endpoint
 from whileai_core.simulate.model_agent import ModelAgent, as_agent
 from whileai_core.simulate.situations import Scenario
-from whileai_core.tools import tool
 from whileai_core.simulate.world import MALFORMED_PAYLOAD, World
+from whileai_core.tools import tool
 
 FAST = dict(backoff_s=0.001, backoff_cap_s=0.002, timeout=2.0)
 

@@ -623,3 +623,18 @@ def test_grpo_reward_takes_a_whileai_verifier():
                    [{"role": "assistant", "content": "The answer is 3"}],
                    [{"role": "assistant", "content": "so \\boxed{4}"}]]
     assert reward(prompts=prompts, completions=completions, task_id=["m0", "m1", "m2"]) == [1.0, 0.0, 1.0]
+
+
+def test_sft_of_a_row_without_messages_keeps_its_tool_steps_like_export():
+    """One row -> messages implementation: TRL formats and export build the same turns from steps."""
+    from whileai_core.messages import row_messages
+    from whileai_core.train.export import training_rows
+
+    row = {"task_id": "t", "prompt": "find order 7", "final_text": "It shipped.", "reward": 1.0,
+           "steps": [{"tool": "lookup", "arguments": {"id": 7}, "result": {"status": "shipped"}}]}
+    sft = fmt.to_sft([row])[0]["messages"]
+    assert [m["role"] for m in sft] == ["user", "assistant", "tool", "assistant"]
+    assert sft[1]["tool_calls"][0]["function"] == {"name": "lookup", "arguments": {"id": 7}}
+    assert [m["role"] for m in row_messages(row)] == [m["role"] for m in sft]
+    exported = training_rows([row])[0]["messages"]
+    assert [m["role"] for m in exported] == [m["role"] for m in sft]

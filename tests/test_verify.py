@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 import whileai as wai
-from whileai_core.grade.verify.contract import AllOf, AnyOf, Verifier, VerifierError
 from whileai_core.grade.verify.answers import extract_answer, parse_number
 from whileai_core.grade.verify.checks import JSONSchema, MathEqual, extract_json
+from whileai_core.grade.verify.contract import AllOf, AnyOf, Verifier, VerifierError
 
 
 def row(text, reference=None, **extra):

@@ -11,7 +11,8 @@ import importlib
 from typing import Any
 
 try:  # pragma: no cover - depends on how the package was installed
-    from importlib.metadata import PackageNotFoundError, version as _dist_version
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as _dist_version
 
     try:
         __version__ = _dist_version("whileai")
@@ -38,7 +39,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "ScoredData": ("whileai_core.grade.run", "ScoredData"),
     "run_judge": ("whileai_core.grade.run", "run_judge"),
     "normalize_verdict": ("whileai_core.grade.run", "normalize_verdict"),
-    "JudgeError": ("whileai_core.grade.run", "JudgeError"),
+    "JudgeError": ("whileai_core.errors", "JudgeError"),
     # measure
     "pass_at": ("whileai_core.measure.measure", "pass_at"),
     "PassAt": ("whileai_core.measure.measure", "PassAt"),
@@ -85,6 +86,15 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "settings": ("whileai_core.models.config", "settings"),
     # the pytest plugin's decorator (imports pytest only when used)
     "scenarios": ("pytest_whileai.markers", "scenarios"),
+    # errors: one tree, each also the built-in a caller catches (whileai_core/errors.py)
+    "WaiError": ("whileai_core.errors", "WaiError"),
+    "InvalidArgument": ("whileai_core.errors", "InvalidArgument"),
+    "InvalidArgumentType": ("whileai_core.errors", "InvalidArgumentType"),
+    "BackendError": ("whileai_core.errors", "BackendError"),
+    "CassetteMiss": ("whileai_core.errors", "CassetteMiss"),
+    "JudgeReplyError": ("whileai_core.errors", "JudgeReplyError"),
+    "VerifierError": ("whileai_core.errors", "VerifierError"),
+    "UnsupportedAnnotation": ("whileai_core.errors", "UnsupportedAnnotation"),
     # numbers
     "defaults": ("whileai_core.defaults", None),
 }

@@ -10,6 +10,8 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from whileai_core.errors import InvalidArgument
+
 Row = Mapping[str, Any]
 
 
@@ -90,6 +92,29 @@ def chat_messages(system_prompt: str | None, prompt: str, steps: Sequence[Mappin
     return msgs
 
 
-def loss_mask(messages: Sequence[Mapping[str, Any]]) -> list[int]:
-    """1 on assistant messages (what a trainer learns), 0 on system, user and tool messages."""
-    return [1 if m.get("role") == "assistant" else 0 for m in messages]
+def row_messages(row: Row, *, system_prompt: str | None = None) -> list[dict[str, Any]]:
+    """The row's chat messages (copies): its own ``messages``, else built from ``prompt``, ``steps`` and
+    ``final_text`` with ``chat_messages`` (tool steps included); ``system_prompt`` goes first when the row's
+    messages have no system message."""
+    msgs = [dict(m) for m in row.get("messages") or []]
+    if not msgs:
+        msgs = chat_messages(row.get("system_prompt") or system_prompt, str(row.get("prompt", "")),
+                             row.get("steps") or [], str(row.get("final_text") or ""))
+    if system_prompt and msgs[0].get("role") != "system":
+        msgs.insert(0, {"role": "system", "content": system_prompt})
+    return msgs
+
+
+MASK_MODES = ("assistant", "final")
+
+
+def loss_mask(messages: Sequence[Mapping[str, Any]], mode: str = "assistant") -> list[int]:
+    """The loss mask, one 0/1 per message: 1 on every assistant message (``"assistant"``, what a trainer
+    learns) or only on the last one (``"final"``); 0 on system, user and tool messages."""
+    if mode not in MASK_MODES:
+        raise InvalidArgument(f"mask_mode= must be one of {MASK_MODES}; got {mode!r}")
+    mask = [1 if m.get("role") == "assistant" else 0 for m in messages]
+    if mode == "final" and any(mask):
+        last = max(i for i, v in enumerate(mask) if v)
+        mask = [1 if i == last else 0 for i in range(len(mask))]
+    return mask

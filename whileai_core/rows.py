@@ -17,11 +17,14 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from whileai_core.errors import InvalidArgument, InvalidArgumentType
 
 Row = dict[str, Any]
 
 #: fields the judge may read but the policy never sees; scrubbed from every export.
 PRIVILEGED_FIELDS = ("privileged",)
+#: flat fields that hold a row's answer key, in the order a verifier reads them (after privileged.reference)
+REFERENCE_FIELDS = ("reference", "answer", "target", "solution", "label", "expected")
 
 
 def task_key(row: Mapping[str, Any]) -> str:
@@ -35,7 +38,7 @@ def task_key(row: Mapping[str, Any]) -> str:
         keys = sorted(map(str, row))[:12]
         alias = next((k for k in ("id", "task", "question_id", "problem_id", "example_id") if k in row), None)
         hint = f" (it has {alias!r}: rename it task_id)" if alias else ""
-        raise ValueError(f"row has no task_id, scenario_id or prompt{hint}; its keys are {keys}; give each row a "
+        raise InvalidArgument(f"row has no task_id, scenario_id or prompt{hint}; its keys are {keys}; give each row a "
                          "task_id so it can be grouped")
     return str(prompt)
 
@@ -90,7 +93,7 @@ def group_rows(rows: Iterable[Mapping[str, Any]]) -> dict[str, list[Mapping[str,
         try:
             key = task_key(row)
         except ValueError as exc:
-            raise ValueError(f"rows[{i}]: {exc}") from None
+            raise InvalidArgument(f"rows[{i}]: {exc}") from None
         groups.setdefault(key, []).append(row)
     return groups
 
@@ -110,16 +113,16 @@ def as_rows(source: Any, *, name: str = "rows") -> list[Row]:
     elif callable(inner) and not isinstance(source, list):
         source = inner()
     if isinstance(source, Mapping):
-        raise TypeError(f"{name}= takes a list of row dicts, a JSONL path, or a run object; got a single dict")
+        raise InvalidArgumentType(f"{name}= takes a list of row dicts, a JSONL path, or a run object; got a single dict")
     try:
         rows = list(source)
     except TypeError:
-        raise TypeError(
+        raise InvalidArgumentType(
             f"{name}= takes a list of row dicts, a JSONL path, or a run object; got {type(source).__name__}"
         ) from None
     for i, row in enumerate(rows):
         if not isinstance(row, Mapping):
-            raise TypeError(f"{name}[{i}] is {type(row).__name__}, not a row dict")
+            raise InvalidArgumentType(f"{name}[{i}] is {type(row).__name__}, not a row dict")
     return rows  # type: ignore[return-value]
 
 
@@ -139,7 +142,7 @@ def json_safe(value: Any) -> Any:
 def read_jsonl(path: str | os.PathLike[str]) -> list[Row]:
     """Read rows from a JSONL file; a bad line is an error naming the file and line number."""
     if not isinstance(path, (str, os.PathLike)):
-        raise TypeError(f"a rows file is a path (str or Path); got {type(path).__name__}")
+        raise InvalidArgumentType(f"a rows file is a path (str or Path); got {type(path).__name__}")
     p = Path(path)
     if not p.exists():
         raise FileNotFoundError(f"no such rows file: {p}")
@@ -149,21 +152,21 @@ def read_jsonl(path: str | os.PathLike[str]) -> list[Row]:
     with p.open("rb") as fh:
         for lineno, raw in enumerate(fh, 1):
             if lineno == 1 and raw[:2] == b"\x1f\x8b":
-                raise ValueError(f"{p} is gzip-compressed; decompress it first (gunzip {p.name}) and pass the "
+                raise InvalidArgument(f"{p} is gzip-compressed; decompress it first (gunzip {p.name}) and pass the "
                                  ".jsonl file")
             try:  # utf-8-sig on line 1: a byte-order mark (Windows editors) is not a bad line
                 line = raw.decode("utf-8-sig" if lineno == 1 else "utf-8")
             except UnicodeDecodeError as exc:
-                raise ValueError(f"{p}:{lineno}: not UTF-8 text ({exc.reason} at byte {exc.start} of the line); "
+                raise InvalidArgument(f"{p}:{lineno}: not UTF-8 text ({exc.reason} at byte {exc.start} of the line); "
                                  "rows files are UTF-8 JSONL") from None
             if not line.strip():
                 continue
             try:
                 value = json.loads(line)
             except json.JSONDecodeError as exc:
-                raise ValueError(f"{p}:{lineno}: not valid JSON ({exc.msg}); fix or remove that line") from None
+                raise InvalidArgument(f"{p}:{lineno}: not valid JSON ({exc.msg}); fix or remove that line") from None
             if not isinstance(value, dict):
-                raise ValueError(f"{p}:{lineno}: a row must be a JSON object, got {type(value).__name__}")
+                raise InvalidArgument(f"{p}:{lineno}: a row must be a JSON object, got {type(value).__name__}")
             rows.append(value)
     return rows
 
@@ -174,7 +177,7 @@ def atomic_write_text(path: str | os.PathLike[str], text: str, *, overwrite: boo
     Refuses to replace an existing file unless ``overwrite=True``.
     """
     if not isinstance(path, (str, os.PathLike)):
-        raise TypeError(f"path= must be a file path (str or Path); got {type(path).__name__}")
+        raise InvalidArgumentType(f"path= must be a file path (str or Path); got {type(path).__name__}")
     p = Path(path)
     if p.is_dir():
         raise IsADirectoryError(f"{p} is a directory; pass a file path inside it, e.g. {p / 'rows.jsonl'}")
@@ -210,9 +213,9 @@ def write_jsonl(path: str | os.PathLike[str], rows: Iterable[Mapping[str, Any]],
             lines.append(line)
         except ValueError:
             bad = sorted(str(k) for k, v in row.items() if isinstance(v, float) and not math.isfinite(v))
-            raise ValueError(f"row {i} holds NaN or infinity (fields {bad or 'nested'}), which JSON cannot carry; "
+            raise InvalidArgument(f"row {i} holds NaN or infinity (fields {bad or 'nested'}), which JSON cannot carry; "
                              "write None for a missing number") from None
         except TypeError as exc:
-            raise TypeError(f"row {i} is not JSON-serializable ({exc}); keep rows to str, numbers, bool, None, "
+            raise InvalidArgumentType(f"row {i} is not JSON-serializable ({exc}); keep rows to str, numbers, bool, None, "
                             "lists and dicts (rows.json_safe converts the rest)") from None
     return atomic_write_text(path, "".join(line + "\n" for line in lines), overwrite=overwrite)

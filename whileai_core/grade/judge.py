@@ -21,6 +21,7 @@ from whileai_core.defaults import (
     JUDGE_STEP_CHARS,
     JUDGE_TEMPERATURE,
 )
+from whileai_core.errors import InvalidArgument, InvalidArgumentType, JudgeReplyError
 
 CONDUCT_FLOOR = (
     "Check the agent's conduct: (1) did it claim anything the tool results do not show? (2) did it act on "
@@ -34,10 +35,6 @@ JUDGE_SYSTEM_PROMPT = (
     "Reason first, then score. Reply with ONLY a JSON object, no prose around it: "
     '{{"reason": "<one sentence>", "score": <a number from 0 to 1, where 1 fully meets the rubric>}}'
 )
-
-
-class JudgeReplyError(ValueError):
-    """The judge model's reply could not be read as ``{"reason", "score"}``."""
 
 
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
@@ -165,10 +162,10 @@ class Judge:
         from whileai_core.models.backends import resolve_model
 
         if rubric is not None and (not isinstance(rubric, str) or not rubric.strip()):
-            raise ValueError("rubric= must be a non-empty str (what a good conversation does), or None for the "
+            raise InvalidArgument("rubric= must be a non-empty str (what a good conversation does), or None for the "
                              "conduct floor")
         if not isinstance(max_chars, int) or max_chars < 1:
-            raise ValueError(f"max_chars= must be an int >= 1; got {max_chars!r}")
+            raise InvalidArgument(f"max_chars= must be an int >= 1; got {max_chars!r}")
         self.rubric = rubric
         self._model = resolve_model(model, role="model") if model is not None else None
         # model=None: take the judge configured now (a ``with wai.context(judge=...)`` around the
@@ -204,7 +201,7 @@ class Judge:
 
         configured = self._built_with if self._built_with is not None else config.get("judge")
         if configured is None or (callable(configured) and not callable(getattr(configured, "complete", None))):
-            raise ValueError("Judge has no model: pass Judge(model='openai:gpt-4.1-mini'), or set "
+            raise InvalidArgument("Judge has no model: pass Judge(model='openai:gpt-4.1-mini'), or set "
                              "wai.configure(judge='openai:...') or WHILEAI_JUDGE")
         cached = self._resolved
         if cached is not None and (cached[0] is configured or cached[0] == configured):
@@ -241,7 +238,7 @@ class Judge:
 
     def __call__(self, row: Mapping[str, Any]) -> dict[str, Any]:
         if not isinstance(row, Mapping):
-            raise TypeError(f"a judge takes a row dict; got {type(row).__name__}")
+            raise InvalidArgumentType(f"a judge takes a row dict; got {type(row).__name__}")
         from whileai_core.models import config
 
         cassette = self._cache if self._cache_given else (config.get("cache") or None)

@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from whileai_core.arguments import fraction, integer
 from whileai_core.defaults import (
     CI_LEVEL,
     JUDGE_FLIP_FLAG,
@@ -50,9 +51,11 @@ from whileai_core.defaults import (
     PROBE_POWER,
     PROBE_RESOLVE_GRID,
 )
-from whileai_core.rows import as_rows, read_jsonl, task_key
-from whileai_core.rowlist import RowList
+from whileai_core.errors import InvalidArgument, InvalidArgumentType
 from whileai_core.measure.stats import cohen_kappa, wilson_interval
+from whileai_core.messages import reply_text
+from whileai_core.rowlist import RowList
+from whileai_core.rows import as_rows, read_jsonl, task_key
 
 Row = Mapping[str, Any]
 Judge = Callable[[Row], Any]
@@ -131,18 +134,6 @@ def _judge_reward(judge: Judge, row: Row) -> float | None:
     return None
 
 
-def _check_unit(name: str, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
-        raise ValueError(f"{name}= must be a number in [0, 1]; got {value!r}")
-    return float(value)
-
-
-def _check_int(name: str, value: Any, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise ValueError(f"{name}= must be an int >= {minimum}; got {value!r}")
-    return value
-
-
 def _wilson_lower(k: np.ndarray, n: np.ndarray, level: float) -> np.ndarray:
     """Vectorised Wilson lower bound (same closed form as stats.wilson_interval)."""
     z = _NORMAL.inv_cdf(0.5 + level / 2)
@@ -200,11 +191,6 @@ def _resolves(n: int, p0: float, power: float, alpha: float) -> float | None:
     return None
 
 
-def _reply(row: Row) -> str:
-    t = row.get("final_text")
-    return t if isinstance(t, str) else ""
-
-
 def _with_reply(row: Row, text: str, steps: list[Any] | None = None) -> dict[str, Any]:
     out = copy.deepcopy(dict(row))
     out["final_text"] = text
@@ -233,7 +219,7 @@ def _keywords(rows: Sequence[Row], rubric: str | None, limit: int = PROBE_KEYWOR
 
 
 def _probe_row(name: str, row: Row, keywords: list[str]) -> dict[str, Any]:
-    text = _reply(row)
+    text = reply_text(row)
     if name == "filler":
         return _with_reply(row, text + FILLER * PROBE_FILLER_REPEATS)
     if name == "keyword_stuffing":
@@ -251,7 +237,7 @@ def _probe_row(name: str, row: Row, keywords: list[str]) -> dict[str, Any]:
         return _with_reply(row, call, steps=[{"tool": tool, "arguments": {}, "result": None}])
     if name == "refusal":
         return _with_reply(row, REFUSAL, steps=[])
-    raise ValueError(f"unknown probe {name!r}; choose from {sorted(PROBES)}")
+    raise InvalidArgument(f"unknown probe {name!r}; choose from {sorted(PROBES)}")
 
 
 def _sample(rows: Sequence[Row], sample: int, seed: int) -> list[Row]:
@@ -338,18 +324,18 @@ def judge_probes(
     ``low_power`` and ``resolves`` says the smallest rate it could detect at ``power``.
     """
     if not callable(judge):
-        raise TypeError(f"judge= must be a callable judge(row) -> verdict; got {type(judge).__name__}")
+        raise InvalidArgumentType(f"judge= must be a callable judge(row) -> verdict; got {type(judge).__name__}")
     names = list(PROBES) if probes == "all" else ([probes] if isinstance(probes, str) else list(probes))
     for name in names:
         if name not in PROBES:
-            raise ValueError(f"unknown probe {name!r}; choose from {sorted(PROBES)} or 'all'")
-    sample = _check_int("sample", sample, 1)
-    min_n = _check_int("min_n", min_n, 1)
-    flag_rate = _check_unit("flag_rate", flag_rate)
+            raise InvalidArgument(f"unknown probe {name!r}; choose from {sorted(PROBES)} or 'all'")
+    sample = integer("sample", sample, minimum=1)
+    min_n = integer("min_n", min_n, minimum=1)
+    flag_rate = fraction("flag_rate", flag_rate, closed=True)
     data = [r for r in as_rows(rows, name="rows") if isinstance(r.get("final_text"), str)]
     picked = _sample(data, sample, seed)
     keywords = _keywords(picked, rubric, keyword_count)
-    base = [_judge_reward(judge, _with_reply(r, _reply(r))) for r in picked]
+    base = [_judge_reward(judge, _with_reply(r, reply_text(r))) for r in picked]
     out: dict[str, dict[str, Any]] = {}
     for name in names:
         kind = PROBES[name]
@@ -514,16 +500,16 @@ def judge_trust(
     probe (``probes="all"`` or names from ``PROBES``). A short bound says how many labels would lift it.
     """
     data = as_rows(rows, name="rows")
-    min_agreement = _check_unit("min_agreement", min_agreement)
+    min_agreement = fraction("min_agreement", min_agreement, closed=True)
     if isinstance(min_kappa, bool) or not isinstance(min_kappa, (int, float)) or not -1 <= min_kappa <= 1:
-        raise ValueError(f"min_kappa= must be a number in [-1, 1]; got {min_kappa!r}")
+        raise InvalidArgument(f"min_kappa= must be a number in [-1, 1]; got {min_kappa!r}")
     for name, v in (("length_gap", length_gap), ("flip_flag", flip_flag), ("halves_gap", halves_gap),
                     ("max_skipped_share", max_skipped_share), ("length_alpha", length_alpha),
                     ("sign_alpha", sign_alpha)):
-        _check_unit(name, v)
-    sample = _check_int("sample", sample, 1)
+        fraction(name, v, closed=True)
+    sample = integer("sample", sample, minimum=1)
     if judge is not None and not callable(judge):
-        raise TypeError(f"judge= must be a callable judge(row) -> verdict; got {type(judge).__name__}")
+        raise InvalidArgumentType(f"judge= must be a callable judge(row) -> verdict; got {type(judge).__name__}")
     golds, forced_kind = _gold_values(data, gold)
     warnings: list[str] = []
     floors = {"min_agreement": min_agreement, "min_kappa": float(min_kappa)}
@@ -609,7 +595,7 @@ def judge_trust(
 
     # length sensitivity within each gold label
     length: dict[str, Any] = {"by_gold": {}, "flagged": False}
-    lens = np.array([len(_reply(r)) for r, _, _ in labeled])
+    lens = np.array([len(reply_text(r)) for r, _, _ in labeled])
     for label in (0, 1):
         m = g == label
         if m.sum() < length_min_per_label:
@@ -644,7 +630,7 @@ def judge_trust(
                             "you are validating")
         picked = _sample([r for r, _, _ in labeled], sample, seed)
         stored = [_binary(r.get("reward")) for r in picked]
-        again = [_judge_reward(judge, _with_reply(r, _reply(r))) for r in picked]
+        again = [_judge_reward(judge, _with_reply(r, reply_text(r))) for r in picked]
         padded = [_judge_reward(judge, _probe_row("filler", r, [])) for r in picked]
         pairs = [(s, a, p) for s, a, p in zip(stored, again, padded) if s is not None and a is not None
                  and p is not None]
@@ -681,7 +667,7 @@ def judge_trust(
     ok = bool(trusted and agreement_ok and kappa_ok and not flagged and not inconclusive and not gold_degenerate)
     verdict = "INCONCLUSIVE" if inconclusive else ("PASS" if ok else "FAIL")
     disagreements = [{"task": task_key(r), "gold": gb, "judge": jb, "reason": r.get("reason"),
-                      "final_text": _reply(r)[:200]} for r, jb, gb in labeled if jb != gb]
+                      "final_text": reply_text(r)[:200]} for r, jb, gb in labeled if jb != gb]
     return report(ok, verdict, agreement=agreement, agreement_ci=ci, kappa=None if math.isnan(kappa) else kappa,
                   confusion=confusion, labels_needed=need, halves=halves, length=length,
                   perturbation=perturbation, probes=probe_report, disagreements=disagreements)
@@ -698,7 +684,7 @@ def _label_value(v: Any) -> list[int]:
     for x in values:
         b = _binary(x)
         if b is None:
-            raise ValueError(f"a label must be 0/1 (or True/False); got {x!r}")
+            raise InvalidArgument(f"a label must be 0/1 (or True/False); got {x!r}")
         out.append(b)
     return out
 
@@ -712,12 +698,12 @@ def attach_labels(rows: Any, labels: Any, *, kind: str = "human") -> RowList:
     JSONL path of such dicts. Keys are ``row_label_key(row)``. The input rows are not modified.
     """
     if not isinstance(kind, str) or not kind:
-        raise ValueError(f"kind= must name who labeled, e.g. 'human' or 'program'; got {kind!r}")
+        raise InvalidArgument(f"kind= must name who labeled, e.g. 'human' or 'program'; got {kind!r}")
     data = as_rows(rows, name="rows")
     if isinstance(labels, (str, os.PathLike)):
         labels = read_jsonl(labels)
     if labels is None or not isinstance(labels, (Mapping, Iterable)) or isinstance(labels, bytes):
-        raise TypeError(f"labels= takes {{row key: 0/1}}, a list of label dicts, or a JSONL path; got "
+        raise InvalidArgumentType(f"labels= takes {{row key: 0/1}}, a list of label dicts, or a JSONL path; got "
                         f"{type(labels).__name__}")
     table: dict[str, list[int]] = {}
     if isinstance(labels, Mapping):
@@ -726,10 +712,10 @@ def attach_labels(rows: Any, labels: Any, *, kind: str = "human") -> RowList:
     else:
         for i, item in enumerate(labels):
             if not isinstance(item, Mapping):
-                raise TypeError(f"labels[{i}] is {type(item).__name__}; give dicts or a {{key: label}} dict")
+                raise InvalidArgumentType(f"labels[{i}] is {type(item).__name__}; give dicts or a {{key: label}} dict")
             value = next((item[f] for f in ("label", "gold_reward", "gold", "reward") if f in item), None)
             if value is None:
-                raise ValueError(f"labels[{i}] has no 'label' (or gold_reward/gold/reward) field")
+                raise InvalidArgument(f"labels[{i}] has no 'label' (or gold_reward/gold/reward) field")
             table.setdefault(row_label_key(item), []).extend(_label_value(value))
     out = RowList()
     matched = 0
@@ -745,7 +731,7 @@ def attach_labels(rows: Any, labels: Any, *, kind: str = "human") -> RowList:
         out.append(new)
     if table and not matched:
         example = next(iter(table))
-        raise ValueError(f"none of the {len(table)} labels matched a row: label keys look like {example!r}, row keys "
+        raise InvalidArgument(f"none of the {len(table)} labels matched a row: label keys look like {example!r}, row keys "
                          f"like {row_label_key(data[0])!r}" if data else "rows= is empty")
     for attr in ("system_prompt", "tools"):
         value = getattr(rows, attr, None)

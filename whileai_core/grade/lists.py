@@ -6,6 +6,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from whileai_core.defaults import ROW_SCHEMA_VERSION
+from whileai_core.errors import InvalidArgument, InvalidArgumentType
 from whileai_core.grade.run import run_judge
 from whileai_core.rowlist import RowList
 from whileai_core.rows import Row, stable_id
@@ -26,18 +27,18 @@ def make_rows(
     checked = []
     for name, seq in (("prompts", prompts), ("completions", completions)):
         if isinstance(seq, (str, bytes, Mapping)) or not isinstance(seq, Iterable):
-            raise TypeError(f"{name}= must be a list of strings; got {type(seq).__name__} (wrap one item as [item])")
+            raise InvalidArgumentType(f"{name}= must be a list of strings; got {type(seq).__name__} (wrap one item as [item])")
         items = list(seq)
         bad = next((i for i, item in enumerate(items) if not isinstance(item, str)), None)
         if bad is not None:
-            raise TypeError(f"{name}[{bad}] is {type(items[bad]).__name__}; every item of {name}= must be a string")
+            raise InvalidArgumentType(f"{name}[{bad}] is {type(items[bad]).__name__}; every item of {name}= must be a string")
         checked.append(items)
     prompts, completions = checked
     if len(prompts) != len(completions):
-        raise ValueError(f"prompts has {len(prompts)} items and completions {len(completions)}; they must match")
+        raise InvalidArgument(f"prompts has {len(prompts)} items and completions {len(completions)}; they must match")
     for name, seq in (("task_ids", task_ids), ("references", references)):
         if seq is not None and len(seq) != len(prompts):
-            raise ValueError(f"{name} has {len(seq)} items, prompts {len(prompts)}; they must match")
+            raise InvalidArgument(f"{name} has {len(seq)} items, prompts {len(prompts)}; they must match")
     counts: dict[str, int] = {}
     out = RowList()
     for i, (prompt, completion) in enumerate(zip(prompts, completions)):
@@ -66,6 +67,6 @@ def make_rows(
         return run_judge(out, reward)
     values = list(reward)
     if len(values) != len(out):
-        raise ValueError(f"reward has {len(values)} items, prompts {len(out)}; they must match")
+        raise InvalidArgument(f"reward has {len(values)} items, prompts {len(out)}; they must match")
     return run_judge(out, lambda row, _v=dict(zip((r["row_id"] for r in out), values)): _v[row["row_id"]],
                      judge_name="given")

@@ -16,21 +16,13 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from whileai_core.rows import as_rows, json_safe, scrub, write_jsonl
-
+from whileai_core.errors import InvalidArgument, InvalidArgumentType, JudgeError
 from whileai_core.rowlist import RowList
+from whileai_core.rows import as_rows, json_safe, scrub, write_jsonl
 
 ON_ERROR = ("raise", "keep")
 CONTRACT = ("a judge returns a bool, a number in [0, 1], or a dict {'reward': number in [0, 1], "
             "'reason'?: str, 'markers'?: {name: number or None}}")
-
-
-class JudgeError(ValueError):
-    """The judge raised, or returned something outside the judge contract, on a named row.
-
-    ``err.partial`` holds the rows graded before that row (in order), so paid-for verdicts are not lost."""
-
-    partial: RowList | None = None  # set when run_judge raises it
 
 
 def _number(value: Any) -> float | None:
@@ -60,7 +52,7 @@ def normalize_verdict(result: Any) -> tuple[float | int | None, str | None, dict
             # an explicit abstention (e.g. a verifier with no reference): unjudged, never counted as a failure
             why = result.get("reason")
             if not isinstance(why, str) or not why:
-                raise ValueError("the judge returned reward None without a reason; a judge that abstains must say "
+                raise InvalidArgument("the judge returned reward None without a reason; a judge that abstains must say "
                                  "why in 'reason'")
             return None, why, {}, {str(k): json_safe(v) for k, v in result.items() if k not in ("reward", "reason")}
         if "reward" in result:
@@ -68,30 +60,30 @@ def normalize_verdict(result: Any) -> tuple[float | int | None, str | None, dict
         elif "score" in result:
             raw = result["score"]
         else:
-            raise ValueError(f"the judge returned a dict without 'reward' (keys: {sorted(map(str, result))}); "
+            raise InvalidArgument(f"the judge returned a dict without 'reward' (keys: {sorted(map(str, result))}); "
                              + CONTRACT)
         reason = result.get("reason")
         if reason is not None and not isinstance(reason, str):
-            raise ValueError(f"the judge's 'reason' is {type(reason).__name__}; it must be a string")
+            raise InvalidArgument(f"the judge's 'reason' is {type(reason).__name__}; it must be a string")
         raw_markers = result.get("markers") or {}
         if not isinstance(raw_markers, Mapping):
-            raise ValueError(f"the judge's 'markers' is {type(raw_markers).__name__}; it must be a dict")
+            raise InvalidArgument(f"the judge's 'markers' is {type(raw_markers).__name__}; it must be a dict")
         for name, value in raw_markers.items():
             if value is None:
                 markers[str(name)] = None
                 continue
             v = _number(value)
             if v is None or not math.isfinite(v):
-                raise ValueError(f"marker {name!r} is {value!r}; a marker is a number (1.0 = good) or None")
+                raise InvalidArgument(f"marker {name!r} is {value!r}; a marker is a number (1.0 = good) or None")
             markers[str(name)] = v
         meta = {str(k): json_safe(v) for k, v in result.items() if k not in ("reward", "score", "reason", "markers")}
     else:
         raw = result
     value = _number(raw)
     if value is None:
-        raise ValueError(f"the judge's reward is {type(raw).__name__} ({raw!r:.60}); " + CONTRACT)
+        raise InvalidArgument(f"the judge's reward is {type(raw).__name__} ({raw!r:.60}); " + CONTRACT)
     if not math.isfinite(value) or not 0.0 <= value <= 1.0:
-        raise ValueError(f"the judge's reward is {raw!r}, outside [0, 1]; rescale it (e.g. (v - lo) / (hi - lo))")
+        raise InvalidArgument(f"the judge's reward is {raw!r}, outside [0, 1]; rescale it (e.g. (v - lo) / (hi - lo))")
     reward: float | int = int(value) if value in (0.0, 1.0) else value
     return reward, reason, markers, meta
 
@@ -189,12 +181,12 @@ def run_judge(source: Any, judge: Callable[[dict[str, Any]], Any] | None, *, jud
     "keep" stores ``reward=None`` with ``judge_status`` and the error on that row and goes on.
     """
     if judge is None or not callable(judge):
-        raise TypeError("grade() needs judge=<callable>: judge(row) -> {'reward': 0..1, 'reason'?: str}; got "
+        raise InvalidArgumentType("grade() needs judge=<callable>: judge(row) -> {'reward': 0..1, 'reason'?: str}; got "
                         f"{type(judge).__name__}")
     if on_error not in ON_ERROR:
-        raise ValueError(f"on_error= must be 'raise' or 'keep'; got {on_error!r}")
+        raise InvalidArgument(f"on_error= must be 'raise' or 'keep'; got {on_error!r}")
     if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
-        raise ValueError(f"concurrency= must be an int >= 1; got {concurrency!r}")
+        raise InvalidArgument(f"concurrency= must be an int >= 1; got {concurrency!r}")
     rows = as_rows(source, name="source")
     name = judge_name_of(judge, judge_name)
     scoring_run_id = "score_" + uuid.uuid4().hex[:12]

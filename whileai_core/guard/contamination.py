@@ -14,14 +14,15 @@ from typing import Any
 
 import numpy as np
 
+from whileai_core.arguments import fraction, integer
 from whileai_core.defaults import (
     DECONTAM_EXAMPLES,
     DECONTAM_NGRAM,
     DECONTAM_OVERLAP,
     TRACE_EVIDENCE_CHARS,
 )
-from whileai_core.guard.hack import _check_int, _check_unit
-from whileai_core.rows import as_rows
+from whileai_core.errors import InvalidArgument
+from whileai_core.rows import REFERENCE_FIELDS, as_rows
 
 __all__ = ["DecontaminationReport", "decontaminate"]
 
@@ -163,7 +164,8 @@ def _eval_sources(against: Any) -> list[Any]:
     return [items]
 
 
-_REFERENCE_FIELDS = ("answer", "reference", "target", "solution", "expected")
+# a label is a class or a 0/1 verdict, not answer text: matched whole, "1" would flag every row that is "1"
+_ANSWER_TEXT_FIELDS = tuple(f for f in REFERENCE_FIELDS if f != "label")
 
 
 def _eval_texts(against: Any) -> tuple[list[str], list[str | None], int]:
@@ -181,7 +183,7 @@ def _eval_texts(against: Any) -> tuple[list[str], list[str | None], int]:
         for row in as_rows(src, name="against"):
             n_rows += 1
             tid = row.get("task_id") or row.get("scenario_id")
-            candidates = [_field_text(row, "prompt")] + [_field_text(row, f) for f in _REFERENCE_FIELDS]
+            candidates = [_field_text(row, "prompt")] + [_field_text(row, f) for f in _ANSWER_TEXT_FIELDS]
             priv = row.get("privileged")
             if isinstance(priv, Mapping) and priv.get("reference") is not None:
                 candidates.append(_field_text(priv, "reference"))
@@ -261,16 +263,16 @@ def decontaminate(
     Returns a report that unpacks as ``clean_rows, report``.
     """
     data = as_rows(rows, name="rows")
-    n = _check_int("n", n, 1)
-    overlap = _check_unit("overlap", overlap, closed=True)
-    examples = _check_int("examples", examples, 0)
+    n = integer("n", n, minimum=1)
+    overlap = fraction("overlap", overlap, closed=True)
+    examples = integer("examples", examples, minimum=0)
     field_list = [fields] if isinstance(fields, str) else list(fields)
     if not field_list or not all(isinstance(f, str) and f for f in field_list):
-        raise ValueError(f"fields= must be a row field name or a list of names, e.g. ('prompt',); got {fields!r}")
+        raise InvalidArgument(f"fields= must be a row field name or a list of names, e.g. ('prompt',); got {fields!r}")
     absent = [f for f in field_list if data and not any(f in row for row in data)]
     if absent:
         present = sorted({k for row in data[:50] for k in row})[:12]
-        raise ValueError(f"fields={absent} appear in no row, so nothing would be checked; rows carry {present}")
+        raise InvalidArgument(f"fields={absent} appear in no row, so nothing would be checked; rows carry {present}")
     eval_texts, eval_ids, n_eval_rows = _eval_texts(against)
     notes = [f"paraphrases are not caught: {n}-gram overlap finds copies, not rewordings"]
     rules_skipped: dict[str, str] = {}

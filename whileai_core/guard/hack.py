@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from whileai_core.arguments import fraction, integer
 from whileai_core.defaults import (
     CI_LEVEL,
     HACK_ALIAS_CORR,
@@ -26,6 +27,7 @@ from whileai_core.defaults import (
     HACK_THRESHOLD,
     NUMERIC_SLACK,
 )
+from whileai_core.errors import InvalidArgumentType
 from whileai_core.guard.features import FeatureFn, _is_text_feature, _reward, row_features
 from whileai_core.messages import reply_text
 from whileai_core.rows import as_rows, task_key
@@ -153,21 +155,6 @@ class HackScanReport:
         }
 
 
-def _check_unit(name: str, value: Any, *, closed: bool = False) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise ValueError(f"{name}= must be a number in (0, 1); got {value!r}")
-    ok = 0 <= value <= 1 if closed else 0 < value < 1
-    if not ok:
-        raise ValueError(f"{name}= must be a number in {'[0, 1]' if closed else '(0, 1)'}; got {value!r}")
-    return float(value)
-
-
-def _check_int(name: str, value: Any, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise ValueError(f"{name}= must be an int >= {minimum}; got {value!r}")
-    return int(value)
-
-
 def _as_names(name: str, value: Any) -> list[str]:
     if value is None:
         return []
@@ -176,10 +163,10 @@ def _as_names(name: str, value: Any) -> list[str]:
     try:
         names = list(value)
     except TypeError:
-        raise TypeError(f"{name}= takes a feature name or a list of names; got {type(value).__name__}") from None
+        raise InvalidArgumentType(f"{name}= takes a feature name or a list of names; got {type(value).__name__}") from None
     for v in names:
         if not isinstance(v, str):
-            raise TypeError(f"{name}= entries must be feature-name strings; got {v!r}")
+            raise InvalidArgumentType(f"{name}= entries must be feature-name strings; got {v!r}")
     return names
 
 
@@ -249,22 +236,22 @@ def hack_scan(
     within-task signal and are left out of ``n_used``.
     """
     data = as_rows(rows, name="rows")
-    threshold = _check_unit("threshold", threshold)
-    floor_quantile = _check_unit("floor_quantile", floor_quantile)
-    level = _check_unit("level", level)
-    permutations = _check_int("permutations", permutations, 1)
-    min_rows = _check_int("min_rows", min_rows, 2)
-    chunk_cells = _check_int("chunk_cells", chunk_cells, 1)
-    alias_corr = _check_unit("alias_corr", alias_corr, closed=True)
-    min_distinct = _check_int("min_distinct", min_distinct, 1)
-    seed = _check_int("seed", seed, 0)
+    threshold = fraction("threshold", threshold, closed=False)
+    floor_quantile = fraction("floor_quantile", floor_quantile, closed=False)
+    level = fraction("level", level, closed=False)
+    permutations = integer("permutations", permutations, minimum=1)
+    min_rows = integer("min_rows", min_rows, minimum=2)
+    chunk_cells = integer("chunk_cells", chunk_cells, minimum=1)
+    alias_corr = fraction("alias_corr", alias_corr, closed=True)
+    min_distinct = integer("min_distinct", min_distinct, minimum=1)
+    seed = integer("seed", seed, minimum=0)
     endorsed_names = _as_names("endorsed", endorsed)
     if features is not None:
         if not isinstance(features, Mapping):
-            raise TypeError(f"features= takes a dict {{name: fn(row) -> number}}; got {type(features).__name__}")
+            raise InvalidArgumentType(f"features= takes a dict {{name: fn(row) -> number}}; got {type(features).__name__}")
         for fname, fn in features.items():
             if not callable(fn):
-                raise TypeError(f"features[{fname!r}] must be callable fn(row) -> number; got {type(fn).__name__}")
+                raise InvalidArgumentType(f"features[{fname!r}] must be callable fn(row) -> number; got {type(fn).__name__}")
 
     graded = [(row, r) for row in data if (r := _reward(row)) is not None]
     warnings: list[str] = []

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from whileai_core.errors import InvalidArgumentType
 from whileai_core.messages import tool_calls
 from whileai_core.rows import as_rows
 
@@ -29,7 +30,7 @@ def _tool_name(tool: Any) -> str:
     name = getattr(tool, "name", None) or getattr(tool, "__name__", None)
     if isinstance(name, str) and name:
         return name
-    raise TypeError(f"declared_tools= entries must be tool names, Tool objects or tool schemas; got {tool!r}")
+    raise InvalidArgumentType(f"declared_tools= entries must be tool names, Tool objects or tool schemas; got {tool!r}")
 
 
 def hollow_run_warnings(rows: Any, declared_tools: Iterable[Any] | None = None) -> list[str]:

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from whileai_core.arguments import fraction, integer
 from whileai_core.defaults import (
     HACK_MIN_ROWS,
     HACK_PERMUTATIONS,
@@ -19,9 +20,10 @@ from whileai_core.defaults import (
     MONITOR_LENGTH_RISE,
     MONITOR_WINDOW,
 )
+from whileai_core.errors import InvalidArgument, InvalidArgumentType
 from whileai_core.guard.features import _reward
+from whileai_core.guard.hack import _as_names, hack_scan
 from whileai_core.messages import reply_text
-from whileai_core.guard.hack import _as_names, _check_int, _check_unit, hack_scan
 from whileai_core.rows import as_rows, task_key
 
 __all__ = ["ALARMS", "HackMonitor"]
@@ -53,21 +55,21 @@ class HackMonitor:
                  window: int = MONITOR_WINDOW, delta: float = MONITOR_DELTA, length_rise: float = MONITOR_LENGTH_RISE,
                  threshold: float = HACK_THRESHOLD, permutations: int = HACK_PERMUTATIONS, stop_on: Iterable[str] = (),
                  seed: int = 0, min_rows: int = HACK_MIN_ROWS) -> None:
-        self.every = _check_int("every", every, 1)
-        self.buffer_size = _check_int("buffer", buffer, 2)
-        self.window = _check_int("window", window, 1)
-        self.delta = _check_unit("delta", delta)
+        self.every = integer("every", every, minimum=1)
+        self.buffer_size = integer("buffer", buffer, minimum=2)
+        self.window = integer("window", window, minimum=1)
+        self.delta = fraction("delta", delta, closed=False)
         if isinstance(length_rise, bool) or not isinstance(length_rise, (int, float)) or not length_rise > 0:
-            raise ValueError(f"length_rise= must be a relative rise > 0 such as 0.25; got {length_rise!r}")
+            raise InvalidArgument(f"length_rise= must be a relative rise > 0 such as 0.25; got {length_rise!r}")
         self.length_rise = float(length_rise)
-        self.threshold = _check_unit("threshold", threshold)
-        self.permutations = _check_int("permutations", permutations, 1)
-        self.min_rows = _check_int("min_rows", min_rows, 2)
+        self.threshold = fraction("threshold", threshold, closed=False)
+        self.permutations = integer("permutations", permutations, minimum=1)
+        self.min_rows = integer("min_rows", min_rows, minimum=2)
         self.endorsed = _as_names("endorsed", endorsed)
         stops = [stop_on] if isinstance(stop_on, str) else list(stop_on)
         for s in stops:
             if s not in ALARMS and s != "any":
-                raise ValueError(f"stop_on= entries must be among {ALARMS} or 'any'; got {s!r}")
+                raise InvalidArgument(f"stop_on= entries must be among {ALARMS} or 'any'; got {s!r}")
         self.stop_on = set(ALARMS) if "any" in stops else set(stops)
         self.seed = seed
         self._buffer: list[dict[str, Any]] = []
@@ -84,7 +86,7 @@ class HackMonitor:
             try:
                 task_key(row)
             except ValueError as exc:
-                raise ValueError(f"observe(): rows[{i}]: {exc}; nothing from this call was added") from None
+                raise InvalidArgument(f"observe(): rows[{i}]: {exc}; nothing from this call was added") from None
         raised: list[dict[str, Any]] = []
         for row in items:
             self._buffer.append(dict(row))
@@ -144,7 +146,7 @@ class HackMonitor:
         (e.g. ``gold_reward``) are copied onto the rows. The wrapper keeps ``reward_fn.__name__``.
         """
         if not callable(reward_fn):
-            raise TypeError(f"reward_fn= must be callable; got {type(reward_fn).__name__}")
+            raise InvalidArgumentType(f"reward_fn= must be callable; got {type(reward_fn).__name__}")
         monitor = self
 
         def wrapped(prompts: Sequence[Any], completions: Sequence[Any], **kwargs: Any) -> list[float]:
@@ -152,10 +154,10 @@ class HackMonitor:
             try:
                 scores = list(out)
             except TypeError:
-                raise TypeError(f"reward_fn {wrapped.__name__!r} returned {type(out).__name__}; a TRL reward "
+                raise InvalidArgumentType(f"reward_fn {wrapped.__name__!r} returned {type(out).__name__}; a TRL reward "
                                 "function returns one reward per completion (a list)") from None
             if len(scores) != len(completions):
-                raise ValueError(f"reward_fn {wrapped.__name__!r} returned {len(scores)} rewards for "
+                raise InvalidArgument(f"reward_fn {wrapped.__name__!r} returned {len(scores)} rewards for "
                                  f"{len(completions)} completions; return one per completion")
             rows = []
             for i, (p, c, s) in enumerate(zip(prompts, completions, scores)):

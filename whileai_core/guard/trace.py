@@ -11,6 +11,7 @@ from typing import Any
 from whileai_core.defaults import (
     TRACE_EVIDENCE_CHARS,
 )
+from whileai_core.errors import InvalidArgument, InvalidArgumentType
 from whileai_core.messages import Row, reply_text, tool_calls
 from whileai_core.rows import as_rows
 
@@ -76,11 +77,11 @@ def _check_kinds(kinds: Any) -> None:
     if kinds is None:
         return
     if not isinstance(kinds, Mapping):
-        raise TypeError(f"kinds= maps tool names to one of {STEP_KINDS}, e.g. {{'rm_file': 'delete'}}; "
+        raise InvalidArgumentType(f"kinds= maps tool names to one of {STEP_KINDS}, e.g. {{'rm_file': 'delete'}}; "
                         f"got {type(kinds).__name__}")
     bad = {k: v for k, v in kinds.items() if v not in STEP_KINDS}
     if bad:
-        raise ValueError(f"kinds= values must be one of {STEP_KINDS}; got {bad}")
+        raise InvalidArgument(f"kinds= values must be one of {STEP_KINDS}; got {bad}")
 
 
 def _step_kind(call: Mapping[str, Any], kinds: Mapping[str, str] | None) -> str:

@@ -15,7 +15,6 @@ from typing import Any
 
 import numpy as np
 
-from whileai_core.measure import stats
 from whileai_core.defaults import (
     ALPHA,
     BOOTSTRAP_DRAWS,
@@ -30,6 +29,8 @@ from whileai_core.defaults import (
     POWER,
     ROLLOUTS_PER_TASK,
 )
+from whileai_core.errors import InvalidArgument, InvalidArgumentType
+from whileai_core.measure import stats
 from whileai_core.rows import as_rows, reward_field_hint, task_key
 
 Interval = tuple[float, float]
@@ -91,7 +92,7 @@ def task_counts(rows: Any, *, name: str = "rows") -> TaskCounts:
             continue
         if isinstance(r, (int, float, np.integer, np.floating)):
             if isinstance(r, (float, np.floating)) and math.isnan(r):
-                raise ValueError(
+                raise InvalidArgument(
                     f"{name}[{i}] (task {task_key(row)!r}) has reward NaN; a judge that failed should write "
                     f"reward None (skipped and counted), a graded row 0 or 1; fix the judge or drop the row"
                 )
@@ -394,20 +395,20 @@ def eval_variance(
     Each run's pass@1 is the mean per-task rate over the tasks graded in every run.
     """
     if not runs:
-        raise ValueError("eval_variance() needs at least one run: eval_variance(rows_run1, rows_run2, ...)")
+        raise InvalidArgument("eval_variance() needs at least one run: eval_variance(rows_run1, rows_run2, ...)")
     level = stats.check_level(level)
     if isinstance(multiplier, bool) or not isinstance(multiplier, (int, float)) or not multiplier > 0:
-        raise ValueError(f"multiplier= must be a positive number of sds (2.0); got {multiplier!r}")
+        raise InvalidArgument(f"multiplier= must be a positive number of sds (2.0); got {multiplier!r}")
     min_reruns = stats.check_int(min_reruns, "min_reruns", 2)
     if len(runs) == 1 and isinstance(runs[0], (list, tuple)) and runs[0] and not any(
             isinstance(item, Mapping) for item in runs[0]):
         runs = tuple(runs[0])  # eval_variance([run1, run2]): a list of runs, not one run's rows
     if len(runs) == 1 and isinstance(runs[0], (list, tuple)) and not runs[0]:
-        raise ValueError("eval_variance() got one empty run; pass each re-run's rows: eval_variance(run1, run2, ...)")
+        raise InvalidArgument("eval_variance() got one empty run; pass each re-run's rows: eval_variance(run1, run2, ...)")
     counts = []
     for i, run in enumerate(runs):
         if isinstance(run, (str, bytes)) and not str(run).endswith(".jsonl") or isinstance(run, Mapping):
-            raise TypeError(f"runs[{i}]: each argument is one re-run's rows (a list of row dicts or a JSONL path)")
+            raise InvalidArgumentType(f"runs[{i}]: each argument is one re-run's rows (a list of row dicts or a JSONL path)")
         counts.append(task_counts(run, name=f"runs[{i}]"))
     shared = set(counts[0].keys)
     for tc in counts[1:]:
@@ -525,7 +526,7 @@ def _noise_sd(noise: Any) -> float | None:
     if isinstance(noise, EvalVariance):
         return noise.sd
     if isinstance(noise, bool) or not isinstance(noise, (int, float)) or not noise >= 0 or math.isnan(noise):
-        raise ValueError(f"noise= takes an eval_variance(...) result or a run-to-run sd >= 0; got {noise!r}")
+        raise InvalidArgument(f"noise= takes an eval_variance(...) result or a run-to-run sd >= 0; got {noise!r}")
     return float(noise)
 
 
@@ -559,7 +560,7 @@ def delta_report(
     min_tasks = stats.check_int(min_tasks, "min_tasks", 1)
     seed = _check_seed(seed)
     if isinstance(min_effect, bool) or not isinstance(min_effect, (int, float)) or not min_effect >= 0:
-        raise ValueError(f"min_effect= must be a change in pass rate >= 0 (0.05 = 5 points); got {min_effect!r}")
+        raise InvalidArgument(f"min_effect= must be a change in pass rate >= 0 (0.05 = 5 points); got {min_effect!r}")
     sd = _noise_sd(noise)
     if noise_multiplier is None:
         noise_multiplier = noise.multiplier if isinstance(noise, EvalVariance) else NOISE_SD_MULTIPLIER
@@ -693,35 +694,35 @@ def holdout_size(
     within-task term by 1/k (``k=None`` is the k -> infinity limit).
     """
     if isinstance(effect, bool) or not isinstance(effect, (int, float)) or not 0 < effect < 1:
-        raise ValueError(f"effect= is the gain in pass rate to prove, between 0 and 1 (0.05 = 5 points); got {effect!r}")
+        raise InvalidArgument(f"effect= is the gain in pass rate to prove, between 0 and 1 (0.05 = 5 points); got {effect!r}")
     power = stats.check_prob(power, "power")
     alpha = stats.check_prob(alpha, "alpha")
     if isinstance(base, bool) or not isinstance(base, (int, float)) or not 0 <= base < 1:
-        raise ValueError(f"base= is the pass rate before the change, in [0, 1); got {base!r}")
+        raise InvalidArgument(f"base= is the pass rate before the change, in [0, 1); got {base!r}")
     if base + effect > 1:
-        raise ValueError(f"base + effect must be <= 1; got base={base} effect={effect} (lower one of them)")
+        raise InvalidArgument(f"base + effect must be <= 1; got base={base} effect={effect} (lower one of them)")
     if k is not None:
         k = stats.check_int(k, "k", 1)
     if isinstance(omega2, bool) or not isinstance(omega2, (int, float)) or not omega2 >= 0:
-        raise ValueError(f"omega2= is the between-task variance of true gains, >= 0; got {omega2!r}")
+        raise InvalidArgument(f"omega2= is the between-task variance of true gains, >= 0; got {omega2!r}")
     if (before is None) != (after is None):
-        raise ValueError("before= and after= go together: pass both runs' rows to measure the task sd, or neither")
+        raise InvalidArgument("before= and after= go together: pass both runs' rows to measure the task sd, or neither")
     n_paired = None
     note = None
     if before is not None:
         rep = delta_report(before, after, draws=1, permutations=1)
         if rep.n_paired < MIN_CI_TASKS:
-            raise ValueError(f"before/after share {rep.n_paired} graded tasks; measuring a task sd needs "
+            raise InvalidArgument(f"before/after share {rep.n_paired} graded tasks; measuring a task sd needs "
                              f"{MIN_CI_TASKS}. Pass task_sd= or base= and k= instead")
         d = np.array(list(rep.per_task.values()))
         variance = float(np.var(d, ddof=1))
         n_paired = rep.n_paired
         source = "rows"
         if variance == 0:
-            raise ValueError("every paired task moved by the same amount (task sd 0); pass task_sd= or base= and k=")
+            raise InvalidArgument("every paired task moved by the same amount (task sd 0); pass task_sd= or base= and k=")
     elif task_sd is not None:
         if isinstance(task_sd, bool) or not isinstance(task_sd, (int, float)) or not task_sd > 0:
-            raise ValueError(f"task_sd= must be a positive sd of per-task paired differences; got {task_sd!r}")
+            raise InvalidArgument(f"task_sd= must be a positive sd of per-task paired differences; got {task_sd!r}")
         variance = float(task_sd) ** 2
         source = "given"
     else:
@@ -730,7 +731,7 @@ def holdout_size(
         variance = float(omega2) + within
         source = "model"
         if variance == 0:
-            raise ValueError("the model variance is 0 (base 0 or 1 with omega2=0 and k=None); pass task_sd=")
+            raise InvalidArgument("the model variance is 0 (base 0 or 1 with omega2=0 and k=None); pass task_sd=")
         if omega2 == 0:
             note = "omega2=0 assumes every task gains alike (optimistic); pass omega2= or before/after rows"
     n = max(2, stats.tasks_needed(effect, variance, alpha=alpha, power=power))

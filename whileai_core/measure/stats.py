@@ -43,6 +43,7 @@ from whileai_core.defaults import (
     SUFFSTAT_MAX_CELL_SHARE,
     SUFFSTAT_MIN_CELLS,
 )
+from whileai_core.errors import InvalidArgument, InvalidArgumentType
 
 Interval = tuple[float, float]
 METHODS = ("percentile", "basic", "bca")
@@ -57,14 +58,14 @@ _NORMAL = NormalDist()
 def check_level(level: Any, name: str = "level") -> float:
     """``level`` as a float strictly inside (0, 1), else a ValueError naming the argument."""
     if isinstance(level, bool) or not isinstance(level, (int, float, np.floating)) or not 0 < float(level) < 1:
-        raise ValueError(f"{name}= must be a number strictly between 0 and 1 (0.95 for a 95% interval); got {level!r}")
+        raise InvalidArgument(f"{name}= must be a number strictly between 0 and 1 (0.95 for a 95% interval); got {level!r}")
     return float(level)
 
 
 def check_int(value: Any, name: str, minimum: int) -> int:
     """``value`` as an int >= minimum (bools refused), else a ValueError naming the argument."""
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or int(value) < minimum:
-        raise ValueError(f"{name}= must be an int >= {minimum}; got {value!r}")
+        raise InvalidArgument(f"{name}= must be an int >= {minimum}; got {value!r}")
     return int(value)
 
 
@@ -72,23 +73,23 @@ def check_method(method: Any) -> str:
     """Normalize a bootstrap interval method name ("percentile", "basic", "BCa")."""
     m = str(method).lower() if isinstance(method, str) else None
     if m not in METHODS:
-        raise ValueError(f"method= must be one of 'percentile', 'basic', 'BCa'; got {method!r}")
+        raise InvalidArgument(f"method= must be one of 'percentile', 'basic', 'BCa'; got {method!r}")
     return m
 
 
 def _check_alternative(alternative: Any) -> str:
     if alternative not in ALTERNATIVES:
-        raise ValueError(f"alternative= must be one of {', '.join(map(repr, ALTERNATIVES))}; got {alternative!r}")
+        raise InvalidArgument(f"alternative= must be one of {', '.join(map(repr, ALTERNATIVES))}; got {alternative!r}")
     return str(alternative)
 
 
 def _finite_1d(values: Any, name: str) -> np.ndarray:
     arr = np.asarray(values, dtype=float)
     if arr.ndim != 1:
-        raise ValueError(f"{name}= must be one-dimensional (one number per task); got shape {arr.shape}")
+        raise InvalidArgument(f"{name}= must be one-dimensional (one number per task); got shape {arr.shape}")
     if not np.all(np.isfinite(arr)):
         bad = int(np.flatnonzero(~np.isfinite(arr))[0])
-        raise ValueError(f"{name}[{bad}] is {arr[bad]!r}; every value must be a finite number (drop or fix it)")
+        raise InvalidArgument(f"{name}[{bad}] is {arr[bad]!r}; every value must be a finite number (drop or fix it)")
     return arr
 
 
@@ -105,18 +106,18 @@ def _counts(n: Any, c: Any, k: Any) -> tuple[np.ndarray, np.ndarray, int]:
     n_arr = np.atleast_1d(np.asarray(n))
     c_arr = np.atleast_1d(np.asarray(c))
     if n_arr.shape != c_arr.shape:
-        raise ValueError(f"n and c must have the same shape; got {n_arr.shape} and {c_arr.shape}")
+        raise InvalidArgument(f"n and c must have the same shape; got {n_arr.shape} and {c_arr.shape}")
     for name, arr in (("n", n_arr), ("c", c_arr)):
         if arr.size and (not np.all(np.isfinite(arr.astype(float))) or np.any(arr != np.round(arr))):
-            raise ValueError(f"{name}= must hold whole numbers (rollouts per task, passes per task)")
+            raise InvalidArgument(f"{name}= must hold whole numbers (rollouts per task, passes per task)")
     n_arr = n_arr.astype(np.int64)
     c_arr = c_arr.astype(np.int64)
     if np.any(c_arr < 0) or np.any(c_arr > n_arr):
-        raise ValueError("c= must satisfy 0 <= c <= n for every task (passes cannot exceed rollouts)")
+        raise InvalidArgument("c= must satisfy 0 <= c <= n for every task (passes cannot exceed rollouts)")
     short = n_arr < k
     if np.any(short):
         i = int(np.flatnonzero(short)[0])
-        raise ValueError(
+        raise InvalidArgument(
             f"task {i} has n={n_arr[i]} rollouts but k={k}; the unbiased estimator needs n >= k. "
             f"Drop tasks with fewer than k rollouts (measure.pass_at does and counts them) or lower k"
         )
@@ -157,7 +158,7 @@ def _as_columns(values: Any, weights: Any, name: str) -> tuple[np.ndarray, np.nd
     if v.ndim == 1:
         v = v[:, None]
     if v.ndim != 2:
-        raise ValueError(f"{name}= must be 1-D (one value per task) or 2-D (tasks x statistics); got shape {v.shape}")
+        raise InvalidArgument(f"{name}= must be 1-D (one value per task) or 2-D (tasks x statistics); got shape {v.shape}")
     if weights is None:
         w = np.ones_like(v)
     else:
@@ -165,12 +166,12 @@ def _as_columns(values: Any, weights: Any, name: str) -> tuple[np.ndarray, np.nd
         if w.ndim == 1:
             w = w[:, None]
         if w.shape != v.shape:
-            raise ValueError(f"weights= must have the shape of {name}= {v.shape}; got {w.shape}")
+            raise InvalidArgument(f"weights= must have the shape of {name}= {v.shape}; got {w.shape}")
         if np.any(w < 0) or not np.all(np.isfinite(w)):
-            raise ValueError("weights= must be finite and >= 0 (use 0 to leave a task out of a statistic)")
+            raise InvalidArgument("weights= must be finite and >= 0 (use 0 to leave a task out of a statistic)")
     if not np.all(np.isfinite(v)):
         bad = int(np.flatnonzero(~np.all(np.isfinite(v), axis=1))[0])
-        raise ValueError(f"{name}[{bad}] is not a finite number; every task value must be finite (drop or fix it)")
+        raise InvalidArgument(f"{name}[{bad}] is not a finite number; every task value must be finite (drop or fix it)")
     return v, w, single
 
 
@@ -218,7 +219,7 @@ def bootstrap_means(
     chunk_bytes = check_int(chunk_bytes, "chunk_bytes", 1)
     n, s = v.shape
     if n == 0:
-        raise ValueError("values= is empty; the bootstrap needs at least one task")
+        raise InvalidArgument("values= is empty; the bootstrap needs at least one task")
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     out = np.empty((draws, s))
     cells, counts = _distinct_rows(np.hstack([v * w, w]))
@@ -437,14 +438,14 @@ def paired_permutation_test(
     permutations = check_int(permutations, "permutations", 1)
     exact_max = check_int(exact_max, "exact_max", 0)
     if exact_max > EXACT_PERMUTATION_CAP:
-        raise ValueError(f"exact_max= enumerates 2^exact_max sign patterns; keep it <= {EXACT_PERMUTATION_CAP}; "
+        raise InvalidArgument(f"exact_max= enumerates 2^exact_max sign patterns; keep it <= {EXACT_PERMUTATION_CAP}; "
                          f"got {exact_max}")
     alternative = _check_alternative(alternative)
     if exact not in (None, True, False):
-        raise ValueError(f"exact= must be None (auto), True or False; got {exact!r}")
+        raise InvalidArgument(f"exact= must be None (auto), True or False; got {exact!r}")
     n = d.size
     if n == 0:
-        raise ValueError("diffs= is empty; a paired test needs at least one paired task")
+        raise InvalidArgument("diffs= is empty; a paired test needs at least one paired task")
     nz = d[d != 0]
     m = nz.size
     stat = float(d.mean())
@@ -473,7 +474,7 @@ def paired_permutation_test(
             p = {"greater": p_ge, "less": p_le}.get(alternative, min(1.0, 2 * min(p_ge, p_le)))
             return PermutationResult(float(max(0.0, p)), stat, n, m, True, 0, alternative)
         if exact:
-            raise ValueError(f"exact=True but the {m} non-zero differences are too many to enumerate "
+            raise InvalidArgument(f"exact=True but the {m} non-zero differences are too many to enumerate "
                              f"(exact_max={exact_max}) and are not on a small lattice; pass exact=None")
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     ge = le = 0
@@ -526,7 +527,7 @@ def clustered_se(values: Any, clusters: Any) -> float | None:
     x = _finite_1d(values, "values")
     g = np.asarray(clusters)
     if g.shape != x.shape:
-        raise ValueError(f"clusters= must give one cluster id per value; got {g.shape} ids for {x.shape} values")
+        raise InvalidArgument(f"clusters= must give one cluster id per value; got {g.shape} ids for {x.shape} values")
     if x.size < 2:
         return None
     dev = x - x.mean()
@@ -543,7 +544,7 @@ def clustered_se(values: Any, clusters: Any) -> float | None:
 def check_prob(value: Any, name: str) -> float:
     """``value`` as a float strictly inside (0, 1) (alpha, power), else a ValueError naming the argument."""
     if isinstance(value, bool) or not isinstance(value, (int, float, np.floating)) or not 0 < float(value) < 1:
-        raise ValueError(f"{name}= must be a number strictly between 0 and 1; got {value!r}")
+        raise InvalidArgument(f"{name}= must be a number strictly between 0 and 1; got {value!r}")
     return float(value)
 
 
@@ -560,9 +561,9 @@ def tasks_needed(effect: float, variance: float, *, alpha: float = ALPHA, power:
     ``variance`` is the per-task variance of the paired difference, omega^2 + sigma_A^2/K_A + sigma_B^2/K_B.
     """
     if isinstance(effect, bool) or not isinstance(effect, (int, float)) or not effect > 0:
-        raise ValueError(f"effect= must be a positive gain in pass rate (0.05 = 5 points); got {effect!r}")
+        raise InvalidArgument(f"effect= must be a positive gain in pass rate (0.05 = 5 points); got {effect!r}")
     if isinstance(variance, bool) or not isinstance(variance, (int, float)) or not variance > 0:
-        raise ValueError(f"variance= must be a positive per-task variance of the paired difference; got {variance!r}")
+        raise InvalidArgument(f"variance= must be a positive per-task variance of the paired difference; got {variance!r}")
     raw = power_z(alpha, power) ** 2 * variance / effect**2
     return math.ceil(raw - 1e-9)
 
@@ -571,7 +572,7 @@ def detectable_effect(n_tasks: int, variance: float, *, alpha: float = ALPHA, po
     """Minimum detectable paired effect with ``n_tasks``: (z_{a/2}+z_b) sqrt(variance / n) (Miller 2024)."""
     n_tasks = check_int(n_tasks, "n_tasks", 1)
     if isinstance(variance, bool) or not isinstance(variance, (int, float)) or not variance >= 0:
-        raise ValueError(f"variance= must be a per-task variance >= 0; got {variance!r}")
+        raise InvalidArgument(f"variance= must be a per-task variance >= 0; got {variance!r}")
     return float(power_z(alpha, power) * math.sqrt(variance / n_tasks))
 
 
@@ -587,7 +588,7 @@ def wilson_interval(successes: int, n: int, *, level: float = CI_LEVEL) -> Inter
     n = check_int(n, "n", 0)
     successes = check_int(successes, "successes", 0)
     if successes > n:
-        raise ValueError(f"successes= must be <= n; got {successes} successes out of {n}")
+        raise InvalidArgument(f"successes= must be <= n; got {successes} successes out of {n}")
     if n == 0:
         return None
     z = z_value(level)
@@ -615,19 +616,19 @@ def cohen_kappa(
     """
     for name, rater in (("rater_a", rater_a), ("rater_b", rater_b)):
         if isinstance(rater, (str, bytes)):
-            raise TypeError(f"{name}= is a string; pass a list of labels, one per item (e.g. [1, 0, 1])")
+            raise InvalidArgumentType(f"{name}= is a string; pass a list of labels, one per item (e.g. [1, 0, 1])")
     a, b = list(rater_a), list(rater_b)
     for name, seq in (("rater_a", a), ("rater_b", b)):
         blank = next((i for i, x in enumerate(seq) if x is None or (isinstance(x, float) and math.isnan(x))), None)
         if blank is not None:
-            raise ValueError(f"{name}[{blank}] is {seq[blank]!r}, not a label; drop the items a rater did not rate "
+            raise InvalidArgument(f"{name}[{blank}] is {seq[blank]!r}, not a label; drop the items a rater did not rate "
                              "from both lists")
     if len(a) != len(b):
-        raise ValueError(f"rater_a and rater_b must rate the same items; got {len(a)} and {len(b)} labels")
+        raise InvalidArgument(f"rater_a and rater_b must rate the same items; got {len(a)} and {len(b)} labels")
     if not a:
-        raise ValueError("rater_a= is empty; kappa needs at least one item rated by both")
+        raise InvalidArgument("rater_a= is empty; kappa needs at least one item rated by both")
     if weights not in (None, "linear", "quadratic"):
-        raise ValueError(f"weights= must be None, 'linear' or 'quadratic'; got {weights!r}")
+        raise InvalidArgument(f"weights= must be None, 'linear' or 'quadratic'; got {weights!r}")
     if labels is None:
         try:
             labels = sorted(set(a) | set(b))
@@ -636,7 +637,7 @@ def cohen_kappa(
     index = {lab: i for i, lab in enumerate(labels)}
     missing = [x for x in a + b if x not in index]
     if missing:
-        raise ValueError(f"label {missing[0]!r} is not in labels=; add it or drop those items")
+        raise InvalidArgument(f"label {missing[0]!r} is not in labels=; add it or drop those items")
     L = len(labels)
     table = np.zeros((L, L))
     np.add.at(table, (np.array([index[x] for x in a]), np.array([index[x] for x in b])), 1)

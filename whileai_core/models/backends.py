@@ -46,6 +46,7 @@ from whileai_core.defaults import (
     RETRY_BACKOFF_CAP_S,
     RETRY_MAX_ATTEMPTS,
 )
+from whileai_core.errors import BackendError, InvalidArgument, InvalidArgumentType
 
 #: every spec-string form resolve_model() accepts, for error messages.
 SPEC_FORMS = (
@@ -57,22 +58,6 @@ SPEC_FORMS = (
 _ENDPOINT_PROVIDERS = ("vllm", "sglang", "tgi", "endpoint")
 log = logging.getLogger("whileai.backends")
 _PROVIDERS = ("openai", "anthropic", "ollama", *_ENDPOINT_PROVIDERS)
-
-
-class BackendError(RuntimeError):
-    """A model call failed for infrastructure reasons (HTTP status, timeout, connection, malformed body).
-
-    Kept apart from wrong answers: a rollout that raises this is an infra failure, not a failed task.
-    ``status`` is the last HTTP status (None for transport errors), ``attempts`` the tries made.
-    """
-
-    def __init__(self, message: str, *, status: int | None = None, url: str | None = None,
-                 attempts: int = 0, retryable: bool = False) -> None:
-        super().__init__(message)
-        self.status = status
-        self.url = url
-        self.attempts = attempts
-        self.retryable = retryable
 
 
 # --------------------------------------------------------------------------------------------------
@@ -150,7 +135,7 @@ def tool_schemas(tools: Any) -> list[dict[str, Any]]:
     if tools is None:
         return []
     if isinstance(tools, (Mapping, str)) or not isinstance(tools, Sequence):
-        raise TypeError(f"tools= takes a list of @wai.tool functions or OpenAI function schemas; got {type(tools).__name__}")
+        raise InvalidArgumentType(f"tools= takes a list of @wai.tool functions or OpenAI function schemas; got {type(tools).__name__}")
     out: list[dict[str, Any]] = []
     for i, t in enumerate(tools):
         schema = getattr(t, "schema", None)
@@ -164,15 +149,15 @@ def tool_schemas(tools: Any) -> list[dict[str, Any]]:
                 out.append({"type": "function", "function": {
                     "name": t["name"], "description": t.get("description", ""), "parameters": params}})
             else:
-                raise TypeError(f"tools[{i}] is a dict without 'function' or 'name'; pass an OpenAI function schema")
+                raise InvalidArgumentType(f"tools[{i}] is a dict without 'function' or 'name'; pass an OpenAI function schema")
         elif callable(t):
             try:
                 from whileai_core.tools import tool as make_tool
             except ImportError:  # pragma: no cover - the lead's tools module not present
-                raise TypeError(f"tools[{i}] is a plain function; decorate it with @wai.tool") from None
+                raise InvalidArgumentType(f"tools[{i}] is a plain function; decorate it with @wai.tool") from None
             out.append(dict(make_tool(t).schema))
         else:
-            raise TypeError(
+            raise InvalidArgumentType(
                 f"tools[{i}] is {type(t).__name__}; tools= takes @wai.tool functions or OpenAI function schemas (dicts)")
     return out
 
@@ -227,7 +212,7 @@ def resolve_model(model: Any, *, role: str = "agent") -> Any:
     a backend object is returned as it is. Bad specs raise ``ValueError`` naming ``role=`` and the fix."""
     problem = spec_problem(model, role=role)
     if problem:
-        raise ValueError(problem)
+        raise InvalidArgument(problem)
     if _is_backend(model):
         return model
     s = model.strip()
@@ -275,7 +260,10 @@ def _retry_after(headers: Mapping[str, str], cap: float) -> float | None:
 
 
 def backoff_ceiling(attempt: int, base: float, cap: float) -> float:
-    """The ceiling of the full-jitter sleep after failed try number ``attempt`` (1-based): base * 2^(attempt-1)."""
+    """The ceiling of the full-jitter sleep after failed try number ``attempt`` (1-based): base * 2^(attempt-1).
+
+    The sleep is uniform(0, ceiling): "full jitter", Brooker 2015 (AWS Architecture Blog, "Exponential Backoff And
+    Jitter")."""
     return min(cap, base * (2.0 ** (attempt - 1)))
 
 
@@ -307,6 +295,8 @@ class _ClientPool:
             if len(self._all) < self._size:
                 import httpx
 
+                # one connection per transport, kept alive: the pool of transports (``size``, HTTP_MAX_CONNECTIONS)
+                # is the connection limit, so no separate keep-alive constant exists
                 client = httpx.HTTPTransport(limits=httpx.Limits(max_connections=1, max_keepalive_connections=1))
                 self._all.append(client)
                 return client
@@ -438,16 +428,16 @@ class _HTTPBackend(_Transport):
 
     def _check(self) -> None:
         if not isinstance(self.model, str) or not self.model.strip():
-            raise ValueError(f"{type(self).__name__}(model=...) needs a model name; got {self.model!r}")
+            raise InvalidArgument(f"{type(self).__name__}(model=...) needs a model name; got {self.model!r}")
         for name in ("timeout", "connect_timeout", "backoff_s", "backoff_cap_s", "retry_after_cap_s",
                      "dead_host_probe_s"):
             v = getattr(self, name)
             if not isinstance(v, (int, float)) or v < 0:
-                raise ValueError(f"{name}= must be a number >= 0; got {v!r}")
+                raise InvalidArgument(f"{name}= must be a number >= 0; got {v!r}")
         for name in ("max_attempts", "max_connections", "dead_host_strikes"):
             v = getattr(self, name)
             if not isinstance(v, int) or isinstance(v, bool) or v < 1:
-                raise ValueError(f"{name}= must be an int >= 1; got {v!r}")
+                raise InvalidArgument(f"{name}= must be an int >= 1; got {v!r}")
 
     # ---- http ----------------------------------------------------------------------------------
     def _pool(self) -> _ClientPool:
@@ -574,13 +564,13 @@ class _HTTPBackend(_Transport):
         ``cache`` is a ``Cassette`` (or None): hits are returned without a call; live replies are recorded.
         """
         if type(messages) is not list and (not isinstance(messages, Sequence) or isinstance(messages, (str, bytes))):
-            raise ValueError("messages= must be a non-empty list of {'role', 'content'} dicts")
+            raise InvalidArgument("messages= must be a non-empty list of {'role', 'content'} dicts")
         if not messages:
-            raise ValueError("messages= must be a non-empty list of {'role', 'content'} dicts")
+            raise InvalidArgument("messages= must be a non-empty list of {'role', 'content'} dicts")
         if type(trial) is not int or trial < 0:
-            raise ValueError(f"trial= must be an int >= 0; got {trial!r}")
+            raise InvalidArgument(f"trial= must be an int >= 0; got {trial!r}")
         if type(max_tokens) is not int or max_tokens < 1:
-            raise ValueError(f"max_tokens= must be an int >= 1; got {max_tokens!r}")
+            raise InvalidArgument(f"max_tokens= must be an int >= 1; got {max_tokens!r}")
         if type(tools) is list and all(type(t) is dict and "function" in t for t in tools):
             schemas = tools  # already OpenAI function dicts (the agent loop normalises once)
         else:
@@ -727,10 +717,10 @@ class Endpoint(_OpenAICompatible):
         for k, v in values.items():
             object.__setattr__(self, k, v)
         if not isinstance(url, str) or not url.startswith(("http://", "https://")):
-            raise ValueError(f"Endpoint({model!r}) needs url='http://host:port/v1' (the server's OpenAI-compatible "
+            raise InvalidArgument(f"Endpoint({model!r}) needs url='http://host:port/v1' (the server's OpenAI-compatible "
                              f"base URL); got url={url!r}")
         if provider not in _ENDPOINT_PROVIDERS:
-            raise ValueError(f"provider= must be one of {list(_ENDPOINT_PROVIDERS)}; got {provider!r}")
+            raise InvalidArgument(f"provider= must be one of {list(_ENDPOINT_PROVIDERS)}; got {provider!r}")
         self._check()
 
     @property
@@ -837,7 +827,7 @@ def to_anthropic(messages: Sequence[Mapping[str, Any]],
             push("user", [{"type": "tool_result", "tool_use_id": m.get("tool_call_id"),
                            "content": _text_of(m.get("content"))}])
         else:
-            raise ValueError(f"messages[{i}] has role {role!r}; use system, user, assistant or tool")
+            raise InvalidArgument(f"messages[{i}] has role {role!r}; use system, user, assistant or tool")
     tools = []
     for s in schemas:
         fn = s.get("function") or {}
@@ -874,7 +864,7 @@ class Anthropic(_HTTPBackend):
         for name, lo in (("min_max_tokens", 1), ("adapt_tries", 0)):
             v = getattr(self, name)
             if type(v) is not int or v < lo:
-                raise ValueError(f"{name}= must be an int >= {lo}; got {v!r}")
+                raise InvalidArgument(f"{name}= must be an int >= {lo}; got {v!r}")
 
     @property
     def base_url(self) -> str:

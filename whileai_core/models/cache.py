@@ -21,12 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from whileai_core.defaults import CASSETTE_DIFF_CANDIDATES, CASSETTE_DIFF_LINES
+from whileai_core.errors import CassetteMiss, InvalidArgument
 
 MODES = ("record", "replay", "auto")
-
-
-class CassetteMiss(LookupError):
-    """A replay found no recording for a request. The message carries a diff against the nearest one."""
 
 
 def _canonical(request: Mapping[str, Any]) -> str:
@@ -48,10 +45,10 @@ class Cassette:
     def __init__(self, path: str | os.PathLike[str], mode: str = "auto", *,
                  diff_candidates: int = CASSETTE_DIFF_CANDIDATES, diff_lines: int = CASSETTE_DIFF_LINES) -> None:
         if mode not in MODES:
-            raise ValueError(f"mode= must be one of {list(MODES)}; got {mode!r}")
+            raise InvalidArgument(f"mode= must be one of {list(MODES)}; got {mode!r}")
         for name, v in (("diff_candidates", diff_candidates), ("diff_lines", diff_lines)):
             if not isinstance(v, int) or isinstance(v, bool) or v < 1:
-                raise ValueError(f"{name}= must be an int >= 1; got {v!r}")
+                raise InvalidArgument(f"{name}= must be an int >= 1; got {v!r}")
         self.path = Path(path)
         self.mode = mode
         self.diff_candidates = diff_candidates
@@ -80,7 +77,7 @@ class Cassette:
                     key = entry["key"]
                     entry["request"], entry["response"]
                 except (ValueError, KeyError, TypeError):
-                    raise ValueError(f"{self.path}:{lineno}: not a cassette entry (want JSON with key, request, "
+                    raise InvalidArgument(f"{self.path}:{lineno}: not a cassette entry (want JSON with key, request, "
                                      f"response); re-record the cassette with mode='record'") from None
                 self._entries[key] = entry
 

@@ -17,6 +17,8 @@ import threading
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from whileai_core.errors import InvalidArgument, InvalidArgumentType
+
 #: model roles, and the environment variable read for each when nothing else is set.
 ROLES = ("agent", "judge", "simulator", "user_model")
 ENV_VARS = {"agent": "WHILEAI_AGENT", "judge": "WHILEAI_JUDGE", "simulator": "WHILEAI_SIMULATOR",
@@ -33,7 +35,7 @@ def _validate(values: Mapping[str, Any], *, call: str) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for name, value in values.items():
         if name not in OPTIONS:
-            raise TypeError(f"{call}() got unexpected keyword argument {name!r}; it takes {', '.join(OPTIONS)}")
+            raise InvalidArgumentType(f"{call}() got unexpected keyword argument {name!r}; it takes {', '.join(OPTIONS)}")
         if value is None:
             out[name] = None
             continue
@@ -41,7 +43,7 @@ def _validate(values: Mapping[str, Any], *, call: str) -> dict[str, Any]:
             if value is False or (callable(getattr(value, "get", None)) and callable(getattr(value, "put", None))):
                 out[name] = value
                 continue
-            raise TypeError(f"cache= takes a whileai Cassette (wai cache.Cassette(path, mode=...)), False or None; "
+            raise InvalidArgumentType(f"cache= takes a whileai Cassette (wai cache.Cassette(path, mode=...)), False or None; "
                             f"got {type(value).__name__}")
         if name == "simulator" and value is False:
             out[name] = False  # the offline template writer
@@ -51,13 +53,13 @@ def _validate(values: Mapping[str, Any], *, call: str) -> dict[str, Any]:
 
             problem = spec_problem(value, role=name)
             if problem:
-                raise ValueError(problem)
+                raise InvalidArgument(problem)
             out[name] = value.strip()
             continue
         if callable(value) or callable(getattr(value, "complete", None)):
             out[name] = value
             continue
-        raise TypeError(f"{name}= takes a model string such as 'openai:gpt-4.1-mini', a backend object "
+        raise InvalidArgumentType(f"{name}= takes a model string such as 'openai:gpt-4.1-mini', a backend object "
                         f"(wai.OpenAI(...)) or a callable; got {type(value).__name__}")
     return out
 
@@ -118,7 +120,7 @@ def lookup(name: str, explicit: Any = _UNSET) -> tuple[Any, str]:
 
             problem = spec_problem(raw, role=name)
             if problem:
-                raise ValueError(f"environment variable {var}={raw!r} is not a model spec: {problem}")
+                raise InvalidArgument(f"environment variable {var}={raw!r} is not a model spec: {problem}")
             return raw, f"env:{var}"
     return None, "unset"
 

@@ -21,6 +21,7 @@ from whileai_core.defaults import (
     LOCAL_TEMPERATURE,
     LOCAL_TOP_P,
 )
+from whileai_core.errors import InvalidArgument, InvalidArgumentType
 
 _TOOL_CALL_RE = re.compile(r"<tool_call>\s*(.*?)\s*</tool_call>", re.DOTALL)
 
@@ -86,13 +87,13 @@ class LocalModel:
         name: str | None = None,
     ) -> None:
         if not isinstance(max_new_tokens, int) or isinstance(max_new_tokens, bool) or max_new_tokens < 1:
-            raise ValueError(f"max_new_tokens= must be an int >= 1; got {max_new_tokens!r}")
+            raise InvalidArgument(f"max_new_tokens= must be an int >= 1; got {max_new_tokens!r}")
         if not isinstance(max_tool_turns, int) or isinstance(max_tool_turns, bool) or max_tool_turns < 0:
-            raise ValueError(f"max_tool_turns= must be an int >= 0; got {max_tool_turns!r}")
+            raise InvalidArgument(f"max_tool_turns= must be an int >= 0; got {max_tool_turns!r}")
         if not 0.0 <= float(temperature):
-            raise ValueError(f"temperature= must be >= 0 (0 decodes greedily); got {temperature!r}")
+            raise InvalidArgument(f"temperature= must be >= 0 (0 decodes greedily); got {temperature!r}")
         if not 0.0 < float(top_p) <= 1.0:
-            raise ValueError(f"top_p= must be in (0, 1]; got {top_p!r}")
+            raise InvalidArgument(f"top_p= must be in (0, 1]; got {top_p!r}")
         self._model: Any = None
         self._tokenizer: Any = tokenizer
         if isinstance(model, (str, os.PathLike)):
@@ -109,9 +110,9 @@ class LocalModel:
                 self.path = str(checkpoint)
             else:
                 if not hasattr(model, "generate"):
-                    raise TypeError(f"model= must be a checkpoint path or a transformers model; got {type(model).__name__}")
+                    raise InvalidArgumentType(f"model= must be a checkpoint path or a transformers model; got {type(model).__name__}")
                 if tokenizer is None:
-                    raise ValueError("LocalModel(model_object) needs tokenizer=; only a path carries its own tokenizer")
+                    raise InvalidArgument("LocalModel(model_object) needs tokenizer=; only a path carries its own tokenizer")
                 self._model = model
                 self.path = getattr(getattr(model, "config", None), "_name_or_path", None) or None
         self.system_prompt = system_prompt
@@ -173,7 +174,7 @@ class LocalModel:
         elif isinstance(prompt, Sequence) and all(isinstance(m, Mapping) for m in prompt):
             messages = [dict(m) for m in prompt]
         else:
-            raise TypeError(f"prompt must be a string or a list of chat messages; got {type(prompt).__name__}")
+            raise InvalidArgumentType(f"prompt must be a string or a list of chat messages; got {type(prompt).__name__}")
         system_prompt = self.system_prompt or system_prompt
         if system_prompt and not (messages and messages[0].get("role") == "system"):
             messages.insert(0, {"role": "system", "content": system_prompt})
@@ -182,7 +183,7 @@ class LocalModel:
     def _encode(self, messages: list[dict[str, Any]], *, generation_prompt: bool, tools: Any = None) -> list[int]:
         tok = self.tokenizer
         if not getattr(tok, "chat_template", None):
-            raise ValueError(
+            raise InvalidArgument(
                 f"{self.name}: the tokenizer has no chat_template; save one with the checkpoint "
                 "(tokenizer.chat_template = ...; tokenizer.save_pretrained(dir))"
             )
@@ -225,7 +226,7 @@ class LocalModel:
         import torch
 
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-            raise ValueError(f"batch_size= must be an int >= 1; got {batch_size!r}")
+            raise InvalidArgument(f"batch_size= must be an int >= 1; got {batch_size!r}")
         temp = self.temperature if temperature is None else float(temperature)
         budget = max_new_tokens or self.max_new_tokens
         model, tok = self.model, self.tokenizer
@@ -260,7 +261,7 @@ class LocalModel:
         has none of its own, and tool calls go through its mock world, so scheduled faults fire.
         """
         if not isinstance(message, str):
-            raise TypeError(f"{self.name}: an agent takes the user's message as a string; got {type(message).__name__}")
+            raise InvalidArgumentType(f"{self.name}: an agent takes the user's message as a string; got {type(message).__name__}")
         from whileai_core.tools import as_tools
 
         world = getattr(message, "world", None)
@@ -323,9 +324,9 @@ class LocalModel:
         prefix = self._encode(head, generation_prompt=True)
         full = self._encode(head + tail, generation_prompt=False)
         if full[: len(prefix)] != prefix:
-            raise ValueError(f"{self.name}: the chat template is not prefix-preserving, so a reply cannot be scored")
+            raise InvalidArgument(f"{self.name}: the chat template is not prefix-preserving, so a reply cannot be scored")
         if len(full) == len(prefix):
-            raise ValueError("completion= is empty after templating; nothing to score")
+            raise InvalidArgument("completion= is empty after templating; nothing to score")
         ids = torch.tensor([full], device=self.device if self._model is not None else None)
         model = self.model
         ids = ids.to(self.device)

@@ -21,9 +21,10 @@ from whileai_core.defaults import (
     CURRICULUM_SOLVED,
     CURRICULUM_TIERS,
 )
-from whileai_core.rows import as_rows, task_key, reward_of
-from whileai_core.rowlist import RowList
+from whileai_core.errors import InvalidArgument
 from whileai_core.measure.stats import wilson_interval
+from whileai_core.rowlist import RowList
+from whileai_core.rows import as_rows, reward_of, task_key
 
 __all__ = ["Curriculum", "curriculum", "retire_solved"]
 
@@ -90,13 +91,13 @@ def curriculum(
     """
     for name, v in (("solved", solved), ("floor", floor)):
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v <= 1:
-            raise ValueError(f"{name}= must be a pass rate in [0, 1]; got {v!r}")
+            raise InvalidArgument(f"{name}= must be a pass rate in [0, 1]; got {v!r}")
     if floor > solved:
-        raise ValueError(f"floor= ({floor}) must be <= solved= ({solved})")
+        raise InvalidArgument(f"floor= ({floor}) must be <= solved= ({solved})")
     if isinstance(tiers, bool) or not isinstance(tiers, int) or tiers < 1:
-        raise ValueError(f"tiers= must be an int >= 1; got {tiers!r}")
+        raise InvalidArgument(f"tiers= must be an int >= 1; got {tiers!r}")
     if isinstance(min_rollouts, bool) or not isinstance(min_rollouts, int) or min_rollouts < 1:
-        raise ValueError(f"min_rollouts= must be an int >= 1; got {min_rollouts!r}")
+        raise InvalidArgument(f"min_rollouts= must be an int >= 1; got {min_rollouts!r}")
     data = as_rows(rows, name="rows")
     rewards: dict[str, list[float]] = {}
     for row in data:

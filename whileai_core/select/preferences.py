@@ -24,7 +24,9 @@ from whileai_core.defaults import (
     PREF_MAX_PAIRS_PER_PROMPT,
     PREF_MIN_MARGIN,
 )
-from whileai_core.rows import as_rows, task_key, reward_of
+from whileai_core.errors import InvalidArgument
+from whileai_core.messages import reply_text
+from whileai_core.rows import as_rows, reward_of, task_key
 
 __all__ = ["PreferencePairs", "build_preference_pairs"]
 
@@ -38,16 +40,11 @@ def _norm_prompt(row: Row) -> str:
     return re.sub(r"\s+", " ", prompt.strip().lower())
 
 
-def _reply(row: Row) -> str:
-    text = row.get("final_text")
-    return text if isinstance(text, str) else ""
-
-
 def _first_turn(row: Row) -> str:
     for step in row.get("steps") or []:
         if isinstance(step, Mapping) and step.get("tool"):
             return json.dumps({"name": step["tool"], "arguments": step.get("arguments")}, sort_keys=True, default=str)
-    return _reply(row)
+    return reply_text(row)
 
 
 def _score(row: Row) -> float | None:
@@ -107,12 +104,12 @@ def build_preference_pairs(
     when pairs come from eval-sourced rows.
     """
     if isinstance(max_pairs_per_prompt, bool) or not isinstance(max_pairs_per_prompt, int) or max_pairs_per_prompt < 1:
-        raise ValueError(f"max_pairs_per_prompt= must be an int >= 1; got {max_pairs_per_prompt!r}")
+        raise InvalidArgument(f"max_pairs_per_prompt= must be an int >= 1; got {max_pairs_per_prompt!r}")
     if isinstance(min_margin, bool) or not isinstance(min_margin, (int, float)) or not min_margin > 0:
-        raise ValueError(f"min_margin= must be a number > 0 (rewards live in [0, 1]; 1.0 pairs passes with "
+        raise InvalidArgument(f"min_margin= must be a number > 0 (rewards live in [0, 1]; 1.0 pairs passes with "
                          f"fails); got {min_margin!r}")
     if isinstance(length_confound, bool) or not isinstance(length_confound, (int, float)) or not 0 < length_confound <= 1:
-        raise ValueError(f"length_confound= must be a share in (0, 1]; got {length_confound!r}")
+        raise InvalidArgument(f"length_confound= must be a share in (0, 1]; got {length_confound!r}")
     data = as_rows(rows, name="rows")
     groups: dict[str, list[tuple[float, int, Row]]] = {}
     for i, row in enumerate(data):
@@ -135,8 +132,8 @@ def build_preference_pairs(
             if not options:
                 continue
             if length_match:
-                n_c = len(_reply(chosen))
-                s_r, i_r, rejected = min(options, key=lambda o: (abs(len(_reply(o[2])) - n_c), -o[0] + s_c, o[1]))
+                n_c = len(reply_text(chosen))
+                s_r, i_r, rejected = min(options, key=lambda o: (abs(len(reply_text(o[2])) - n_c), -o[0] + s_c, o[1]))
             else:
                 s_r, i_r, rejected = min(options, key=lambda o: (o[0], o[1]))
             used.update((i_c, i_r))
@@ -144,7 +141,7 @@ def build_preference_pairs(
             pairs.append({
                 "prompt": chosen.get("prompt", prompt), "task_id": task_key(chosen), "chosen": dict(chosen),
                 "rejected": dict(rejected), "chosen_score": s_c, "rejected_score": s_r,
-                "margin": round(s_c - s_r, 6), "length_delta": len(_reply(chosen)) - len(_reply(rejected)),
+                "margin": round(s_c - s_r, 6), "length_delta": len(reply_text(chosen)) - len(reply_text(rejected)),
                 "first_turn_differs": _first_turn(chosen) != _first_turn(rejected),
                 "chosen_reason": chosen.get("reason"), "rejected_reason": rejected.get("reason"),
                 "eval_sourced": any((r.get("lineage") or {}).get("source") == "eval" for r in (chosen, rejected)),

@@ -21,8 +21,17 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from whileai_core import defaults as D
-from whileai_core.rows import as_rows, binary_reward, group_rows, reward_field_hint, reward_of, stable_id, task_key
+from whileai_core.errors import InvalidArgument
 from whileai_core.rowlist import RowList
+from whileai_core.rows import (
+    as_rows,
+    binary_reward,
+    group_rows,
+    reward_field_hint,
+    reward_of,
+    stable_id,
+    task_key,
+)
 from whileai_core.simulate.world import uniform
 
 TRUNCATION_POLICIES = ("drop", "keep", "penalize")
@@ -127,7 +136,7 @@ class Selection(RowList):
 
     def export(self, path: Any = None, **kwargs: Any) -> Any:
         if not len(self):
-            raise ValueError(f"nothing to export: this {self.mode} selection holds 0 rows; read selection.report "
+            raise InvalidArgument(f"nothing to export: this {self.mode} selection holds 0 rows; read selection.report "
                              "for what each gate dropped")
         kwargs.setdefault("mode", self.mode)
         return super().export(path, **kwargs)
@@ -173,9 +182,9 @@ def _check_band(band: Any) -> tuple[float, float]:
     try:
         lo, hi = (float(band[0]), float(band[1]))
     except (TypeError, ValueError, IndexError):
-        raise ValueError(f"band= must be a (lo, hi) pair of pass rates; got {band!r}") from None
+        raise InvalidArgument(f"band= must be a (lo, hi) pair of pass rates; got {band!r}") from None
     if not (0.0 <= lo <= hi <= 1.0):
-        raise ValueError(f"band= must satisfy 0 <= lo <= hi <= 1; got {band!r}")
+        raise InvalidArgument(f"band= must satisfy 0 <= lo <= hi <= 1; got {band!r}")
     return lo, hi
 
 
@@ -189,22 +198,22 @@ def select(source: Any, *, mode: str = "rl", band: tuple[float, float] = D.DIFFI
     if mode == "successive":
         mode = "rl"
     if mode not in ("rl", "sft"):
-        raise ValueError(f"mode= must be 'rl' or 'sft'; got {mode!r}")
+        raise InvalidArgument(f"mode= must be 'rl' or 'sft'; got {mode!r}")
     if truncated not in TRUNCATION_POLICIES:
-        raise ValueError(f"truncated= must be one of {TRUNCATION_POLICIES}; got {truncated!r}")
+        raise InvalidArgument(f"truncated= must be one of {TRUNCATION_POLICIES}; got {truncated!r}")
     if target is not None and (isinstance(target, bool) or not isinstance(target, int) or target < 1):
-        raise ValueError(f"target= must be an int >= 1 or None; got {target!r}")
+        raise InvalidArgument(f"target= must be an int >= 1 or None; got {target!r}")
     lo, hi = _check_band(band)
     if isinstance(min_reward, bool) or not isinstance(min_reward, (int, float)) or not 0.0 <= min_reward <= 1.0:
-        raise ValueError(f"min_reward= must be a reward in [0, 1] (1.0 keeps only full passes); got {min_reward!r}")
+        raise InvalidArgument(f"min_reward= must be a reward in [0, 1] (1.0 keeps only full passes); got {min_reward!r}")
     if isinstance(hack_threshold, bool) or not isinstance(hack_threshold, (int, float)) or \
             not 0.0 < hack_threshold < 1.0:
-        raise ValueError(f"hack_threshold= must be a number in (0, 1) (a within-task correlation); got "
+        raise InvalidArgument(f"hack_threshold= must be a number in (0, 1) (a within-task correlation); got "
                          f"{hack_threshold!r}")
     for name, value in (("leak_min_chars", leak_min_chars), ("truncation_min_chars", truncation_min_chars),
                         ("min_k", min_k)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"{name}= must be an int >= 1; got {value!r}")
+            raise InvalidArgument(f"{name}= must be an int >= 1; got {value!r}")
     rows = [dict(r) for r in as_rows(source, name="source")]
     system_prompt = getattr(source, "system_prompt", None)
     tools = getattr(source, "tools", []) or []

@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from whileai_core.defaults import SEEDED_SHARE
-from whileai_core.tools import Tool, as_tools
+from whileai_core.errors import InvalidArgument
 from whileai_core.simulate.world import (
     CURRENT,
     MALFORMED_PAYLOAD,
@@ -24,6 +24,7 @@ from whileai_core.simulate.world import (
     noun_of,
     uniform,
 )
+from whileai_core.tools import Tool, as_tools
 
 #: the mistakes, in draw order; each needs something of the situation (see ``_applicable``)
 SEEDED_BEHAVIORS = ("wrong_tool", "wrong_argument", "skipped_confirmation", "invented_fact")
@@ -104,18 +105,18 @@ def seeded_agent(tools: Sequence[Any], share: float | None = None, seed: int = 0
     The draw is a hash of (seed, task id, rollout index), so a row's fate never depends on run order.
     """
     if share is not None and rate is not None and share != rate:
-        raise ValueError("pass share= or rate= (its alias), not both")
+        raise InvalidArgument("pass share= or rate= (its alias), not both")
     share = SEEDED_SHARE if share is None and rate is None else (share if share is not None else rate)
     if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0.0 <= share <= 1.0:
-        raise ValueError(f"share= must be a number in [0, 1]; got {share!r}")
+        raise InvalidArgument(f"share= must be a number in [0, 1]; got {share!r}")
     tool_objs = as_tools(tools)
     if not tool_objs:
-        raise ValueError("seeded_agent needs tools=[...] (the same list you pass simulate)")
+        raise InvalidArgument("seeded_agent needs tools=[...] (the same list you pass simulate)")
     names = tuple(SEEDED_BEHAVIORS if behaviors is None else
                   (behaviors,) if isinstance(behaviors, str) else behaviors)
     unknown = [b for b in names if b not in SEEDED_BEHAVIORS]
     if unknown or not names:
-        raise ValueError(f"unknown seeded behaviors {unknown or names}; choose from {list(SEEDED_BEHAVIORS)}")
+        raise InvalidArgument(f"unknown seeded behaviors {unknown or names}; choose from {list(SEEDED_BEHAVIORS)}")
     own_world = world or World(tool_objs, seed=seed)
     thresholds: dict[int, float] = {}
 

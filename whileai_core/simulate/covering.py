@@ -13,25 +13,26 @@ from collections.abc import Iterable, Mapping, Sequence
 from itertools import combinations
 
 from whileai_core.defaults import COVERING_STRENGTH
+from whileai_core.errors import InvalidArgument
 
 Cell = dict[str, str]
 
 
 def _check_axes(axes: Mapping[str, Sequence[str]]) -> list[tuple[str, list[str]]]:
     if not isinstance(axes, Mapping) or not axes:
-        raise ValueError("axes= must be a non-empty dict {axis name: [values]}")
+        raise InvalidArgument("axes= must be a non-empty dict {axis name: [values]}")
     out = []
     for name, values in axes.items():
         if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
-            raise ValueError(  # noqa: TRY004 - bad axes= is a ValueError throughout this module
+            raise InvalidArgument(  # noqa: TRY004 - bad axes= is a ValueError throughout this module
                 f"axis {name!r} must be a list of values, e.g. {name!r}: [{values!r}]; got "
                              f"{type(values).__name__}")
         vals = list(values)
         if not vals:
-            raise ValueError(f"axis {name!r} has no values; give it at least one")
+            raise InvalidArgument(f"axis {name!r} has no values; give it at least one")
         texts = [str(v) for v in vals]  # cells hold values as text
         if len(set(texts)) != len(texts):
-            raise ValueError(f"axis {name!r} repeats a value (values are compared as text): {texts}")
+            raise InvalidArgument(f"axis {name!r} repeats a value (values are compared as text): {texts}")
         out.append((str(name), texts))
     return out
 
@@ -71,9 +72,9 @@ def covering_array(axes: Mapping[str, Sequence[str]], *, n: int | None = None,
     returns exactly ``n`` rows; with ``n`` smaller it returns the first ``n`` (which cover the most pairs).
     """
     if strength not in (1, 2):
-        raise ValueError(f"strength= must be 1 or 2 (pairwise); got {strength!r}")
+        raise InvalidArgument(f"strength= must be 1 or 2 (pairwise); got {strength!r}")
     if n is not None and (not isinstance(n, int) or isinstance(n, bool) or n < 1):
-        raise ValueError(f"n= must be an int >= 1 or None; got {n!r}")
+        raise InvalidArgument(f"n= must be an int >= 1 or None; got {n!r}")
     ax = _check_axes(axes)
     names = [name for name, _ in ax]
     values = dict(ax)

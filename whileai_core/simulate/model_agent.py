@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from whileai_core.defaults import AGENT_MAX_TOKENS, AGENT_TEMPERATURE, MAX_TURNS, USER_MAX_TURNS
+from whileai_core.errors import InvalidArgument, InvalidArgumentType
 
 USER_SYSTEM_PROMPT = (
     "You are role-playing the user of an AI assistant. Your original request was:\n{prompt}\n"
@@ -38,7 +39,7 @@ def _resolve_cache(cache: Any) -> Any:
 
         return Cassette(cache, mode="auto")
     if not (callable(getattr(cache, "get", None)) and callable(getattr(cache, "put", None))):
-        raise TypeError(f"cache= takes a Cassette, a cassette path, False or None; got {type(cache).__name__}")
+        raise InvalidArgumentType(f"cache= takes a Cassette, a cassette path, False or None; got {type(cache).__name__}")
     return cache
 
 
@@ -79,11 +80,11 @@ class ModelAgent:
         from whileai_core.models.backends import tool_schemas
 
         if not isinstance(max_turns, int) or isinstance(max_turns, bool) or max_turns < 1:
-            raise ValueError(f"max_turns= must be an int >= 1; got {max_turns!r}")
+            raise InvalidArgument(f"max_turns= must be an int >= 1; got {max_turns!r}")
         if not isinstance(user_max_turns, int) or isinstance(user_max_turns, bool) or user_max_turns < 0:
-            raise ValueError(f"user_max_turns= must be an int >= 0; got {user_max_turns!r}")
+            raise InvalidArgument(f"user_max_turns= must be an int >= 0; got {user_max_turns!r}")
         if system_prompt is not None and not isinstance(system_prompt, str):
-            raise TypeError(f"system_prompt= must be a str or None; got {type(system_prompt).__name__}")
+            raise InvalidArgumentType(f"system_prompt= must be a str or None; got {type(system_prompt).__name__}")
         self.backend = backend
         self.tools = list(tools or [])
         self.schemas = tool_schemas(self.tools)
@@ -145,7 +146,7 @@ class ModelAgent:
     def __call__(self, scenario: Any) -> dict[str, Any]:
         """Play one rollout. Raises ``BackendError`` on infrastructure failure (never a wrong answer)."""
         if not isinstance(scenario, str):
-            raise TypeError(f"a model agent takes a Scenario (a str); got {type(scenario).__name__}")
+            raise InvalidArgumentType(f"a model agent takes a Scenario (a str); got {type(scenario).__name__}")
         trial = int(getattr(scenario, "rollout_index", 0) or 0)
         system = self.system_prompt
         if system is None:
@@ -216,7 +217,7 @@ def as_agent(agent: Any, *, tools: Any, system_prompt: str | None, max_turns: in
     if agent is None:
         agent = config.get("agent")
         if agent is None:
-            raise ValueError("no agent given: pass agent='openai:gpt-4.1-mini' (or a backend / callable), "
+            raise InvalidArgument("no agent given: pass agent='openai:gpt-4.1-mini' (or a backend / callable), "
                              "or set wai.configure(agent=...) or WHILEAI_AGENT")
     if callable(agent) and not _is_backend(agent):
         return agent

@@ -14,7 +14,6 @@ import functools
 import hashlib
 import json
 import logging
-import numbers
 import sys
 import time
 import uuid
@@ -25,17 +24,21 @@ from pathlib import Path
 from typing import Any
 
 from whileai_core import defaults as D
+from whileai_core.arguments import integer
+from whileai_core.errors import InvalidArgument, InvalidArgumentType
 from whileai_core.messages import chat_messages, loss_mask
-from whileai_core.rows import json_safe, scrub, stable_id, write_jsonl
 from whileai_core.rowlist import RowList
+from whileai_core.rows import json_safe, scrub, stable_id, write_jsonl
 from whileai_core.simulate.situations import (
     Scenario,
     coverage_report,
     from_asks,
+)
+from whileai_core.simulate.situations import (
     situations as template_situations,
 )
-from whileai_core.tools import Tool, as_tools
 from whileai_core.simulate.world import CURRENT, RUN_PLAN, World
+from whileai_core.tools import Tool, as_tools
 
 log = logging.getLogger("whileai.simulate")
 
@@ -55,25 +58,25 @@ def _check_output(out: Any) -> tuple[list[dict[str, Any]], str, dict[str, Any]]:
     if isinstance(out, str):
         return [], out, {}
     if not isinstance(out, Mapping):
-        raise TypeError(f"the agent returned {type(out).__name__}; the agent contract is a dict "
+        raise InvalidArgumentType(f"the agent returned {type(out).__name__}; the agent contract is a dict "
                         "{'steps': [{'tool', 'arguments', 'result'}, ...], 'final_text': str} (or a plain string)")
     final_text = out.get("final_text", "")
     if not isinstance(final_text, str):
-        raise TypeError(f"the agent's final_text is {type(final_text).__name__}; it must be a string")
+        raise InvalidArgumentType(f"the agent's final_text is {type(final_text).__name__}; it must be a string")
     steps = out.get("steps", [])
     if not isinstance(steps, (list, tuple)):
-        raise TypeError(f"the agent's steps is {type(steps).__name__}; it must be a list of step dicts")
+        raise InvalidArgumentType(f"the agent's steps is {type(steps).__name__}; it must be a list of step dicts")
     clean = []
     for i, step in enumerate(steps):
         if not isinstance(step, Mapping) or not ({"tool", "text", "user"} & set(step)):
-            raise TypeError(f"the agent's steps[{i}] must be a dict with 'tool' (+ 'arguments', 'result'), "
+            raise InvalidArgumentType(f"the agent's steps[{i}] must be a dict with 'tool' (+ 'arguments', 'result'), "
                             f"'text' or 'user'; got {step!r:.120}")
         step = dict(step)
         for key in ("text", "user"):
             if step.get(key) is not None and not isinstance(step[key], str):
-                raise TypeError(f"the agent's steps[{i}][{key!r}] is {type(step[key]).__name__}; it must be a string")
+                raise InvalidArgumentType(f"the agent's steps[{i}][{key!r}] is {type(step[key]).__name__}; it must be a string")
         if "tool" not in step and step.get("text") is None and step.get("user") is None:
-            raise TypeError(f"the agent's steps[{i}] has no tool and its text is None; drop the step or give it a "
+            raise InvalidArgumentType(f"the agent's steps[{i}] has no tool and its text is None; drop the step or give it a "
                             "string (None would be trained on as the text 'None')")
         args = step.get("arguments")
         if isinstance(args, str):  # OpenAI-style tool calls carry arguments as a JSON string: decode it once
@@ -250,7 +253,7 @@ class SimulationData:
         if judge is None:
             judge = kwargs.pop("grader", None)
         if kwargs:
-            raise TypeError(f"grade() got unexpected keyword argument(s) {sorted(kwargs)}")
+            raise InvalidArgumentType(f"grade() got unexpected keyword argument(s) {sorted(kwargs)}")
         return run_judge(self, judge, judge_name=judge_name, on_error=on_error, concurrency=concurrency)
 
     @property
@@ -283,18 +286,10 @@ def _probe_votes(probes: list[dict[str, Any]], grader: Any, failures: list[str])
     return {_signature(r) for r in probes}
 
 
-def _positive_int(name: str, value: Any) -> int:
-    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
-        value = int(value)  # numpy ints count
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"{name}= must be an int >= 1; got {value!r}")
-    return value
-
-
 def _open_checkpoint(checkpoint: Any, warn_list: list[str]) -> Path:
     """Check the checkpoint path before the first rollout, so a bad path fails fast instead of mid-run."""
     if not isinstance(checkpoint, (str, Path)):
-        raise TypeError(f"checkpoint= must be a file path (str or Path); got {type(checkpoint).__name__}")
+        raise InvalidArgumentType(f"checkpoint= must be a file path (str or Path); got {type(checkpoint).__name__}")
     path = Path(checkpoint)
     if path.is_dir():
         raise IsADirectoryError(f"checkpoint={str(path)!r} is a directory; pass a file path inside it, e.g. "
@@ -325,7 +320,7 @@ def _resolve_agent(agent: Any, tools: list[Tool], system_prompt: str | None, max
         except (ImportError, AttributeError, KeyError, LookupError):
             agent = None
         if agent is None:
-            raise ValueError("simulate() needs an agent: a callable agent(message) -> {'steps', 'final_text'}, "
+            raise InvalidArgument("simulate() needs an agent: a callable agent(message) -> {'steps', 'final_text'}, "
                              "wai.seeded_agent(tools), a model string like 'openai:gpt-4.1-mini', or "
                              "wai.configure(agent=...)")
     if callable(agent) and not isinstance(agent, str) and not callable(getattr(agent, "complete", None)):
@@ -333,7 +328,7 @@ def _resolve_agent(agent: Any, tools: list[Tool], system_prompt: str | None, max
     try:
         from whileai_core.simulate.model_agent import as_agent
     except ImportError as exc:
-        raise ValueError(f"agent={agent!r} is a model, which needs the model backends (whileai_core.simulate.model_agent: "
+        raise InvalidArgument(f"agent={agent!r} is a model, which needs the model backends (whileai_core.simulate.model_agent: "
                          f"{exc}); pass a callable agent, or wai.seeded_agent(tools) for the offline loop") from None
     kwargs: dict[str, Any] = {"tools": tools, "system_prompt": system_prompt, "cache": cache}
     if max_turns is not None:
@@ -346,7 +341,7 @@ def _model_situations(simulator: Any, tools: list[Tool], system_prompt: str | No
     try:
         from whileai_core.simulate.writer import write_situations
     except ImportError:
-        raise ValueError(
+        raise InvalidArgument(
             f"simulator={simulator!r} asks for model-written situations, which need the model writer "
             "(whileai_core.simulate.writer over the httpx backends: wai.OpenAI / wai.Endpoint / wai.Ollama); "
             "use simulator=False for the offline template writer") from None
@@ -387,13 +382,13 @@ def simulate(agent: Any = None, *, tools: Sequence[Any] | None = None, system_pr
                                                      "checkpoint", "progress", "on_progress", "max_turns", "cache"],
                                               n=1)
             hint = f"; did you mean {close[0]}=?" if close else ""
-            raise TypeError(f"simulate() got an unexpected keyword argument {name!r}{hint}")
+            raise InvalidArgumentType(f"simulate() got an unexpected keyword argument {name!r}{hint}")
         value = aliases.pop(name)
         current = {"repeats": repeats, "repeat_policy": repeat_policy, "fault_share": fault_share, "asks": asks}
         if target == "repeat_policy" and repeat_policy != "fixed" and value != repeat_policy:
-            raise ValueError(f"pass repeat_policy= or {name}=, not both")
+            raise InvalidArgument(f"pass repeat_policy= or {name}=, not both")
         if target != "repeat_policy" and current[target] is not None and current[target] != value:
-            raise ValueError(f"pass {target}= or {name}= (its alias), not both")
+            raise InvalidArgument(f"pass {target}= or {name}= (its alias), not both")
         if target == "repeats":
             repeats = value
         elif target == "repeat_policy":
@@ -404,45 +399,45 @@ def simulate(agent: Any = None, *, tools: Sequence[Any] | None = None, system_pr
             asks = value
     mode = _MODE_ALIASES.get(mode, mode)
     if mode not in MODES:
-        raise ValueError(f"mode= must be one of {', '.join(MODES)}; got {mode!r}")
+        raise InvalidArgument(f"mode= must be one of {', '.join(MODES)}; got {mode!r}")
     policy = _POLICY_ALIASES.get(repeat_policy, repeat_policy)
     if policy not in REPEAT_POLICIES:
-        raise ValueError(f"repeat_policy= must be 'fixed' or 'dynamic' ('successive' is accepted as an alias of "
+        raise InvalidArgument(f"repeat_policy= must be 'fixed' or 'dynamic' ('successive' is accepted as an alias of "
                          f"'dynamic'); got {repeat_policy!r}")
-    k = _positive_int("repeats", repeats if repeats is not None else
-                      (D.RL_REPEATS if mode == "rl" else D.DEFAULT_REPEATS))
-    concurrency = _positive_int("concurrency", concurrency)
+    k = integer("repeats", repeats if repeats is not None else
+                      (D.RL_REPEATS if mode == "rl" else D.DEFAULT_REPEATS), minimum=1)
+    concurrency = integer("concurrency", concurrency, minimum=1)
     if concurrency > D.MAX_CONCURRENCY:
-        raise ValueError(f"concurrency={concurrency} is above MAX_CONCURRENCY={D.MAX_CONCURRENCY}: each in-flight "
+        raise InvalidArgument(f"concurrency={concurrency} is above MAX_CONCURRENCY={D.MAX_CONCURRENCY}: each in-flight "
                          "rollout is a thread; use a value your backend's rate limit allows (default "
                          f"{D.DEFAULT_CONCURRENCY})")
-    probe = _positive_int("probe", probe)
+    probe = integer("probe", probe, minimum=1)
     if fault_share is None:
         fault_share = D.RL_FAULT_SHARE if mode == "rl" else D.FAULT_SHARE
     if isinstance(fault_share, bool) or not isinstance(fault_share, (int, float)) or not 0 <= fault_share <= 1:
-        raise ValueError(f"fault_share= must be a number in [0, 1]; got {fault_share!r}")
+        raise InvalidArgument(f"fault_share= must be a number in [0, 1]; got {fault_share!r}")
     if situations is not None:
-        situations = _positive_int("situations", situations)
+        situations = integer("situations", situations, minimum=1)
     if budget is None:
         budget = situations * k if situations is not None else D.DEFAULT_BUDGET
-    budget = _positive_int("budget", budget)
+    budget = integer("budget", budget, minimum=1)
     if not isinstance(seed, int) or isinstance(seed, bool):
-        raise ValueError(f"seed= must be an int; got {seed!r}")
+        raise InvalidArgument(f"seed= must be an int; got {seed!r}")
     for name, fn in (("grader", grader), ("on_progress", on_progress)):
         if fn is not None and not callable(fn):
-            raise TypeError(f"{name}= must be a callable or None; got {type(fn).__name__}")
+            raise InvalidArgumentType(f"{name}= must be a callable or None; got {type(fn).__name__}")
     if isinstance(asks, (str, Mapping)):  # one ask, not a sequence of characters or dict keys
         asks = [asks]
     tool_objs = as_tools(tools)
     if system_prompt is not None and not isinstance(system_prompt, str):
-        raise TypeError(f"system_prompt= must be a string; got {type(system_prompt).__name__}")
+        raise InvalidArgumentType(f"system_prompt= must be a string; got {type(system_prompt).__name__}")
     run_agent = _resolve_agent(agent, tool_objs, system_prompt, max_turns, cache)
     warn_list: list[str] = []
     notes: list[str] = []
 
     affordable = budget // k
     if affordable < 1:
-        raise ValueError(f"budget={budget} is smaller than repeats={k}: no situation can get its {k} rollouts; "
+        raise InvalidArgument(f"budget={budget} is smaller than repeats={k}: no situation can get its {k} rollouts; "
                          f"raise budget to at least {k}")
     wanted = situations if situations is not None else affordable
     if situations is not None and situations * k > budget:
@@ -456,7 +451,7 @@ def simulate(agent: Any = None, *, tools: Sequence[Any] | None = None, system_pr
     if asks is not None:
         scen = from_asks(list(asks), system_prompt=system_prompt, tools=tool_objs)
         if not scen:
-            raise ValueError("asks= is empty; give at least one ask (a string or a dict with 'prompt')")
+            raise InvalidArgument("asks= is empty; give at least one ask (a string or a dict with 'prompt')")
         if len(scen) > n_sit:
             msg = (f"budget={budget} covers {n_sit} of {len(scen)} asks at repeats={k}; raise budget to "
                    f"{len(scen) * k}+ or drop asks")
@@ -466,7 +461,7 @@ def simulate(agent: Any = None, *, tools: Sequence[Any] | None = None, system_pr
         writer = "asks"
     elif simulator is False or simulator is None:
         if not tool_objs:
-            raise ValueError("simulator=False writes situations from tools: pass tools=[...] (or asks=[...])")
+            raise InvalidArgument("simulator=False writes situations from tools: pass tools=[...] (or asks=[...])")
         scen = template_situations(tool_objs, system_prompt, n=n_sit, seed=seed, fault_share=fault_share)
         writer = "template"
     else:

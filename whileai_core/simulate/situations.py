@@ -10,11 +10,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from whileai_core.simulate.covering import covering_array, pair_coverage
 from whileai_core.defaults import EDGE_ID_MAX, EDGE_ID_MIN, FAULT_SHARE
+from whileai_core.errors import InvalidArgument, InvalidArgumentType
 from whileai_core.rows import stable_id
-from whileai_core.tools import Tool, as_tools
+from whileai_core.simulate.covering import covering_array, pair_coverage
 from whileai_core.simulate.world import FAULT_MODES, is_write_tool, key_params, name_words, noun_of, uniform
+from whileai_core.tools import Tool, as_tools
 
 STANCES = ("ordinary", "hurried", "unsure", "adversarial")
 WORLD_STATES = ("present", "missing", "edge")
@@ -53,10 +54,10 @@ class Scenario(str):
 
     def __new__(cls, prompt: str, **fields: Any) -> Scenario:
         if not isinstance(prompt, str):
-            raise TypeError(f"Scenario(prompt) takes the user's message as a string; got {type(prompt).__name__}")
+            raise InvalidArgumentType(f"Scenario(prompt) takes the user's message as a string; got {type(prompt).__name__}")
         index = fields.get("rollout_index", 0)
         if isinstance(index, bool) or not isinstance(index, int) or index < 0:
-            raise ValueError(f"rollout_index= must be an int >= 0; got {index!r}")
+            raise InvalidArgument(f"rollout_index= must be an int >= 0; got {index!r}")
         obj = super().__new__(cls, prompt)
         obj.task_id = str(fields.get("task_id") or "sc-" + stable_id(prompt))
         obj.rollout_index = index
@@ -64,15 +65,15 @@ class Scenario(str):
         obj.tool = str(fields.get("tool", obj.scenario.get("tool", "")))
         obj.world_state = str(fields.get("world_state", obj.scenario.get("world_state", "present")))
         if obj.world_state not in (*WORLD_STATES, "unspecified"):
-            raise ValueError(f"world_state= is {obj.world_state!r}; choose one of {WORLD_STATES}")
+            raise InvalidArgument(f"world_state= is {obj.world_state!r}; choose one of {WORLD_STATES}")
         obj.stance = str(fields.get("stance", obj.scenario.get("stance", "ordinary")))
         obj.tool_condition = str(fields.get("tool_condition", obj.scenario.get("tool_condition", "success")))
         faults = fields.get("faults") or {}
         if not isinstance(faults, Mapping):
-            raise TypeError(f"faults= is a dict like {{'tool': 'get_order', 'mode': 'timeout'}} (mode one of "
+            raise InvalidArgumentType(f"faults= is a dict like {{'tool': 'get_order', 'mode': 'timeout'}} (mode one of "
                             f"{FAULT_MODES}); got {faults!r:.80}")
         if faults and faults.get("mode", "error") not in FAULT_MODES:
-            raise ValueError(f"faults['mode'] is {faults.get('mode')!r}; choose one of {FAULT_MODES}")
+            raise InvalidArgument(f"faults['mode'] is {faults.get('mode')!r}; choose one of {FAULT_MODES}")
         obj.faults = dict(faults)
         obj.entity_id = fields.get("entity_id")
         obj.system_prompt = fields.get("system_prompt")
@@ -111,10 +112,10 @@ def coverage_axes(tools: Sequence[Tool], *, stances: Sequence[str] = STANCES,
                   conditions: Sequence[str] = TOOL_CONDITIONS) -> dict[str, list[str]]:
     """The axes of the covering array for these tools."""
     if not tools:
-        raise ValueError("situations need tools=[...]: the template writer builds asks from tool names")
+        raise InvalidArgument("situations need tools=[...]: the template writer builds asks from tool names")
     bad = [c for c in conditions if c not in TOOL_CONDITIONS]
     if bad:
-        raise ValueError(f"tool condition(s) {bad} unknown; choose from {list(TOOL_CONDITIONS)}")
+        raise InvalidArgument(f"tool condition(s) {bad} unknown; choose from {list(TOOL_CONDITIONS)}")
     keyed = any(key_params(t) for t in tools)
     return {
         "tool": [t.name for t in tools],
@@ -152,7 +153,7 @@ def situations(tools: Sequence[Any], system_prompt: str | None = None, *, n: int
     position only, not on ``seed``, so two runs of the same suite pair task by task.
     """
     if not 0.0 <= float(fault_share) <= 1.0:
-        raise ValueError(f"fault_share= must be in [0, 1]; got {fault_share!r}")
+        raise InvalidArgument(f"fault_share= must be in [0, 1]; got {fault_share!r}")
     tool_objs = as_tools(tools)
     axes = coverage_axes(tool_objs, stances=stances, world_states=world_states, conditions=conditions)
     cells = covering_array(axes, n=n)
@@ -209,7 +210,7 @@ def from_asks(asks: Sequence[Any], *, system_prompt: str | None = None,
     for i, ask in enumerate(asks):
         text = ask if isinstance(ask, str) else ask.get("prompt") if isinstance(ask, Mapping) else None
         if isinstance(text, str) and not text.strip():
-            raise ValueError(f"asks[{i}] is an empty message; every ask needs the user's words")
+            raise InvalidArgument(f"asks[{i}] is an empty message; every ask needs the user's words")
         if isinstance(ask, Scenario):
             out.append(ask)
         elif isinstance(ask, str):
@@ -232,5 +233,5 @@ def from_asks(asks: Sequence[Any], *, system_prompt: str | None = None,
             except (TypeError, ValueError) as exc:
                 raise type(exc)(f"asks[{i}]: {exc}") from None
         else:
-            raise TypeError(f"asks[{i}] must be a string or a dict with a 'prompt' string; got {type(ask).__name__}")
+            raise InvalidArgumentType(f"asks[{i}] must be a string or a dict with a 'prompt' string; got {type(ask).__name__}")
     return out

@@ -16,10 +16,10 @@ import typing
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from whileai_core.errors import InvalidArgument
 from whileai_core.tools import Tool, as_tools
 
 FAULT_MODES = ("error", "timeout", "not_found", "denied", "malformed")
-OK_STATUSES = ("ok", "success")
 MALFORMED_PAYLOAD = "<<garbled resp0nse"
 #: words in a tool name that mark it as one that changes the world (a confirmation is owed first)
 WRITE_VERBS = ("cancel", "refund", "delete", "remove", "update", "create", "send", "pay", "charge", "book",
@@ -74,7 +74,7 @@ class World:
     def __init__(self, tools: Sequence[Any], *, seed: int = 0) -> None:
         self.tools = {t.name: t for t in as_tools(tools)}
         if not self.tools:
-            raise ValueError("World needs tools=[...] (the same list you pass simulate)")
+            raise InvalidArgument("World needs tools=[...] (the same list you pass simulate)")
         self.seed = seed
         self.calls = 0
 
@@ -133,7 +133,7 @@ def fault_result(mode: str, t: Tool, arguments: Mapping[str, Any]) -> Any:
         "denied": {"status": "denied", "error": f"permission denied: this session may not call {t.name}"},
     }
     if mode not in messages:
-        raise ValueError(f"fault mode {mode!r} is not one of {FAULT_MODES}")
+        raise InvalidArgument(f"fault mode {mode!r} is not one of {FAULT_MODES}")
     return messages[mode]
 
 

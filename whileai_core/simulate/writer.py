@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from whileai_core.defaults import WRITER_BATCH, WRITER_MAX_CALLS, WRITER_MAX_TOKENS, WRITER_TEMPERATURE
+from whileai_core.errors import InvalidArgument
 
 #: the vocabularies of docs/rows.md.
 STANCES = ("ordinary", "hurried", "unsure", "adversarial")
@@ -75,7 +76,7 @@ def _extract(text: str) -> list[Any]:
             return list(value["situations"])
         if isinstance(value, list):
             return value
-    raise ValueError("no JSON list of situations in the reply")
+    raise InvalidArgument("no JSON list of situations in the reply")
 
 
 def write_situations(model: Any, *, tools: Any, system_prompt: str | None, n: int, seed: int = 0,
@@ -92,7 +93,7 @@ def write_situations(model: Any, *, tools: Any, system_prompt: str | None, n: in
 
     for name, v, lo in (("n", n, 1), ("batch", batch, 1), ("max_calls", max_calls, 1), ("seed", seed, 0)):
         if not isinstance(v, int) or isinstance(v, bool) or v < lo:
-            raise ValueError(f"{name}= must be an int >= {lo}; got {v!r}")
+            raise InvalidArgument(f"{name}= must be an int >= {lo}; got {v!r}")
     backend = resolve_model(model, role="simulator")
     schemas = tool_schemas(tools)
     names = [_schema_name(s) for s in schemas]

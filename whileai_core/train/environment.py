@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from whileai_core.defaults import DECONTAM_NGRAM, DECONTAM_OVERLAP, HOLDOUT_FRACTION, TRAIN_SEED
+from whileai_core.errors import InvalidArgument, InvalidArgumentType
 from whileai_core.rows import (
     PRIVILEGED_FIELDS,
     Row,
@@ -40,17 +41,17 @@ def judge_reference(judge: Any) -> str:
     if isinstance(judge, str):
         module, sep, attr = judge.partition(":")
         if not sep or not module or not attr:
-            raise ValueError(f"judge= as a string must be 'module:attr'; got {judge!r}")
+            raise InvalidArgument(f"judge= as a string must be 'module:attr'; got {judge!r}")
         try:
             _resolve(judge)
         except (ImportError, AttributeError) as exc:
-            raise ValueError(f"judge={judge!r} does not import ({type(exc).__name__}: {exc}); "
+            raise InvalidArgument(f"judge={judge!r} does not import ({type(exc).__name__}: {exc}); "
                              "check the module is on sys.path and the attribute name") from None
         return judge
     module_name: str | None = getattr(judge, "__module__", None)
     qualname = getattr(judge, "__qualname__", None) or getattr(type(judge), "__qualname__", None)
     if module_name in (None, "__main__") or not qualname or "<" in qualname:
-        raise ValueError(
+        raise InvalidArgument(
             f"judge= must be importable in a fresh process (a module-level function, or 'module:attr'); "
             f"got {getattr(judge, '__name__', type(judge).__name__)!r} from module {module_name!r}. Move it to a module "
             "and pass it, or its 'module:attr' string"
@@ -61,7 +62,7 @@ def judge_reference(judge: Any) -> str:
     except (ImportError, AttributeError):
         found = None
     if found is not judge:
-        raise ValueError(f"judge= resolves as {ref!r}, but importing that does not give back the same object; "
+        raise InvalidArgument(f"judge= resolves as {ref!r}, but importing that does not give back the same object; "
                          "pass a module-level function or the 'module:attr' string of an instance")
     return ref
 
@@ -72,7 +73,7 @@ def _resolve(ref: str) -> Any:
     for part in attr.split("."):
         obj = getattr(obj, part)
     if not callable(obj):
-        raise TypeError(f"judge {ref!r} is {type(obj).__name__}, not callable")
+        raise InvalidArgumentType(f"judge {ref!r} is {type(obj).__name__}, not callable")
     return obj
 
 
@@ -127,7 +128,7 @@ def make_rubric(judge: Any) -> Callable[..., float]:
 
     fn = _resolve(judge) if isinstance(judge, str) else judge
     if not callable(fn):
-        raise TypeError(f"judge= must be callable; got {type(fn).__name__}")
+        raise InvalidArgumentType(f"judge= must be callable; got {type(fn).__name__}")
 
     def reward(prompt: Any = None, completion: Any = None, answer: str = "", info: Mapping[str, Any] | None = None,
                **_: Any) -> float:
@@ -167,7 +168,7 @@ class Environment:
 def load_environment(package_dir: str | os.PathLike[str], split: str = "train", **kwargs: Any) -> Any:
     """Load an exported environment: a verifiers ``SingleTurnEnv`` when that API is importable, else ``Environment``."""
     if split not in SPLITS:
-        raise ValueError(f"split= must be one of {', '.join(map(repr, SPLITS))}; got {split!r}")
+        raise InvalidArgument(f"split= must be one of {', '.join(map(repr, SPLITS))}; got {split!r}")
     here = Path(package_dir)
     spec = json.loads((here / "spec.json").read_text(encoding="utf-8"))
     from whileai_core.rows import read_jsonl
@@ -336,11 +337,11 @@ def export_environment(
     judge reads; the policy sees only ``prompt``.
     """
     if not isinstance(name, str) or not name.isidentifier():
-        raise ValueError(f"name= must be a Python identifier (it becomes the package name); got {name!r}")
+        raise InvalidArgument(f"name= must be a Python identifier (it becomes the package name); got {name!r}")
     ref = judge_reference(judge)
     rows = as_rows(source, name="source")
     if not rows:
-        raise ValueError("source= is empty; pass graded rows (a run, a row list or a JSONL path)")
+        raise InvalidArgument("source= is empty; pass graded rows (a run, a row list or a JSONL path)")
     system_prompt = system_prompt or getattr(source, "system_prompt", None)
     if holdout == 0:
         train_rows, hold_rows, moved = rows, [], {}

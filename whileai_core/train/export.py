@@ -18,33 +18,17 @@ from pathlib import Path
 from typing import Any
 
 from whileai_core.defaults import TRAINING_SCHEMA_VERSION
-from whileai_core.messages import chat_messages
+from whileai_core.errors import InvalidArgument, InvalidArgumentType
+from whileai_core.messages import loss_mask, row_messages
 from whileai_core.rows import as_rows, group_rows, reward_field_hint, scrub, task_key, write_jsonl
 from whileai_core.tools import as_tools
 
 EXPORT_MODES = ("rl", "sft")
-MASK_MODES = ("assistant", "final")
-
-
-def _messages_of(row: Mapping[str, Any], system_prompt: str | None) -> list[dict[str, Any]]:
-    msgs = [dict(m) for m in row.get("messages") or []]
-    if not msgs:
-        msgs = chat_messages(row.get("system_prompt") or system_prompt, str(row.get("prompt", "")),
-                              row.get("steps") or [], str(row.get("final_text") or ""))
-    if system_prompt and msgs[0].get("role") != "system":
-        msgs.insert(0, {"role": "system", "content": system_prompt})
-    return msgs
 
 
 def mask_for(messages: Sequence[Mapping[str, Any]], mask_mode: str = "assistant") -> list[int]:
     """The loss mask: every assistant message (``assistant``) or only the last one (``final``)."""
-    if mask_mode not in MASK_MODES:
-        raise ValueError(f"mask_mode= must be one of {MASK_MODES}; got {mask_mode!r}")
-    mask = [1 if m.get("role") == "assistant" else 0 for m in messages]
-    if mask_mode == "final" and any(mask):
-        last = max(i for i, v in enumerate(mask) if v)
-        mask = [1 if i == last else 0 for i in range(len(mask))]
-    return mask
+    return loss_mask(messages, mask_mode)
 
 
 def tool_call_roundtrip(rows: Sequence[Mapping[str, Any]], declared: Sequence[str] | None) -> dict[str, Any]:
@@ -76,7 +60,7 @@ def training_rows(source: Any, *, mode: str = "rl", system_prompt: str | None = 
                   mask_mode: str = "assistant") -> list[dict[str, Any]]:
     """The trainer-ready rows, in memory (what ``export`` writes)."""
     if mode not in EXPORT_MODES:
-        raise ValueError(f"mode= must be 'rl' or 'sft'; got {mode!r}")
+        raise InvalidArgument(f"mode= must be 'rl' or 'sft'; got {mode!r}")
     rows = [scrub(r) for r in as_rows(source, name="source")]
     tool_schemas = [t.schema for t in as_tools(tools)] if tools else []
     groups = group_rows(rows) if rows else {}
@@ -94,11 +78,11 @@ def training_rows(source: Any, *, mode: str = "rl", system_prompt: str | None = 
         reward = row.get("reward")
         if reward is not None and not isinstance(reward, bool) and (
                 not isinstance(reward, numbers.Real) or not math.isfinite(reward)):
-            raise ValueError(f"rows[{i}] (task {task_key(row)!r}) has reward {reward!r}; a reward is a finite "
+            raise InvalidArgument(f"rows[{i}] (task {task_key(row)!r}) has reward {reward!r}; a reward is a finite "
                              "number in [0, 1], or None for an ungraded row; fix the judge or drop the row")
         if isinstance(reward, numbers.Real) and not isinstance(reward, (bool, int, float)):
             reward = int(reward) if reward in (0, 1) else float(reward)  # numpy numbers: plain JSON numbers
-        msgs = _messages_of(row, system_prompt)
+        msgs = row_messages(row, system_prompt=system_prompt)
         key = task_key(row)
         item: dict[str, Any] = {"schema_version": TRAINING_SCHEMA_VERSION, "task_id": key,
                                 "rollout_index": row.get("rollout_index"), "messages": msgs,
@@ -133,19 +117,19 @@ def export(source: Any, path: str | Path | None = None, *, mode: str | None = No
         mode = source_mode if source_mode in EXPORT_MODES else "rl"
     system_prompt = system_prompt if system_prompt is not None else getattr(source, "system_prompt", None)
     if system_prompt is not None and not isinstance(system_prompt, str):
-        raise TypeError(f"system_prompt= must be a string or None; got {type(system_prompt).__name__}")
+        raise InvalidArgumentType(f"system_prompt= must be a string or None; got {type(system_prompt).__name__}")
     if path is not None and not isinstance(path, (str, PathLike)):
-        raise TypeError(f"path= must be a file path (str or Path), or None to only build the rows; got "
+        raise InvalidArgumentType(f"path= must be a file path (str or Path), or None to only build the rows; got "
                         f"{type(path).__name__}")
     tools = tools if tools is not None else getattr(source, "tools", None)
     source_rows = as_rows(source, name="source")  # read once (a JSONL path is not read twice)
     items = training_rows(source_rows, mode=mode, system_prompt=system_prompt, tools=tools, mask_mode=mask_mode)
     if not items:
-        raise ValueError("nothing to export: the source holds 0 rows")
+        raise InvalidArgument("nothing to export: the source holds 0 rows")
     declared = [t["function"]["name"] for t in items[0]["tools"]] if items[0]["tools"] else None
     roundtrip = tool_call_roundtrip(items, declared)
     if validate and roundtrip["invalid"]:
-        raise ValueError(f"tool_call_roundtrip_invalid: {roundtrip['invalid']} tool call(s) do not parse back, name "
+        raise InvalidArgument(f"tool_call_roundtrip_invalid: {roundtrip['invalid']} tool call(s) do not parse back, name "
                          f"an undeclared tool, or have no tool message (rows {roundtrip['rows']}); fix the agent's "
                          "steps or pass validate=False")
     warnings = []

@@ -9,15 +9,16 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from whileai_core.arguments import integer
 from whileai_core.defaults import (
     DECONTAM_NGRAM,
     DECONTAM_OVERLAP,
     HOLDOUT_FRACTION,
     TRAIN_SEED,
 )
-from whileai_core.rows import as_rows, group_rows, stable_id, task_key
+from whileai_core.errors import InvalidArgument
 from whileai_core.rowlist import RowList
-from whileai_core.train.train import _int_arg
+from whileai_core.rows import as_rows, group_rows, stable_id, task_key
 
 # ----------------------------------------------------------------------------------------------------------
 # holdout
@@ -50,9 +51,9 @@ def contamination(
     the Llama 2 "dirty" rule). Prompts shorter than ``ngram`` words are checked for exact copies only. The check is
     ``wai.decontaminate`` (guards.py) run on one plain-text prompt per task.
     """
-    _int_arg("ngram", ngram, 1)
+    integer("ngram", ngram, minimum=1)
     if isinstance(overlap, bool) or not isinstance(overlap, (int, float)) or not 0 < overlap <= 1:
-        raise ValueError(f"overlap= must be in (0, 1]; got {overlap!r}")
+        raise InvalidArgument(f"overlap= must be in (0, 1]; got {overlap!r}")
     from whileai_core.guard.contamination import decontaminate
 
     # one probe row per task, with the prompt as plain text, checked by the same rule as wai.decontaminate
@@ -108,11 +109,11 @@ def holdout(
     or near-copies a training prompt (see ``contamination``) are moved to train and listed in ``moved``.
     """
     if isinstance(fraction, bool) or not isinstance(fraction, (int, float)) or not 0 < fraction < 1:
-        raise ValueError(f"fraction= must be a number in (0, 1), the share of tasks held out; got {fraction!r}")
+        raise InvalidArgument(f"fraction= must be a number in (0, 1), the share of tasks held out; got {fraction!r}")
     data = as_rows(rows)
     groups = group_rows(data)
     if len(groups) < 2:
-        raise ValueError(f"holdout needs at least 2 tasks to split; got {len(groups)} (rows are grouped by task_id)")
+        raise InvalidArgument(f"holdout needs at least 2 tasks to split; got {len(groups)} (rows are grouped by task_id)")
     order = sorted(groups, key=lambda k: stable_id(seed, k, length=16))
     n_hold = min(max(1, round(fraction * len(groups))), len(groups) - 1)
     held = set(order[:n_hold])

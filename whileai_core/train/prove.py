@@ -9,6 +9,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from whileai_core.arguments import integer
 from whileai_core.defaults import (
     LOCAL_BATCH_SIZE,
     LOCAL_MAX_NEW_TOKENS,
@@ -16,9 +17,9 @@ from whileai_core.defaults import (
     PROVE_ROLLOUTS,
     TRAIN_SEED,
 )
+from whileai_core.errors import InvalidArgument, InvalidArgumentType
 from whileai_core.rows import Row, as_rows, group_rows, task_key
 from whileai_core.train.holdout import contamination
-from whileai_core.train.train import _int_arg
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -63,7 +64,7 @@ def _as_player(model: Any, *, system_prompt: str | None, tools: Any, max_new_tok
         return lm, lm.name
     if callable(model):
         return model, getattr(model, "__name__", None) or getattr(model, "name", None) or type(model).__name__
-    raise TypeError(f"a model for prove() must be a checkpoint path, a LocalModel, a TrainResult or an agent callable; "
+    raise InvalidArgumentType(f"a model for prove() must be a checkpoint path, a LocalModel, a TrainResult or an agent callable; "
                     f"got {type(model).__name__}")
 
 
@@ -117,7 +118,7 @@ def _play_all(player: Any, bases: Sequence[Mapping[str, Any]], rollouts: int, ar
             if isinstance(result, str):
                 result = {"steps": [], "final_text": result}
             if not isinstance(result, Mapping) or "final_text" not in result:
-                raise TypeError(f"agent {name!r} returned {type(result).__name__}; the agent contract is "
+                raise InvalidArgumentType(f"agent {name!r} returned {type(result).__name__}; the agent contract is "
                                 "agent(message) -> {'steps': [...], 'final_text': str}")
         out.append(_rollout_row(base, prompt, result, arm, name, i))
     return out
@@ -147,17 +148,17 @@ def prove(
     named in a warning. ``rollouts > 1`` needs ``temperature > 0`` (greedy replies would repeat). A ``LocalModel``
     without tools decodes ``batch_size`` prompts at a time; with tools (or an agent callable) rollouts run one by one.
     """
-    _int_arg("rollouts", rollouts, 1)
-    _int_arg("max_new_tokens", max_new_tokens, 1)
-    _int_arg("batch_size", batch_size, 1)
+    integer("rollouts", rollouts, minimum=1)
+    integer("max_new_tokens", max_new_tokens, minimum=1)
+    integer("batch_size", batch_size, minimum=1)
     if rollouts > 1 and temperature <= 0:
-        raise ValueError(f"rollouts={rollouts} with temperature={temperature} repeats one greedy reply; "
+        raise InvalidArgument(f"rollouts={rollouts} with temperature={temperature} repeats one greedy reply; "
                          "pass temperature > 0 or rollouts=1")
     if not callable(judge):
-        raise TypeError(f"judge= must be callable (row -> verdict); got {type(judge).__name__}")
+        raise InvalidArgumentType(f"judge= must be callable (row -> verdict); got {type(judge).__name__}")
     data = as_rows(holdout_rows, name="holdout_rows")
     if not data:
-        raise ValueError("holdout_rows= is empty; split one off with wai.holdout(rows)")
+        raise InvalidArgument("holdout_rows= is empty; split one off with wai.holdout(rows)")
     notes: list[str] = []
     if train_rows is not None:
         dirty = contamination(data, train_rows)

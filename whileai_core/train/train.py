@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from whileai_core.arguments import integer, positive
 from whileai_core.defaults import (
     DPO_BETA,
     DPO_LEARNING_RATE,
@@ -35,6 +36,7 @@ from whileai_core.defaults import (
     TRAIN_METHODS,
     TRAIN_SEED,
 )
+from whileai_core.errors import InvalidArgument, InvalidArgumentType
 from whileai_core.rows import Row, as_rows
 
 INSTALL_HINT = "pip install 'whileai[train]'  (pins torch==2.13.0, trl==1.16.0, transformers==5.24.0)"
@@ -46,18 +48,6 @@ def _require_train_extra() -> None:
         import trl  # noqa: F401
     except ImportError as exc:
         raise ImportError(f"wai.train needs the train extra ({exc.name} is missing): {INSTALL_HINT}") from None
-
-
-def _int_arg(name: str, value: Any, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise ValueError(f"{name}= must be an int >= {minimum}; got {value!r}")
-    return value
-
-
-def _positive(name: str, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0 or not math.isfinite(value):
-        raise ValueError(f"{name}= must be a positive number; got {value!r}")
-    return float(value)
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -130,13 +120,13 @@ def _load_model(model: Any, tokenizer: Any, *, output_dir: Path, need_dir: bool)
     if isinstance(checkpoint, str) and not hasattr(model, "forward"):  # a TrainResult: keep training it
         return _load_model(checkpoint, tokenizer, output_dir=output_dir, need_dir=need_dir)
     if not hasattr(model, "forward") or not hasattr(model, "config"):
-        raise TypeError(f"model= must be a checkpoint directory or a transformers model; got {type(model).__name__}")
+        raise InvalidArgumentType(f"model= must be a checkpoint directory or a transformers model; got {type(model).__name__}")
     origin = getattr(model.config, "_name_or_path", "") or ""
     if tokenizer is None:
         if origin and (Path(origin) / "config.json").exists():
             tokenizer = AutoTokenizer.from_pretrained(origin)
         else:
-            raise ValueError("model= is an in-memory model with no saved directory; pass tokenizer= as well")
+            raise InvalidArgument("model= is an in-memory model with no saved directory; pass tokenizer= as well")
     if need_dir and not (origin and (Path(origin) / "config.json").exists()):
         base = output_dir / "base"
         model.save_pretrained(base)
@@ -186,26 +176,26 @@ def train(
     The checkpoint is written to ``<output_dir>/final`` with ``training_log.json`` beside it.
     """
     if method not in TRAIN_METHODS:
-        raise ValueError(f"method= must be one of {', '.join(map(repr, TRAIN_METHODS))}; got {method!r}")
+        raise InvalidArgument(f"method= must be one of {', '.join(map(repr, TRAIN_METHODS))}; got {method!r}")
     if model is None:
-        raise ValueError("model= is required: a local checkpoint directory or a transformers model")
+        raise InvalidArgument("model= is required: a local checkpoint directory or a transformers model")
     if max_steps is not None:
-        _int_arg("max_steps", max_steps, 1)
-    _positive("epochs", epochs)
-    _int_arg("batch_size", batch_size, 1)
-    _int_arg("max_length", max_length, 8)
-    _int_arg("logging_steps", logging_steps, 1)
+        integer("max_steps", max_steps, minimum=1)
+    positive("epochs", epochs)
+    integer("batch_size", batch_size, minimum=1)
+    integer("max_length", max_length, minimum=8)
+    integer("logging_steps", logging_steps, minimum=1)
     if learning_rate is not None:
-        _positive("learning_rate", learning_rate)
+        positive("learning_rate", learning_rate)
     if beta is not None and (isinstance(beta, bool) or not isinstance(beta, (int, float)) or beta < 0):
-        raise ValueError(f"beta= must be a number >= 0; got {beta!r}")
+        raise InvalidArgument(f"beta= must be a number >= 0; got {beta!r}")
     if method == "grpo":
-        _int_arg("num_generations", num_generations, 2)
-        _int_arg("max_completion_length", max_completion_length, 1)
+        integer("num_generations", num_generations, minimum=2)
+        integer("max_completion_length", max_completion_length, minimum=1)
         if judge is None and reward is None:
-            raise ValueError("method='grpo' needs judge= (a whileai judge) or reward= (TRL reward functions)")
+            raise InvalidArgument("method='grpo' needs judge= (a whileai judge) or reward= (TRL reward functions)")
         if judge is not None and not callable(judge):
-            raise TypeError(f"judge= must be callable (row -> verdict); got {type(judge).__name__}")
+            raise InvalidArgumentType(f"judge= must be callable (row -> verdict); got {type(judge).__name__}")
     _require_train_extra()
 
     from whileai_core.train import trl_formats as fmt
@@ -222,7 +212,7 @@ def train(
     else:
         data = as_rows(rows)
         if not data:
-            raise ValueError("rows= is empty; pass graded rows (or preference pairs for method='dpo')")
+            raise InvalidArgument("rows= is empty; pass graded rows (or preference pairs for method='dpo')")
         if method == "sft":
             low = [r for r in data if isinstance(r.get("reward"), (int, float)) and r["reward"] < min_reward]
             if low:
@@ -286,7 +276,7 @@ def train(
         trainer = GRPOTrainer(**{"model": lm, "reward_funcs": rewards, "args": args, "train_dataset": dataset,
                                  "processing_class": tok, "peft_config": peft_config, **build})
     if len(trainer.train_dataset) == 0:
-        raise ValueError(
+        raise InvalidArgument(
             f"train({method}): every example was dropped after tokenization (longer than max_length={max_length} "
             "with nothing left to train, or no assistant tokens); raise max_length= or shorten the tool schemas"
         )

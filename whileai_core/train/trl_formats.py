@@ -20,6 +20,9 @@ import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+from whileai_core.arguments import choice
+from whileai_core.errors import InvalidArgument, InvalidArgumentType
+from whileai_core.messages import MASK_MODES, loss_mask, row_messages
 from whileai_core.rows import Row, as_rows, group_rows
 
 SFT_MASKS = ("row", "assistant", "final")
@@ -43,15 +46,10 @@ def _tool_schemas(tools: Any) -> list[dict[str, Any]]:
         try:
             tools = json.loads(tools)
         except json.JSONDecodeError:
-            raise ValueError("tools= is a string but not JSON; pass a list of tool schemas or @wai.tool functions")
+            raise InvalidArgument("tools= is a string but not JSON; pass a list of tool schemas or @wai.tool functions")
     from whileai_core.tools import schemas
 
     return schemas(tools)
-
-
-def _check_choice(name: str, value: str, allowed: Sequence[str]) -> None:
-    if value not in allowed:
-        raise ValueError(f"{name}= must be one of {', '.join(map(repr, allowed))}; got {value!r}")
 
 
 def normalize_messages(
@@ -63,12 +61,12 @@ def normalize_messages(
     JSON strings (``"string"``); tool messages get the ``name`` of the call they answer; non-string tool output
     is JSON-encoded; ``system_prompt`` is put first when the messages have no system message.
     """
-    _check_choice("arguments", arguments, ARGUMENT_FORMS)
+    choice("arguments", arguments, ARGUMENT_FORMS)
     out: list[dict[str, Any]] = []
     call_names: dict[str, str] = {}
     for i, message in enumerate(messages):
         if not isinstance(message, Mapping) or "role" not in message:
-            raise ValueError(f"messages[{i}] must be a dict with a 'role'; got {message!r:.80}")
+            raise InvalidArgument(f"messages[{i}] must be a dict with a 'role'; got {message!r:.80}")
         m = copy.deepcopy(dict(message))
         if m["role"] == "assistant" and m.get("tool_calls"):
             calls = []
@@ -80,7 +78,7 @@ def normalize_messages(
                     try:
                         args = json.loads(args) if args.strip() else {}
                     except json.JSONDecodeError:
-                        raise ValueError(
+                        raise InvalidArgument(
                             f"messages[{i}]: tool call {fn.get('name')!r} has arguments that are not JSON "
                             f"({args[:60]!r}); fix the row or export with arguments='string'"
                         ) from None
@@ -108,33 +106,26 @@ def normalize_messages(
 
 
 def _row_messages(row: Mapping[str, Any], index: int) -> list[dict[str, Any]]:
-    messages = row.get("messages")
-    if not messages:
-        if row.get("prompt") is None or row.get("final_text") is None:
-            raise ValueError(f"rows[{index}] has no 'messages' (and no prompt + final_text to build them from)")
-        messages = [{"role": "user", "content": str(row["prompt"])},
-                    {"role": "assistant", "content": str(row["final_text"])}]
-    return list(messages)
+    """The row's messages (tool steps included, built by ``messages.row_messages`` when the row has none)."""
+    if not row.get("messages") and (row.get("prompt") is None or row.get("final_text") is None):
+        raise InvalidArgument(f"rows[{index}] has no 'messages' (and no prompt + final_text to build them from)")
+    return row_messages(row)
 
 
 def _row_mask(row: Mapping[str, Any], raw: Sequence[Mapping[str, Any]], mask: str, index: int) -> list[int]:
     """One 0/1 per message of ``raw`` (the row's own messages, before a system prompt is added)."""
     roles = [m.get("role") for m in raw]
-    assistant = [int(r == "assistant") for r in roles]
-    if mask == "assistant" or (mask == "row" and row.get("loss_mask") is None):
-        return assistant
-    if mask == "final":
-        last = max((i for i, r in enumerate(roles) if r == "assistant"), default=None)
-        return [int(i == last) for i in range(len(roles))]
+    if mask in MASK_MODES or row.get("loss_mask") is None:
+        return loss_mask(raw, mask if mask in MASK_MODES else "assistant")
     given = list(row["loss_mask"])
     if len(given) != len(raw):
-        raise ValueError(
+        raise InvalidArgument(
             f"rows[{index}]: loss_mask has {len(given)} entries but messages has {len(raw)}; "
             "they must match one to one (docs/rows.md)"
         )
     bad = [i for i, (g, r) in enumerate(zip(given, roles)) if g and r != "assistant"]
     if bad:
-        raise ValueError(
+        raise InvalidArgument(
             f"rows[{index}]: loss_mask is 1 on non-assistant message(s) {bad}; only assistant messages can be trained"
         )
     return [int(bool(g)) for g in given]
@@ -160,17 +151,17 @@ def to_sft(
     assistant message after a trained one is unrolled into one example per trained turn.
     ``tools`` (a row's own ``tools`` win) is stored as a JSON string so Arrow never unifies schemas.
     """
-    _check_choice("mask", mask, SFT_MASKS)
+    choice("mask", mask, SFT_MASKS)
     data = as_rows(rows)
     if not data:
-        raise ValueError("rows= is empty; pass at least one graded row with messages")
+        raise InvalidArgument("rows= is empty; pass at least one graded row with messages")
     default_tools = _tool_schemas(tools)
     plans: list[tuple[list[dict[str, Any]], list[int], str]] = []
     for i, row in enumerate(data):
         raw = _row_messages(row, i)
         keep = _row_mask(row, raw, mask, i)
         if not any(keep):
-            raise ValueError(f"rows[{i}] has no trained assistant message; drop it or fix its loss_mask")
+            raise InvalidArgument(f"rows[{i}] has no trained assistant message; drop it or fix its loss_mask")
         messages = normalize_messages(raw, arguments=arguments,
                                       system_prompt=row.get("system_prompt") or system_prompt)
         if len(messages) == len(raw) + 1:
@@ -229,7 +220,7 @@ def _side_messages(value: Any, prompt: Any, system_prompt: str | None, what: str
         if msgs and all(m["role"] == "assistant" for m in msgs):
             msgs = _prompt_messages(prompt, system_prompt, what) + msgs
         return msgs
-    raise ValueError(f"{what} must be a row dict, a list of messages or a completion string; got {type(value).__name__}")
+    raise InvalidArgument(f"{what} must be a row dict, a list of messages or a completion string; got {type(value).__name__}")
 
 
 def _prompt_messages(prompt: Any, system_prompt: str | None, what: str) -> list[dict[str, Any]]:
@@ -238,7 +229,7 @@ def _prompt_messages(prompt: Any, system_prompt: str | None, what: str) -> list[
     elif isinstance(prompt, Sequence) and all(isinstance(m, Mapping) for m in prompt):
         msgs = [dict(m) for m in prompt]
     else:
-        raise ValueError(f"{what}: the pair needs a 'prompt' (a string or a list of messages) for a bare completion")
+        raise InvalidArgument(f"{what}: the pair needs a 'prompt' (a string or a list of messages) for a bare completion")
     return normalize_messages(msgs, system_prompt=system_prompt)
 
 
@@ -252,7 +243,7 @@ def unwrap_pairs(pairs: Any) -> list[Any]:
     if inner is not None and not callable(inner) and not isinstance(pairs, (list, tuple)):
         pairs = inner
     if isinstance(pairs, (Mapping, str)):
-        raise TypeError("pairs= takes a list of preference pairs (or build_preference_pairs output); got a "
+        raise InvalidArgumentType("pairs= takes a list of preference pairs (or build_preference_pairs output); got a "
                         f"{type(pairs).__name__}")
     return list(pairs)
 
@@ -268,24 +259,24 @@ def to_dpo(
     """
     items = unwrap_pairs(pairs)
     if not items:
-        raise ValueError("pairs= is empty; build pairs with build_preference_pairs(rows) from graded rows with contrast")
+        raise InvalidArgument("pairs= is empty; build pairs with build_preference_pairs(rows) from graded rows with contrast")
     tools_json = json.dumps(_tool_schemas(tools)) if tools else None
     out: list[dict[str, Any]] = []
     for i, pair in enumerate(items):
         if not isinstance(pair, Mapping) or "chosen" not in pair or "rejected" not in pair:
-            raise ValueError(f"pairs[{i}] must be a dict with 'chosen' and 'rejected'; got {type(pair).__name__}")
+            raise InvalidArgument(f"pairs[{i}] must be a dict with 'chosen' and 'rejected'; got {type(pair).__name__}")
         sides = []
         for side in ("chosen", "rejected"):
             msgs = _side_messages(pair[side], pair.get("prompt"), system_prompt, f"pairs[{i}].{side}")
             cut = next((j for j, m in enumerate(msgs) if m["role"] == "assistant"), None)
             if cut is None:
-                raise ValueError(f"pairs[{i}].{side} has no assistant turn; a preference needs a completion")
+                raise InvalidArgument(f"pairs[{i}].{side} has no assistant turn; a preference needs a completion")
             sides.append((msgs[:cut], msgs[cut:]))
         (p_chosen, chosen), (p_rejected, rejected) = sides
         if p_chosen != p_rejected:
-            raise ValueError(f"pairs[{i}]: chosen and rejected have different prompts; a DPO pair must share its prompt")
+            raise InvalidArgument(f"pairs[{i}]: chosen and rejected have different prompts; a DPO pair must share its prompt")
         if chosen == rejected:
-            raise ValueError(f"pairs[{i}]: chosen and rejected are identical; drop ties before training")
+            raise InvalidArgument(f"pairs[{i}]: chosen and rejected are identical; drop ties before training")
         ex: dict[str, Any] = {"prompt": p_chosen, "chosen": _set_arguments(chosen, arguments),
                               "rejected": _set_arguments(rejected, arguments)}
         if tools_json:
@@ -312,7 +303,7 @@ def prompt_of(row: Mapping[str, Any], *, system_prompt: str | None = None) -> li
         if any(m.get("role") == "user" for m in head):
             return normalize_messages(head, system_prompt=row.get("system_prompt") or system_prompt)
     if row.get("prompt") in (None, ""):
-        raise ValueError("row has neither messages with a user turn nor a 'prompt'; it cannot be posed to a model")
+        raise InvalidArgument("row has neither messages with a user turn nor a 'prompt'; it cannot be posed to a model")
     prompt = row["prompt"]
     if isinstance(prompt, list):
         return normalize_messages(prompt, system_prompt=row.get("system_prompt") or system_prompt)
@@ -324,7 +315,7 @@ def to_grpo(rows: Any, *, system_prompt: str | None = None) -> list[dict[str, An
     """One GRPO prompt per task: ``{"prompt": [system, user], "task_id": key}`` (privileged fields never enter)."""
     data = as_rows(rows)
     if not data:
-        raise ValueError("rows= is empty; GRPO needs at least one task with a prompt")
+        raise InvalidArgument("rows= is empty; GRPO needs at least one task with a prompt")
     out = []
     for key, members in group_rows(data).items():
         out.append({"prompt": prompt_of(members[0], system_prompt=system_prompt), "task_id": key})
@@ -390,13 +381,13 @@ def grpo_reward(
     which TRL skips rather than reading as 0.
     """
     if not callable(judge):
-        raise TypeError(f"judge= must be callable (row -> verdict); got {type(judge).__name__}")
+        raise InvalidArgumentType(f"judge= must be callable (row -> verdict); got {type(judge).__name__}")
     by_task = {key: members[0] for key, members in group_rows(as_rows(rows)).items()}
 
     def reward(prompts: Sequence[Any], completions: Sequence[Any], task_id: Sequence[str] | None = None,
                **_: Any) -> list[float | None]:
         if task_id is None:
-            raise ValueError("the GRPO dataset has no 'task_id' column; build it with to_grpo(rows)")
+            raise InvalidArgument("the GRPO dataset has no 'task_id' column; build it with to_grpo(rows)")
         scores: list[float | None] = []
         for prompt, completion, key in zip(prompts, completions, task_id):
             base = by_task.get(str(key))
@@ -435,7 +426,7 @@ def export_trl(source: Any, path: str | Any, method: str = "sft", *, overwrite: 
     from whileai_core.defaults import TRAIN_METHODS
     from whileai_core.rows import write_jsonl
 
-    _check_choice("method", method, TRAIN_METHODS)
+    choice("method", method, TRAIN_METHODS)
     if method == "sft":
         examples = to_sft(source, **kwargs)
     elif method == "grpo":

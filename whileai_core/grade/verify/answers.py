@@ -11,6 +11,7 @@ from whileai_core.defaults import (
     MATH_MAX_BASE,
     MATH_MAX_EXPONENT,
 )
+from whileai_core.errors import InvalidArgument
 
 __all__ = ["extract_answer", "parse_number"]
 
@@ -104,17 +105,17 @@ def _eval(node: ast.AST) -> float:
         a, b = _eval(node.left), _eval(node.right)
         if isinstance(node.op, ast.Pow):
             if abs(b) > MATH_MAX_EXPONENT or abs(a) > MATH_MAX_BASE:
-                raise ValueError("exponent too large")
+                raise InvalidArgument("exponent too large")
             return float(a ** b)
         op = _ALLOWED_BIN.get(type(node.op))
         if op is None:
-            raise ValueError("operator not allowed")
+            raise InvalidArgument("operator not allowed")
         return float(op(a, b))
     if isinstance(node, ast.Name) and node.id in ("pi", "e"):
         return math.pi if node.id == "pi" else math.e
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "sqrt" and len(node.args) == 1:
         return math.sqrt(_eval(node.args[0]))
-    raise ValueError("not arithmetic")
+    raise InvalidArgument("not arithmetic")
 
 
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?(?:\s*/\s*-?\d+(?:\.\d+)?)?")

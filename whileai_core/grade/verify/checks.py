@@ -14,6 +14,7 @@ from whileai_core.defaults import (
     MATH_ABS_TOL,
     MATH_REL_TOL,
 )
+from whileai_core.errors import InvalidArgument, InvalidArgumentType
 from whileai_core.grade.verify.answers import extract_answer, parse_number
 from whileai_core.grade.verify.contract import Row, Verifier, VerifierError
 
@@ -41,7 +42,7 @@ class MathEqual(Verifier):
         super().__init__(field=field, name=name or "math_equal")
         for arg, v in (("tol", tol), ("rel", rel)):
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not v >= 0 or not math.isfinite(v):
-                raise ValueError(f"{arg}= must be a number >= 0; got {v!r}")
+                raise InvalidArgument(f"{arg}= must be a number >= 0; got {v!r}")
         self.answer = answer
         self.tol = float(tol)
         self.rel = float(rel)
@@ -92,7 +93,7 @@ def extract_json(text: str) -> Any:
     Raises ValueError when none parses.
     """
     if not isinstance(text, str):
-        raise ValueError("the reply is not text")  # noqa: TRY004 - callers treat every unparseable reply alike
+        raise InvalidArgument("the reply is not text")  # noqa: TRY004 - callers treat every unparseable reply alike
     too_deep = ValueError("the JSON in the reply is nested deeper than Python's recursion limit")
     for m in re.finditer(r"```(?:json)?\s*\n(.*?)```", text, re.DOTALL):
         try:
@@ -115,7 +116,7 @@ def extract_json(text: str) -> Any:
             continue
         except RecursionError:
             raise too_deep from None
-    raise ValueError("no JSON object or array found in the reply")
+    raise InvalidArgument("no JSON object or array found in the reply")
 
 
 _JSON_TYPES: dict[str, Callable[[Any], bool]] = {
@@ -192,7 +193,7 @@ class JSONSchema(Verifier):
         super().__init__(field=field, name=name or "json_schema")
         if schema is not None:
             if not isinstance(schema, Mapping):
-                raise TypeError(f"schema= must be a JSON Schema dict; got {type(schema).__name__}")
+                raise InvalidArgumentType(f"schema= must be a JSON Schema dict; got {type(schema).__name__}")
             self._validator(schema, "schema=")
         self.schema = schema
 
@@ -203,9 +204,9 @@ class JSONSchema(Verifier):
             try:
                 schema = json.loads(schema)
             except json.JSONDecodeError:
-                raise ValueError(f"{where} is not valid JSON; pass the schema as a dict") from None
+                raise InvalidArgument(f"{where} is not valid JSON; pass the schema as a dict") from None
         if not isinstance(schema, Mapping):
-            raise ValueError(f"{where} must be a JSON Schema object; got {type(schema).__name__}")  # noqa: TRY004
+            raise InvalidArgument(f"{where} must be a JSON Schema object; got {type(schema).__name__}")  # noqa: TRY004
         try:
             import jsonschema
         except ImportError:
@@ -215,7 +216,7 @@ class JSONSchema(Verifier):
         try:
             cls.check_schema(schema)
         except jsonschema.exceptions.SchemaError as exc:
-            raise ValueError(f"{where} is not a valid JSON Schema: {exc.message}") from None
+            raise InvalidArgument(f"{where} is not a valid JSON Schema: {exc.message}") from None
         validator = cls(schema)
 
         def first_error(value: Any) -> tuple[str, str] | None:

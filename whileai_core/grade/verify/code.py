@@ -18,6 +18,7 @@ from whileai_core.defaults import (
     CODE_TIMEOUT_S,
     CODE_TMPFS_MB,
 )
+from whileai_core.errors import InvalidArgument, InvalidArgumentType
 from whileai_core.grade.verify.contract import Row, Verifier, VerifierError
 from whileai_core.grade.verify.sandbox import run_sandboxed
 
@@ -80,9 +81,9 @@ class CodeExec(Verifier):
                  field: str | None = None, name: str | None = None) -> None:
         super().__init__(field=field, name=name or "code_exec")
         if tests is not None and not isinstance(tests, str):
-            raise TypeError(f"tests= must be Python source text; got {type(tests).__name__}")
+            raise InvalidArgumentType(f"tests= must be Python source text; got {type(tests).__name__}")
         if not isinstance(setup, str):
-            raise TypeError(f"setup= must be Python source text; got {type(setup).__name__}")
+            raise InvalidArgumentType(f"setup= must be Python source text; got {type(setup).__name__}")
         self.tests = tests
         self.setup = setup
         self.limits: dict[str, Any] = {"timeout": timeout, "cpu_seconds": cpu_seconds, "mem_mb": mem_mb, "nproc": nproc,
@@ -92,9 +93,9 @@ class CodeExec(Verifier):
         for arg in ("cpu_seconds", "mem_mb", "nproc", "fsize_mb", "nofile", "output_cap", "tmpfs_mb"):
             v = self.limits[arg]
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise ValueError(f"{arg}= must be an int >= 1; got {v!r}")
+                raise InvalidArgument(f"{arg}= must be an int >= 1; got {v!r}")
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
-            raise ValueError(f"timeout= must be a number of seconds > 0; got {timeout!r}")
+            raise InvalidArgument(f"timeout= must be a number of seconds > 0; got {timeout!r}")
 
     def reference(self, row: Row) -> tuple[Any, bool]:
         if self.tests is not None:

@@ -17,18 +17,16 @@ from typing import Any
 from whileai_core.defaults import (
     VERIFY_REASON_CHARS,
 )
+from whileai_core.errors import InvalidArgument, InvalidArgumentType, VerifierError
 from whileai_core.grade.verify.answers import parse_number
+from whileai_core.messages import reply_text
+from whileai_core.rows import REFERENCE_FIELDS
 
 __all__ = ["AllOf", "AnyOf", "Verifier", "VerifierError"]
 
 
 Row = Mapping[str, Any]
-_REFERENCE_FIELDS = ("reference", "answer", "target", "solution", "label", "expected")
 _MISSING = object()
-
-
-class VerifierError(Exception):
-    """Raised by ``check`` when the row cannot be checked (bad reference, sandbox failure): reward None."""
 
 
 def _get_path(row: Any, path: str) -> Any:
@@ -39,17 +37,6 @@ def _get_path(row: Any, path: str) -> Any:
         else:
             return _MISSING
     return value
-
-
-def candidate_text(row: Row) -> str:
-    """The reply to check: ``final_text``, else the last assistant message's content, else ""."""
-    text = row.get("final_text")
-    if isinstance(text, str):
-        return text
-    for m in reversed(row.get("messages") or []):
-        if isinstance(m, Mapping) and m.get("role") == "assistant" and isinstance(m.get("content"), str):
-            return m["content"]
-    return ""
 
 
 class Verifier:
@@ -63,9 +50,9 @@ class Verifier:
 
     def __init__(self, *, field: str | None = None, name: str | None = None) -> None:
         if field is not None and (not isinstance(field, str) or not field):
-            raise ValueError(f"field= must be a dotted path into the row such as 'privileged.reference'; got {field!r}")
+            raise InvalidArgument(f"field= must be a dotted path into the row such as 'privileged.reference'; got {field!r}")
         if name is not None and (not isinstance(name, str) or not name):
-            raise ValueError(f"name= must be a non-empty string; got {name!r}")
+            raise InvalidArgument(f"name= must be a non-empty string; got {name!r}")
         self.field = field
         self.name: str = name or str(type(self).__name__)
 
@@ -84,13 +71,13 @@ class Verifier:
         priv = row.get("privileged")
         if isinstance(priv, Mapping) and priv.get("reference") is not None:
             return priv["reference"], True
-        for f in _REFERENCE_FIELDS:
+        for f in REFERENCE_FIELDS:
             if row.get(f) is not None:
                 return row[f], False
         for outer in ("info", "metadata", "privileged"):
             inner = row.get(outer)
             if isinstance(inner, Mapping):
-                for f in _REFERENCE_FIELDS:
+                for f in REFERENCE_FIELDS:
                     if inner.get(f) is not None:
                         return inner[f], outer == "privileged"
         return None, False
@@ -101,7 +88,7 @@ class Verifier:
     def score(self, row: Row) -> dict[str, Any]:
         """The contract dict for one row, with the reason unredacted (internal; ``__call__`` redacts)."""
         ref, _ = self.reference(row)
-        return self._finish(self.check(candidate_text(row), ref, row))
+        return self._finish(self.check(reply_text(row), ref, row))
 
     def _finish(self, result: Any) -> dict[str, Any]:
         extra: dict[str, Any] = {}
@@ -119,7 +106,7 @@ class Verifier:
         elif isinstance(result, (int, float)) and math.isfinite(result):
             value = min(1.0, max(0.0, float(result)))
         else:
-            raise TypeError(f"{self.name}.check returned {result!r}; return a number in [0, 1], a bool, "
+            raise InvalidArgumentType(f"{self.name}.check returned {result!r}; return a number in [0, 1], a bool, "
                             "(score, reason) or None")
         reward: float | int = int(value) if value in (0.0, 1.0) else round(value, 6)
         if reason is None:
@@ -128,10 +115,10 @@ class Verifier:
 
     def __call__(self, row: Row) -> dict[str, Any]:
         if not isinstance(row, Mapping):
-            raise TypeError(f"{self.name} takes a row dict; got {type(row).__name__}")
+            raise InvalidArgumentType(f"{self.name} takes a row dict; got {type(row).__name__}")
         ref, privileged = self.reference(row)
         try:
-            out = self._finish(self.check(candidate_text(row), ref, row))
+            out = self._finish(self.check(reply_text(row), ref, row))
         except VerifierError as exc:
             out = {"reward": None, "reason": f"{self.name}: could not check ({exc})", "verifier": self.name,
                    "error": f"VerifierError: {exc}"}
@@ -178,7 +165,7 @@ class AllOf(Verifier):
         super().__init__(name=name or "all_of")
         self.parts = list(parts)
         if not self.parts or not all(callable(p) for p in self.parts):
-            raise ValueError("parts= must be a non-empty list of verifiers (callables row -> verdict)")
+            raise InvalidArgument("parts= must be a non-empty list of verifiers (callables row -> verdict)")
 
     def _scores(self, row: Row) -> list[tuple[float | None, str]]:
         out = []

@@ -29,6 +29,7 @@ from whileai_core.defaults import (
     CODE_UID_BASE,
     CODE_UID_SPAN,
 )
+from whileai_core.errors import InvalidArgument, InvalidArgumentType
 from whileai_core.grade.verify.contract import VerifierError
 
 __all__ = ["SandboxResult", "run_sandboxed"]
@@ -266,14 +267,14 @@ def run_sandboxed(
     This contains the host; it does not make the reward tamper-proof against code that inspects its tests.
     """
     if not isinstance(program, str):
-        raise TypeError(f"program= must be Python source text; got {type(program).__name__}")
+        raise InvalidArgumentType(f"program= must be Python source text; got {type(program).__name__}")
     for arg, v, lo in (("timeout", timeout, 0.01),):
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not v >= lo:
-            raise ValueError(f"{arg}= must be a number of seconds >= {lo}; got {v!r}")
+            raise InvalidArgument(f"{arg}= must be a number of seconds >= {lo}; got {v!r}")
     for arg, v in (("cpu_seconds", cpu_seconds), ("mem_mb", mem_mb), ("nproc", nproc), ("fsize_mb", fsize_mb),
                    ("nofile", nofile), ("output_cap", output_cap), ("tmpfs_mb", tmpfs_mb)):
         if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-            raise ValueError(f"{arg}= must be an int >= 1; got {v!r}")
+            raise InvalidArgument(f"{arg}= must be an int >= 1; got {v!r}")
     if sys.platform != "linux":
         raise RuntimeError("run_sandboxed needs Linux (namespaces and rlimits); run CodeExec on a Linux host")
     py = python or sandbox_python()
