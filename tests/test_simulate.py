@@ -245,3 +245,27 @@ def test_context_reaches_rollout_worker_threads():
 
     run(agent=agent, repeats=2, budget=8, concurrency=4)
     assert seen == {"caller"}
+
+
+def test_simulate_takes_judge_like_grade_and_grader_as_its_alias():
+    def not_seeded(row):
+        return int(not row["seeded"])
+
+    by_judge = run(repeats=6, budget=60, repeat_policy="dynamic", judge=not_seeded)
+    by_grader = run(repeats=6, budget=60, repeat_policy="dynamic", grader=not_seeded)
+    assert [r["row_id"] for r in by_judge.rows] == [r["row_id"] for r in by_grader.rows]
+    assert run(repeats=2, budget=8, judge=not_seeded, grader=not_seeded).rows  # the same judge twice is fine
+    with pytest.raises(ValueError, match="judge= or grader="):
+        run(repeats=2, budget=8, judge=not_seeded, grader=lambda row: 1)
+    with pytest.raises(TypeError, match="judge= must be a callable or None; got int"):
+        run(repeats=2, budget=8, judge=3)
+
+
+def test_an_ungraded_run_has_no_pass_at_and_says_how_to_get_one():
+    data = run(repeats=1, budget=4)
+    assert not hasattr(data, "pass_at") and not hasattr(data, "select")
+    with pytest.raises(AttributeError, match=r"not graded yet; call data.grade\(judge=...\) and read scored.pass_at"):
+        data.pass_at
+    with pytest.raises(AttributeError, match="has no attribute 'nope'"):
+        data.nope
+    assert data.grade(judge=lambda row: 1).pass_at is not None

@@ -228,21 +228,32 @@ def tool(fn: Callable[..., Any] | None = None, *, name: str | None = None,
     return wrap
 
 
+def function_spec(schema: Mapping[str, Any]) -> dict[str, Any] | None:
+    """``{"name", "description", "parameters"}`` of a tool schema dict in any accepted shape: OpenAI
+    ``{"type": "function", "function": {...}}``, bare ``{"name", "parameters"}`` or Anthropic
+    ``{"name", "input_schema"}``; None when it names no tool. Nothing is validated here (``as_tool`` does)."""
+    spec: Mapping[str, Any] = schema
+    if spec.get("type") == "function" and isinstance(spec.get("function"), Mapping):
+        spec = spec["function"]
+    if "name" not in spec:
+        return None
+    return {"name": spec["name"], "description": spec.get("description", ""),
+            "parameters": spec.get("parameters", spec.get("input_schema", {"type": "object", "properties": {}}))}
+
+
 def as_tool(obj: Any) -> Tool:
     """Normalise one entry of ``tools=``: a Tool, a plain function, or a schema dict in any accepted shape."""
     if isinstance(obj, Tool):
         return obj
     if isinstance(obj, Mapping):
-        spec: Mapping[str, Any] = obj
-        if spec.get("type") == "function" and isinstance(spec.get("function"), Mapping):
-            spec = spec["function"]
-        if "name" not in spec:
+        spec = function_spec(obj)
+        if spec is None:
             raise InvalidArgumentType(f"tool schema dict has no 'name' (keys: {sorted(obj)}); pass an OpenAI function schema "
                             "{'type': 'function', 'function': {'name', 'description', 'parameters'}}")
         if not isinstance(spec["name"], str) or not _NAME_RE.match(spec["name"]):
             raise InvalidArgument(f"tool schema name {spec['name']!r} must be 1-64 letters, digits, '_' or '-' (what "
                              "function-calling APIs accept)")
-        params = spec.get("parameters", spec.get("input_schema", {"type": "object", "properties": {}}))
+        params = spec["parameters"]
         if not isinstance(params, Mapping):
             raise InvalidArgumentType(f"tool {spec['name']!r}: 'parameters' must be a JSON-schema object")
         if not isinstance(params.get("properties", {}), Mapping):

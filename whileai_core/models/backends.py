@@ -47,6 +47,8 @@ from whileai_core.defaults import (
     RETRY_MAX_ATTEMPTS,
 )
 from whileai_core.errors import BackendError, InvalidArgument, InvalidArgumentType
+from whileai_core.tools import function_spec
+from whileai_core.tools import tool as make_tool
 
 #: every spec-string form resolve_model() accepts, for error messages.
 SPEC_FORMS = (
@@ -145,16 +147,12 @@ def tool_schemas(tools: Any) -> list[dict[str, Any]]:
             if "function" in t:
                 out.append(dict(t))
             elif "name" in t:
-                params = t.get("parameters") or t.get("input_schema") or {"type": "object", "properties": {}}
-                out.append({"type": "function", "function": {
-                    "name": t["name"], "description": t.get("description", ""), "parameters": params}})
+                fn = function_spec(t)
+                fn["parameters"] = fn["parameters"] or {"type": "object", "properties": {}}
+                out.append({"type": "function", "function": fn})
             else:
                 raise InvalidArgumentType(f"tools[{i}] is a dict without 'function' or 'name'; pass an OpenAI function schema")
         elif callable(t):
-            try:
-                from whileai_core.tools import tool as make_tool
-            except ImportError:  # pragma: no cover - the lead's tools module not present
-                raise InvalidArgumentType(f"tools[{i}] is a plain function; decorate it with @wai.tool") from None
             out.append(dict(make_tool(t).schema))
         else:
             raise InvalidArgumentType(

@@ -20,6 +20,7 @@ import uuid
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -190,6 +191,9 @@ def _signature(row: Mapping[str, Any]) -> str:
 # --------------------------------------------------------------------------------------------------
 # the run
 # --------------------------------------------------------------------------------------------------
+_GRADED_ONLY = ("pass_at", "passes", "failures", "unjudged", "select", "export")
+
+
 class SimulationData:
     """The rows of one simulate() run, with the plan behind them. ``.grade(judge=...)`` scores them."""
 
@@ -256,9 +260,11 @@ class SimulationData:
             raise InvalidArgumentType(f"grade() got unexpected keyword argument(s) {sorted(kwargs)}")
         return run_judge(self, judge, judge_name=judge_name, on_error=on_error, concurrency=concurrency)
 
-    @property
-    def pass_at(self) -> Any:
-        raise AttributeError("this run is not graded yet: call data.grade(judge=...) and read scored.pass_at")
+    def __getattr__(self, name: str) -> Any:
+        if name in _GRADED_ONLY:  # what a ScoredData has and an ungraded run cannot
+            raise AttributeError(f"SimulationData has no .{name}: this run is not graded yet; call "
+                                 f"data.grade(judge=...) and read scored.{name}")
+        raise AttributeError(f"'SimulationData' object has no attribute {name!r}")
 
     def save(self, path: str | Path, *, overwrite: bool = False) -> Path:
         """Write the rows as JSONL (privileged fields scrubbed), atomically."""
@@ -363,6 +369,7 @@ def simulate(agent: Any = None, *, tools: Sequence[Any] | None = None, system_pr
              repeat_policy: str = "fixed", budget: int | None = None, situations: int | None = None,
              asks: Sequence[Any] | None = None, seed: int = 0, concurrency: int = D.DEFAULT_CONCURRENCY,
              fault_share: float | None = None, probe: int = D.DYNAMIC_PROBE,
+             judge: Callable[[dict[str, Any]], Any] | None = None,
              grader: Callable[[dict[str, Any]], Any] | None = None, checkpoint: str | Path | None = None,
              progress: bool | None = None, on_progress: Callable[[dict[str, Any]], None] | None = None,
              max_turns: int | None = None, cache: Any = None, **aliases: Any) -> SimulationData:
@@ -371,46 +378,106 @@ def simulate(agent: Any = None, *, tools: Sequence[Any] | None = None, system_pr
     simulator=False uses the template writer: a pairwise covering array (Kuhn et al. 2004) over tool x world
     state x user stance x tool condition, no model, no network. repeat_policy="fixed" gives every situation
     k rollouts; "dynamic" ("successive" in the SDK) probes ``probe`` rollouts and fills to k only where they
-    disagree (DAPO, Yu et al. 2025). ``budget`` caps rows. Same seed, same rows.
+    disagree (DAPO, Yu et al. 2025), compared on ``judge=``'s rewards (``grader=`` is its older name) when one
+    is given. ``budget`` caps rows. Same seed, same rows.
     """
-    for name in list(aliases):
+    given = _apply_aliases(aliases, {"repeats": repeats, "repeat_policy": repeat_policy,
+                                     "fault_share": fault_share, "asks": asks})
+    s = _settings(mode=mode, situations=situations, budget=budget, seed=seed, concurrency=concurrency, probe=probe,
+                  judge=_one_judge(judge, grader), on_progress=on_progress, **given)
+    tool_objs = as_tools(tools)
+    if system_prompt is not None and not isinstance(system_prompt, str):
+        raise InvalidArgumentType(f"system_prompt= must be a string; got {type(system_prompt).__name__}")
+    run_agent = _resolve_agent(agent, tool_objs, system_prompt, max_turns, cache)
+    warn_list: list[str] = []
+    n_sit = _situation_count(s, warn_list)
+    scen, writer = _write(s, simulator, tool_objs, system_prompt, n_sit, warn_list)
+    coverage = coverage_report([x for x in scen if x.scenario], tool_objs) if tool_objs and writer != "asks" else {}
+    notes = [_coverage_note(coverage, len(scen), s.k)] if coverage and coverage["fraction"] < 1.0 else []
+    runner = _Runner(s, run_agent, scen, writer, tool_objs, system_prompt, progress, on_progress, warn_list)
+    if checkpoint is not None:
+        runner.checkpoint = _open_checkpoint(checkpoint, warn_list)
+    notes.extend(runner.run())
+    rows = [runner.results[key] for key in sorted(runner.results)]
+    warn_list.extend(_failure_warnings(rows))
+    if runner.show_progress:
+        runner.progress_line(len(rows), len(rows))
+    agent_name = getattr(run_agent, "__name__", None) or type(run_agent).__name__
+    return SimulationData(rows, scenarios=scen, tools=tool_objs, system_prompt=system_prompt, mode=s.mode,
+                          repeat_policy=s.policy, repeats=s.k, budget=s.budget, seed=s.seed, run_id=runner.run_id,
+                          coverage=coverage, warnings=warn_list, notes=notes, stopped_because=runner.stopped,
+                          elapsed_s=time.perf_counter() - runner.started, agent_name=agent_name)
+
+
+# --------------------------------------------------------------------------------------------------
+# simulate's steps: arguments, how many situations, writing them, running the rollouts, the summary
+# --------------------------------------------------------------------------------------------------
+_KNOWN_KEYWORDS = ("tools", "system_prompt", "simulator", "mode", "repeats", "repeat_policy", "budget", "situations",
+                   "asks", "seed", "concurrency", "fault_share", "probe", "judge", "grader", "checkpoint", "progress",
+                   "on_progress", "max_turns", "cache")
+
+
+def _apply_aliases(aliases: dict[str, Any], given: dict[str, Any]) -> dict[str, Any]:
+    """Fold the SDK's keyword aliases (``rollouts_per_prompt=``, ``policy=``, ...) into their targets."""
+    given = dict(given)
+    for name, value in aliases.items():
         target = _KWARG_ALIASES.get(name)
         if target is None:
-            close = difflib.get_close_matches(name, [*_KWARG_ALIASES, "tools", "system_prompt", "simulator", "mode",
-                                                     "repeats", "repeat_policy", "budget", "situations", "asks",
-                                                     "seed", "concurrency", "fault_share", "probe", "grader",
-                                                     "checkpoint", "progress", "on_progress", "max_turns", "cache"],
-                                              n=1)
+            close = difflib.get_close_matches(name, [*_KWARG_ALIASES, *_KNOWN_KEYWORDS], n=1)
             hint = f"; did you mean {close[0]}=?" if close else ""
             raise InvalidArgumentType(f"simulate() got an unexpected keyword argument {name!r}{hint}")
-        value = aliases.pop(name)
-        current = {"repeats": repeats, "repeat_policy": repeat_policy, "fault_share": fault_share, "asks": asks}
-        if target == "repeat_policy" and repeat_policy != "fixed" and value != repeat_policy:
+        if target == "repeat_policy" and given["repeat_policy"] != "fixed" and value != given["repeat_policy"]:
             raise InvalidArgument(f"pass repeat_policy= or {name}=, not both")
-        if target != "repeat_policy" and current[target] is not None and current[target] != value:
+        if target != "repeat_policy" and given[target] is not None and given[target] != value:
             raise InvalidArgument(f"pass {target}= or {name}= (its alias), not both")
-        if target == "repeats":
-            repeats = value
-        elif target == "repeat_policy":
-            repeat_policy = value
-        elif target == "fault_share":
-            fault_share = value
-        else:
-            asks = value
+        given[target] = value
+    return given
+
+
+def _one_judge(judge: Any, grader: Any) -> Any:
+    """``judge=`` (the name ``grade`` uses) or ``grader=`` (its older name here), not two different ones."""
+    if judge is not None and grader is not None and judge is not grader:
+        raise InvalidArgument("pass judge= or grader= (its older name), not both")
+    name, chosen = ("judge", judge) if judge is not None else ("grader", grader)
+    if chosen is not None and not callable(chosen):
+        raise InvalidArgumentType(f"{name}= must be a callable or None; got {type(chosen).__name__}")
+    return chosen
+
+
+@dataclass(frozen=True)
+class _Settings:
+    """simulate's checked arguments."""
+
+    mode: str
+    policy: str
+    k: int
+    concurrency: int
+    probe: int
+    fault_share: float
+    situations: int | None
+    budget: int
+    seed: int
+    asks: Sequence[Any] | None
+    judge: Callable[[dict[str, Any]], Any] | None
+
+
+def _settings(*, mode: str, repeats: int | None, repeat_policy: str, situations: int | None, budget: int | None,
+              seed: int, concurrency: int, probe: int, fault_share: float | None, asks: Any, judge: Any,
+              on_progress: Any) -> _Settings:
     mode = _MODE_ALIASES.get(mode, mode)
     if mode not in MODES:
         raise InvalidArgument(f"mode= must be one of {', '.join(MODES)}; got {mode!r}")
     policy = _POLICY_ALIASES.get(repeat_policy, repeat_policy)
     if policy not in REPEAT_POLICIES:
-        raise InvalidArgument(f"repeat_policy= must be 'fixed' or 'dynamic' ('successive' is accepted as an alias of "
-                         f"'dynamic'); got {repeat_policy!r}")
+        raise InvalidArgument(f"repeat_policy= must be 'fixed' or 'dynamic' ('successive' is accepted as an alias "
+                              f"of 'dynamic'); got {repeat_policy!r}")
     k = integer("repeats", repeats if repeats is not None else
-                      (D.RL_REPEATS if mode == "rl" else D.DEFAULT_REPEATS), minimum=1)
+                (D.RL_REPEATS if mode == "rl" else D.DEFAULT_REPEATS), minimum=1)
     concurrency = integer("concurrency", concurrency, minimum=1)
     if concurrency > D.MAX_CONCURRENCY:
-        raise InvalidArgument(f"concurrency={concurrency} is above MAX_CONCURRENCY={D.MAX_CONCURRENCY}: each in-flight "
-                         "rollout is a thread; use a value your backend's rate limit allows (default "
-                         f"{D.DEFAULT_CONCURRENCY})")
+        raise InvalidArgument(f"concurrency={concurrency} is above MAX_CONCURRENCY={D.MAX_CONCURRENCY}: each "
+                              "in-flight rollout is a thread; use a value your backend's rate limit allows (default "
+                              f"{D.DEFAULT_CONCURRENCY})")
     probe = integer("probe", probe, minimum=1)
     if fault_share is None:
         fault_share = D.RL_FAULT_SHARE if mode == "rl" else D.FAULT_SHARE
@@ -423,169 +490,185 @@ def simulate(agent: Any = None, *, tools: Sequence[Any] | None = None, system_pr
     budget = integer("budget", budget, minimum=1)
     if not isinstance(seed, int) or isinstance(seed, bool):
         raise InvalidArgument(f"seed= must be an int; got {seed!r}")
-    for name, fn in (("grader", grader), ("on_progress", on_progress)):
-        if fn is not None and not callable(fn):
-            raise InvalidArgumentType(f"{name}= must be a callable or None; got {type(fn).__name__}")
+    if on_progress is not None and not callable(on_progress):
+        raise InvalidArgumentType(f"on_progress= must be a callable or None; got {type(on_progress).__name__}")
     if isinstance(asks, (str, Mapping)):  # one ask, not a sequence of characters or dict keys
         asks = [asks]
-    tool_objs = as_tools(tools)
-    if system_prompt is not None and not isinstance(system_prompt, str):
-        raise InvalidArgumentType(f"system_prompt= must be a string; got {type(system_prompt).__name__}")
-    run_agent = _resolve_agent(agent, tool_objs, system_prompt, max_turns, cache)
-    warn_list: list[str] = []
-    notes: list[str] = []
+    return _Settings(mode=mode, policy=policy, k=k, concurrency=concurrency, probe=probe, fault_share=fault_share,
+                     situations=situations, budget=budget, seed=seed, asks=asks, judge=judge)
 
-    affordable = budget // k
+
+def _situation_count(s: _Settings, warn_list: list[str]) -> int:
+    """How many situations the budget buys at k rollouts each (warns when ``situations=`` asked for more)."""
+    affordable = s.budget // s.k
     if affordable < 1:
-        raise InvalidArgument(f"budget={budget} is smaller than repeats={k}: no situation can get its {k} rollouts; "
-                         f"raise budget to at least {k}")
-    wanted = situations if situations is not None else affordable
-    if situations is not None and situations * k > budget:
-        msg = (f"budget={budget} covers {affordable} of {situations} situations at repeats={k}; "
-               f"raise budget to {situations * k}+ or lower situations=")
-        warn_list.append(msg)
-        warnings.warn(msg, UserWarning, stacklevel=2)
-    n_sit = min(wanted, affordable)
+        raise InvalidArgument(f"budget={s.budget} is smaller than repeats={s.k}: no situation can get its {s.k} "
+                              f"rollouts; raise budget to at least {s.k}")
+    if s.situations is not None and s.situations * s.k > s.budget:
+        _warn(warn_list, f"budget={s.budget} covers {affordable} of {s.situations} situations at repeats={s.k}; "
+                         f"raise budget to {s.situations * s.k}+ or lower situations=")
+    return min(s.situations if s.situations is not None else affordable, affordable)
 
-    # ---- situations
-    if asks is not None:
-        scen = from_asks(list(asks), system_prompt=system_prompt, tools=tool_objs)
+
+def _warn(warn_list: list[str], msg: str) -> None:
+    """A warning kept on the result and raised at simulate()'s caller (this is called from simulate's steps)."""
+    warn_list.append(msg)
+    warnings.warn(msg, UserWarning, stacklevel=4)
+
+
+def _write(s: _Settings, simulator: Any, tool_objs: list[Tool], system_prompt: str | None, n_sit: int,
+           warn_list: list[str]) -> tuple[list[Scenario], str]:
+    """The situations to play and the name of who wrote them: the caller's asks, the template, or a model."""
+    if s.asks is not None:
+        scen = from_asks(list(s.asks), system_prompt=system_prompt, tools=tool_objs)
         if not scen:
             raise InvalidArgument("asks= is empty; give at least one ask (a string or a dict with 'prompt')")
         if len(scen) > n_sit:
-            msg = (f"budget={budget} covers {n_sit} of {len(scen)} asks at repeats={k}; raise budget to "
-                   f"{len(scen) * k}+ or drop asks")
-            warn_list.append(msg)
-            warnings.warn(msg, UserWarning, stacklevel=2)
-        scen = scen[:n_sit]
-        writer = "asks"
-    elif simulator is False or simulator is None:
+            _warn(warn_list, f"budget={s.budget} covers {n_sit} of {len(scen)} asks at repeats={s.k}; raise budget "
+                             f"to {len(scen) * s.k}+ or drop asks")
+        return scen[:n_sit], "asks"
+    if simulator is False or simulator is None:
         if not tool_objs:
             raise InvalidArgument("simulator=False writes situations from tools: pass tools=[...] (or asks=[...])")
-        scen = template_situations(tool_objs, system_prompt, n=n_sit, seed=seed, fault_share=fault_share)
-        writer = "template"
-    else:
-        scen = _model_situations(simulator, tool_objs, system_prompt, n_sit, seed, fault_share)
-        writer = f"model:{simulator}"
-    coverage = coverage_report([s for s in scen if s.scenario], tool_objs) if tool_objs and writer != "asks" else {}
-    if coverage and coverage["fraction"] < 1.0:
-        notes.append(f"pairwise coverage {coverage['pairs_covered']}/{coverage['pairs_planned']} pairs with "
-                     f"{len(scen)} situations; a full pairwise cover needs {coverage['situations_for_full_cover']} "
-                     f"situations (budget {coverage['situations_for_full_cover'] * k} at repeats={k})")
+        return template_situations(tool_objs, system_prompt, n=n_sit, seed=s.seed, fault_share=s.fault_share), \
+            "template"
+    return _model_situations(simulator, tool_objs, system_prompt, n_sit, s.seed, s.fault_share), f"model:{simulator}"
 
-    world = World(tool_objs, seed=seed) if tool_objs else None
-    run_id = "run-" + uuid.UUID(int=int(stable_id(seed, [str(s) for s in scen], k, policy, length=32), 16)).hex[:12]
-    agent_name = getattr(run_agent, "__name__", None) or type(run_agent).__name__
-    started = time.perf_counter()
-    results: dict[tuple[int, int], dict[str, Any]] = {}
-    show_progress = progress if progress is not None else budget >= D.PROGRESS_MIN_ROWS
-    ckpt = _open_checkpoint(checkpoint, warn_list) if checkpoint is not None else None
-    ckpt_state: dict[str, Path | None] = {"path": ckpt}
-    progress_state: dict[str, Any] = {"callback": on_progress}
-    stopped = "budget" if situations is None and asks is None else "situations_done"
 
-    plan = tuple((s.task_id, ri) for s in scen for ri in range(k))
+def _coverage_note(coverage: Mapping[str, Any], n_situations: int, k: int) -> str:
+    full = coverage["situations_for_full_cover"]
+    return (f"pairwise coverage {coverage['pairs_covered']}/{coverage['pairs_planned']} pairs with {n_situations} "
+            f"situations; a full pairwise cover needs {full} situations (budget {full * k} at repeats={k})")
 
-    def job(si: int, ri: int) -> dict[str, Any]:
-        RUN_PLAN.set(plan)  # each worker thread has its own context
-        row = rollout(run_agent, scen[si], rollout_index=ri, seed=seed, system_prompt=system_prompt, world=world,
-                      run_id=run_id, mode=mode, repeat_policy=policy)
-        row["lineage"]["writer"] = writer
+
+class _Runner:
+    """Runs the rollouts on a thread pool: checkpointing, progress lines, the fixed and dynamic policies."""
+
+    def __init__(self, s: _Settings, run_agent: Callable[[Any], Any], scen: list[Scenario], writer: str,
+                 tool_objs: list[Tool], system_prompt: str | None, progress: bool | None,
+                 on_progress: Callable[[dict[str, Any]], None] | None, warn_list: list[str]) -> None:
+        self.s, self.run_agent, self.scen, self.writer = s, run_agent, scen, writer
+        self.system_prompt, self.warn_list = system_prompt, warn_list
+        self.world = World(tool_objs, seed=s.seed) if tool_objs else None
+        self.run_id = "run-" + uuid.UUID(int=int(stable_id(s.seed, [str(x) for x in scen], s.k, s.policy,
+                                                            length=32), 16)).hex[:12]
+        self.started = time.perf_counter()
+        self.results: dict[tuple[int, int], dict[str, Any]] = {}
+        self.show_progress = progress if progress is not None else s.budget >= D.PROGRESS_MIN_ROWS
+        self.checkpoint: Path | None = None
+        self.callback = on_progress
+        self.stopped = "budget" if s.situations is None and s.asks is None else "situations_done"
+        self.plan = tuple((x.task_id, ri) for x in scen for ri in range(s.k))
+
+    def run(self) -> list[str]:
+        """Every rollout the policy asks for; returns the notes it leaves (dynamic sampling's savings)."""
+        s, n = self.s, len(self.scen)
+        notes: list[str] = []
+        with ThreadPoolExecutor(max_workers=s.concurrency, thread_name_prefix="whileai-rollout") as pool:
+            try:
+                if s.policy == "fixed":
+                    self.run_batch(pool, [(si, ri) for si in range(n) for ri in range(s.k)], n * s.k)
+                else:
+                    notes.append(self.run_dynamic(pool))
+            except KeyboardInterrupt:
+                self.stopped = "interrupted"
+                msg = f"interrupted: kept the {len(self.results)} rows finished so far"
+                self.warn_list.append(msg)
+                print(f"whileai: {msg}", file=sys.stderr)
+        return notes
+
+    def run_dynamic(self, pool: ThreadPoolExecutor) -> str:
+        """Probe every situation, then fill to k only the ones whose probes disagree."""
+        s, n = self.s, len(self.scen)
+        first = min(s.probe, s.k)
+        self.run_batch(pool, [(si, ri) for si in range(n) for ri in range(first)], n * s.k)
+        fill = []
+        grader_failures: list[str] = []
+        for si in range(n):
+            votes = _probe_votes([self.results[(si, ri)] for ri in range(first)], s.judge, grader_failures)
+            if len(votes) > 1:
+                fill.extend((si, ri) for ri in range(first, s.k))
+        if grader_failures:
+            self._log(f"grader= failed on the probes of {len(grader_failures)} situation(s), so they were "
+                      f"compared on what the agent did instead (first: {grader_failures[0][:160]})")
+        self.run_batch(pool, fill, len(self.results) + len(fill))
+        saved = n * s.k - len(self.results)
+        return (f"dynamic sampling: {len(fill) // max(1, s.k - first)} of {n} situations disagreed on {first} "
+                f"probes and were filled to k={s.k}; {saved} rollouts saved")
+
+    def job(self, si: int, ri: int) -> dict[str, Any]:
+        RUN_PLAN.set(self.plan)  # each worker thread has its own context
+        row = rollout(self.run_agent, self.scen[si], rollout_index=ri, seed=self.s.seed,
+                      system_prompt=self.system_prompt, world=self.world, run_id=self.run_id, mode=self.s.mode,
+                      repeat_policy=self.s.policy)
+        row["lineage"]["writer"] = self.writer
         return row
 
-    def progress_line(done: int, total: int) -> None:
-        elapsed = time.perf_counter() - started
-        rate = done / elapsed if elapsed > 0 else 0.0
-        eta = (total - done) / rate if rate > 0 else float("nan")
-        errors = sum(1 for r in results.values() if r.get("status") == "agent_error")
-        info = {"rows": done, "cap": total, "elapsed_s": round(elapsed, 2), "rate": round(rate, 2),
-                "eta_s": round(eta, 1) if eta == eta else None, "agent_errors": errors}
-        if progress_state["callback"] is not None:
-            try:
-                progress_state["callback"](info)
-            except Exception as exc:  # noqa: BLE001 - a broken progress hook must not cost the run its rows
-                msg = f"on_progress raised {type(exc).__name__}: {exc}; it is not called again in this run"
-                warn_list.append(msg)
-                log.warning(msg)
-                progress_state["callback"] = None
-        if show_progress:
-            print(f"whileai: {done}/{total} rollouts, {rate:.1f}/s, ~{eta:.0f}s left, {errors} agent error(s)",
-                  file=sys.stderr, flush=True)
-
-    def run_batch(pool: ThreadPoolExecutor, keys: list[tuple[int, int]], total: int) -> None:
+    def run_batch(self, pool: ThreadPoolExecutor, keys: list[tuple[int, int]], total: int) -> None:
         # each job runs in a copy of the caller's context, so `with wai.context(...)` reaches the workers
         pending: dict[Future, tuple[int, int]] = {
-            pool.submit(contextvars.copy_context().run, job, si, ri): (si, ri) for si, ri in keys}
+            pool.submit(contextvars.copy_context().run, self.job, si, ri): (si, ri) for si, ri in keys}
         try:
             while pending:
                 finished, _ = wait(list(pending), timeout=0.5, return_when=FIRST_COMPLETED)
                 for fut in finished:
                     key = pending.pop(fut)
-                    results[key] = fut.result()
-                    if ckpt_state["path"] is not None:
-                        try:
-                            with ckpt_state["path"].open("a", encoding="utf-8") as fh:
-                                fh.write(json.dumps(scrub(results[key])) + "\n")
-                        except OSError as exc:  # the rows stay in memory: a failing disk must not end the run
-                            msg = (f"checkpoint {str(ckpt_state['path'])!r} stopped being written after "
-                                   f"{len(results) - 1} rows ({exc}); the run went on and every row is in the "
-                                   "returned data (data.save(path) to write them)")
-                            warn_list.append(msg)
-                            log.warning(msg)
-                            ckpt_state["path"] = None
-                    if len(results) % D.PROGRESS_EVERY_ROWS == 0:
-                        progress_line(len(results), total)
+                    self.results[key] = fut.result()
+                    self.save(self.results[key])
+                    if len(self.results) % D.PROGRESS_EVERY_ROWS == 0:
+                        self.progress_line(len(self.results), total)
         except KeyboardInterrupt:
             for fut in pending:
                 fut.cancel()
             raise
 
-    with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="whileai-rollout") as pool:
+    def save(self, row: Mapping[str, Any]) -> None:
+        """Append the row to the checkpoint; a failing disk stops the checkpoint, never the run."""
+        if self.checkpoint is None:
+            return
         try:
-            if policy == "fixed":
-                run_batch(pool, [(si, ri) for si in range(len(scen)) for ri in range(k)], len(scen) * k)
-            else:
-                first = min(probe, k)
-                run_batch(pool, [(si, ri) for si in range(len(scen)) for ri in range(first)], len(scen) * k)
-                fill = []
-                grader_failures: list[str] = []
-                for si in range(len(scen)):
-                    probes = [results[(si, ri)] for ri in range(first)]
-                    votes = _probe_votes(probes, grader, grader_failures)
-                    if len(votes) > 1:
-                        fill.extend((si, ri) for ri in range(first, k))
-                if grader_failures:
-                    msg = (f"grader= failed on the probes of {len(grader_failures)} situation(s), so they were "
-                           f"compared on what the agent did instead (first: {grader_failures[0][:160]})")
-                    warn_list.append(msg)
-                    log.warning(msg)
-                run_batch(pool, fill, len(results) + len(fill))
-                saved = len(scen) * k - len(results)
-                notes.append(f"dynamic sampling: {len(fill) // max(1, k - first)} of {len(scen)} situations "
-                             f"disagreed on {first} probes and were filled to k={k}; {saved} rollouts saved")
-        except KeyboardInterrupt:
-            stopped = "interrupted"
-            msg = f"interrupted: kept the {len(results)} rows finished so far"
-            warn_list.append(msg)
-            print(f"whileai: {msg}", file=sys.stderr)
-    rows = [results[key] for key in sorted(results)]
+            with self.checkpoint.open("a", encoding="utf-8") as fh:
+                fh.write(json.dumps(scrub(row)) + "\n")
+        except OSError as exc:  # the rows stay in memory: a failing disk must not end the run
+            self._log(f"checkpoint {str(self.checkpoint)!r} stopped being written after {len(self.results) - 1} "
+                      f"rows ({exc}); the run went on and every row is in the returned data (data.save(path) to "
+                      "write them)")
+            self.checkpoint = None
+
+    def progress_line(self, done: int, total: int) -> None:
+        elapsed = time.perf_counter() - self.started
+        rate = done / elapsed if elapsed > 0 else 0.0
+        eta = (total - done) / rate if rate > 0 else float("nan")
+        errors = sum(1 for r in self.results.values() if r.get("status") == "agent_error")
+        info = {"rows": done, "cap": total, "elapsed_s": round(elapsed, 2), "rate": round(rate, 2),
+                "eta_s": round(eta, 1) if eta == eta else None, "agent_errors": errors}
+        if self.callback is not None:
+            try:
+                self.callback(info)
+            except Exception as exc:  # noqa: BLE001 - a broken progress hook must not cost the run its rows
+                self._log(f"on_progress raised {type(exc).__name__}: {exc}; it is not called again in this run")
+                self.callback = None
+        if self.show_progress:
+            print(f"whileai: {done}/{total} rollouts, {rate:.1f}/s, ~{eta:.0f}s left, {errors} agent error(s)",
+                  file=sys.stderr, flush=True)
+
+    def _log(self, msg: str) -> None:
+        self.warn_list.append(msg)
+        log.warning(msg)
+
+
+def _failure_warnings(rows: list[dict[str, Any]]) -> list[str]:
+    """One warning for infrastructure errors and one for agent errors, each quoting the first."""
+    out = []
     infra = [r for r in rows if r.get("status") == "infra_error"]
     if infra:
-        msg = (f"{len(infra)} of {len(rows)} rollouts hit an infrastructure error (backend unreachable or failing "
-               f"after retries; status='infra_error', kept apart from wrong answers and never graded): "
-               f"{infra[0]['error'][:160]}")
-        warn_list.append(msg)
-        log.warning(msg)
-    errors = sum(1 for r in rows if r.get("status") == "agent_error")
+        out.append(f"{len(infra)} of {len(rows)} rollouts hit an infrastructure error (backend unreachable or "
+                   f"failing after retries; status='infra_error', kept apart from wrong answers and never graded): "
+                   f"{infra[0]['error'][:160]}")
+    errors = [r for r in rows if r.get("status") == "agent_error"]
     if errors:
-        first_error = next(r["error"] for r in rows if r.get("status") == "agent_error")
-        msg = f"{errors} of {len(rows)} rollouts ended in an agent error (kept as rows, status='agent_error'): " \
-              f"{first_error[:160]}"
-        warn_list.append(msg)
+        out.append(f"{len(errors)} of {len(rows)} rollouts ended in an agent error (kept as rows, "
+                   f"status='agent_error'): {errors[0]['error'][:160]}")
+    for msg in out:
         log.warning(msg)
-    if show_progress:
-        progress_line(len(rows), len(rows))
-    return SimulationData(rows, scenarios=scen, tools=tool_objs, system_prompt=system_prompt, mode=mode,
-                          repeat_policy=policy, repeats=k, budget=budget, seed=seed, run_id=run_id,
-                          coverage=coverage, warnings=warn_list, notes=notes, stopped_because=stopped,
-                          elapsed_s=time.perf_counter() - started, agent_name=agent_name)
+    return out
