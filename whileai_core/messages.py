@@ -6,13 +6,16 @@ guard, select and train all read rows through it.
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from whileai_core.arguments import choice
 from whileai_core.errors import InvalidArgument
 
 Row = Mapping[str, Any]
+ARGUMENT_FORMS = ("dict", "string")  # tool-call arguments as dicts (what stock chat templates render) or JSON strings
 
 
 def tool_calls(row: Row) -> list[dict[str, Any]]:
@@ -118,3 +121,56 @@ def loss_mask(messages: Sequence[Mapping[str, Any]], mode: str = "assistant") ->
         last = max(i for i, v in enumerate(mask) if v)
         mask = [1 if i == last else 0 for i in range(len(mask))]
     return mask
+
+
+def normalize_messages(
+    messages: Sequence[Mapping[str, Any]], *, arguments: str = "dict", system_prompt: str | None = None
+) -> list[dict[str, Any]]:
+    """OpenAI-form messages made ready for a chat template.
+
+    Tool-call ``arguments`` become dicts (``arguments="dict"``, what stock templates render with ``tojson``) or
+    JSON strings (``"string"``); tool messages get the ``name`` of the call they answer; non-string tool output
+    is JSON-encoded; ``system_prompt`` is put first when the messages have no system message.
+    """
+    choice("arguments", arguments, ARGUMENT_FORMS)
+    out: list[dict[str, Any]] = []
+    call_names: dict[str, str] = {}
+    for i, message in enumerate(messages):
+        if not isinstance(message, Mapping) or "role" not in message:
+            raise InvalidArgument(f"messages[{i}] must be a dict with a 'role'; got {message!r:.80}")
+        m = copy.deepcopy(dict(message))
+        if m["role"] == "assistant" and m.get("tool_calls"):
+            calls = []
+            for call in m["tool_calls"]:
+                call = dict(call)
+                fn = dict(call.get("function", call))
+                args = fn.get("arguments", {})
+                if arguments == "dict" and isinstance(args, str):
+                    try:
+                        args = json.loads(args) if args.strip() else {}
+                    except json.JSONDecodeError:
+                        raise InvalidArgument(
+                            f"messages[{i}]: tool call {fn.get('name')!r} has arguments that are not JSON "
+                            f"({args[:60]!r}); fix the row or export with arguments='string'"
+                        ) from None
+                elif arguments == "string" and not isinstance(args, str):
+                    args = json.dumps(args, ensure_ascii=False)
+                fn["arguments"] = args
+                if call.get("id"):
+                    call_names[str(call["id"])] = str(fn.get("name", ""))
+                calls.append({"id": call.get("id"), "type": "function",
+                              "function": {"name": fn.get("name"), "arguments": args}})
+            m["tool_calls"] = calls
+            if m.get("content") is None:
+                m["content"] = ""
+        elif m["role"] == "tool":
+            if not isinstance(m.get("content"), str):
+                m["content"] = json.dumps(m.get("content"), ensure_ascii=False, default=str)
+            if "name" not in m and m.get("tool_call_id") in call_names:
+                m["name"] = call_names[m["tool_call_id"]]
+        elif m.get("content") is None:
+            m["content"] = ""
+        out.append(m)
+    if system_prompt and not (out and out[0]["role"] == "system"):
+        out.insert(0, {"role": "system", "content": system_prompt})
+    return out

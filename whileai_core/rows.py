@@ -219,3 +219,9 @@ def write_jsonl(path: str | os.PathLike[str], rows: Iterable[Mapping[str, Any]],
             raise InvalidArgumentType(f"row {i} is not JSON-serializable ({exc}); keep rows to str, numbers, bool, None, "
                             "lists and dicts (rows.json_safe converts the rest)") from None
     return atomic_write_text(path, "".join(line + "\n" for line in lines), overwrite=overwrite)
+
+
+def uniform(*parts: Any) -> float:
+    """A deterministic uniform in [0, 1) from JSON-encoded parts (sha256)."""
+    blob = json.dumps(parts, sort_keys=True, default=str).encode()
+    return int(hashlib.sha256(blob).hexdigest()[:12], 16) / float(16**12)

@@ -184,7 +184,7 @@ class Judge:
         self.max_tokens = max_tokens
         self.max_chars = max_chars
         self.json_mode = bool(json_mode)
-        from whileai_core.simulate.model_agent import _resolve_cache
+        from whileai_core.models.cache import resolve_cache as _resolve_cache
 
         # an explicit cache= is fixed now; None follows wai.configure(cache=...) at call time
         self._cache_given = cache is not None

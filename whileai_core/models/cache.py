@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from whileai_core.defaults import CASSETTE_DIFF_CANDIDATES, CASSETTE_DIFF_LINES
-from whileai_core.errors import CassetteMiss, InvalidArgument
+from whileai_core.errors import CassetteMiss, InvalidArgument, InvalidArgumentType
 
 MODES = ("record", "replay", "auto")
 
@@ -204,3 +204,19 @@ class Cassette:
 
 
 __all__ = ["MODES", "Cassette", "CassetteMiss", "request_key"]
+
+
+def resolve_cache(cache: Any) -> Any:
+    """The cache a model call uses: ``False`` none, ``None`` the configured one, a path a ``Cassette`` there."""
+    if cache is False:
+        return None
+    if cache is None:
+        from whileai_core.models import config
+
+        found = config.get("cache")
+        return found or None
+    if isinstance(cache, str):
+        return Cassette(cache, mode="auto")
+    if not (callable(getattr(cache, "get", None)) and callable(getattr(cache, "put", None))):
+        raise InvalidArgumentType(f"cache= takes a Cassette, a cassette path, False or None; got {type(cache).__name__}")
+    return cache

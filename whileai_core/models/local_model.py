@@ -187,7 +187,7 @@ class LocalModel:
                 f"{self.name}: the tokenizer has no chat_template; save one with the checkpoint "
                 "(tokenizer.chat_template = ...; tokenizer.save_pretrained(dir))"
             )
-        from whileai_core.train.trl_formats import normalize_messages
+        from whileai_core.messages import normalize_messages
 
         schemas = [t.schema for t in (self.tools if tools is None else tools)] or None
         enc = tok.apply_chat_template(normalize_messages(messages), tools=schemas,

@@ -31,8 +31,8 @@ from whileai_core.rows import (
     reward_of,
     stable_id,
     task_key,
+    uniform,
 )
-from whileai_core.simulate.world import uniform
 
 TRUNCATION_POLICIES = ("drop", "keep", "penalize")
 _TERMINAL = re.compile(r"[.!?)\]\"'`*:…。！？]\s*$|\b(thanks|regards|cheers)\W*$", re.I)

@@ -18,30 +18,13 @@ from typing import Any
 
 from whileai_core.defaults import AGENT_MAX_TOKENS, AGENT_TEMPERATURE, MAX_TURNS, USER_MAX_TURNS
 from whileai_core.errors import InvalidArgument, InvalidArgumentType
+from whileai_core.models.cache import resolve_cache as _resolve_cache
 
 USER_SYSTEM_PROMPT = (
     "You are role-playing the user of an AI assistant. Your original request was:\n{prompt}\n"
     "Your manner is: {stance}. The assistant has just replied to you. Answer its question briefly, in the "
     "first person, as that user would, in one or two sentences. Never act as the assistant."
 )
-
-
-def _resolve_cache(cache: Any) -> Any:
-    if cache is False:
-        return None
-    if cache is None:
-        from whileai_core.models import config
-
-        found = config.get("cache")
-        return found or None
-    if isinstance(cache, str):
-        from whileai_core.models.cache import Cassette
-
-        return Cassette(cache, mode="auto")
-    if not (callable(getattr(cache, "get", None)) and callable(getattr(cache, "put", None))):
-        raise InvalidArgumentType(f"cache= takes a Cassette, a cassette path, False or None; got {type(cache).__name__}")
-    return cache
-
 
 _TAKES_SCENARIO: dict[Any, bool] = {}
 

@@ -9,7 +9,6 @@ Answers are deterministic: the same situation and arguments give the same result
 from __future__ import annotations
 
 import contextvars
-import hashlib
 import json
 import re
 import typing
@@ -17,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from whileai_core.errors import InvalidArgument
+from whileai_core.rows import uniform
 from whileai_core.tools import Tool, as_tools
 
 FAULT_MODES = ("error", "timeout", "not_found", "denied", "malformed")
@@ -31,13 +31,6 @@ CURRENT: contextvars.ContextVar[Any] = contextvars.ContextVar("whileai_current_r
 #: the planned rollouts of the current run, a tuple of (task_id, rollout_index); lets a stand-in agent spoil
 #: an exact share of the run instead of a binomial one
 RUN_PLAN: contextvars.ContextVar[Any] = contextvars.ContextVar("whileai_run_plan", default=None)
-
-
-def uniform(*parts: Any) -> float:
-    """A deterministic uniform in [0, 1) from JSON-encoded parts (sha256)."""
-    blob = json.dumps(parts, sort_keys=True, default=str).encode()
-    return int(hashlib.sha256(blob).hexdigest()[:12], 16) / float(16**12)
-
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 

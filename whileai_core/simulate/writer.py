@@ -89,7 +89,7 @@ def write_situations(model: Any, *, tools: Any, system_prompt: str | None, n: in
     each call's trial index is its position, so calls stay distinct under record/replay.
     """
     from whileai_core.models.backends import BackendError, _schema_name, resolve_model, tool_schemas
-    from whileai_core.simulate.model_agent import _resolve_cache
+    from whileai_core.models.cache import resolve_cache as _resolve_cache
 
     for name, v, lo in (("n", n, 1), ("batch", batch, 1), ("max_calls", max_calls, 1), ("seed", seed, 0)):
         if not isinstance(v, int) or isinstance(v, bool) or v < lo:
