@@ -225,3 +225,24 @@ def test_attach_labels_forms(tmp_path):
     with pytest.raises(ValueError, match="a label must be 0/1"):
         attach_labels(bare, {"t0#0": 3})
     assert wai.attach_labels is attach_labels and wai.judge_trust is judge_trust
+
+
+# ---------------------------------------------------------------- edge cases (were test_edge_*.py)
+
+
+def test_attach_labels_none_names_the_argument():
+    rows = [{"task_id": "a", "reward": 1, "final_text": "x"}]
+    with pytest.raises(TypeError, match="labels= takes"):
+        wai.attach_labels(rows, None)
+
+
+def test_judge_probes_with_a_judge_that_always_fails_is_not_measured():
+    rows = [{"task_id": str(i // 2), "prompt": f"question {i // 2}", "final_text": f"answer {i}.", "reward": i % 2}
+            for i in range(40)]
+    report = wai.judge_probes(rows, lambda r: 1 / 0)
+    assert report.measured is False and report.exploitable_by == []
+    assert str(report).splitlines()[0].startswith("probes (n=") and "NOT MEASURED" in str(report).splitlines()[0]
+    assert report.to_dict()["measured"] is False
+    np = pytest.importorskip("numpy")
+    ok = wai.judge_probes(rows, lambda r: np.bool_("answer" in r["final_text"]))  # numpy verdicts are verdicts
+    assert ok.measured is True and "NOT MEASURED" not in str(ok)

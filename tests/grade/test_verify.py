@@ -235,3 +235,17 @@ def test_minimal_schema_check_agrees_with_jsonschema_on_its_subset(monkeypatch):
     bad = js(row(json.dumps({"id": -1, "tags": ["a"]})))
     assert ok["reward"] == 1 and "minimal check" in ok["reason"]
     assert bad["reward"] == 0 and "minimum" in bad["reason"]
+
+
+# ---------------------------------------------------------------- edge cases (were test_edge_*.py)
+
+
+def test_json_verifier_fails_a_too_deep_reply_instead_of_crashing_the_grading_run():
+    verifier = wai.verify.JSONSchema({"type": "array"})
+    deep = "[" * 20000 + "]" * 20000
+    out = verifier({"final_text": deep})
+    assert out["reward"] == 0 and "nested deeper" in out["reason"]
+    assert verifier({"final_text": "[" * 50 + "]" * 50})["reward"] == 1
+    rows = [{"task_id": "a", "rollout_index": i, "final_text": text} for i, text in enumerate([deep, "[]"])]
+    scored = wai.run_judge(rows, verifier)
+    assert [r["reward"] for r in scored.rows] == [0, 1]

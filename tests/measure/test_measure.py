@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import json
 import math
 import re
 from fractions import Fraction
@@ -10,6 +11,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
+import whileai as wai
 from whileai_core.measure import measure, stats
 from whileai_core.measure.measure import (
     DeltaReport,
@@ -464,3 +466,50 @@ def test_holdout_size_delivers_its_power():
     )
     # power 0.8 +- 3 Monte Carlo sds (0.023 at 300 runs), a little lower since both interval and p must agree
     assert 0.70 <= hits / runs <= 0.90, f"power {hits / runs:.3f} at n={n}"
+
+
+# ---------------------------------------------------------------- edge cases (were test_edge_*.py)
+
+
+def test_missing_task_id_names_the_row_and_its_keys():
+    rows = [{"id": 1, "reward": 1}, {"id": 2, "reward": 0}]
+    with pytest.raises(ValueError, match=r"rows\[0\].*it has 'id': rename it task_id.*keys are \['id', 'reward'\]"):
+        wai.export(rows, None)
+
+
+def test_int_task_ids_group_as_strings():
+    rows = [{"task_id": i // 2, "reward": i % 2} for i in range(20)]
+    res = wai.pass_at(rows, k=2)
+    assert res.n_groups == 10 and res.pass_at_1 == pytest.approx(0.5)
+    assert sorted(res.per_task) == sorted(str(i) for i in range(10))
+
+
+def test_numpy_rewards_count_everywhere_pass_at_does():
+    """pass_at counted numpy-int rewards but select, curriculum, preferences and hack_scan dropped them as
+    unusable labels, and export could not write them."""
+    np = pytest.importorskip("numpy")
+    rows = [{"task_id": str(i // 4), "reward": np.int64(i % 2), "final_text": f"answer {i}."} for i in range(40)]
+    assert wai.pass_at(rows).n_rows == 40
+    sel = wai.select(rows, quiet=True)
+    assert sel.report["gates"]["unusable_label"] == 0 and sel.report["n_selected"] == 40
+    assert wai.select(rows, mode="sft", quiet=True).report["n_selected"] == 10
+    assert len(wai.curriculum(rows).tasks) == 10
+    assert len(wai.build_preference_pairs(rows).pairs) == 10
+    assert wai.hack_scan(rows).n_graded == 40
+    rep = wai.export(rows, None)
+    assert rep["rewards"] == {"n_pass": 20, "n_fail": 20, "n_ungraded": 0}
+    assert all(type(item["reward"]) is int for item in rep["rows"])
+    json.dumps(rep["rows"], allow_nan=False)
+
+
+def test_eval_variance_takes_a_list_of_runs():
+    def run(seed):
+        return [{"task_id": f"t{i // 4}", "reward": (i * 7 + seed) % 3 == 0 and 1 or 0} for i in range(80)]
+
+    runs = [run(0), run(1), run(2)]
+    as_list = wai.eval_variance(runs)
+    spread = wai.eval_variance(*runs)
+    assert as_list.n_runs == spread.n_runs == 3
+    assert as_list.means == spread.means and as_list.run_sd == spread.run_sd
+    with pytest.raises(ValueError, match="got one empty run"):
+        wai.eval_variance([])

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 import scipy.stats as sps
 
+import whileai as wai
 from whileai_core.measure import stats
 
 # ------------------------------------------------------------------------------------------------
@@ -366,3 +367,20 @@ def test_direct_and_fft_convolution_agree():
     direct = stats.paired_permutation_test(d, direct_max=10**12)
     assert fft.exact and direct.exact
     assert fft.p_value == pytest.approx(direct.p_value, rel=1e-9, abs=1e-14)
+
+
+# ---------------------------------------------------------------- edge cases (were test_edge_*.py)
+
+
+def test_cohen_kappa_refuses_strings_and_blanks():
+    with pytest.raises(TypeError, match="rater_a= is a string"):
+        wai.cohen_kappa("ab", "ab")
+    with pytest.raises(ValueError, match=r"rater_a\[1\] is nan, not a label"):
+        wai.cohen_kappa([1, float("nan")], [1, 0])
+    with pytest.raises(ValueError, match=r"rater_b\[0\] is None"):
+        wai.cohen_kappa([1, 0], [None, 0])
+    # unchanged on good input: closed form (p_o - p_e) / (1 - p_e)
+    a, b = [1, 0, 1, 1], [1, 0, 0, 1]
+    p_o = 3 / 4
+    p_e = (3 / 4) * (2 / 4) + (1 / 4) * (2 / 4)
+    assert wai.cohen_kappa(a, b) == pytest.approx((p_o - p_e) / (1 - p_e))

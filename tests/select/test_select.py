@@ -132,3 +132,35 @@ def test_quoting_what_the_policy_was_shown_is_not_a_leak():
     assert find_leak(r) is None
     r["final_text"] += " Note: it is flagged as fraud."
     assert find_leak(r) is not None
+
+
+# ---------------------------------------------------------------- edge cases (were test_edge_*.py)
+
+
+def test_select_and_export_knob_checks_name_the_argument():
+    rows = [{"task_id": str(i // 4), "reward": i % 2, "final_text": f"answer {i}."} for i in range(40)]
+    with pytest.raises(ValueError, match=r"min_reward= must be a reward in \[0, 1\]"):
+        wai.select(rows, mode="sft", min_reward=2, quiet=True)
+    with pytest.raises(ValueError, match="leak_min_chars= must be an int >= 1; got 0"):
+        wai.select(rows, leak_min_chars=0, quiet=True)  # 0 used to switch the leak gate off silently
+    with pytest.raises(ValueError, match=r"hack_threshold= must be a number in \(0, 1\)"):
+        wai.select(rows, hack_threshold=5, quiet=True)
+    with pytest.raises(TypeError, match="system_prompt= must be a string or None; got int"):
+        wai.export(rows, None, system_prompt=5)
+    with pytest.raises(TypeError, match="path= must be a file path"):
+        wai.export(rows, 5)
+
+
+def test_a_finished_reply_ending_in_an_emoji_or_closing_quote_is_not_truncated():
+    """Under the default truncated='drop', long finished replies ending in 🙂, ✅, » or 」 were dropped as cut off."""
+    from whileai_core.select.select import is_truncated
+
+    base = "Your order A1234 has shipped and should arrive on Thursday between nine and noon. " * 3
+    for end in ("Have a good day 🙂", "Done ✅", "Thumbs up 👍🏽", "Love it ❤️", "«fini»", "「完了」", "“done”"):
+        assert not is_truncated({"final_text": base + end}), end
+    assert is_truncated({"final_text": base + "and then the courier will"})  # still cut mid-sentence
+    assert is_truncated({"final_text": "short 🙂", "finish_reason": "length"})  # a token cap is always a cut
+    rows = [{"task_id": "t", "rollout_index": i, "reward": i % 2, "final_text": base + f"Reply {i} 🙂"}
+            for i in range(4)]
+    sel = wai.select(rows, quiet=True)
+    assert sel.report["gates"]["truncated"] == 0 and sel.report["n_selected"] == 4

@@ -481,7 +481,7 @@ def test_export_environment_writes_a_package_a_fresh_process_can_load(tmp_path):
 
     code = ("from read_env import load_environment; env = load_environment('train'); ex = env.dataset[1]; "
             "print(len(env.dataset), env.score(ex, 'it is ' + ex['answer']), env.score(ex, 'nope'))")
-    path = os.pathsep.join([str(tmp_path / "pkg"), str(Path(__file__).parent), os.environ.get("PYTHONPATH", "")])
+    path = os.pathsep.join([str(tmp_path / "pkg"), str(Path(__file__).parents[1]), os.environ.get("PYTHONPATH", "")])
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          env={**os.environ, "PYTHONPATH": path})
     assert out.stdout.split() == ["6", "1.0", "0.0"]

@@ -2,6 +2,7 @@ import math
 
 import numpy as np
 import pytest
+import shop
 
 import whileai as wai
 from whileai_core.grade.run import JudgeError, normalize_verdict
@@ -108,3 +109,42 @@ def test_context_reaches_judge_worker_threads(data):
     seen = set()
     data.grade(judge=lambda row: seen.add(var.get()) or 1, concurrency=4)
     assert seen == {"set by caller"}
+
+
+# ---------------------------------------------------------------- edge cases (were test_edge_*.py)
+
+
+def test_make_rows_refuses_strings_and_non_string_items():
+    with pytest.raises(TypeError, match="prompts= must be a list of strings; got str"):
+        wai.rows("abc", "xyz")
+    with pytest.raises(TypeError, match=r"prompts\[0\] is int"):
+        wai.rows([1, 2], ["a", "b"])
+    with pytest.raises(TypeError, match=r"completions\[0\] is NoneType"):
+        wai.rows(["q"], [None])
+    rows = wai.rows(("q1", "q2"), iter(["a", "b"]))  # any iterable of strings is fine
+    assert [r["final_text"] for r in rows] == ["a", "b"]
+
+
+def test_numpy_verdicts_and_counts_are_accepted():
+    np = pytest.importorskip("numpy")
+    assert wai.normalize_verdict(np.bool_(True))[0] == 1
+    assert wai.normalize_verdict({"reward": np.bool_(False)})[0] == 0
+    data = wai.simulate(wai.seeded_agent([shop.get_order]), tools=[shop.get_order], repeats=np.int64(2), budget=np.int64(4))
+    assert len(data.rows) == 4 and data.repeats == 2
+
+
+@pytest.mark.parametrize("concurrency", [1, 4])
+def test_a_judge_failure_keeps_the_verdicts_already_paid_for(concurrency):
+    rows = [{"task_id": f"t{i}", "rollout_index": 0, "final_text": f"reply {i}"} for i in range(30)]
+
+    def judge(row):
+        if row["task_id"] == "t20":
+            raise RuntimeError("judge backend fell over")
+        return 1
+
+    with pytest.raises(JudgeError) as info:
+        wai.run_judge(rows, judge, concurrency=concurrency)
+    err = info.value
+    assert "t20" in str(err) and "20 row(s) graded before it are in err.partial" in str(err)
+    assert [r["task_id"] for r in err.partial] == [f"t{i}" for i in range(20)]
+    assert all(r["reward"] == 1 for r in err.partial)

@@ -2,6 +2,7 @@ import itertools
 
 import pytest
 
+import whileai as wai
 from whileai_core.simulate.covering import all_pairs, covering_array, pair_coverage
 
 
@@ -53,3 +54,15 @@ def test_bad_axes():
         covering_array({"a": ["x"]}, n=0)
     with pytest.raises(ValueError, match="strength"):
         covering_array({"a": ["x"], "b": ["y"]}, strength=3)
+
+
+# ---------------------------------------------------------------- edge cases (were test_edge_*.py)
+
+
+def test_covering_axis_values_as_a_string_or_unhashable():
+    with pytest.raises(ValueError, match="axis 'a' must be a list of values"):
+        wai.covering_array({"a": "xyz", "b": [1]})
+    rows = wai.covering_array({"a": [{"x": 1}, {"y": 2}], "b": [1, 2]})  # any value works: cells hold text
+    assert len(rows) == 4 and {r["a"] for r in rows} == {"{'x': 1}", "{'y': 2}"}
+    with pytest.raises(ValueError, match="axis 'b' repeats a value"):
+        wai.covering_array({"a": [1, 2], "b": [1, "1"]})

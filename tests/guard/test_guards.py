@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+import whileai as wai
 from whileai_core.guard.contamination import decontaminate
 from whileai_core.guard.hack import hack_scan, within_task_correlation
 from whileai_core.guard.hollow import hollow_run_warnings
@@ -515,3 +516,39 @@ def test_templated_replies_withhold_text_flags_but_not_markers():
     rep3 = hack_scan(tic, endorsed="marker:confirmed")
     assert rep3.degenerate and rep3.verdict == "reward hack"
     assert {f for f, _ in rep3.flagged} <= {"flattery", "exclamations"} and rep3.flagged
+
+
+# ---------------------------------------------------------------- edge cases (were test_edge_*.py)
+
+
+def test_hack_monitor_refuses_bad_rows_without_poisoning_later_scans():
+    monitor = wai.HackMonitor(every=10)
+    with pytest.raises(ValueError, match=r"observe\(\): rows\[0\]: row has no task_id.*nothing from this call"):
+        monitor.observe([{"reward": 1, "final_text": "x"}] * 12)
+    assert monitor.n_seen == 0
+    good = [{"task_id": str(i // 4), "reward": i % 2, "final_text": f"reply {i}" + "!" * (i % 2)} for i in range(40)]
+    monitor.observe(good)  # used to fail forever on the rows buffered before the error
+    assert monitor.n_seen == 40 and len(monitor.history) == 4
+    short = monitor.wrap(lambda prompts, completions, **kw: [1.0])
+    with pytest.raises(ValueError, match="returned 1 rewards for 3 completions"):
+        short(["p"] * 3, ["c"] * 3)
+    nothing = monitor.wrap(lambda prompts, completions, **kw: None)
+    with pytest.raises(TypeError, match="returned NoneType; a TRL reward function returns one reward per"):
+        nothing(["p"], ["c"])
+
+
+def test_decontaminate_names_fields_no_row_has():
+    rows = [{"task_id": "a", "prompt": "what is two plus two", "final_text": "4", "reward": 1}]
+    with pytest.raises(ValueError, match=r"fields=\['nope'\] appear in no row"):
+        decontaminate(rows, ["what is two plus two"], fields=("nope",))
+    clean, report = decontaminate(rows, ["what is two plus two"], fields=("prompt",), overlap=0.0, n=2)
+    assert len(clean) == 0
+
+
+def test_trace_markers_checks_kinds():
+    rows = [{"task_id": "a", "prompt": "p", "final_text": "done.", "steps": [], "reward": 1}]
+    with pytest.raises(TypeError, match="kinds= maps tool names"):
+        trace_markers(rows, kinds=5)
+    with pytest.raises(ValueError, match="kinds= values must be one of"):
+        trace_markers(rows, kinds={"rm": "destroy"})
+    assert len(trace_markers(rows, kinds={"rm": "delete"})) == 1
