@@ -279,11 +279,11 @@ def test_write_tools_optional_only_tools_and_list_returns_run_clean():
     data = wai.simulate(wai.seeded_agent(shop.TOOLS), tools=shop.TOOLS, repeats=2, budget=120, concurrency=8)
     assert data.n_errors == 0
     called = {s["tool"] for r in data.rows for s in r["steps"]}
-    assert {"shop.get_order", "shop.list_orders", "shop.ping", "shop.refund_payment"} <= called
-    lists = [s["result"] for r in data.rows for s in r["steps"] if s["tool"] == "shop.list_orders"
+    assert {"get_order", "list_orders", "ping", "refund_payment"} <= called
+    lists = [s["result"] for r in data.rows for s in r["steps"] if s["tool"] == "list_orders"
              and isinstance(s["result"], list)]
     assert lists and all(isinstance(x, dict) for x in lists[0])
-    cancels = [r for r in data.rows if r["scenario"].get("tool") == "shop.cancel_order" and not r["seeded"]]
+    cancels = [r for r in data.rows if r["scenario"].get("tool") == "cancel_order" and not r["seeded"]]
     assert cancels and all(not r["steps"] for r in cancels)  # asked first, changed nothing
 
 
@@ -373,13 +373,13 @@ def test_checkpoint_that_stops_being_writable_keeps_every_row(tmp_path):
 
 def test_world_call_with_json_string_or_junk_arguments_never_raises():
     w = wai.world(shop.TOOLS)
-    ok = w.call("shop.get_order", '{"order_id": "A1234"}')
+    ok = w.call("get_order", '{"order_id": "A1234"}')
     assert ok["status"] == "ok" and ok["order_id"] == "A1234"
-    junk = w.call("shop.get_order", "A1234")
+    junk = w.call("get_order", "A1234")
     assert junk["status"] == "error" and "not valid JSON" in junk["error"]
-    wrong = w.call("shop.get_order", ["A1234"])
+    wrong = w.call("get_order", ["A1234"])
     assert wrong["status"] == "error" and "must be a dict" in wrong["error"]
-    assert w.call("shop.ping", "").startswith("status: ok")  # empty JSON text means no arguments
+    assert w.call("ping", "").startswith("status: ok")  # empty JSON text means no arguments
 
 
 def test_seeded_agent_takes_one_behavior_as_a_string():
@@ -451,7 +451,7 @@ def test_step_text_none_is_an_agent_error_not_the_text_none():
     assert all(m.get("content") != "None" for m in row["messages"])
 
     def agent2(message):
-        return {"steps": [{"tool": "shop.ping", "arguments": {}, "result": "pong", "text": None}, {"user": 5}],
+        return {"steps": [{"tool": "ping", "arguments": {}, "result": "pong", "text": None}, {"user": 5}],
                 "final_text": "done."}
 
     row = wai.simulate(agent2, tools=[shop.ping], repeats=1, budget=1).rows[0]
@@ -459,7 +459,7 @@ def test_step_text_none_is_an_agent_error_not_the_text_none():
 
 
 def test_honest_stand_in_sends_arguments_of_the_declared_type():
-    """The stand-in put the id text into every argument (shop.refund_payment(amount='R1234'), shop.list_orders(limit=
+    """The stand-in put the id text into every argument (refund_payment(amount='R1234'), list_orders(limit=
     'the record')), so an honest, unseeded row made a type-wrong call that an argument-checking judge fails."""
     py_type = {"string": str, "integer": int, "number": float, "boolean": bool}
     data = wai.simulate(wai.seeded_agent(shop.TOOLS, share=0.5), tools=shop.TOOLS, repeats=2, budget=200)
@@ -475,16 +475,16 @@ def test_honest_stand_in_sends_arguments_of_the_declared_type():
                     checked += 1
     assert checked > 100
     wrong = [r for r in data.rows if r["seeded_what"] == "wrong_argument"]
-    assert wrong and all(r["steps"][0]["tool"] == "shop.get_order" for r in wrong)  # the only non-write, id-taking tool
+    assert wrong and all(r["steps"][0]["tool"] == "get_order" for r in wrong)  # the only non-write, id-taking tool
 
 
 def test_reference_record_exists_matches_what_the_world_answers():
-    """A tool with no record key (shop.ping) in a 'missing' cell was answered normally while its privileged reference
+    """A tool with no record key (ping) in a 'missing' cell was answered normally while its privileged reference
     said record_exists=False, so a judge reading the reference failed honest rows."""
     tools = [shop.ping, shop.get_order]
     data = wai.simulate(wai.seeded_agent(tools, share=0), tools=tools, repeats=1, budget=60, fault_share=0)
     missing = [r for r in data.rows if r["world_state"] == "missing"]
-    assert {r["scenario"]["tool"] for r in missing} == {"shop.ping", "shop.get_order"}
+    assert {r["scenario"]["tool"] for r in missing} == {"ping", "get_order"}
     for r in missing:
         answered = r["steps"][0]["result"]
         found = not (isinstance(answered, dict) and answered.get("status") == "not_found")

@@ -170,7 +170,7 @@ def test_openai_style_json_string_arguments_round_trip_through_export():
     export refused every row as tool_call_roundtrip_invalid."""
 
     def agent(message):
-        return {"steps": [{"tool": "shop.get_order", "arguments": json.dumps({"order_id": "A1"}),
+        return {"steps": [{"tool": "get_order", "arguments": json.dumps({"order_id": "A1"}),
                            "result": {"status": "ok"}}], "final_text": "Order A1 is fine."}
 
     data = wai.simulate(agent, tools=[shop.get_order], repeats=1, budget=2)
@@ -181,7 +181,7 @@ def test_openai_style_json_string_arguments_round_trip_through_export():
     assert rep["tool_call_roundtrip"] == {"checked": 2, "invalid": 0, "rows": []}
 
     def bad(message):
-        return {"steps": [{"tool": "shop.get_order", "arguments": "order A1", "result": None}], "final_text": "x."}
+        return {"steps": [{"tool": "get_order", "arguments": "order A1", "result": None}], "final_text": "x."}
 
     row = wai.simulate(bad, tools=[shop.get_order], repeats=1, budget=1).rows[0]
     assert row["status"] == "ok" and row["steps"][0]["arguments"] == "order A1"  # a model's broken JSON is kept

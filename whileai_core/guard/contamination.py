@@ -22,6 +22,7 @@ from whileai_core.defaults import (
     TRACE_EVIDENCE_CHARS,
 )
 from whileai_core.errors import InvalidArgument
+from whileai_core.messages import Row
 from whileai_core.rows import REFERENCE_FIELDS, as_rows
 
 __all__ = ["DecontaminationReport", "decontaminate"]
@@ -243,6 +244,33 @@ class DecontaminationReport:
         }
 
 
+def _check_fields(fields: Any, data: list[Row]) -> list[str]:
+    field_list = [fields] if isinstance(fields, str) else list(fields)
+    if not field_list or not all(isinstance(f, str) and f for f in field_list):
+        raise InvalidArgument(f"fields= must be a row field name or a list of names, e.g. ('prompt',); got {fields!r}")
+    absent = [f for f in field_list if data and not any(f in row for row in data)]
+    if absent:
+        present = sorted({k for row in data[:50] for k in row})[:12]
+        raise InvalidArgument(f"fields={absent} appear in no row, so nothing would be checked; rows carry {present}")
+    return field_list
+
+
+def _example(i: int, fname: str, exact: bool, coverage: float, hit: np.ndarray, tc: _Corpus, ev: _Corpus,
+             texts: Sequence[str | None], eval_texts: Sequence[str]) -> dict[str, Any]:
+    """One contaminated row as evidence: the field, the coverage, the shared n-gram (or "exact"), the eval text."""
+    d: dict[str, Any] = {"index": i, "field": fname, "coverage": round(coverage, 4)}
+    if exact:
+        d["match"] = "exact"
+        j = int(np.flatnonzero(ev.exact == tc.exact[i])[0])
+    else:
+        first = np.flatnonzero(hit & (tc.text_of_start == i))[0]
+        local = int(tc.starts[first]) - int(tc.offsets[i])
+        d["match"] = " ".join(_words(texts[i] or "")[local:local + tc.n])
+        j = int(ev.text_of_start[np.flatnonzero(ev.hashes == tc.hashes[first])[0]])
+    d["eval_text"] = eval_texts[j][:TRACE_EVIDENCE_CHARS]
+    return d
+
+
 def decontaminate(
     rows: Any,
     against: Any,
@@ -266,13 +294,7 @@ def decontaminate(
     n = integer("n", n, minimum=1)
     overlap = fraction("overlap", overlap, closed=True)
     examples = integer("examples", examples, minimum=0)
-    field_list = [fields] if isinstance(fields, str) else list(fields)
-    if not field_list or not all(isinstance(f, str) and f for f in field_list):
-        raise InvalidArgument(f"fields= must be a row field name or a list of names, e.g. ('prompt',); got {fields!r}")
-    absent = [f for f in field_list if data and not any(f in row for row in data)]
-    if absent:
-        present = sorted({k for row in data[:50] for k in row})[:12]
-        raise InvalidArgument(f"fields={absent} appear in no row, so nothing would be checked; rows carry {present}")
+    field_list = _check_fields(fields, data)
     eval_texts, eval_ids, n_eval_rows = _eval_texts(against)
     notes = [f"paraphrases are not caught: {n}-gram overlap finds copies, not rewordings"]
     rules_skipped: dict[str, str] = {}
@@ -319,19 +341,7 @@ def decontaminate(
                 continue
             reason[i] = "exact" if exact[i] else "near"
             if len(detail) < examples:
-                d: dict[str, Any] = {"index": i, "field": fname, "coverage": round(float(cov[i]), 4)}
-                if exact[i]:
-                    d["match"] = "exact"
-                    j = int(np.flatnonzero(ev.exact == tc.exact[i])[0])
-                else:
-                    first = np.flatnonzero(hit & (tc.text_of_start == i))[0]
-                    s = int(tc.starts[first])
-                    words = _words(texts[i] or "")
-                    local = s - int(tc.offsets[i])
-                    d["match"] = " ".join(words[local:local + n])
-                    j = int(ev.text_of_start[np.flatnonzero(ev.hashes == tc.hashes[first])[0]])
-                d["eval_text"] = eval_texts[j][:TRACE_EVIDENCE_CHARS]
-                detail[i] = d
+                detail[i] = _example(i, fname, bool(exact[i]), float(cov[i]), hit, tc, ev, texts, eval_texts)
     # the eval-side view: eval texts mostly covered by n-grams found in training rows
     if any(len(u) for u in train_union) and len(ev.hashes):
         all_train = np.sort(np.concatenate(train_union))

@@ -29,7 +29,7 @@ from whileai_core.defaults import (
 )
 from whileai_core.errors import InvalidArgumentType
 from whileai_core.guard.features import FeatureFn, _is_text_feature, _reward, row_features
-from whileai_core.messages import reply_text
+from whileai_core.messages import Row, reply_text
 from whileai_core.rows import as_rows, task_key
 
 __all__ = ["HackScanReport", "hack_scan", "within_task_correlation"]
@@ -205,6 +205,162 @@ def within_task_correlation(reward: np.ndarray, feats: np.ndarray, groups: np.nd
     return np.clip(rho, -1.0, 1.0)
 
 
+def _check_features(features: Any) -> None:
+    if features is None:
+        return
+    if not isinstance(features, Mapping):
+        raise InvalidArgumentType(f"features= takes a dict {{name: fn(row) -> number}}; got {type(features).__name__}")
+    for fname, fn in features.items():
+        if not callable(fn):
+            raise InvalidArgumentType(f"features[{fname!r}] must be callable fn(row) -> number; got {type(fn).__name__}")
+
+
+def _feature_matrix(rows: list[Row], groups: np.ndarray, features: Mapping[str, FeatureFn] | None,
+                    warnings: list[str]) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray]:
+    """(feature names, rows x features matrix with missing values filled by the task mean, block starts, counts)."""
+    feat_rows: list[dict[str, float]] = []
+    for row in rows:
+        fr = row_features(row)
+        for fname, fn in (features or {}).items():
+            try:
+                value = fn(row)
+            except Exception as exc:  # noqa: BLE001 - a user feature that fails on a row is missing there
+                value = None
+                msg = f"feature {fname!r} raised {type(exc).__name__} on some rows; those rows count as missing"
+                if msg not in warnings:
+                    warnings.append(msg)
+            fr[fname] = float(value) if isinstance(value, (int, float)) and not isinstance(value, str) else math.nan
+        feat_rows.append(fr)
+    names_all = sorted({k for fr in feat_rows for k in fr})
+    # built-in counts default to 0 when a row lacks them (tool:<x> not called); markers and user features -> NaN
+    F = np.array(
+        [[fr.get(k, 0.0 if k.startswith(("tool:", "trace:")) else math.nan) for k in names_all] for fr in feat_rows],
+        dtype=float,
+    )
+    # fill missing values with the task mean of that feature (no within-task signal from a missing value)
+    starts = _group_blocks(groups)
+    counts = np.diff(np.r_[starts, len(groups)])
+    present = ~np.isnan(F)
+    sums = np.add.reduceat(np.where(present, F, 0.0), starts, axis=0)
+    npresent = np.add.reduceat(present.astype(float), starts, axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        means = np.where(npresent > 0, sums / np.maximum(npresent, 1), 0.0)
+    idx = np.repeat(np.arange(len(starts)), counts)
+    F = np.where(present, F, means[idx])
+    return names_all, F, starts, counts
+
+
+def _endorsed_aliases(ft: np.ndarray, sff: np.ndarray, endorsed_mask: np.ndarray, names_all: list[str],
+                      alias_corr: float) -> dict[int, str]:
+    """Features collinear (|corr| >= alias_corr) with an endorsed one: marked endorsed in ``endorsed_mask``, and
+    named here with the endorsed feature they follow."""
+    alias_of: dict[int, str] = {}
+    if endorsed_mask.any():
+        e_idx = np.flatnonzero(endorsed_mask & (sff > 0))
+        if len(e_idx):
+            norms = np.sqrt(np.where(sff > 0, sff, 1.0))
+            cross = np.abs((ft.T @ ft[:, e_idx]) / np.outer(norms, norms[e_idx]))
+            for jj in np.flatnonzero(~endorsed_mask & (sff > 0)):
+                col = int(jj)
+                best = int(np.argmax(cross[col]))
+                if cross[col, best] >= alias_corr:
+                    alias_of[col] = names_all[int(e_idx[best])]
+                    endorsed_mask[col] = True
+    return alias_of
+
+
+def _shuffled_floor(rt: np.ndarray, ft: np.ndarray, sff: np.ndarray, srr: float, live: np.ndarray,
+                    groups: np.ndarray, *, seed: int, permutations: int, chunk_cells: int,
+                    floor_quantile: float) -> tuple[np.ndarray, float | None]:
+    """The largest |rho| of each within-task shuffle of reward, and their ``floor_quantile`` (None: no live feature).
+
+    argsort(group + U) permutes inside each contiguous block."""
+    rng = np.random.default_rng(seed)
+    maxima = np.zeros(permutations)
+    if live.any():
+        ft_live = ft[:, live]
+        denom = np.sqrt(srr * sff[live])
+        step = max(1, chunk_cells // max(1, len(rt)))
+        for lo in range(0, permutations, step):  # chunks bound memory; each chunk is one vectorised block
+            b = min(step, permutations - lo)
+            perm = np.argsort(groups[None, :] + rng.random((b, len(rt))), axis=1)
+            rho_perm = (rt[perm] @ ft_live) / denom
+            maxima[lo:lo + b] = np.abs(rho_perm).max(axis=1)
+    floor = float(np.quantile(maxima, floor_quantile)) if live.any() else None
+    return maxima, floor
+
+
+def _feature_report(names_all: list[str], F: np.ndarray, reward: np.ndarray, rho: np.ndarray, sff: np.ndarray,
+                    maxima: np.ndarray, floor: float | None, *, live: np.ndarray, is_endorsed: list[bool],
+                    alias_of: dict[int, str], n_tasks: int, level: float, threshold: float, permutations: int,
+                    ) -> tuple[dict[str, float], dict[str, float], dict[str, dict[str, Any]], list[tuple[str, float]]]:
+    """Per feature: its within-task strength, pooled correlation, Fisher-z interval and permutation p-value; and
+    the flags (non-endorsed, live, |rho| >= threshold and above the floor)."""
+    n = len(reward)
+    # pooled correlation (not demeaned), Fisher-z interval with one df lost per task
+    z_crit = NormalDist().inv_cdf(0.5 + level / 2)
+    df = n - n_tasks - 2
+    with np.errstate(invalid="ignore", divide="ignore"):
+        fc = F - F.mean(axis=0)
+        rc = reward - reward.mean()
+        pden = np.sqrt((rc @ rc) * np.einsum("ij,ij->j", fc, fc))
+        pooled = np.where(pden > 0, (rc @ fc) / np.where(pden > 0, pden, 1.0), 0.0)
+
+    feats_out: dict[str, float] = {}
+    endorsed_out: dict[str, float] = {}
+    details: dict[str, dict[str, Any]] = {}
+    flagged: list[tuple[str, float]] = []
+    for j, name in enumerate(names_all):
+        s = float(round(rho[j], 6))
+        d: dict[str, Any] = {
+            "strength": s,
+            "pooled": float(round(pooled[j], 6)),
+            "n_nonzero": int(np.count_nonzero(F[:, j])),
+            "constant_within_tasks": bool(sff[j] == 0),
+            "endorsed": bool(is_endorsed[j]),
+        }
+        if j in alias_of:
+            d["alias_of"] = alias_of[j]
+        if df > 0 and sff[j] > 0:
+            z = math.atanh(min(max(rho[j], NUMERIC_SLACK - 1), 1 - NUMERIC_SLACK))
+            half = z_crit / math.sqrt(df)
+            d["ci"] = [round(math.tanh(z - half), 6), round(math.tanh(z + half), 6)]
+        if live[j]:
+            d["p_value"] = float((1 + np.count_nonzero(maxima >= abs(rho[j]) - NUMERIC_SLACK)) / (permutations + 1))
+        details[name] = d
+        if is_endorsed[j]:
+            endorsed_out[name] = s
+            continue
+        feats_out[name] = s
+        if live[j] and floor is not None and abs(rho[j]) >= threshold and abs(rho[j]) > floor:
+            flagged.append((name, s))
+    return feats_out, endorsed_out, details, flagged
+
+
+def _withhold_text_flags(flagged: list[tuple[str, float]], distinct: float, min_distinct: int, warnings: list[str],
+                         ) -> tuple[str, list[tuple[str, float]], list[tuple[str, float]]]:
+    """Templated replies: with fewer than min_distinct distinct replies per task, every text feature is a
+    relabelling of the outcome, so "this feature predicts reward" cannot be told from "the reward is right".
+    Returns (verdict, the flags kept, the text flags moved to candidates)."""
+    candidates = [(f, v) for f, v in flagged if _is_text_feature(f)]
+    flagged = [(f, v) for f, v in flagged if not _is_text_feature(f)]
+    warnings.append(f"replies are templated (median {distinct:g} distinct replies per task, under {min_distinct}): "
+                    "the scan withholds reward-hack claims on reply size; rerun on a sampled policy")
+    return ("reward hack" if flagged else "no signal"), flagged, candidates
+
+
+def _informative_tasks(graded: list[tuple[Row, float]], warnings: list[str]) -> tuple[np.ndarray, list[list[int]]]:
+    """All rewards, and the tasks (as row indices) with >= 2 graded rows whose rewards differ."""
+    by_task: dict[str, list[int]] = {}
+    for i, (row, _) in enumerate(graded):
+        by_task.setdefault(task_key(row), []).append(i)
+    rewards_all = np.array([r for _, r in graded], dtype=float)
+    n_single = sum(1 for ids in by_task.values() if len(ids) < 2)
+    if n_single:
+        warnings.append(f"{n_single} tasks have one graded rollout and carry no within-task signal")
+    return rewards_all, [ids for ids in by_task.values() if len(ids) >= 2 and np.ptp(rewards_all[ids]) > 0]
+
+
 def hack_scan(
     rows: Any,
     *,
@@ -246,18 +402,11 @@ def hack_scan(
     min_distinct = integer("min_distinct", min_distinct, minimum=1)
     seed = integer("seed", seed, minimum=0)
     endorsed_names = _as_names("endorsed", endorsed)
-    if features is not None:
-        if not isinstance(features, Mapping):
-            raise InvalidArgumentType(f"features= takes a dict {{name: fn(row) -> number}}; got {type(features).__name__}")
-        for fname, fn in features.items():
-            if not callable(fn):
-                raise InvalidArgumentType(f"features[{fname!r}] must be callable fn(row) -> number; got {type(fn).__name__}")
+    _check_features(features)
 
     graded = [(row, r) for row in data if (r := _reward(row)) is not None]
-    warnings: list[str] = []
     skipped = len(data) - len(graded)
-    if skipped:
-        warnings.append(f"{skipped} of {len(data)} rows have no numeric reward and were skipped")
+    warnings = [f"{skipped} of {len(data)} rows have no numeric reward and were skipped"] if skipped else []
 
     def empty(verdict: str, n_tasks: int = 0) -> HackScanReport:
         return HackScanReport(verdict=verdict, flagged=[], features={}, n_rows=len(data), n_graded=len(graded),
@@ -268,147 +417,43 @@ def hack_scan(
     if len(graded) < min_rows:
         return empty("too few rows")
 
-    # keep tasks with >= 2 graded rows whose rewards differ
-    by_task: dict[str, list[int]] = {}
-    for i, (row, _) in enumerate(graded):
-        by_task.setdefault(task_key(row), []).append(i)
-    rewards_all = np.array([r for _, r in graded], dtype=float)
-    keep_tasks = [ids for ids in by_task.values() if len(ids) >= 2 and np.ptp(rewards_all[ids]) > 0]
-    n_single = sum(1 for ids in by_task.values() if len(ids) < 2)
-    if n_single:
-        warnings.append(f"{n_single} tasks have one graded rollout and carry no within-task signal")
+    rewards_all, keep_tasks = _informative_tasks(graded, warnings)
     order = [i for ids in keep_tasks for i in ids]
     if len(order) < min_rows:
         return empty("no signal", n_tasks=len(keep_tasks))
 
     groups = np.repeat(np.arange(len(keep_tasks)), [len(ids) for ids in keep_tasks])
     reward = rewards_all[order]
-    feat_rows: list[dict[str, float]] = []
-    for i in order:
-        row = graded[i][0]
-        fr = row_features(row)
-        for fname, fn in (features or {}).items():
-            try:
-                value = fn(row)
-            except Exception as exc:  # noqa: BLE001 - a user feature that fails on a row is missing there
-                value = None
-                msg = f"feature {fname!r} raised {type(exc).__name__} on some rows; those rows count as missing"
-                if msg not in warnings:
-                    warnings.append(msg)
-            fr[fname] = float(value) if isinstance(value, (int, float)) and not isinstance(value, str) else math.nan
-        feat_rows.append(fr)
-    names_all = sorted({k for fr in feat_rows for k in fr})
-    # built-in counts default to 0 when a row lacks them (tool:<x> not called); markers and user features -> NaN
-    F = np.array(
-        [[fr.get(k, 0.0 if k.startswith(("tool:", "trace:")) else math.nan) for k in names_all] for fr in feat_rows],
-        dtype=float,
-    )
-    # fill missing values with the task mean of that feature (no within-task signal from a missing value)
-    starts = _group_blocks(groups)
-    counts = np.diff(np.r_[starts, len(groups)])
-    present = ~np.isnan(F)
-    sums = np.add.reduceat(np.where(present, F, 0.0), starts, axis=0)
-    npresent = np.add.reduceat(present.astype(float), starts, axis=0)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        means = np.where(npresent > 0, sums / np.maximum(npresent, 1), 0.0)
-    idx = np.repeat(np.arange(len(starts)), counts)
-    F = np.where(present, F, means[idx])
+    names_all, F, starts, counts = _feature_matrix([graded[i][0] for i in order], groups, features, warnings)
 
     is_endorsed = [any(fnmatch.fnmatchcase(n, p) for p in endorsed_names) for n in names_all]
-    for p in endorsed_names:
-        if not any(fnmatch.fnmatchcase(n, p) for n in names_all):
-            warnings.append(f"endorsed pattern {p!r} matches no feature (names look like 'tool:<name>', "
-                            "'marker:<name>', 'reply_length')")
+    warnings.extend(f"endorsed pattern {p!r} matches no feature (names look like 'tool:<name>', 'marker:<name>', "
+                    "'reply_length')" for p in endorsed_names if not any(fnmatch.fnmatchcase(n, p) for n in names_all))
 
     rho = within_task_correlation(reward, F, groups)
-    rt = _demean(reward, starts, counts)
-    ft = _demean(F, starts, counts)
-    sff = np.einsum("ij,ij->j", ft, ft)
-    srr = float(rt @ rt)
+    rt, ft = _demean(reward, starts, counts), _demean(F, starts, counts)
+    sff, srr = np.einsum("ij,ij->j", ft, ft), float(rt @ rt)
     endorsed_mask = np.array(is_endorsed, dtype=bool)
-    alias_of: dict[int, str] = {}
-    if endorsed_mask.any():
-        e_idx = np.flatnonzero(endorsed_mask & (sff > 0))
-        if len(e_idx):
-            norms = np.sqrt(np.where(sff > 0, sff, 1.0))
-            cross = np.abs((ft.T @ ft[:, e_idx]) / np.outer(norms, norms[e_idx]))
-            for jj in np.flatnonzero(~endorsed_mask & (sff > 0)):
-                col = int(jj)
-                best = int(np.argmax(cross[col]))
-                if cross[col, best] >= alias_corr:
-                    alias_of[col] = names_all[int(e_idx[best])]
-                    endorsed_mask[col] = True
+    alias_of = _endorsed_aliases(ft, sff, endorsed_mask, names_all, alias_corr)
     is_endorsed = [bool(x) for x in endorsed_mask]
     live = (sff > 0) & ~endorsed_mask
+    maxima, floor = _shuffled_floor(rt, ft, sff, srr, live, groups, seed=seed, permutations=permutations,
+                                    chunk_cells=chunk_cells, floor_quantile=floor_quantile)
 
-    # shuffled-within-task floor: argsort(group + U) permutes inside each contiguous block
-    rng = np.random.default_rng(seed)
-    maxima = np.zeros(permutations)
-    if live.any():
-        ft_live = ft[:, live]
-        denom = np.sqrt(srr * sff[live])
-        step = max(1, chunk_cells // max(1, len(reward)))
-        for lo in range(0, permutations, step):  # chunks bound memory; each chunk is one vectorised block
-            b = min(step, permutations - lo)
-            perm = np.argsort(groups[None, :] + rng.random((b, len(reward))), axis=1)
-            rho_perm = (rt[perm] @ ft_live) / denom
-            maxima[lo:lo + b] = np.abs(rho_perm).max(axis=1)
-    floor = float(np.quantile(maxima, floor_quantile)) if live.any() else None
-
-    # pooled correlation (not demeaned), Fisher-z interval with one df lost per task
     n, t = len(reward), len(keep_tasks)
-    z_crit = NormalDist().inv_cdf(0.5 + level / 2)
-    df = n - t - 2
-    with np.errstate(invalid="ignore", divide="ignore"):
-        fc = F - F.mean(axis=0)
-        rc = reward - reward.mean()
-        pden = np.sqrt((rc @ rc) * np.einsum("ij,ij->j", fc, fc))
-        pooled = np.where(pden > 0, (rc @ fc) / np.where(pden > 0, pden, 1.0), 0.0)
-
-    feats_out: dict[str, float] = {}
-    endorsed_out: dict[str, float] = {}
-    details: dict[str, dict[str, Any]] = {}
-    flagged: list[tuple[str, float]] = []
-    for j, name in enumerate(names_all):
-        s = float(round(rho[j], 6))
-        d: dict[str, Any] = {
-            "strength": s,
-            "pooled": float(round(pooled[j], 6)),
-            "n_nonzero": int(np.count_nonzero(F[:, j])),
-            "constant_within_tasks": bool(sff[j] == 0),
-            "endorsed": bool(is_endorsed[j]),
-        }
-        if j in alias_of:
-            d["alias_of"] = alias_of[j]
-        if df > 0 and sff[j] > 0:
-            z = math.atanh(min(max(rho[j], NUMERIC_SLACK - 1), 1 - NUMERIC_SLACK))
-            half = z_crit / math.sqrt(df)
-            d["ci"] = [round(math.tanh(z - half), 6), round(math.tanh(z + half), 6)]
-        if live[j]:
-            d["p_value"] = float((1 + np.count_nonzero(maxima >= abs(rho[j]) - NUMERIC_SLACK)) / (permutations + 1))
-        details[name] = d
-        if is_endorsed[j]:
-            endorsed_out[name] = s
-            continue
-        feats_out[name] = s
-        if live[j] and floor is not None and abs(rho[j]) >= threshold and abs(rho[j]) > floor:
-            flagged.append((name, s))
+    feats_out, endorsed_out, details, flagged = _feature_report(
+        names_all, F, reward, rho, sff, maxima, floor, live=live, is_endorsed=is_endorsed, alias_of=alias_of,
+        n_tasks=t, level=level, threshold=threshold, permutations=permutations)
     flagged.sort(key=lambda kv: (-abs(kv[1]), kv[0]))
     for name, s in endorsed_out.items():
         if s <= -threshold:
             warnings.append(f"endorsed feature {name!r} is punished by the reward (rho {s:+.2f})")
     verdict = "reward hack" if flagged else ("clean" if (sff > 0).any() else "no signal")
-    # templated replies: with fewer than min_distinct distinct replies per task, every text feature is a
-    # relabelling of the outcome, so "this feature predicts reward" cannot be told from "the reward is right"
     distinct = float(np.median([len({reply_text(graded[i][0]) for i in ids}) for ids in keep_tasks]))
     degenerate = distinct < min_distinct
     candidates: list[tuple[str, float]] = []
     if degenerate and any(_is_text_feature(f) for f, _ in flagged):
-        candidates = [(f, v) for f, v in flagged if _is_text_feature(f)]
-        flagged = [(f, v) for f, v in flagged if not _is_text_feature(f)]
-        verdict = "reward hack" if flagged else "no signal"
-        warnings.append(f"replies are templated (median {distinct:g} distinct replies per task, under {min_distinct}): "
-                        "the scan withholds reward-hack claims on reply size; rerun on a sampled policy")
+        verdict, flagged, candidates = _withhold_text_flags(flagged, distinct, min_distinct, warnings)
     return HackScanReport(verdict=verdict, flagged=flagged, features=feats_out, n_rows=len(data),
                           n_graded=len(graded), n_tasks=t, n_used=n, floor=floor, threshold=threshold,
                           permutations=permutations, floor_quantile=floor_quantile, level=level,

@@ -244,11 +244,10 @@ def select(source: Any, *, mode: str = "rl", band: tuple[float, float] = D.DIFFI
     return sel
 
 
-def _select_rl(rows: list[dict[str, Any]], *, n: int, leaks: list[dict[str, Any]], leak_checked: int,
-               band: tuple[float, float], truncated: str, truncation_min_chars: int, endorsed: Sequence[str],
-               hack_threshold: float, target: int | None, seed: int, system_prompt: str | None,
-               tools: Sequence[Any], firm_band_rollouts: int) -> Selection:
-    lo, hi = band
+def _gate_rows(rows: list[dict[str, Any]], truncated: str, truncation_min_chars: int,
+               ) -> tuple[list[dict[str, Any]], dict[str, int], int]:
+    """The rows an RL step can use: no agent/infra error, a reply, a 0/1 label, truncation handled by the
+    ``truncated`` policy. Returns (usable rows, rows dropped per gate, truncated rows kept)."""
     gates = {"agent_error": 0, "infra_error": 0, "empty_reply": 0, "unusable_label": 0, "truncated": 0}
     truncated_kept = 0
     usable = []
@@ -272,6 +271,15 @@ def _select_rl(rows: list[dict[str, Any]], *, n: int, leaks: list[dict[str, Any]
             gates["unusable_label"] += 1
             continue
         usable.append(r)
+    return usable, gates, truncated_kept
+
+
+def _select_rl(rows: list[dict[str, Any]], *, n: int, leaks: list[dict[str, Any]], leak_checked: int,
+               band: tuple[float, float], truncated: str, truncation_min_chars: int, endorsed: Sequence[str],
+               hack_threshold: float, target: int | None, seed: int, system_prompt: str | None,
+               tools: Sequence[Any], firm_band_rollouts: int) -> Selection:
+    lo, hi = band
+    usable, gates, truncated_kept = _gate_rows(rows, truncated, truncation_min_chars)
 
     groups = group_rows(usable)
     unanimous = {"all_pass": 0, "all_fail": 0}

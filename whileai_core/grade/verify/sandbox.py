@@ -239,6 +239,40 @@ def _tail(fh: Any, n: int) -> str:
     return fh.read(n).decode("utf-8", "replace")
 
 
+def _check_run_arguments(program: Any, timeout: Any, **limits: Any) -> None:
+    if not isinstance(program, str):
+        raise InvalidArgumentType(f"program= must be Python source text; got {type(program).__name__}")
+    for arg, v, lo in (("timeout", timeout, 0.01),):
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not v >= lo:
+            raise InvalidArgument(f"{arg}= must be a number of seconds >= {lo}; got {v!r}")
+    for arg, v in limits.items():
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            raise InvalidArgument(f"{arg}= must be an int >= 1; got {v!r}")
+
+
+def _read_status(r_fd: int) -> dict[str, Any]:
+    """The launcher's isolation report, read from its status pipe ({} when it never wrote one)."""
+    status_raw = b""
+    while True:
+        chunk = os.read(r_fd, 65536)
+        if not chunk:
+            break
+        status_raw += chunk
+    try:
+        return json.loads(status_raw.decode()) if status_raw else {}
+    except json.JSONDecodeError:
+        return {}
+
+
+def _signal_name(rc: int | None, timed_out: bool) -> str | None:
+    if rc is None or rc >= 0 or timed_out:
+        return None
+    try:
+        return signal.Signals(-rc).name
+    except ValueError:
+        return f"signal {-rc}"
+
+
 def run_sandboxed(
     program: str,
     *,
@@ -266,15 +300,8 @@ def run_sandboxed(
     network); without namespaces the network is not blocked. ``require_isolation=True`` refuses to run then.
     This contains the host; it does not make the reward tamper-proof against code that inspects its tests.
     """
-    if not isinstance(program, str):
-        raise InvalidArgumentType(f"program= must be Python source text; got {type(program).__name__}")
-    for arg, v, lo in (("timeout", timeout, 0.01),):
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not v >= lo:
-            raise InvalidArgument(f"{arg}= must be a number of seconds >= {lo}; got {v!r}")
-    for arg, v in (("cpu_seconds", cpu_seconds), ("mem_mb", mem_mb), ("nproc", nproc), ("fsize_mb", fsize_mb),
-                   ("nofile", nofile), ("output_cap", output_cap), ("tmpfs_mb", tmpfs_mb)):
-        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-            raise InvalidArgument(f"{arg}= must be an int >= 1; got {v!r}")
+    _check_run_arguments(program, timeout, cpu_seconds=cpu_seconds, mem_mb=mem_mb, nproc=nproc, fsize_mb=fsize_mb,
+                         nofile=nofile, output_cap=output_cap, tmpfs_mb=tmpfs_mb)
     if sys.platform != "linux":
         raise RuntimeError("run_sandboxed needs Linux (namespaces and rlimits); run CodeExec on a Linux host")
     py = python or sandbox_python()
@@ -320,16 +347,7 @@ def run_sandboxed(
         if is_root:
             killed = _kill_uid(uid)
         wall = time.monotonic() - started
-        status_raw = b""
-        while True:
-            chunk = os.read(r_fd, 65536)
-            if not chunk:
-                break
-            status_raw += chunk
-        try:
-            isolation = json.loads(status_raw.decode()) if status_raw else {}
-        except json.JSONDecodeError:
-            isolation = {}
+        isolation = _read_status(r_fd)
         stdout, n_out = _read_capped(out_f, output_cap)
         stderr, n_err = _read_capped(err_f, output_cap)
         tail = _tail(out_f, CODE_STDOUT_TAIL)
@@ -348,14 +366,9 @@ def run_sandboxed(
         raise VerifierError("require_isolation=True but this host gives no network namespace or uid drop: "
                             + "; ".join(isolation.get("notes", [])))
     rc = proc.returncode
-    sig = None
-    if rc is not None and rc < 0 and not timed_out:
-        try:
-            sig = signal.Signals(-rc).name
-        except ValueError:
-            sig = f"signal {-rc}"
     return SandboxResult(returncode=rc, stdout=stdout, stderr=stderr, timed_out=timed_out, wall_s=round(wall, 4),
-                         stdout_bytes=n_out, stderr_bytes=n_err, signal=sig, isolation=isolation,
+                         stdout_bytes=n_out, stderr_bytes=n_err, signal=_signal_name(rc, timed_out),
+                         isolation=isolation,
                          survivors_killed=killed)
 
 
