@@ -466,6 +466,169 @@ def _gold_kind(rows: list[Row]) -> str:
     return "mixed"
 
 
+def _labeled(data: list[Row], golds: list[Any]) -> tuple[list[tuple[Row, int, int]], int, list[Row]]:
+    """(rows with a 0/1 judge reward and a 0/1 gold as (row, judge, gold), gold rows whose reward is not 0/1,
+    every row with a 0/1 gold)."""
+    labeled: list[tuple[Row, int, int]] = []
+    skipped = 0
+    with_gold: list[Row] = []
+    for row, g in zip(data, golds):
+        gb = _binary(g)
+        if gb is None:
+            continue
+        with_gold.append(row)
+        jb = _binary(row.get("reward"))
+        if jb is None:
+            skipped += 1
+            continue
+        labeled.append((row, jb, gb))
+    return labeled, skipped, with_gold
+
+
+def _halves(labeled: list[tuple[Row, int, int]], j: np.ndarray, g: np.ndarray, *, half_min: int, halves_gap: float,
+            warnings: list[str]) -> tuple[dict[str, Any], bool]:
+    """Agreement on two held-out halves (split by task hash, so a task never straddles them), and whether
+    they differ by ``halves_gap`` or more."""
+    flagged = False
+    halves: dict[str, Any] = {}
+    side = np.array([int(hashlib.sha256(task_key(r).encode()).hexdigest()[:8], 16) % 2 for r, _, _ in labeled])
+    for s, name in ((0, "a"), (1, "b")):
+        m = side == s
+        halves[name] = {"n": int(m.sum()), "agreement": float(np.mean(j[m] == g[m])) if m.any() else None}
+    if halves["a"]["n"] >= half_min and halves["b"]["n"] >= half_min:
+        gap = abs(halves["a"]["agreement"] - halves["b"]["agreement"])
+        halves["gap"] = gap
+        if gap >= halves_gap:
+            flagged = True
+            warnings.append(f"held-out halves disagree: {halves['a']['agreement']:.0%} vs "
+                            f"{halves['b']['agreement']:.0%} (gap {gap:.0%} >= {halves_gap:.0%})")
+    return halves, flagged
+
+
+def _length_bias(labeled: list[tuple[Row, int, int]], j: np.ndarray, g: np.ndarray, *, gap: float, alpha: float,
+                 min_per_label: int, warnings: list[str]) -> dict[str, Any]:
+    """With the gold label fixed, does the judge pass long replies more (or less) than short ones?"""
+    length: dict[str, Any] = {"by_gold": {}, "flagged": False}
+    lens = np.array([len(reply_text(r)) for r, _, _ in labeled])
+    for label in (0, 1):
+        m = g == label
+        if m.sum() < min_per_label:
+            continue
+        med = np.median(lens[m])
+        short, long_ = m & (lens <= med), m & (lens > med)
+        if long_.sum() == 0:  # ties at the median: put them on the long side instead
+            short, long_ = m & (lens < med), m & (lens >= med)
+        if short.sum() == 0 or long_.sum() == 0:
+            continue
+        ps, pl = float(j[short].mean()), float(j[long_].mean())
+        p = _two_prop_p(int(j[long_].sum()), int(long_.sum()), int(j[short].sum()), int(short.sum()))
+        d = {"n_short": int(short.sum()), "n_long": int(long_.sum()), "pass_short": ps, "pass_long": pl,
+             "gap": pl - ps, "p": p}
+        length["by_gold"][label] = d
+        if abs(pl - ps) >= gap and p < alpha:
+            length["flagged"] = True
+    if length["flagged"]:
+        worst = max(length["by_gold"].values(), key=lambda d: abs(d["gap"]))
+        warnings.append(f"length bias: with the gold label fixed, the judge passes long replies "
+                        f"{worst['pass_long']:.0%} vs short {worst['pass_short']:.0%} (p={worst['p']:.3g})")
+    return length
+
+
+def _rejudge(judge: Judge, data: list[Row], labeled: list[tuple[Row, int, int]], *, sample: int, seed: int,
+             probes: Any, rubric: str | None, level: float, flip_flag: float, sign_alpha: float,
+             warnings: list[str]) -> tuple[dict[str, Any], Any, bool]:
+    """Run the judge again: is it the judge that graded the rows, does it flip on the same rows, does filler move
+    it, and (with ``probes``) can it be gamed. Returns (perturbation, probe report or None, flagged)."""
+    flagged = False
+    probe_report = None
+    names = {str(r["judge_name"]) for r in data if r.get("judge_name")}
+    jn = getattr(judge, "__name__", None) or getattr(judge, "name", None)
+    if jn and names and jn not in names and jn != "<lambda>":
+        flagged = True
+        warnings.append(f"judge= is {jn!r} but the rows were graded by {sorted(names)}; grade with the judge "
+                        "you are validating")
+    picked = _sample([r for r, _, _ in labeled], sample, seed)
+    stored = [_binary(r.get("reward")) for r in picked]
+    again = [_judge_reward(judge, _with_reply(r, reply_text(r))) for r in picked]
+    padded = [_judge_reward(judge, _probe_row("filler", r, [])) for r in picked]
+    pairs = [(s, a, p) for s, a, p in zip(stored, again, padded) if s is not None and a is not None
+             and p is not None]
+    m = len(pairs)
+    cut = JUDGE_PASS_CUT
+    flips = sum(1 for s, a, _ in pairs if (a >= cut) != bool(s))
+    up = sum(1 for _, a, p in pairs if a < cut <= p)
+    down = sum(1 for _, a, p in pairs if p < cut <= a)
+    perturbation = {"n": m, "consistency_flips": flips, "consistency_flip_rate": flips / m if m else 0.0,
+                    "filler_up": up, "filler_down": down, "filler_net_rate": (up - down) / m if m else 0.0,
+                    "filler_p": _sign_test_p(up, down)}
+    if m and flips / m >= flip_flag:
+        flagged = True
+        warnings.append(f"re-judging the same rows flips {flips / m:.0%} of verdicts (n={m}); the judge is "
+                        "unstable (set temperature 0 or average several calls)")
+    if m and abs(up - down) / m >= flip_flag and perturbation["filler_p"] < sign_alpha:
+        flagged = True
+        warnings.append(f"appending filler moves the verdict: +{up}/-{down} of {m} (sign test "
+                        f"p={perturbation['filler_p']:.3g})")
+    if probes:
+        probe_report = judge_probes([r for r, _, _ in labeled] if labeled else data, judge, probes=probes,
+                                    sample=sample, seed=seed, rubric=rubric, level=level)
+        if probe_report.exploitable_by:
+            flagged = True
+            warnings.append("the judge can be gamed by: " + ", ".join(probe_report.exploitable_by))
+    return perturbation, probe_report, flagged
+
+
+def _agreement_checks(agreement: float, ci: tuple[float, float], kappa: float, n: int, *, min_agreement: float,
+                      min_kappa: float, min_gold: int, level: float, label_search_max: int, gold_degenerate: bool,
+                      first_gold: int, trusted: bool, kind: str, warnings: list[str]) -> tuple[bool, bool, int | None]:
+    """Agreement's lower bound and kappa against their floors, with a warning for each miss (and how many more
+    labels would clear the agreement floor). Returns (agreement ok, kappa ok, labels needed or None)."""
+    need = None
+    if n < min_gold:
+        warnings.append(f"only {n} gold labels (under {min_gold}): the estimate is coarse")
+    if gold_degenerate:
+        warnings.append(f"every gold label is {first_gold}: kappa and the length check are uninformative; label "
+                        "rows of both outcomes")
+    if not trusted:
+        warnings.append(f"gold is {kind!r}, not human or program labels; pass allow_model_gold=True to accept it")
+    agreement_ok = ci[0] >= min_agreement
+    kappa_ok = not math.isnan(kappa) and kappa >= min_kappa
+    if not agreement_ok:
+        need = labels_needed(agreement, min_agreement, level=level, search_max=label_search_max)
+        if need is not None:
+            warnings.append(f"agreement {agreement:.0%} but its lower bound {ci[0]:.0%} is under "
+                            f"{min_agreement:.0%}. The judge is not the problem; the sample is. Label about "
+                            f"{need - n} more rows ({need} in all) at this rate to clear the floor")
+        else:
+            warnings.append(f"agreement {agreement:.0%} (lower bound {ci[0]:.0%}) is under the {min_agreement:.0%} "
+                            "floor; more labels will not fix it, the judge or its rubric must change")
+    if not kappa_ok and not gold_degenerate:
+        msg = f"kappa {kappa:.2f} is under {min_kappa:.2f}"
+        if kappa < JUDGE_GUESSING_KAPPA:
+            msg += ": the judge is guessing (agreement beyond chance is slight)"
+        warnings.append(msg)
+    return agreement_ok, kappa_ok, need
+
+
+def _check_trust_arguments(judge: Any, min_kappa: Any, **shares: Any) -> None:
+    """The judge is callable, kappa's floor is in [-1, 1], and every share or p-value threshold is in [0, 1]."""
+    for name, v in shares.items():
+        fraction(name, v, closed=True)
+    if isinstance(min_kappa, bool) or not isinstance(min_kappa, (int, float)) or not -1 <= min_kappa <= 1:
+        raise InvalidArgument(f"min_kappa= must be a number in [-1, 1]; got {min_kappa!r}")
+    if judge is not None and not callable(judge):
+        raise InvalidArgumentType(f"judge= must be a callable judge(row) -> verdict; got {type(judge).__name__}")
+
+
+def _inconclusive(skipped: int, n_gold: int, max_skipped_share: float, warnings: list[str]) -> bool:
+    """Too many gold rows whose judge reward is not 0/1 to say anything."""
+    share = skipped / max(1, n_gold)
+    if share > max_skipped_share:
+        warnings.append(f"{skipped} of {n_gold} gold rows have a judge reward that is not 0/1 "
+                        f"({share:.0%} > {max_skipped_share:.0%}); use a pass/fail judge (a hard criterion)")
+    return share > max_skipped_share
+
+
 def judge_trust(
     rows: Any,
     judge: Judge | None = None,
@@ -500,33 +663,15 @@ def judge_trust(
     probe (``probes="all"`` or names from ``PROBES``). A short bound says how many labels would lift it.
     """
     data = as_rows(rows, name="rows")
-    min_agreement = fraction("min_agreement", min_agreement, closed=True)
-    if isinstance(min_kappa, bool) or not isinstance(min_kappa, (int, float)) or not -1 <= min_kappa <= 1:
-        raise InvalidArgument(f"min_kappa= must be a number in [-1, 1]; got {min_kappa!r}")
-    for name, v in (("length_gap", length_gap), ("flip_flag", flip_flag), ("halves_gap", halves_gap),
-                    ("max_skipped_share", max_skipped_share), ("length_alpha", length_alpha),
-                    ("sign_alpha", sign_alpha)):
-        fraction(name, v, closed=True)
-    sample = integer("sample", sample, minimum=1)
-    if judge is not None and not callable(judge):
-        raise InvalidArgumentType(f"judge= must be a callable judge(row) -> verdict; got {type(judge).__name__}")
+    _check_trust_arguments(judge, min_kappa, min_agreement=min_agreement, length_gap=length_gap,
+                           flip_flag=flip_flag, halves_gap=halves_gap, max_skipped_share=max_skipped_share,
+                           length_alpha=length_alpha, sign_alpha=sign_alpha)
+    sample, min_agreement = integer("sample", sample, minimum=1), float(min_agreement)
     golds, forced_kind = _gold_values(data, gold)
     warnings: list[str] = []
     floors = {"min_agreement": min_agreement, "min_kappa": float(min_kappa)}
 
-    labeled: list[tuple[Row, int, int]] = []
-    skipped = 0
-    with_gold: list[Row] = []
-    for row, g in zip(data, golds):
-        gb = _binary(g)
-        if gb is None:
-            continue
-        with_gold.append(row)
-        jb = _binary(row.get("reward"))
-        if jb is None:
-            skipped += 1
-            continue
-        labeled.append((row, jb, gb))
+    labeled, skipped, with_gold = _labeled(data, golds)
     kind = forced_kind or _gold_kind(with_gold)
     trusted = kind in ("human", "program") or allow_model_gold
     confusion = {"tp": 0, "fp": 0, "fn": 0, "tn": 0}
@@ -551,117 +696,30 @@ def judge_trust(
     ci = wilson_interval(agree, n, level=level)
     kappa = cohen_kappa(list(j), list(g), labels=[0, 1])
     flagged = False
-    need = None
     gold_degenerate = len(set(g.tolist())) == 1
-    if n < min_gold:
-        warnings.append(f"only {n} gold labels (under {min_gold}): the estimate is coarse")
-    if gold_degenerate:
-        warnings.append(f"every gold label is {int(g[0])}: kappa and the length check are uninformative; label "
-                        "rows of both outcomes")
-    if not trusted:
-        warnings.append(f"gold is {kind!r}, not human or program labels; pass allow_model_gold=True to accept it")
     assert ci is not None
-    agreement_ok = ci[0] >= min_agreement
-    kappa_ok = not math.isnan(kappa) and kappa >= min_kappa
-    if not agreement_ok:
-        need = labels_needed(agreement, min_agreement, level=level, search_max=label_search_max)
-        if need is not None:
-            warnings.append(f"agreement {agreement:.0%} but its lower bound {ci[0]:.0%} is under "
-                            f"{min_agreement:.0%}. The judge is not the problem; the sample is. Label about "
-                            f"{need - n} more rows ({need} in all) at this rate to clear the floor")
-        else:
-            warnings.append(f"agreement {agreement:.0%} (lower bound {ci[0]:.0%}) is under the {min_agreement:.0%} "
-                            "floor; more labels will not fix it, the judge or its rubric must change")
-    if not kappa_ok and not gold_degenerate:
-        msg = f"kappa {kappa:.2f} is under {min_kappa:.2f}"
-        if kappa < JUDGE_GUESSING_KAPPA:
-            msg += ": the judge is guessing (agreement beyond chance is slight)"
-        warnings.append(msg)
+    agreement_ok, kappa_ok, need = _agreement_checks(
+        agreement, ci, kappa, n, min_agreement=min_agreement, min_kappa=min_kappa, min_gold=min_gold,
+        level=level, label_search_max=label_search_max, gold_degenerate=gold_degenerate, first_gold=int(g[0]),
+        trusted=trusted, kind=kind, warnings=warnings)
     pass_when_gold_fail = confusion["fp"] / max(1, confusion["fp"] + confusion["tn"])
 
-    # held-out halves (by task hash, so a task never straddles halves)
-    halves: dict[str, Any] = {}
-    side = np.array([int(hashlib.sha256(task_key(r).encode()).hexdigest()[:8], 16) % 2 for r, _, _ in labeled])
-    for s, name in ((0, "a"), (1, "b")):
-        m = side == s
-        halves[name] = {"n": int(m.sum()), "agreement": float(np.mean(j[m] == g[m])) if m.any() else None}
-    if halves["a"]["n"] >= half_min and halves["b"]["n"] >= half_min:
-        gap = abs(halves["a"]["agreement"] - halves["b"]["agreement"])
-        halves["gap"] = gap
-        if gap >= halves_gap:
-            flagged = True
-            warnings.append(f"held-out halves disagree: {halves['a']['agreement']:.0%} vs "
-                            f"{halves['b']['agreement']:.0%} (gap {gap:.0%} >= {halves_gap:.0%})")
+    halves, halves_flag = _halves(labeled, j, g, half_min=half_min, halves_gap=halves_gap, warnings=warnings)
+    flagged = flagged or halves_flag
 
-    # length sensitivity within each gold label
-    length: dict[str, Any] = {"by_gold": {}, "flagged": False}
-    lens = np.array([len(reply_text(r)) for r, _, _ in labeled])
-    for label in (0, 1):
-        m = g == label
-        if m.sum() < length_min_per_label:
-            continue
-        med = np.median(lens[m])
-        short, long_ = m & (lens <= med), m & (lens > med)
-        if long_.sum() == 0:  # ties at the median: put them on the long side instead
-            short, long_ = m & (lens < med), m & (lens >= med)
-        if short.sum() == 0 or long_.sum() == 0:
-            continue
-        ps, pl = float(j[short].mean()), float(j[long_].mean())
-        p = _two_prop_p(int(j[long_].sum()), int(long_.sum()), int(j[short].sum()), int(short.sum()))
-        d = {"n_short": int(short.sum()), "n_long": int(long_.sum()), "pass_short": ps, "pass_long": pl,
-             "gap": pl - ps, "p": p}
-        length["by_gold"][label] = d
-        if abs(pl - ps) >= length_gap and p < length_alpha:
-            length["flagged"] = True
-    if length["flagged"]:
-        flagged = True
-        worst = max(length["by_gold"].values(), key=lambda d: abs(d["gap"]))
-        warnings.append(f"length bias: with the gold label fixed, the judge passes long replies "
-                        f"{worst['pass_long']:.0%} vs short {worst['pass_short']:.0%} (p={worst['p']:.3g})")
+    length = _length_bias(labeled, j, g, gap=length_gap, alpha=length_alpha, min_per_label=length_min_per_label,
+                          warnings=warnings)
+    flagged = flagged or length["flagged"]
 
     perturbation: dict[str, Any] = {}
     probe_report = None
     if judge is not None:
-        names = {str(r["judge_name"]) for r in data if r.get("judge_name")}
-        jn = getattr(judge, "__name__", None) or getattr(judge, "name", None)
-        if jn and names and jn not in names and jn != "<lambda>":
-            flagged = True
-            warnings.append(f"judge= is {jn!r} but the rows were graded by {sorted(names)}; grade with the judge "
-                            "you are validating")
-        picked = _sample([r for r, _, _ in labeled], sample, seed)
-        stored = [_binary(r.get("reward")) for r in picked]
-        again = [_judge_reward(judge, _with_reply(r, reply_text(r))) for r in picked]
-        padded = [_judge_reward(judge, _probe_row("filler", r, [])) for r in picked]
-        pairs = [(s, a, p) for s, a, p in zip(stored, again, padded) if s is not None and a is not None
-                 and p is not None]
-        m = len(pairs)
-        cut = JUDGE_PASS_CUT
-        flips = sum(1 for s, a, _ in pairs if (a >= cut) != bool(s))
-        up = sum(1 for _, a, p in pairs if a < cut <= p)
-        down = sum(1 for _, a, p in pairs if p < cut <= a)
-        perturbation = {"n": m, "consistency_flips": flips, "consistency_flip_rate": flips / m if m else 0.0,
-                        "filler_up": up, "filler_down": down, "filler_net_rate": (up - down) / m if m else 0.0,
-                        "filler_p": _sign_test_p(up, down)}
-        if m and flips / m >= flip_flag:
-            flagged = True
-            warnings.append(f"re-judging the same rows flips {flips / m:.0%} of verdicts (n={m}); the judge is "
-                            "unstable (set temperature 0 or average several calls)")
-        if m and abs(up - down) / m >= flip_flag and perturbation["filler_p"] < sign_alpha:
-            flagged = True
-            warnings.append(f"appending filler moves the verdict: +{up}/-{down} of {m} (sign test "
-                            f"p={perturbation['filler_p']:.3g})")
-        if probes:
-            probe_report = judge_probes([r for r, _, _ in labeled] if labeled else data, judge, probes=probes,
-                                        sample=sample, seed=seed, rubric=rubric, level=level)
-            if probe_report.exploitable_by:
-                flagged = True
-                warnings.append("the judge can be gamed by: " + ", ".join(probe_report.exploitable_by))
+        perturbation, probe_report, judge_flag = _rejudge(
+            judge, data, labeled, sample=sample, seed=seed, probes=probes, rubric=rubric, level=level,
+            flip_flag=flip_flag, sign_alpha=sign_alpha, warnings=warnings)
+        flagged = flagged or judge_flag
 
-    skipped_share = skipped / max(1, len(with_gold))
-    inconclusive = skipped_share > max_skipped_share
-    if inconclusive:
-        warnings.append(f"{skipped} of {len(with_gold)} gold rows have a judge reward that is not 0/1 "
-                        f"({skipped_share:.0%} > {max_skipped_share:.0%}); use a pass/fail judge (a hard criterion)")
+    inconclusive = _inconclusive(skipped, len(with_gold), max_skipped_share, warnings)
     if pass_when_gold_fail >= leak_warn and confusion["fp"]:
         warnings.append(f"the judge passes {pass_when_gold_fail:.0%} of rows gold fails (leak rate)")
     ok = bool(trusted and agreement_ok and kappa_ok and not flagged and not inconclusive and not gold_degenerate)
