@@ -159,20 +159,9 @@ def long_functions(root: str, limit: int = MAX_FUNCTION_LINES) -> dict[str, int]
     return out
 
 
-# Functions still over the limit, each being split (issue 13, step 6); the test fails when one is shorter, so
-# the list can only shrink.
-PENDING_LONG = {
-    "whileai_core.train.train.train",
-}
-
-
 @pytest.mark.parametrize("root", LENGTH_ROOTS)
 def test_no_function_longer_than_a_hundred_lines(root):
-    found = long_functions(root)
-    unexpected = {k: v for k, v in found.items() if k not in PENDING_LONG}
-    stale = sorted(k for k in PENDING_LONG if k.startswith(root + ".") and k not in found)
-    assert unexpected == {}, f"functions over {MAX_FUNCTION_LINES} lines in {root}"
-    assert stale == [], f"now short: delete them from PENDING_LONG: {stale}"
+    assert long_functions(root) == {}, f"functions over {MAX_FUNCTION_LINES} lines in {root}"
 
 
 def test_every_engine_constant_is_read_somewhere():

@@ -135,6 +135,121 @@ def _load_model(model: Any, tokenizer: Any, *, output_dir: Path, need_dir: bool)
     return model, tokenizer
 
 
+def _check_train_arguments(method: str, model: Any, *, judge: Any, reward: Any, max_steps: Any, epochs: Any,
+                           batch_size: Any, max_length: Any, logging_steps: Any, learning_rate: Any, beta: Any,
+                           num_generations: Any, max_completion_length: Any) -> None:
+    if method not in TRAIN_METHODS:
+        raise InvalidArgument(f"method= must be one of {', '.join(map(repr, TRAIN_METHODS))}; got {method!r}")
+    if model is None:
+        raise InvalidArgument("model= is required: a local checkpoint directory or a transformers model")
+    if max_steps is not None:
+        integer("max_steps", max_steps, minimum=1)
+    positive("epochs", epochs)
+    integer("batch_size", batch_size, minimum=1)
+    integer("max_length", max_length, minimum=8)
+    integer("logging_steps", logging_steps, minimum=1)
+    if learning_rate is not None:
+        positive("learning_rate", learning_rate)
+    if beta is not None and (isinstance(beta, bool) or not isinstance(beta, (int, float)) or beta < 0):
+        raise InvalidArgument(f"beta= must be a number >= 0; got {beta!r}")
+    if method == "grpo":
+        integer("num_generations", num_generations, minimum=2)
+        integer("max_completion_length", max_completion_length, minimum=1)
+        if judge is None and reward is None:
+            raise InvalidArgument("method='grpo' needs judge= (a whileai judge) or reward= (TRL reward functions)")
+        if judge is not None and not callable(judge):
+            raise InvalidArgumentType(f"judge= must be callable (row -> verdict); got {type(judge).__name__}")
+
+
+def _examples(method: str, rows: Any, fmt: Any, *, system_prompt: str | None, tools: Any, mask: str,
+              min_reward: float) -> tuple[list[dict[str, Any]], list[Row]]:
+    """The TRL examples for ``method`` (and the rows they came from; none when DPO was given pairs)."""
+    items: list[Any] | None = None
+    if method == "dpo":
+        try:
+            items = fmt.unwrap_pairs(rows)  # (pairs, report), an object with .pairs, or a list
+        except TypeError:
+            items = None
+    data: list[Row] = []
+    if method == "dpo" and items is not None and _looks_like_pairs(items):
+        examples = fmt.to_dpo(items, system_prompt=system_prompt, tools=tools)
+    else:
+        data = as_rows(rows)
+        if not data:
+            raise InvalidArgument("rows= is empty; pass graded rows (or preference pairs for method='dpo')")
+        if method == "sft":
+            low = [r for r in data if isinstance(r.get("reward"), (int, float)) and r["reward"] < min_reward]
+            if low:
+                warnings.warn(f"train(sft): {len(low)} of {len(data)} rows have reward < {min_reward}; SFT imitates "
+                              "them. Keep passing rows only (wai.select(rows, mode='sft')) or lower min_reward=",
+                              UserWarning, stacklevel=3)
+            examples = fmt.to_sft(data, tools=tools, system_prompt=system_prompt, mask=mask)
+        elif method == "dpo":
+            from whileai_core.select.preferences import build_preference_pairs
+
+            pairs = build_preference_pairs(data)
+            examples = fmt.to_dpo(pairs, system_prompt=system_prompt, tools=tools)
+        else:
+            examples = fmt.to_grpo(data, system_prompt=system_prompt)
+    return examples, data
+
+
+def _run_config(method: str, args: Any, *, max_steps: int | None, cpu: bool, rewards: list[Callable[..., Any]],
+                ) -> dict[str, Any]:
+    """The settings the trainer actually ran with, for ``training_log.json``."""
+    config = {"method": method, "learning_rate": args.learning_rate, "batch_size": args.per_device_train_batch_size,
+              "max_steps": max_steps, "epochs": float(args.num_train_epochs), "seed": args.seed, "use_cpu": cpu,
+              "bf16": bool(args.bf16)}
+    if method in ("sft", "dpo"):
+        config["max_length"] = args.max_length
+    if method in ("dpo", "grpo"):
+        config["beta"] = args.beta
+    if method == "grpo":
+        config.update(num_generations=args.num_generations, max_completion_length=args.max_completion_length,
+                      temperature=args.temperature, reward_funcs=[getattr(f, "__name__", "reward") for f in rewards])
+    return config
+
+
+def _trainer(method: str, common: dict[str, Any], dataset: Any, lm: Any, tok: Any, *, judge: Any, reward: Any,
+             data: list[Row], learning_rate: float | None, beta: float | None, max_length: int, batch_size: int,
+             num_generations: int, max_completion_length: int, temperature: float, peft_config: Any,
+             trainer_args: Mapping[str, Any] | None, trainer_kwargs: Mapping[str, Any] | None,
+             ) -> tuple[Any, Any, list[Callable[..., Any]]]:
+    """The TRL config and trainer for ``method`` (and GRPO's reward functions)."""
+    from trl import DPOConfig, DPOTrainer, GRPOConfig, GRPOTrainer, SFTConfig, SFTTrainer
+
+    from whileai_core.train import trl_formats as fmt
+
+    rewards: list[Callable[..., Any]] = []
+    args: Any
+    trainer: Any
+    extra = dict(trainer_args or {})
+    build = dict(trainer_kwargs or {})
+    if method == "sft":
+        args = SFTConfig(**{**common, "learning_rate": learning_rate or SFT_LEARNING_RATE, "max_length": max_length,
+                            "assistant_only_loss": True, **extra})
+        trainer = SFTTrainer(**{"model": lm, "args": args, "train_dataset": dataset, "processing_class": tok,
+                                "peft_config": peft_config, **build})
+    elif method == "dpo":
+        args = DPOConfig(**{**common, "learning_rate": learning_rate or DPO_LEARNING_RATE,
+                            "beta": DPO_BETA if beta is None else float(beta), "max_length": max_length, **extra})
+        trainer = DPOTrainer(**{"model": lm, "args": args, "train_dataset": dataset, "processing_class": tok,
+                                "peft_config": peft_config, **build})
+    else:
+        if judge is not None:
+            rewards.append(fmt.grpo_reward(judge, data))
+        if reward is not None:
+            rewards.extend([reward] if callable(reward) else list(reward))
+        generation_batch = math.lcm(batch_size, num_generations)
+        args = GRPOConfig(**{**common, "learning_rate": learning_rate or GRPO_LEARNING_RATE,
+                             "beta": GRPO_BETA if beta is None else float(beta), "num_generations": num_generations,
+                             "generation_batch_size": generation_batch,
+                             "max_completion_length": max_completion_length, "temperature": temperature, **extra})
+        trainer = GRPOTrainer(**{"model": lm, "reward_funcs": rewards, "args": args, "train_dataset": dataset,
+                                 "processing_class": tok, "peft_config": peft_config, **build})
+    return args, trainer, rewards
+
+
 def train(
     rows: Any,
     method: str = "sft",
@@ -175,62 +290,18 @@ def train(
     (and wins over the defaults), ``trainer_kwargs`` to the trainer (e.g. GRPO ``tools=[...]``).
     The checkpoint is written to ``<output_dir>/final`` with ``training_log.json`` beside it.
     """
-    if method not in TRAIN_METHODS:
-        raise InvalidArgument(f"method= must be one of {', '.join(map(repr, TRAIN_METHODS))}; got {method!r}")
-    if model is None:
-        raise InvalidArgument("model= is required: a local checkpoint directory or a transformers model")
-    if max_steps is not None:
-        integer("max_steps", max_steps, minimum=1)
-    positive("epochs", epochs)
-    integer("batch_size", batch_size, minimum=1)
-    integer("max_length", max_length, minimum=8)
-    integer("logging_steps", logging_steps, minimum=1)
-    if learning_rate is not None:
-        positive("learning_rate", learning_rate)
-    if beta is not None and (isinstance(beta, bool) or not isinstance(beta, (int, float)) or beta < 0):
-        raise InvalidArgument(f"beta= must be a number >= 0; got {beta!r}")
-    if method == "grpo":
-        integer("num_generations", num_generations, minimum=2)
-        integer("max_completion_length", max_completion_length, minimum=1)
-        if judge is None and reward is None:
-            raise InvalidArgument("method='grpo' needs judge= (a whileai judge) or reward= (TRL reward functions)")
-        if judge is not None and not callable(judge):
-            raise InvalidArgumentType(f"judge= must be callable (row -> verdict); got {type(judge).__name__}")
+    _check_train_arguments(method, model, judge=judge, reward=reward, max_steps=max_steps, epochs=epochs,
+                           batch_size=batch_size, max_length=max_length, logging_steps=logging_steps,
+                           learning_rate=learning_rate, beta=beta, num_generations=num_generations,
+                           max_completion_length=max_completion_length)
     _require_train_extra()
 
     from whileai_core.train import trl_formats as fmt
 
-    items: list[Any] | None = None
-    if method == "dpo":
-        try:
-            items = fmt.unwrap_pairs(rows)  # (pairs, report), an object with .pairs, or a list
-        except TypeError:
-            items = None
-    data: list[Row] = []
-    if method == "dpo" and items is not None and _looks_like_pairs(items):
-        examples = fmt.to_dpo(items, system_prompt=system_prompt, tools=tools)
-    else:
-        data = as_rows(rows)
-        if not data:
-            raise InvalidArgument("rows= is empty; pass graded rows (or preference pairs for method='dpo')")
-        if method == "sft":
-            low = [r for r in data if isinstance(r.get("reward"), (int, float)) and r["reward"] < min_reward]
-            if low:
-                warnings.warn(f"train(sft): {len(low)} of {len(data)} rows have reward < {min_reward}; SFT imitates "
-                              "them. Keep passing rows only (wai.select(rows, mode='sft')) or lower min_reward=",
-                              UserWarning, stacklevel=2)
-            examples = fmt.to_sft(data, tools=tools, system_prompt=system_prompt, mask=mask)
-        elif method == "dpo":
-            from whileai_core.select.preferences import build_preference_pairs
-
-            pairs = build_preference_pairs(data)
-            examples = fmt.to_dpo(pairs, system_prompt=system_prompt, tools=tools)
-        else:
-            examples = fmt.to_grpo(data, system_prompt=system_prompt)
+    examples, data = _examples(method, rows, fmt, system_prompt=system_prompt, tools=tools, mask=mask,
+                               min_reward=min_reward)
 
     import torch
-    from trl import DPOConfig, DPOTrainer, GRPOConfig, GRPOTrainer, SFTConfig, SFTTrainer
-
     out = Path(output_dir) if output_dir is not None else Path(tempfile.mkdtemp(prefix=f"whileai-{method}-"))
     out.mkdir(parents=True, exist_ok=True)
     lm, tok = _load_model(model, tokenizer, output_dir=out,
@@ -248,33 +319,11 @@ def train(
         "num_train_epochs": float(epochs),
     }
     dataset = fmt.as_dataset(examples)
-    rewards: list[Callable[..., Any]] = []
-    args: Any
-    trainer: Any
-    extra = dict(trainer_args or {})
-    build = dict(trainer_kwargs or {})
-    if method == "sft":
-        args = SFTConfig(**{**common, "learning_rate": learning_rate or SFT_LEARNING_RATE, "max_length": max_length,
-                            "assistant_only_loss": True, **extra})
-        trainer = SFTTrainer(**{"model": lm, "args": args, "train_dataset": dataset, "processing_class": tok,
-                                "peft_config": peft_config, **build})
-    elif method == "dpo":
-        args = DPOConfig(**{**common, "learning_rate": learning_rate or DPO_LEARNING_RATE,
-                            "beta": DPO_BETA if beta is None else float(beta), "max_length": max_length, **extra})
-        trainer = DPOTrainer(**{"model": lm, "args": args, "train_dataset": dataset, "processing_class": tok,
-                                "peft_config": peft_config, **build})
-    else:
-        if judge is not None:
-            rewards.append(fmt.grpo_reward(judge, data))
-        if reward is not None:
-            rewards.extend([reward] if callable(reward) else list(reward))
-        generation_batch = math.lcm(batch_size, num_generations)
-        args = GRPOConfig(**{**common, "learning_rate": learning_rate or GRPO_LEARNING_RATE,
-                             "beta": GRPO_BETA if beta is None else float(beta), "num_generations": num_generations,
-                             "generation_batch_size": generation_batch,
-                             "max_completion_length": max_completion_length, "temperature": temperature, **extra})
-        trainer = GRPOTrainer(**{"model": lm, "reward_funcs": rewards, "args": args, "train_dataset": dataset,
-                                 "processing_class": tok, "peft_config": peft_config, **build})
+    args, trainer, rewards = _trainer(
+        method, common, dataset, lm, tok, judge=judge, reward=reward, data=data, learning_rate=learning_rate,
+        beta=beta, max_length=max_length, batch_size=batch_size, num_generations=num_generations,
+        max_completion_length=max_completion_length, temperature=temperature, peft_config=peft_config,
+        trainer_args=trainer_args, trainer_kwargs=trainer_kwargs)
     if len(trainer.train_dataset) == 0:
         raise InvalidArgument(
             f"train({method}): every example was dropped after tokenization (longer than max_length={max_length} "
@@ -286,16 +335,7 @@ def train(
     final = out / "final"
     trainer.save_model(str(final))
     tok.save_pretrained(str(final))
-    config = {"method": method, "learning_rate": args.learning_rate, "batch_size": args.per_device_train_batch_size,
-              "max_steps": max_steps, "epochs": float(args.num_train_epochs), "seed": args.seed, "use_cpu": cpu,
-              "bf16": bool(args.bf16)}
-    if method in ("sft", "dpo"):
-        config["max_length"] = args.max_length
-    if method in ("dpo", "grpo"):
-        config["beta"] = args.beta
-    if method == "grpo":
-        config.update(num_generations=args.num_generations, max_completion_length=args.max_completion_length,
-                      temperature=args.temperature, reward_funcs=[getattr(f, "__name__", "reward") for f in rewards])
+    config = _run_config(method, args, max_steps=max_steps, cpu=cpu, rewards=rewards)
     log = [dict(e) for e in trainer.state.log_history]
     result = TrainResult(method=method, checkpoint=str(final), log=log, n_examples=len(dataset),
                          steps=int(trainer.state.global_step), seconds=seconds, config=config, trainer=trainer)
