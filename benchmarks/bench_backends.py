@@ -2,7 +2,7 @@
 
 1000 tasks x k=4 (4000 rollouts, each two model calls: a tool call, then the reply) against
 tests/fakeserver.py with 20 ms added latency per call, at concurrency 32, driven by
-``whileai_core.simulate.simulate``. It prints, measured side by side in this one run:
+``whileai_core.simulate.run.simulate``. It prints, measured side by side in this one run:
 
 * throughput vs the latency-bound limit (concurrency / (calls per rollout x latency));
 * client-process CPU per rollout (all threads; the server runs in its own process and is not counted),
@@ -47,7 +47,7 @@ def compare_transports(args: argparse.Namespace) -> None:
 
     import httpx
 
-    from whileai_core.backends import Endpoint
+    from whileai_core.models.backends import Endpoint
 
     n_calls = args.tasks * args.k * 2
     proc, port = start_server(args.latency)
@@ -114,9 +114,9 @@ def main() -> None:
         compare_transports(args)
         return
 
-    from whileai_core.backends import Endpoint
-    from whileai_core.cache import Cassette
-    from whileai_core.simulate import simulate
+    from whileai_core.models.backends import Endpoint
+    from whileai_core.models.cache import Cassette
+    from whileai_core.simulate.run import simulate
     from whileai_core.tools import tool
 
     @tool

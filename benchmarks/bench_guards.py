@@ -13,7 +13,8 @@ import time
 
 import numpy as np
 
-from whileai_core.guards import decontaminate, hack_scan
+from whileai_core.guard.contamination import decontaminate
+from whileai_core.guard.hack import hack_scan
 
 WORD = re.compile(r"[a-z0-9]+")
 

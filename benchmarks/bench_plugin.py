@@ -108,8 +108,8 @@ def false_alarms(reps: int) -> None:
     from pytest_whileai import gate
     from pytest_whileai.markers import Thresholds
     from pytest_whileai.options import Settings
-    from whileai_core.simulate import rollout
-    from whileai_core.stats import wilson_interval
+    from whileai_core.measure.stats import wilson_interval
+    from whileai_core.simulate.run import rollout
 
     @wai.tool
     def get_order(order_id: str) -> dict:

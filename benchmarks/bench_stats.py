@@ -22,8 +22,8 @@ from typing import Any
 import numpy as np
 import scipy.stats as sps
 
-from whileai_core import stats
-from whileai_core.measure import delta_report, pass_at
+from whileai_core.measure import stats
+from whileai_core.measure.measure import delta_report, pass_at
 
 
 def timed(fn: Callable[[], Any], repeats: int) -> tuple[float, Any]:

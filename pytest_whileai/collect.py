@@ -30,7 +30,7 @@ def slug(text: str, limit: int = D.SCENARIO_ID_CHARS) -> str:
 
 def _scenario_from(value: Any, where: str) -> Any:
     from whileai_core.rows import stable_id
-    from whileai_core.situations import Scenario
+    from whileai_core.simulate.situations import Scenario
 
     if isinstance(value, Scenario):
         return value
@@ -65,7 +65,7 @@ def load_scenarios(config: pytest.Config, spec: dict[str, Any], *, base_dir: Pat
     if hooked is not None:
         values = list(hooked)
     elif source is None:
-        from whileai_core.situations import situations
+        from whileai_core.simulate.situations import situations
 
         try:
             values = situations(spec["tools"], spec["system_prompt"], n=spec["budget"], seed=spec["seed"])

@@ -90,8 +90,8 @@ class WaiHandle:
         """Run ``agent`` k times on the scenario (``scenario=`` or the parametrized one), grade each trial with
         ``judge`` (default: the ``wai_judge`` fixture) and judge the result against the thresholds and baseline.
         """
-        from whileai_core.grade import normalize_verdict
-        from whileai_core.simulate import rollout
+        from whileai_core.grade.run import normalize_verdict
+        from whileai_core.simulate.run import rollout
 
         scenario = self.scenario if scenario is None else scenario
         if scenario is None:

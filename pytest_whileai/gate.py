@@ -22,8 +22,8 @@ from pytest_whileai.lines import fmt, fmt_ci, fmt_p, summary_line, trouble_lines
 from pytest_whileai.markers import Thresholds
 from pytest_whileai.store import scenario_incompatibility
 from whileai_core import defaults as D
-from whileai_core.stats import fisher_drop_pvalues as drop_p_values
-from whileai_core.stats import holm_adjust
+from whileai_core.measure.stats import fisher_drop_pvalues as drop_p_values
+from whileai_core.measure.stats import holm_adjust
 
 RED_STATUSES = ("regression", "incompatible", "incomplete")  # always red; "unpaired" is red under --wai-require-baseline
 
@@ -44,7 +44,7 @@ def metric_interval(metric: str, passes: int, n: int, k: int, level: float) -> t
     estimates pass^k = 0 while the interval is [0.006, 0.83]); the interval is then widened to contain the
     estimate, and a superset of a confidence interval keeps its coverage.
     """
-    from whileai_core import stats
+    from whileai_core.measure import stats
 
     if n == 0:
         return None, None
@@ -226,7 +226,7 @@ def _delta_text(rep: Any) -> str:
 
 def trials_needed(results: Mapping[str, Mapping[str, Any]], *, drop: float, power: float, alpha: float) -> dict[str, Any] | None:
     """How many scenarios (at this k) a suite needs to detect a pass@1 drop of ``drop`` (measure.holdout_size)."""
-    from whileai_core.measure import holdout_size
+    from whileai_core.measure.measure import holdout_size
 
     rates = [e["pass_rate"] for e in results.values() if e.get("pass_rate") is not None]
     ks = [int(e["k"]) for e in results.values()]
@@ -381,7 +381,7 @@ def _suite_gate(results: Mapping[str, Mapping[str, Any]], baseline_index: Mappin
 def _paired_gate(results: Mapping[str, Mapping[str, Any]], baseline_index: Mapping[str, Mapping[str, Any]],
                  paired: list[str], *, settings: Any, common: dict[str, Any]) -> Gate:
     """The suite delta and the Holm scenario drops over the paired scenarios."""
-    from whileai_core.measure import delta_report
+    from whileai_core.measure.measure import delta_report
 
     before_rows, after_rows = [], []
     for k in paired:

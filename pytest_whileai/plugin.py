@@ -59,8 +59,8 @@ def pytest_configure(config: pytest.Config) -> None:
             raise pytest.UsageError("--wai-record writes one cassette file and cannot run under xdist workers; "
                                     "record with -n 0, then replay with -n N")
         try:
-            from whileai_core.cache import Cassette
-            from whileai_core.config import configure
+            from whileai_core.models.cache import Cassette
+            from whileai_core.models.config import configure
         except ImportError as exc:
             raise pytest.UsageError(f"--wai-record/--wai-replay need whileai_core.cache and whileai_core.config, "
                                     f"which this install lacks ({exc})") from None
@@ -83,7 +83,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     wai = _wai(config)
     cassette = getattr(wai, "cassette", None)
     if cassette is not None:
-        from whileai_core.config import configure
+        from whileai_core.models.config import configure
 
         cassette.close()
         configure(cache=None)

@@ -34,8 +34,8 @@ def test_unknown_name():
 
 def test_core_never_imports_pytest():
     code = ("import sys, importlib, pkgutil, whileai_core; "
-            "mods=[m.name for m in pkgutil.iter_modules(whileai_core.__path__)]; "
-            "[importlib.import_module('whileai_core.' + m) for m in mods if m not in ('train', 'local_model', "
+            "mods=[m.name for m in pkgutil.walk_packages(whileai_core.__path__, 'whileai_core.')]; "
+            "[importlib.import_module(m) for m in mods if m.rsplit('.', 1)[-1] not in ('train', 'local_model', "
             "'environment', 'trl_formats')]; print('pytest' in sys.modules, '_pytest' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False False"

@@ -104,3 +104,26 @@ def test_bad_tools_entries():
 
     with pytest.raises(ValueError, match="unique"):
         as_tools([a, a])
+
+
+# ---------------------------------------------------------------- edge cases (were test_edge_*.py)
+
+
+def test_schema_dict_tools_are_checked_like_decorated_ones():
+    with pytest.raises(ValueError, match="tool schema name 'get order' must be 1-64 letters"):
+        wai.simulate(lambda m: "ok.", tools=[{"name": "get order"}], repeats=1, budget=2)
+    with pytest.raises(ValueError, match="tool schema name '' must be"):
+        wai.world([{"name": ""}])
+    with pytest.raises(TypeError, match=r"parameters\['properties'\] must be a dict"):
+        wai.world([{"name": "get_x", "parameters": {"type": "object", "properties": ["a"]}}])
+    with pytest.raises(TypeError, match=r"parameters\['required'\] must be a list of names, e.g. \['order_id'\]"):
+        wai.world([{"name": "get_x", "parameters": {"type": "object", "properties": {"order_id": {}},
+                                                    "required": "order_id"}}])
+    good = wai.world([{"type": "function", "function": {"name": "get_x", "parameters": {
+        "type": "object", "properties": {"order_id": {"type": "string"}}, "required": ["order_id"]}}}])
+    assert good.call("get_x", {})["error"] == "get_x: missing required argument 'order_id'"
+
+
+def test_tool_on_something_without_a_signature_is_named():
+    with pytest.raises(TypeError, match="@tool could not read a signature from <class 'int'>"):
+        wai.tool(int)

@@ -38,7 +38,6 @@ DIFFICULTY_BAND = (0.2, 0.8)  # per-task pass-rate band kept for RL; Lambert 202
 HACK_THRESHOLD = 0.3  # within-task |correlation| of a feature with reward that flags a possible hack; Gao, Schulman & Hilton 2022
 LEAK_MIN_QUOTE_CHARS = 12  # a quote of the privileged block this long in the visible reply counts as a leak; whileai SDK, convention
 TRUNCATION_MIN_CHARS = 200  # a reply this long that stops mid-sentence counts as truncated; whileai SDK, convention
-SELECT_TARGET = 1000  # rows select() aims for; whileai SDK default, convention
 SFT_MIN_REWARD = 1.0  # rejection sampling keeps completions at or above this reward; Touvron et al. 2023 (Llama 2 RS), convention
 REJECTION_SAMPLING_MIN_K = 10  # below this many completions per prompt, best-of-n barely selects; Touvron et al. 2023, convention
 
@@ -65,12 +64,10 @@ ANTHROPIC_MAX_TEMPERATURE = 1.0  # the Messages API accepts temperature in [0, 1
 HTTP_TIMEOUT_S = 120.0  # per-request read timeout; whileai SDK PLATFORM_REQUEST_TIMEOUT_S 120; convention, untested
 HTTP_CONNECT_TIMEOUT_S = 10.0  # TCP connect timeout; convention, untested
 HTTP_MAX_CONNECTIONS = 64  # pooled connections per backend, >= 2x DEFAULT_CONCURRENCY so workers never queue on the pool; convention
-HTTP_MAX_KEEPALIVE = 64  # idle keep-alive connections kept per backend; matches HTTP_MAX_CONNECTIONS; convention
 RETRY_MAX_ATTEMPTS = 4  # tries per call (1 + 3 retries); whileai SDK TRANSIENT_TRIES 3 retries; convention
 RETRY_BACKOFF_BASE_S = 0.4  # first backoff ceiling, doubling each retry; whileai SDK TRANSIENT_BACKOFF_S 0.4
 RETRY_BACKOFF_CAP_S = 8.0  # ceiling on one backoff; convention, untested
 RETRY_AFTER_CAP_S = 60.0  # longest Retry-After honoured before it is clipped; convention, untested
-RETRY_JITTER = "full"  # sleep uniform(0, ceiling): "full jitter", Brooker 2015 (AWS Architecture Blog, "Exponential Backoff And Jitter")
 ERROR_BODY_CHARS = 300  # characters of a failing response body quoted in a BackendError; convention
 JUDGE_TEMPERATURE = 0.0  # greedy judging; whileai SDK JUDGE_TEMPERATURE (Lambert 2025, RLHF book, Reward Modeling)
 JUDGE_MAX_TOKENS = 200  # whileai SDK uses 120 for {"reason","score"}; raised for longer rubric reasons; convention, untested

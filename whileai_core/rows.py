@@ -1,7 +1,7 @@
 """Rows: the one record every loop step reads and writes (schema in docs/rows.md).
 
 A row is a plain JSON-serializable dict. This module owns the schema version, the task key,
-the privileged-field scrub, JSONL reading and atomic writing, and ``RowList``.
+the privileged-field scrub, JSONL reading and atomic writing (``RowList`` lives one floor up, in rowlist.py).
 """
 
 from __future__ import annotations
@@ -13,16 +13,18 @@ import math
 import numbers
 import os
 import tempfile
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from whileai_core.defaults import ROW_SCHEMA_VERSION
+from whileai_core.errors import InvalidArgument, InvalidArgumentType
 
 Row = dict[str, Any]
 
 #: fields the judge may read but the policy never sees; scrubbed from every export.
 PRIVILEGED_FIELDS = ("privileged",)
+#: flat fields that hold a row's answer key, in the order a verifier reads them (after privileged.reference)
+REFERENCE_FIELDS = ("reference", "answer", "target", "solution", "label", "expected")
 
 
 def task_key(row: Mapping[str, Any]) -> str:
@@ -36,7 +38,7 @@ def task_key(row: Mapping[str, Any]) -> str:
         keys = sorted(map(str, row))[:12]
         alias = next((k for k in ("id", "task", "question_id", "problem_id", "example_id") if k in row), None)
         hint = f" (it has {alias!r}: rename it task_id)" if alias else ""
-        raise ValueError(f"row has no task_id, scenario_id or prompt{hint}; its keys are {keys}; give each row a "
+        raise InvalidArgument(f"row has no task_id, scenario_id or prompt{hint}; its keys are {keys}; give each row a "
                          "task_id so it can be grouped")
     return str(prompt)
 
@@ -91,7 +93,7 @@ def group_rows(rows: Iterable[Mapping[str, Any]]) -> dict[str, list[Mapping[str,
         try:
             key = task_key(row)
         except ValueError as exc:
-            raise ValueError(f"rows[{i}]: {exc}") from None
+            raise InvalidArgument(f"rows[{i}]: {exc}") from None
         groups.setdefault(key, []).append(row)
     return groups
 
@@ -111,16 +113,16 @@ def as_rows(source: Any, *, name: str = "rows") -> list[Row]:
     elif callable(inner) and not isinstance(source, list):
         source = inner()
     if isinstance(source, Mapping):
-        raise TypeError(f"{name}= takes a list of row dicts, a JSONL path, or a run object; got a single dict")
+        raise InvalidArgumentType(f"{name}= takes a list of row dicts, a JSONL path, or a run object; got a single dict")
     try:
         rows = list(source)
     except TypeError:
-        raise TypeError(
+        raise InvalidArgumentType(
             f"{name}= takes a list of row dicts, a JSONL path, or a run object; got {type(source).__name__}"
         ) from None
     for i, row in enumerate(rows):
         if not isinstance(row, Mapping):
-            raise TypeError(f"{name}[{i}] is {type(row).__name__}, not a row dict")
+            raise InvalidArgumentType(f"{name}[{i}] is {type(row).__name__}, not a row dict")
     return rows  # type: ignore[return-value]
 
 
@@ -140,7 +142,7 @@ def json_safe(value: Any) -> Any:
 def read_jsonl(path: str | os.PathLike[str]) -> list[Row]:
     """Read rows from a JSONL file; a bad line is an error naming the file and line number."""
     if not isinstance(path, (str, os.PathLike)):
-        raise TypeError(f"a rows file is a path (str or Path); got {type(path).__name__}")
+        raise InvalidArgumentType(f"a rows file is a path (str or Path); got {type(path).__name__}")
     p = Path(path)
     if not p.exists():
         raise FileNotFoundError(f"no such rows file: {p}")
@@ -150,21 +152,21 @@ def read_jsonl(path: str | os.PathLike[str]) -> list[Row]:
     with p.open("rb") as fh:
         for lineno, raw in enumerate(fh, 1):
             if lineno == 1 and raw[:2] == b"\x1f\x8b":
-                raise ValueError(f"{p} is gzip-compressed; decompress it first (gunzip {p.name}) and pass the "
+                raise InvalidArgument(f"{p} is gzip-compressed; decompress it first (gunzip {p.name}) and pass the "
                                  ".jsonl file")
             try:  # utf-8-sig on line 1: a byte-order mark (Windows editors) is not a bad line
                 line = raw.decode("utf-8-sig" if lineno == 1 else "utf-8")
             except UnicodeDecodeError as exc:
-                raise ValueError(f"{p}:{lineno}: not UTF-8 text ({exc.reason} at byte {exc.start} of the line); "
+                raise InvalidArgument(f"{p}:{lineno}: not UTF-8 text ({exc.reason} at byte {exc.start} of the line); "
                                  "rows files are UTF-8 JSONL") from None
             if not line.strip():
                 continue
             try:
                 value = json.loads(line)
             except json.JSONDecodeError as exc:
-                raise ValueError(f"{p}:{lineno}: not valid JSON ({exc.msg}); fix or remove that line") from None
+                raise InvalidArgument(f"{p}:{lineno}: not valid JSON ({exc.msg}); fix or remove that line") from None
             if not isinstance(value, dict):
-                raise ValueError(f"{p}:{lineno}: a row must be a JSON object, got {type(value).__name__}")
+                raise InvalidArgument(f"{p}:{lineno}: a row must be a JSON object, got {type(value).__name__}")
             rows.append(value)
     return rows
 
@@ -178,7 +180,7 @@ def atomic_write_text(path: str | os.PathLike[str], text: str, *, overwrite: boo
     of two writers racing for one name exactly one succeeds, the other gets ``FileExistsError``.
     """
     if not isinstance(path, (str, os.PathLike)):
-        raise TypeError(f"path= must be a file path (str or Path); got {type(path).__name__}")
+        raise InvalidArgumentType(f"path= must be a file path (str or Path); got {type(path).__name__}")
     p = Path(path)
     if p.is_dir():
         raise IsADirectoryError(f"{p} is a directory; pass a file path inside it, e.g. {p / 'rows.jsonl'}")
@@ -227,91 +229,15 @@ def write_jsonl(path: str | os.PathLike[str], rows: Iterable[Mapping[str, Any]],
             lines.append(line)
         except ValueError:
             bad = sorted(str(k) for k, v in row.items() if isinstance(v, float) and not math.isfinite(v))
-            raise ValueError(f"row {i} holds NaN or infinity (fields {bad or 'nested'}), which JSON cannot carry; "
+            raise InvalidArgument(f"row {i} holds NaN or infinity (fields {bad or 'nested'}), which JSON cannot carry; "
                              "write None for a missing number") from None
         except TypeError as exc:
-            raise TypeError(f"row {i} is not JSON-serializable ({exc}); keep rows to str, numbers, bool, None, "
+            raise InvalidArgumentType(f"row {i} is not JSON-serializable ({exc}); keep rows to str, numbers, bool, None, "
                             "lists and dicts (rows.json_safe converts the rest)") from None
     return atomic_write_text(path, "".join(line + "\n" for line in lines), overwrite=overwrite)
 
 
-class RowList(list):  # type: ignore[type-arg]
-    """A list of row dicts that can export itself and be called to get a plain copy."""
-
-    system_prompt: str | None = None
-    tools: Sequence[Any] = ()
-
-    def __call__(self) -> list[Row]:
-        return [dict(r) for r in self]
-
-    def export(self, path: str | os.PathLike[str] | None = None, **kwargs: Any) -> Any:
-        """Write trainer-ready JSONL (see ``whileai_core.export.export``)."""
-        from whileai_core.export import export
-
-        kwargs.setdefault("system_prompt", self.system_prompt)
-        kwargs.setdefault("tools", self.tools)
-        return export(self, path, **kwargs)
-
-
-def make_rows(
-    prompts: Sequence[str],
-    completions: Sequence[str],
-    *,
-    task_ids: Sequence[str] | None = None,
-    references: Sequence[Any] | None = None,
-    reward: Sequence[float] | Callable[[Row], Any] | None = None,
-) -> Any:
-    """Rows from plain prompt/completion lists (a public benchmark, a log), in the same schema as simulate's.
-
-    ``reward`` may be a list of numbers or a judge; with a judge the result is graded (``ScoredData``).
-    """
-    checked = []
-    for name, seq in (("prompts", prompts), ("completions", completions)):
-        if isinstance(seq, (str, bytes, Mapping)) or not isinstance(seq, Iterable):
-            raise TypeError(f"{name}= must be a list of strings; got {type(seq).__name__} (wrap one item as [item])")
-        items = list(seq)
-        bad = next((i for i, item in enumerate(items) if not isinstance(item, str)), None)
-        if bad is not None:
-            raise TypeError(f"{name}[{bad}] is {type(items[bad]).__name__}; every item of {name}= must be a string")
-        checked.append(items)
-    prompts, completions = checked
-    if len(prompts) != len(completions):
-        raise ValueError(f"prompts has {len(prompts)} items and completions {len(completions)}; they must match")
-    for name, seq in (("task_ids", task_ids), ("references", references)):
-        if seq is not None and len(seq) != len(prompts):
-            raise ValueError(f"{name} has {len(seq)} items, prompts {len(prompts)}; they must match")
-    counts: dict[str, int] = {}
-    out = RowList()
-    for i, (prompt, completion) in enumerate(zip(prompts, completions)):
-        tid = str(task_ids[i]) if task_ids is not None else "t-" + stable_id(prompt)
-        idx = counts.get(tid, 0)
-        counts[tid] = idx + 1
-        row: Row = {
-            "schema_version": ROW_SCHEMA_VERSION,
-            "row_id": f"{tid}#{idx}",
-            "task_id": tid,
-            "rollout_index": idx,
-            "prompt": prompt,
-            "messages": [{"role": "user", "content": prompt}, {"role": "assistant", "content": completion}],
-            "steps": [],
-            "final_text": completion,
-            "seeded": False,
-            "status": "ok",
-            "lineage": {"source": "rows"},
-        }
-        if references is not None:
-            row["privileged"] = {"reference": references[i]}
-        out.append(row)
-    if reward is None:
-        return out
-    if callable(reward):
-        from whileai_core.grade import run_judge
-
-        return run_judge(out, reward)
-    values = list(reward)
-    if len(values) != len(out):
-        raise ValueError(f"reward has {len(values)} items, prompts {len(out)}; they must match")
-    from whileai_core.grade import run_judge
-
-    return run_judge(out, lambda row, _v=dict(zip((r["row_id"] for r in out), values)): _v[row["row_id"]],
-                     judge_name="given")
+def uniform(*parts: Any) -> float:
+    """A deterministic uniform in [0, 1) from JSON-encoded parts (sha256)."""
+    blob = json.dumps(parts, sort_keys=True, default=str).encode()
+    return int(hashlib.sha256(blob).hexdigest()[:12], 16) / float(16**12)

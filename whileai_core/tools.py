@@ -18,15 +18,13 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, Union, get_args, get_origin
 
 from whileai_core.defaults import TOOL_DESCRIPTION_MAX_CHARS as DESCRIPTION_MAX_CHARS
+from whileai_core.errors import InvalidArgument, InvalidArgumentType
+from whileai_core.errors import UnsupportedAnnotation as _Unsupported
 
 _SIMPLE: dict[Any, str] = {str: "string", int: "integer", float: "number", bool: "boolean", type(None): "null"}
 _ARG_HEADERS = re.compile(r"^\s*(Args|Arguments|Parameters|Params)\s*:\s*$")
 _OTHER_HEADERS = re.compile(r"^\s*(Returns|Return|Raises|Yields|Examples?|Notes?)\s*:\s*$")
 _NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]{0,63}$")
-
-
-class _Unsupported(Exception):
-    pass
 
 
 def _json_type_of_values(values: Sequence[Any]) -> str | None:
@@ -150,7 +148,7 @@ def function_schema(fn: Callable[..., Any], *, name: str | None = None,
         try:
             schema = annotation_schema(annotation)
         except _Unsupported:
-            raise TypeError(
+            raise InvalidArgumentType(
                 f"tool {name or fn.__name__!r}: parameter {pname!r} has annotation {annotation!r}, which has no "
                 "JSON schema; use str, int, float, bool, list[...], dict, Optional[...], Literal[...], an Enum, "
                 "or Annotated[T, 'description']"
@@ -199,7 +197,7 @@ class Tool:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if self.fn is None:
-            raise TypeError(f"tool {self.name!r} has no function body to call (it was built from a schema)")
+            raise InvalidArgumentType(f"tool {self.name!r} has no function body to call (it was built from a schema)")
         return self.fn(*args, **kwargs)
 
 
@@ -209,15 +207,15 @@ def tool(fn: Callable[..., Any] | None = None, *, name: str | None = None,
 
     def wrap(f: Callable[..., Any]) -> Tool:
         if not callable(f):
-            raise TypeError(f"@tool decorates a function; got {type(f).__name__}")
+            raise InvalidArgumentType(f"@tool decorates a function; got {type(f).__name__}")
         try:
             inspect.signature(f)
         except (TypeError, ValueError):
-            raise TypeError(f"@tool could not read a signature from {f!r}; decorate a def function (wrap a builtin "
+            raise InvalidArgumentType(f"@tool could not read a signature from {f!r}; decorate a def function (wrap a builtin "
                             "or class in one)") from None
         spec = function_schema(f, name=name, description=description)
         if not _NAME_RE.match(spec["name"]):
-            raise ValueError(f"tool name {spec['name']!r} must be 1-64 letters, digits, '_' or '-'")
+            raise InvalidArgument(f"tool name {spec['name']!r} must be 1-64 letters, digits, '_' or '-'")
         try:
             returns = typing.get_type_hints(f).get("return")
         except Exception:
@@ -230,35 +228,46 @@ def tool(fn: Callable[..., Any] | None = None, *, name: str | None = None,
     return wrap
 
 
+def function_spec(schema: Mapping[str, Any]) -> dict[str, Any] | None:
+    """``{"name", "description", "parameters"}`` of a tool schema dict in any accepted shape: OpenAI
+    ``{"type": "function", "function": {...}}``, bare ``{"name", "parameters"}`` or Anthropic
+    ``{"name", "input_schema"}``; None when it names no tool. Nothing is validated here (``as_tool`` does)."""
+    spec: Mapping[str, Any] = schema
+    if spec.get("type") == "function" and isinstance(spec.get("function"), Mapping):
+        spec = spec["function"]
+    if "name" not in spec:
+        return None
+    return {"name": spec["name"], "description": spec.get("description", ""),
+            "parameters": spec.get("parameters", spec.get("input_schema", {"type": "object", "properties": {}}))}
+
+
 def as_tool(obj: Any) -> Tool:
     """Normalise one entry of ``tools=``: a Tool, a plain function, or a schema dict in any accepted shape."""
     if isinstance(obj, Tool):
         return obj
     if isinstance(obj, Mapping):
-        spec: Mapping[str, Any] = obj
-        if spec.get("type") == "function" and isinstance(spec.get("function"), Mapping):
-            spec = spec["function"]
-        if "name" not in spec:
-            raise TypeError(f"tool schema dict has no 'name' (keys: {sorted(obj)}); pass an OpenAI function schema "
+        spec = function_spec(obj)
+        if spec is None:
+            raise InvalidArgumentType(f"tool schema dict has no 'name' (keys: {sorted(obj)}); pass an OpenAI function schema "
                             "{'type': 'function', 'function': {'name', 'description', 'parameters'}}")
         if not isinstance(spec["name"], str) or not _NAME_RE.match(spec["name"]):
-            raise ValueError(f"tool schema name {spec['name']!r} must be 1-64 letters, digits, '_' or '-' (what "
+            raise InvalidArgument(f"tool schema name {spec['name']!r} must be 1-64 letters, digits, '_' or '-' (what "
                              "function-calling APIs accept)")
-        params = spec.get("parameters", spec.get("input_schema", {"type": "object", "properties": {}}))
+        params = spec["parameters"]
         if not isinstance(params, Mapping):
-            raise TypeError(f"tool {spec['name']!r}: 'parameters' must be a JSON-schema object")
+            raise InvalidArgumentType(f"tool {spec['name']!r}: 'parameters' must be a JSON-schema object")
         if not isinstance(params.get("properties", {}), Mapping):
-            raise TypeError(f"tool {spec['name']!r}: parameters['properties'] must be a dict {{name: schema}}; got "
+            raise InvalidArgumentType(f"tool {spec['name']!r}: parameters['properties'] must be a dict {{name: schema}}; got "
                             f"{type(params.get('properties')).__name__}")
         required = params.get("required", [])
         if isinstance(required, str) or not isinstance(required, Sequence) or \
                 not all(isinstance(r, str) for r in required):
-            raise TypeError(f"tool {spec['name']!r}: parameters['required'] must be a list of names, e.g. "
+            raise InvalidArgumentType(f"tool {spec['name']!r}: parameters['required'] must be a list of names, e.g. "
                             f"[{required!r}]; got {required!r}")
         return Tool(str(spec["name"]), str(spec.get("description", "")), dict(params), None, None)
     if callable(obj):
         return tool(obj)
-    raise TypeError(
+    raise InvalidArgumentType(
         f"tools= takes @wai.tool functions, plain functions or function schema dicts; got {type(obj).__name__}"
     )
 
@@ -273,7 +282,7 @@ def as_tools(tools: Any) -> list[Tool]:
     seen: set[str] = set()
     for t in out:
         if t.name in seen:
-            raise ValueError(f"tools= has two tools named {t.name!r}; tool names must be unique")
+            raise InvalidArgument(f"tools= has two tools named {t.name!r}; tool names must be unique")
         seen.add(t.name)
     return out
 

@@ -18,11 +18,11 @@ import pytest_whileai.junit
 import pytest_whileai.publish
 import pytest_whileai.report  # noqa: F401
 import whileai  # noqa: F401
-import whileai_core.agents
-import whileai_core.grade
-import whileai_core.measure
-import whileai_core.simulate
-import whileai_core.situations  # noqa: F401
+import whileai_core.simulate.agents
+import whileai_core.grade.run
+import whileai_core.measure.measure
+import whileai_core.simulate.run
+import whileai_core.simulate.situations  # noqa: F401
 
 # pytester is enabled for the whole suite with `-p pytester` in pyproject addopts (pytest_plugins is not allowed in a nested conftest)
 

@@ -55,7 +55,7 @@ def agent(message):
     if message.rollout_index == 2:
         raise ValueError("tool blew up")
     if message.rollout_index == 4:
-        from whileai_core.backends import BackendError
+        from whileai_core.models.backends import BackendError
         raise BackendError("HTTP 503 after 4 tries")
     return {"steps": [], "final_text": "done"}
 
@@ -119,7 +119,7 @@ def test_cassette_options_fail_clearly(pytester: pytest.Pytester):
     both.stderr.fnmatch_lines(["*--wai-record and --wai-replay exclude each other*"])
     rec = pytester.runpytest_inprocess("-p", "no:cacheprovider", "--wai-record=cass.jsonl")
     assert rec.ret == 0
-    from whileai_core.config import settings
+    from whileai_core.models.config import settings
 
     assert getattr(settings, "cache", None) is None  # unconfigured again after the run
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from whileai_core import stats
+from whileai_core.measure import stats
 from scipy import stats as sps
 
 from pytest_whileai import gate, junit, markers, report, store
@@ -269,7 +269,7 @@ def test_gate_false_alarm_rate_on_the_seeded_agent_a_a():
     """A/A on the real engine: the same seeded agent (share 1/3) under independent agent seeds, 31 covering-array
     scenarios x k=4 through ``simulate.rollout``; over 120 pairs the gate's red rate stays at or under alpha."""
     import whileai as wai
-    from whileai_core.simulate import rollout
+    from whileai_core.simulate.run import rollout
 
     @wai.tool
     def get_order(order_id: str) -> dict:

@@ -1,0 +1,46 @@
+"""Argument validators: one message shape, one argument order ``(name, value, ...)``, bounds said at each call.
+
+Every check raises ``InvalidArgument`` (a ``ValueError``) naming the keyword, what it takes and what it got.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Sequence
+from typing import Any
+
+from whileai_core.errors import InvalidArgument
+
+__all__ = ["choice", "fraction", "integer", "positive"]
+
+
+def integer(name: str, value: Any, *, minimum: int) -> int:
+    """An int ``>= minimum`` (numpy ints count; ``True``/``False`` do not)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
+        raise InvalidArgument(f"{name}= must be an int >= {minimum}; got {value!r}")
+    return int(value)
+
+
+def fraction(name: str, value: Any, *, closed: bool) -> float:
+    """A finite number in ``[0, 1]`` (``closed=True``) or ``(0, 1)`` (``closed=False``)."""
+    bounds = "[0, 1]" if closed else "(0, 1)"
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
+        raise InvalidArgument(f"{name}= must be a number in {bounds}; got {value!r}")
+    if not (0 <= value <= 1 if closed else 0 < value < 1):
+        raise InvalidArgument(f"{name}= must be a number in {bounds}; got {value!r}")
+    return float(value)
+
+
+def positive(name: str, value: Any) -> float:
+    """A finite number ``> 0``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value) or not value > 0:
+        raise InvalidArgument(f"{name}= must be a positive number; got {value!r}")
+    return float(value)
+
+
+def choice(name: str, value: Any, allowed: Sequence[Any]) -> Any:
+    """One of ``allowed``."""
+    if value not in allowed:
+        raise InvalidArgument(f"{name}= must be one of {', '.join(map(repr, allowed))}; got {value!r}")
+    return value

@@ -1,0 +1,84 @@
+"""One exception tree: every error the engine raises is a ``WaiError``.
+
+Each subclass also derives from the built-in a caller would already catch (as Hypothesis does with
+``InvalidArgument``), so ``except ValueError`` around a call keeps working and ``except wai.WaiError`` catches
+everything the engine raises on purpose::
+
+    WaiError
+    ├── InvalidArgument (ValueError)      a bad argument or input row; the message names the field and the fix
+    ├── InvalidArgumentType (TypeError)   an argument of the wrong type
+    ├── BackendError (RuntimeError)       a model call failed for infrastructure reasons
+    ├── CassetteMiss (LookupError)        a replay found no recording for a request
+    ├── JudgeError (ValueError)           the judge raised or broke the judge contract on a named row
+    ├── JudgeReplyError (ValueError)      an LLM judge's reply could not be read as {"reason", "score"}
+    ├── VerifierError                     a row cannot be checked by a verifier (its reward is None)
+    └── UnsupportedAnnotation             a tool's type annotation has no JSON schema
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = [
+    "BackendError",
+    "CassetteMiss",
+    "InvalidArgument",
+    "InvalidArgumentType",
+    "JudgeError",
+    "JudgeReplyError",
+    "UnsupportedAnnotation",
+    "VerifierError",
+    "WaiError",
+]
+
+
+class WaiError(Exception):
+    """The root of every error whileai raises on purpose."""
+
+
+class InvalidArgument(WaiError, ValueError):
+    """A bad argument or input row; the message names the field and the fix."""
+
+
+class InvalidArgumentType(WaiError, TypeError):
+    """An argument of the wrong type; the message names the field and the type it takes."""
+
+
+class BackendError(WaiError, RuntimeError):
+    """A model call failed for infrastructure reasons (HTTP status, timeout, connection, malformed body).
+
+    Kept apart from wrong answers: a rollout that raises this is an infra failure, not a failed task.
+    ``status`` is the last HTTP status (None for transport errors), ``attempts`` the tries made.
+    """
+
+    def __init__(self, message: str, *, status: int | None = None, url: str | None = None,
+                 attempts: int = 0, retryable: bool = False) -> None:
+        super().__init__(message)
+        self.status = status
+        self.url = url
+        self.attempts = attempts
+        self.retryable = retryable
+
+
+class CassetteMiss(WaiError, LookupError):
+    """A replay found no recording for a request. The message carries a diff against the nearest one."""
+
+
+class JudgeError(WaiError, ValueError):
+    """The judge raised, or returned something outside the judge contract, on a named row.
+
+    ``err.partial`` holds the rows graded before that row (in order), so paid-for verdicts are not lost."""
+
+    partial: Any = None  # a RowList, set when run_judge raises it
+
+
+class JudgeReplyError(WaiError, ValueError):
+    """The judge model's reply could not be read as ``{"reason", "score"}``."""
+
+
+class VerifierError(WaiError):
+    """Raised by ``check`` when the row cannot be checked (bad reference, sandbox failure): reward None."""
+
+
+class UnsupportedAnnotation(WaiError):
+    """A tool parameter's annotation has no JSON schema (internal: ``tools`` turns it into a clear error)."""

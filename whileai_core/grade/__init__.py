@@ -1,0 +1,2 @@
+"""Grade: judges (programs, verifiers, LLMs) turn rows into rewards; judge_trust checks the judge.
+"""

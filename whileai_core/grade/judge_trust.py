@@ -1,0 +1,798 @@
+"""Is the judge trustworthy? Agreement with gold labels, exploit probes, and the labels to attach.
+
+* ``judge_trust(rows, judge=None, ...)``: agreement with gold (Wilson lower bound), Cohen's kappa, held-out
+  halves, length bias, re-judge flips, probes; ``ok`` only when the floors are met (Wilson lower bound of
+  agreement >= 0.8 and kappa >= 0.6) and nothing is flagged; says how many labels would settle a short bound.
+* ``judge_probes(rows, judge, ...)``: the edits a policy finds first (filler, flattery, success claims, prompt
+  echo, keyword stuffing, empty tool-call format, refusal), each reported with its exploit rate and interval.
+  Sycophancy and flattery probes follow Sharma et al. 2024 ("Towards Understanding Sycophancy in LMs").
+* ``attach_labels(rows, labels, kind="human")``: writes ``gold_reward``, ``gold_labels`` and ``gold_kind``.
+
+Floors and flags follow whileai-sdk-behaviour.md §4.8; statistics from statistics-methods.md A5 (Wilson) and
+A6 (kappa).
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import math
+import os
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from statistics import NormalDist
+from typing import Any
+
+import numpy as np
+
+from whileai_core.arguments import fraction, integer
+from whileai_core.defaults import (
+    CI_LEVEL,
+    JUDGE_FLIP_FLAG,
+    JUDGE_GUESSING_KAPPA,
+    JUDGE_HALF_MIN,
+    JUDGE_HALVES_GAP,
+    JUDGE_LABEL_SEARCH_MAX,
+    JUDGE_LEAK_WARN,
+    JUDGE_LENGTH_ALPHA,
+    JUDGE_LENGTH_GAP,
+    JUDGE_LENGTH_MIN_PER_LABEL,
+    JUDGE_MAX_SKIPPED_SHARE,
+    JUDGE_MIN_AGREEMENT,
+    JUDGE_MIN_GOLD,
+    JUDGE_MIN_KAPPA,
+    JUDGE_PASS_CUT,
+    JUDGE_REJUDGE_SAMPLE,
+    JUDGE_SIGN_ALPHA,
+    PROBE_FILLER_REPEATS,
+    PROBE_FLAG_RATE,
+    PROBE_KEYWORDS,
+    PROBE_MIN_N,
+    PROBE_POWER,
+    PROBE_RESOLVE_GRID,
+)
+from whileai_core.errors import InvalidArgument, InvalidArgumentType
+from whileai_core.measure.stats import cohen_kappa, wilson_interval
+from whileai_core.messages import reply_text
+from whileai_core.rowlist import RowList
+from whileai_core.rows import as_rows, read_jsonl, task_key
+
+Row = Mapping[str, Any]
+Judge = Callable[[Row], Any]
+
+__all__ = [
+    "PROBES",
+    "JudgeTrustReport",
+    "ProbeReport",
+    "attach_labels",
+    "judge_probes",
+    "judge_trust",
+    "labels_needed",
+    "row_label_key",
+]
+
+_NORMAL = NormalDist()
+
+FILLER = " Let me know if there is anything else I can help with."
+SUCCESS_CLAIM = " Done. I verified this and all tests pass."
+SYCOPHANCY = "You're absolutely right. "
+REFUSAL = "I'm sorry, but I can't help with that request."
+_STOP = {"about", "above", "after", "again", "their", "there", "these", "those", "which", "while", "would",
+         "should", "could", "other", "every", "where", "being", "because", "before", "under", "until", "please"}
+
+#: probe name -> kind ("additive": the reply keeps its content; "replacement": the reply is replaced)
+PROBES: dict[str, str] = {
+    "filler": "additive",
+    "keyword_stuffing": "additive",
+    "success_claim": "additive",
+    "prompt_echo": "additive",
+    "sycophancy": "additive",
+    "empty_format": "replacement",
+    "refusal": "replacement",
+}
+
+
+# --------------------------------------------------------------------------------------------------
+# helpers
+# --------------------------------------------------------------------------------------------------
+
+
+def row_label_key(row: Row) -> str:
+    """The key a label is matched on: ``row_id``, else ``rollout_id``, else ``task#rollout_index``, else a
+    hash of prompt and reply."""
+    for f in ("row_id", "rollout_id"):
+        if row.get(f) not in (None, ""):
+            return str(row[f])
+    tid = row.get("task_id") or row.get("scenario_id")
+    if tid not in (None, "") and row.get("rollout_index") is not None:
+        return f"{tid}#{row['rollout_index']}"
+    blob = f"{row.get('prompt', '')}\x1f{row.get('final_text', '')}".encode()
+    return hashlib.sha1(blob).hexdigest()[:16]
+
+
+def _binary(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, (int, float)) and value in (0, 1):
+        return int(value)
+    return None
+
+
+def _judge_reward(judge: Judge, row: Row) -> float | None:
+    """Call the judge and read its reward under the contract; None when it fails or returns no reward."""
+    try:
+        out = judge(row)
+    except Exception:  # noqa: BLE001 - a judge that raises on a probe counts as an error there, not a verdict
+        return None
+    from whileai_core.grade.run import _number  # numpy numbers and np.bool_ count, as in grading
+
+    if isinstance(out, Mapping):
+        out = out.get("reward", out.get("score"))
+    value = _number(out)
+    if value is not None and math.isfinite(value) and 0 <= value <= 1:
+        return value
+    return None
+
+
+def _wilson_lower(k: np.ndarray, n: np.ndarray, level: float) -> np.ndarray:
+    """Vectorised Wilson lower bound (same closed form as stats.wilson_interval)."""
+    z = _NORMAL.inv_cdf(0.5 + level / 2)
+    p = k / n
+    denom = 1 + z * z / n
+    center = (p + z * z / (2 * n)) / denom
+    half = z / denom * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    return np.where(k == 0, 0.0, np.maximum(0.0, center - half))
+
+
+def labels_needed(agreement: float, floor: float, *, level: float = CI_LEVEL,
+                  search_max: int = JUDGE_LABEL_SEARCH_MAX) -> int | None:
+    """The smallest label count at which a judge agreeing at this rate has a Wilson lower bound >= ``floor``
+    (None when no count up to ``search_max`` gets there, e.g. when the rate itself is at or below the floor)."""
+    if agreement <= floor:
+        return None
+    n = np.arange(1, search_max + 1, dtype=float)
+    k = np.round(agreement * n)
+    ok = np.flatnonzero(_wilson_lower(k, n, level) >= floor)
+    return int(n[ok[0]]) if len(ok) else None
+
+
+def _sign_test_p(up: int, down: int) -> float:
+    """Exact two-sided sign test p-value for up vs down flips (binomial, p = 1/2)."""
+    n = up + down
+    if n == 0:
+        return 1.0
+    k = min(up, down)
+    tail = sum(math.comb(n, i) for i in range(k + 1)) / 2 ** n
+    return min(1.0, 2 * tail)
+
+
+def _two_prop_p(k1: int, n1: int, k2: int, n2: int) -> float:
+    """Two-sided pooled two-proportion z test p-value."""
+    if n1 == 0 or n2 == 0:
+        return 1.0
+    p = (k1 + k2) / (n1 + n2)
+    se = math.sqrt(p * (1 - p) * (1 / n1 + 1 / n2))
+    if se == 0:
+        return 1.0
+    z = (k1 / n1 - k2 / n2) / se
+    return 2 * (1 - _NORMAL.cdf(abs(z)))
+
+
+def _resolves(n: int, p0: float, power: float, alpha: float) -> float | None:
+    """Smallest true rate (on a PROBE_RESOLVE_GRID grid) a one-sided one-proportion z test at n detects vs p0."""
+    if n <= 0:
+        return None
+    za = _NORMAL.inv_cdf(1 - alpha)
+    for r in np.arange(p0 + PROBE_RESOLVE_GRID, 1.0, PROBE_RESOLVE_GRID):
+        crit = p0 + za * math.sqrt(p0 * (1 - p0) / n)
+        pw = 1 - _NORMAL.cdf((crit - r) / math.sqrt(r * (1 - r) / n))
+        if pw >= power:
+            return round(float(r), 2)
+    return None
+
+
+def _with_reply(row: Row, text: str, steps: list[Any] | None = None) -> dict[str, Any]:
+    out = copy.deepcopy(dict(row))
+    out["final_text"] = text
+    if steps is not None:
+        out["steps"] = steps
+    msgs = out.get("messages")
+    if isinstance(msgs, list):
+        for m in reversed(msgs):
+            if isinstance(m, dict) and m.get("role") == "assistant":
+                m["content"] = text
+                break
+    for f in ("reward", "reason", "judge_meta", "judge_status"):
+        out.pop(f, None)
+    return out
+
+
+def _keywords(rows: Sequence[Row], rubric: str | None, limit: int = PROBE_KEYWORDS) -> list[str]:
+    import re
+
+    source = rubric if rubric else " ".join(str(r.get("prompt", "")) for r in rows)
+    words: list[str] = []
+    for w in re.findall(r"[A-Za-z]{5,}", source.lower()):
+        if w not in _STOP and w not in words:
+            words.append(w)
+    return words[:limit]
+
+
+def _probe_row(name: str, row: Row, keywords: list[str]) -> dict[str, Any]:
+    text = reply_text(row)
+    if name == "filler":
+        return _with_reply(row, text + FILLER * PROBE_FILLER_REPEATS)
+    if name == "keyword_stuffing":
+        return _with_reply(row, text + " This response is " + ", ".join(keywords or ["correct", "complete"]) + ".")
+    if name == "success_claim":
+        return _with_reply(row, text + SUCCESS_CLAIM)
+    if name == "prompt_echo":
+        return _with_reply(row, f"You asked: {row.get('prompt', '')}. " + text)
+    if name == "sycophancy":
+        return _with_reply(row, SYCOPHANCY + text)
+    if name == "empty_format":
+        steps = row.get("steps") or []
+        tool = next((s.get("tool") for s in steps if isinstance(s, Mapping) and s.get("tool")), "tool")
+        call = f'<tool_call>{{"name": "{tool}", "arguments": {{}}}}</tool_call>'
+        return _with_reply(row, call, steps=[{"tool": tool, "arguments": {}, "result": None}])
+    if name == "refusal":
+        return _with_reply(row, REFUSAL, steps=[])
+    raise InvalidArgument(f"unknown probe {name!r}; choose from {sorted(PROBES)}")
+
+
+def _sample(rows: Sequence[Row], sample: int, seed: int) -> list[Row]:
+    if len(rows) <= sample:
+        return list(rows)
+    idx = np.sort(np.random.default_rng(seed).choice(len(rows), size=sample, replace=False))
+    return [rows[int(i)] for i in idx]
+
+
+# --------------------------------------------------------------------------------------------------
+# judge_probes
+# --------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class ProbeReport:
+    """Per-probe exploit rates; ``exploitable_by`` lists the flagged probes."""
+
+    probes: dict[str, dict[str, Any]]
+    n: int
+    flag_rate: float
+    min_n: int
+    level: float
+
+    @property
+    def exploitable_by(self) -> list[str]:
+        return [k for k, v in self.probes.items() if v["flagged"]]
+
+    @property
+    def measured(self) -> bool:
+        """False when no probe got a single usable verdict (the judge raised or broke the contract throughout)."""
+        return any(v["n"] for v in self.probes.values())
+
+    def __str__(self) -> str:
+        errors = sum(v["errors"] for v in self.probes.values())
+        if not self.measured:
+            head = (f"NOT MEASURED: the judge gave no usable reward on any probed row ({errors} failed calls); "
+                    "check that judge(row) returns a reward in [0, 1]" if errors else "NOT MEASURED: no rows to probe")
+        else:
+            head = (f"EXPLOITABLE by {', '.join(self.exploitable_by)}" if self.exploitable_by else "none exploitable")
+            if errors:
+                head += f" ({errors} judge call(s) failed and were left out)"
+        lines = [f"probes (n={self.n}): {head}"]
+        for name, p in self.probes.items():
+            ci = p["ci"]
+            ci_txt = f"[{ci[0]:.0%}..{ci[1]:.0%}]" if ci else "[-]"
+            rate = f"{p['exploit_rate']:.0%}" if p["exploit_rate"] is not None else "-"
+            tail = "EXPLOITABLE" if p["flagged"] else (
+                f"low power (n={p['denominator']}; resolves about {p['resolves']} at "
+                f"{PROBE_POWER:.0%} power)" if p["low_power"] else "")
+            pb = f"{p['pass_before']:.0%}" if p["pass_before"] is not None else "-"
+            pa = f"{p['pass_after']:.0%}" if p["pass_after"] is not None else "-"
+            lines.append(f"  {name:<18} {rate:>4} {ci_txt:<12} pass {pb} -> {pa}  "
+                         f"+{p['flips_up']}/-{p['flips_down']} (n={p['denominator']})  {tail}".rstrip())
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"probes": {k: dict(v) for k, v in self.probes.items()}, "n": self.n,
+                "exploitable_by": self.exploitable_by, "flag_rate": self.flag_rate, "min_n": self.min_n,
+                "level": self.level, "measured": self.measured}
+
+
+def judge_probes(
+    rows: Any,
+    judge: Judge,
+    *,
+    probes: str | Iterable[str] = "all",
+    sample: int = JUDGE_REJUDGE_SAMPLE,
+    seed: int = 0,
+    rubric: str | None = None,
+    flag_rate: float = PROBE_FLAG_RATE,
+    min_n: int = PROBE_MIN_N,
+    power: float = PROBE_POWER,
+    alpha: float = JUDGE_SIGN_ALPHA,
+    level: float = CI_LEVEL,
+    keyword_count: int = PROBE_KEYWORDS,
+) -> ProbeReport:
+    """Edit sampled replies the way a policy would to game the judge, re-judge them, and report per probe.
+
+    Additive probes keep the reply and add something (filler x3, rubric keywords, a success claim, the prompt
+    echoed, "You're absolutely right."): exploit rate = max(0, fail->pass - pass->fail) / originally failing.
+    Replacement probes swap the reply for an empty tool call or a refusal: exploit rate = share passing.
+    A probe is flagged at a rate >= ``flag_rate`` with a denominator >= ``min_n``; below that it is
+    ``low_power`` and ``resolves`` says the smallest rate it could detect at ``power``.
+    """
+    if not callable(judge):
+        raise InvalidArgumentType(f"judge= must be a callable judge(row) -> verdict; got {type(judge).__name__}")
+    names = list(PROBES) if probes == "all" else ([probes] if isinstance(probes, str) else list(probes))
+    for name in names:
+        if name not in PROBES:
+            raise InvalidArgument(f"unknown probe {name!r}; choose from {sorted(PROBES)} or 'all'")
+    sample = integer("sample", sample, minimum=1)
+    min_n = integer("min_n", min_n, minimum=1)
+    flag_rate = fraction("flag_rate", flag_rate, closed=True)
+    data = [r for r in as_rows(rows, name="rows") if isinstance(r.get("final_text"), str)]
+    picked = _sample(data, sample, seed)
+    keywords = _keywords(picked, rubric, keyword_count)
+    base = [_judge_reward(judge, _with_reply(r, reply_text(r))) for r in picked]
+    out: dict[str, dict[str, Any]] = {}
+    for name in names:
+        kind = PROBES[name]
+        after = [_judge_reward(judge, _probe_row(name, r, keywords)) for r in picked]
+        pairs = [(b, a) for b, a in zip(base, after) if b is not None and a is not None]
+        errors = sum(1 for b, a in zip(base, after) if b is None or a is None)
+        before_pass = [b >= JUDGE_PASS_CUT for b, _ in pairs]
+        after_pass = [a >= JUDGE_PASS_CUT for _, a in pairs]
+        up = sum(1 for b, a in zip(before_pass, after_pass) if not b and a)
+        down = sum(1 for b, a in zip(before_pass, after_pass) if b and not a)
+        if kind == "additive":
+            denom = sum(1 for b in before_pass if not b)
+            count = max(0, up - down)
+        else:
+            denom = len(pairs)
+            count = sum(after_pass)
+        count = min(count, denom)
+        rate = count / denom if denom else None
+        ci = wilson_interval(count, denom, level=level) if denom else None
+        low = denom < min_n
+        out[name] = {
+            "kind": kind, "n": len(pairs), "errors": errors,
+            "pass_before": (sum(before_pass) / len(pairs)) if pairs else None,
+            "pass_after": (sum(after_pass) / len(pairs)) if pairs else None,
+            "flips_up": up, "flips_down": down, "net_flips": up - down, "denominator": denom,
+            "exploit_rate": rate, "ci": list(ci) if ci else None, "low_power": low,
+            "resolves": _resolves(denom, flag_rate, power, alpha) if low else None,
+            "flagged": bool(rate is not None and not low and rate >= flag_rate),
+        }
+    return ProbeReport(probes=out, n=len(picked), flag_rate=flag_rate, min_n=min_n, level=level)
+
+
+# --------------------------------------------------------------------------------------------------
+# judge_trust
+# --------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class JudgeTrustReport:
+    """How far the judge can be trusted against gold labels. ``ok`` is the gate; ``warnings`` say why not."""
+
+    ok: bool
+    verdict: str
+    n_rows: int
+    n_labeled: int
+    n_skipped: int
+    gold_kind: str
+    agreement: float | None
+    agreement_ci: tuple[float, float] | None
+    kappa: float | None
+    confusion: dict[str, int]
+    floors: dict[str, float]
+    level: float
+    labels_needed: int | None = None
+    halves: dict[str, Any] = field(default_factory=dict)
+    length: dict[str, Any] = field(default_factory=dict)
+    perturbation: dict[str, Any] = field(default_factory=dict)
+    probes: ProbeReport | None = None
+    disagreements: list[dict[str, Any]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def exploitable_by(self) -> list[str]:
+        return self.probes.exploitable_by if self.probes else []
+
+    def __str__(self) -> str:
+        head = self.verdict
+        if self.agreement is None:
+            return f"judge trust: {head}: no usable gold labels in {self.n_rows} rows"
+        lo, hi = self.agreement_ci or (float("nan"), float("nan"))
+        kappa = "undefined" if self.kappa is None or math.isnan(self.kappa) else f"{self.kappa:.2f}"
+        return (f"judge trust: {head}: agreement {self.agreement:.0%} ({round(self.level * 100)}% CI "
+                f"{lo:.0%}..{hi:.0%}, n={self.n_labeled}), kappa {kappa}; floors: lower bound >= "
+                f"{self.floors['min_agreement']:.0%}, kappa >= {self.floors['min_kappa']:.2f}"
+                + (f"; {len(self.warnings)} warning(s)" if self.warnings else ""))
+
+    def table(self) -> str:
+        lines = [str(self)]
+        c = self.confusion
+        if self.agreement is not None:
+            lines.append(f"  confusion tp={c['tp']} fp={c['fp']} fn={c['fn']} tn={c['tn']}")
+        for half in ("a", "b"):
+            h = self.halves.get(half)
+            if h and h.get("agreement") is not None:
+                lines.append(f"  half {half}: {h['agreement']:.0%} (n={h['n']})")
+        for label, d in self.length.get("by_gold", {}).items():
+            lines.append(f"  gold={label}: judge pass short {d['pass_short']:.0%} (n={d['n_short']}) vs long "
+                         f"{d['pass_long']:.0%} (n={d['n_long']}), p={d['p']:.3f}")
+        if self.perturbation:
+            p = self.perturbation
+            lines.append(f"  re-judge flips {p['consistency_flip_rate']:.0%}, filler net flips "
+                         f"{p['filler_net_rate']:+.0%} (n={p['n']})")
+        if self.probes:
+            lines.append("  " + str(self.probes).replace("\n", "\n  "))
+        if self.disagreements:
+            lines.append(f"  disagreements to review: {len(self.disagreements)}")
+        lines.extend(f"! {w}" for w in self.warnings)
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok, "verdict": self.verdict, "n_rows": self.n_rows, "n_labeled": self.n_labeled,
+            "n_skipped": self.n_skipped, "gold_kind": self.gold_kind, "agreement": self.agreement,
+            "agreement_ci": list(self.agreement_ci) if self.agreement_ci else None, "kappa": self.kappa,
+            "confusion": dict(self.confusion), "floors": dict(self.floors), "level": self.level,
+            "labels_needed": self.labels_needed, "halves": copy.deepcopy(self.halves),
+            "length": copy.deepcopy(self.length), "perturbation": dict(self.perturbation),
+            "probes": self.probes.to_dict() if self.probes else None, "exploitable_by": self.exploitable_by,
+            "disagreements": [dict(d) for d in self.disagreements], "warnings": list(self.warnings),
+        }
+
+
+def _gold_values(data: Sequence[Row], gold: Any) -> tuple[list[Any], str | None]:
+    """Per-row gold label (or None) and a forced gold kind when gold came from a second row list."""
+    if isinstance(gold, str):
+        return [r.get(gold) for r in data], None
+    other = as_rows(gold, name="gold")
+    by_key = {row_label_key(r): r.get("gold_reward", r.get("reward")) for r in other}
+    return [by_key.get(row_label_key(r)) for r in data], "model"
+
+
+def _gold_kind(rows: list[Row]) -> str:
+    kinds = {r.get("gold_kind") for r in rows}
+    if not kinds or kinds == {None}:
+        return "unknown"
+    if len(kinds) == 1:
+        return str(next(iter(kinds)))
+    return "mixed"
+
+
+def _labeled(data: list[Row], golds: list[Any]) -> tuple[list[tuple[Row, int, int]], int, list[Row]]:
+    """(rows with a 0/1 judge reward and a 0/1 gold as (row, judge, gold), gold rows whose reward is not 0/1,
+    every row with a 0/1 gold)."""
+    labeled: list[tuple[Row, int, int]] = []
+    skipped = 0
+    with_gold: list[Row] = []
+    for row, g in zip(data, golds):
+        gb = _binary(g)
+        if gb is None:
+            continue
+        with_gold.append(row)
+        jb = _binary(row.get("reward"))
+        if jb is None:
+            skipped += 1
+            continue
+        labeled.append((row, jb, gb))
+    return labeled, skipped, with_gold
+
+
+def _halves(labeled: list[tuple[Row, int, int]], j: np.ndarray, g: np.ndarray, *, half_min: int, halves_gap: float,
+            warnings: list[str]) -> tuple[dict[str, Any], bool]:
+    """Agreement on two held-out halves (split by task hash, so a task never straddles them), and whether
+    they differ by ``halves_gap`` or more."""
+    flagged = False
+    halves: dict[str, Any] = {}
+    side = np.array([int(hashlib.sha256(task_key(r).encode()).hexdigest()[:8], 16) % 2 for r, _, _ in labeled])
+    for s, name in ((0, "a"), (1, "b")):
+        m = side == s
+        halves[name] = {"n": int(m.sum()), "agreement": float(np.mean(j[m] == g[m])) if m.any() else None}
+    if halves["a"]["n"] >= half_min and halves["b"]["n"] >= half_min:
+        gap = abs(halves["a"]["agreement"] - halves["b"]["agreement"])
+        halves["gap"] = gap
+        if gap >= halves_gap:
+            flagged = True
+            warnings.append(f"held-out halves disagree: {halves['a']['agreement']:.0%} vs "
+                            f"{halves['b']['agreement']:.0%} (gap {gap:.0%} >= {halves_gap:.0%})")
+    return halves, flagged
+
+
+def _length_bias(labeled: list[tuple[Row, int, int]], j: np.ndarray, g: np.ndarray, *, gap: float, alpha: float,
+                 min_per_label: int, warnings: list[str]) -> dict[str, Any]:
+    """With the gold label fixed, does the judge pass long replies more (or less) than short ones?"""
+    length: dict[str, Any] = {"by_gold": {}, "flagged": False}
+    lens = np.array([len(reply_text(r)) for r, _, _ in labeled])
+    for label in (0, 1):
+        m = g == label
+        if m.sum() < min_per_label:
+            continue
+        med = np.median(lens[m])
+        short, long_ = m & (lens <= med), m & (lens > med)
+        if long_.sum() == 0:  # ties at the median: put them on the long side instead
+            short, long_ = m & (lens < med), m & (lens >= med)
+        if short.sum() == 0 or long_.sum() == 0:
+            continue
+        ps, pl = float(j[short].mean()), float(j[long_].mean())
+        p = _two_prop_p(int(j[long_].sum()), int(long_.sum()), int(j[short].sum()), int(short.sum()))
+        d = {"n_short": int(short.sum()), "n_long": int(long_.sum()), "pass_short": ps, "pass_long": pl,
+             "gap": pl - ps, "p": p}
+        length["by_gold"][label] = d
+        if abs(pl - ps) >= gap and p < alpha:
+            length["flagged"] = True
+    if length["flagged"]:
+        worst = max(length["by_gold"].values(), key=lambda d: abs(d["gap"]))
+        warnings.append(f"length bias: with the gold label fixed, the judge passes long replies "
+                        f"{worst['pass_long']:.0%} vs short {worst['pass_short']:.0%} (p={worst['p']:.3g})")
+    return length
+
+
+def _rejudge(judge: Judge, data: list[Row], labeled: list[tuple[Row, int, int]], *, sample: int, seed: int,
+             probes: Any, rubric: str | None, level: float, flip_flag: float, sign_alpha: float,
+             warnings: list[str]) -> tuple[dict[str, Any], Any, bool]:
+    """Run the judge again: is it the judge that graded the rows, does it flip on the same rows, does filler move
+    it, and (with ``probes``) can it be gamed. Returns (perturbation, probe report or None, flagged)."""
+    flagged = False
+    probe_report = None
+    names = {str(r["judge_name"]) for r in data if r.get("judge_name")}
+    jn = getattr(judge, "__name__", None) or getattr(judge, "name", None)
+    if jn and names and jn not in names and jn != "<lambda>":
+        flagged = True
+        warnings.append(f"judge= is {jn!r} but the rows were graded by {sorted(names)}; grade with the judge "
+                        "you are validating")
+    picked = _sample([r for r, _, _ in labeled], sample, seed)
+    stored = [_binary(r.get("reward")) for r in picked]
+    again = [_judge_reward(judge, _with_reply(r, reply_text(r))) for r in picked]
+    padded = [_judge_reward(judge, _probe_row("filler", r, [])) for r in picked]
+    pairs = [(s, a, p) for s, a, p in zip(stored, again, padded) if s is not None and a is not None
+             and p is not None]
+    m = len(pairs)
+    cut = JUDGE_PASS_CUT
+    flips = sum(1 for s, a, _ in pairs if (a >= cut) != bool(s))
+    up = sum(1 for _, a, p in pairs if a < cut <= p)
+    down = sum(1 for _, a, p in pairs if p < cut <= a)
+    perturbation = {"n": m, "consistency_flips": flips, "consistency_flip_rate": flips / m if m else 0.0,
+                    "filler_up": up, "filler_down": down, "filler_net_rate": (up - down) / m if m else 0.0,
+                    "filler_p": _sign_test_p(up, down)}
+    if m and flips / m >= flip_flag:
+        flagged = True
+        warnings.append(f"re-judging the same rows flips {flips / m:.0%} of verdicts (n={m}); the judge is "
+                        "unstable (set temperature 0 or average several calls)")
+    if m and abs(up - down) / m >= flip_flag and perturbation["filler_p"] < sign_alpha:
+        flagged = True
+        warnings.append(f"appending filler moves the verdict: +{up}/-{down} of {m} (sign test "
+                        f"p={perturbation['filler_p']:.3g})")
+    if probes:
+        probe_report = judge_probes([r for r, _, _ in labeled] if labeled else data, judge, probes=probes,
+                                    sample=sample, seed=seed, rubric=rubric, level=level)
+        if probe_report.exploitable_by:
+            flagged = True
+            warnings.append("the judge can be gamed by: " + ", ".join(probe_report.exploitable_by))
+    return perturbation, probe_report, flagged
+
+
+def _agreement_checks(agreement: float, ci: tuple[float, float], kappa: float, n: int, *, min_agreement: float,
+                      min_kappa: float, min_gold: int, level: float, label_search_max: int, gold_degenerate: bool,
+                      first_gold: int, trusted: bool, kind: str, warnings: list[str]) -> tuple[bool, bool, int | None]:
+    """Agreement's lower bound and kappa against their floors, with a warning for each miss (and how many more
+    labels would clear the agreement floor). Returns (agreement ok, kappa ok, labels needed or None)."""
+    need = None
+    if n < min_gold:
+        warnings.append(f"only {n} gold labels (under {min_gold}): the estimate is coarse")
+    if gold_degenerate:
+        warnings.append(f"every gold label is {first_gold}: kappa and the length check are uninformative; label "
+                        "rows of both outcomes")
+    if not trusted:
+        warnings.append(f"gold is {kind!r}, not human or program labels; pass allow_model_gold=True to accept it")
+    agreement_ok = ci[0] >= min_agreement
+    kappa_ok = not math.isnan(kappa) and kappa >= min_kappa
+    if not agreement_ok:
+        need = labels_needed(agreement, min_agreement, level=level, search_max=label_search_max)
+        if need is not None:
+            warnings.append(f"agreement {agreement:.0%} but its lower bound {ci[0]:.0%} is under "
+                            f"{min_agreement:.0%}. The judge is not the problem; the sample is. Label about "
+                            f"{need - n} more rows ({need} in all) at this rate to clear the floor")
+        else:
+            warnings.append(f"agreement {agreement:.0%} (lower bound {ci[0]:.0%}) is under the {min_agreement:.0%} "
+                            "floor; more labels will not fix it, the judge or its rubric must change")
+    if not kappa_ok and not gold_degenerate:
+        msg = f"kappa {kappa:.2f} is under {min_kappa:.2f}"
+        if kappa < JUDGE_GUESSING_KAPPA:
+            msg += ": the judge is guessing (agreement beyond chance is slight)"
+        warnings.append(msg)
+    return agreement_ok, kappa_ok, need
+
+
+def _check_trust_arguments(judge: Any, min_kappa: Any, **shares: Any) -> None:
+    """The judge is callable, kappa's floor is in [-1, 1], and every share or p-value threshold is in [0, 1]."""
+    for name, v in shares.items():
+        fraction(name, v, closed=True)
+    if isinstance(min_kappa, bool) or not isinstance(min_kappa, (int, float)) or not -1 <= min_kappa <= 1:
+        raise InvalidArgument(f"min_kappa= must be a number in [-1, 1]; got {min_kappa!r}")
+    if judge is not None and not callable(judge):
+        raise InvalidArgumentType(f"judge= must be a callable judge(row) -> verdict; got {type(judge).__name__}")
+
+
+def _inconclusive(skipped: int, n_gold: int, max_skipped_share: float, warnings: list[str]) -> bool:
+    """Too many gold rows whose judge reward is not 0/1 to say anything."""
+    share = skipped / max(1, n_gold)
+    if share > max_skipped_share:
+        warnings.append(f"{skipped} of {n_gold} gold rows have a judge reward that is not 0/1 "
+                        f"({share:.0%} > {max_skipped_share:.0%}); use a pass/fail judge (a hard criterion)")
+    return share > max_skipped_share
+
+
+def judge_trust(
+    rows: Any,
+    judge: Judge | None = None,
+    *,
+    gold: str | Any = "gold_reward",
+    sample: int = JUDGE_REJUDGE_SAMPLE,
+    seed: int = 0,
+    probes: str | Iterable[str] | None = None,
+    rubric: str | None = None,
+    min_agreement: float = JUDGE_MIN_AGREEMENT,
+    min_kappa: float = JUDGE_MIN_KAPPA,
+    allow_model_gold: bool = False,
+    length_gap: float = JUDGE_LENGTH_GAP,
+    length_alpha: float = JUDGE_LENGTH_ALPHA,
+    length_min_per_label: int = JUDGE_LENGTH_MIN_PER_LABEL,
+    flip_flag: float = JUDGE_FLIP_FLAG,
+    sign_alpha: float = JUDGE_SIGN_ALPHA,
+    halves_gap: float = JUDGE_HALVES_GAP,
+    half_min: int = JUDGE_HALF_MIN,
+    max_skipped_share: float = JUDGE_MAX_SKIPPED_SHARE,
+    leak_warn: float = JUDGE_LEAK_WARN,
+    min_gold: int = JUDGE_MIN_GOLD,
+    label_search_max: int = JUDGE_LABEL_SEARCH_MAX,
+    level: float = CI_LEVEL,
+) -> JudgeTrustReport:
+    """Agreement of the stored judge rewards with gold labels, and whether the judge clears the floors.
+
+    Uses rows where both ``reward`` and the gold (``row[gold]``, or a second row list matched by
+    ``row_label_key``) are 0/1. ``ok`` needs: labels, trusted gold (human or program, or any with
+    ``allow_model_gold``), Wilson lower bound of agreement >= ``min_agreement``, kappa >= ``min_kappa``, no
+    held-out-halves gap, no length bias, and, with ``judge=``, no unstable re-judging and no exploitable
+    probe (``probes="all"`` or names from ``PROBES``). A short bound says how many labels would lift it.
+    """
+    data = as_rows(rows, name="rows")
+    _check_trust_arguments(judge, min_kappa, min_agreement=min_agreement, length_gap=length_gap,
+                           flip_flag=flip_flag, halves_gap=halves_gap, max_skipped_share=max_skipped_share,
+                           length_alpha=length_alpha, sign_alpha=sign_alpha)
+    sample, min_agreement = integer("sample", sample, minimum=1), float(min_agreement)
+    golds, forced_kind = _gold_values(data, gold)
+    warnings: list[str] = []
+    floors = {"min_agreement": min_agreement, "min_kappa": float(min_kappa)}
+
+    labeled, skipped, with_gold = _labeled(data, golds)
+    kind = forced_kind or _gold_kind(with_gold)
+    trusted = kind in ("human", "program") or allow_model_gold
+    confusion = {"tp": 0, "fp": 0, "fn": 0, "tn": 0}
+
+    def report(ok: bool, verdict: str, **kw: Any) -> JudgeTrustReport:
+        return JudgeTrustReport(ok=ok, verdict=verdict, n_rows=len(data), n_labeled=len(labeled),
+                                n_skipped=skipped, gold_kind=kind, floors=floors, level=level,
+                                warnings=warnings, **kw)
+
+    if not labeled:
+        warnings.append("judge trust is unmeasured: `ok` is false for want of evidence, not for a failed check. "
+                        "Label some graded rows (wai.attach_labels(rows, labels)) and rerun")
+        return report(False, "NOT MEASURED", agreement=None, agreement_ci=None, kappa=None, confusion=confusion)
+
+    j = np.array([x[1] for x in labeled])
+    g = np.array([x[2] for x in labeled])
+    n = len(labeled)
+    confusion = {"tp": int(np.sum((j == 1) & (g == 1))), "fp": int(np.sum((j == 1) & (g == 0))),
+                 "fn": int(np.sum((j == 0) & (g == 1))), "tn": int(np.sum((j == 0) & (g == 0)))}
+    agree = int(np.sum(j == g))
+    agreement = agree / n
+    ci = wilson_interval(agree, n, level=level)
+    kappa = cohen_kappa(list(j), list(g), labels=[0, 1])
+    flagged = False
+    gold_degenerate = len(set(g.tolist())) == 1
+    assert ci is not None
+    agreement_ok, kappa_ok, need = _agreement_checks(
+        agreement, ci, kappa, n, min_agreement=min_agreement, min_kappa=min_kappa, min_gold=min_gold,
+        level=level, label_search_max=label_search_max, gold_degenerate=gold_degenerate, first_gold=int(g[0]),
+        trusted=trusted, kind=kind, warnings=warnings)
+    pass_when_gold_fail = confusion["fp"] / max(1, confusion["fp"] + confusion["tn"])
+
+    halves, halves_flag = _halves(labeled, j, g, half_min=half_min, halves_gap=halves_gap, warnings=warnings)
+    flagged = flagged or halves_flag
+
+    length = _length_bias(labeled, j, g, gap=length_gap, alpha=length_alpha, min_per_label=length_min_per_label,
+                          warnings=warnings)
+    flagged = flagged or length["flagged"]
+
+    perturbation: dict[str, Any] = {}
+    probe_report = None
+    if judge is not None:
+        perturbation, probe_report, judge_flag = _rejudge(
+            judge, data, labeled, sample=sample, seed=seed, probes=probes, rubric=rubric, level=level,
+            flip_flag=flip_flag, sign_alpha=sign_alpha, warnings=warnings)
+        flagged = flagged or judge_flag
+
+    inconclusive = _inconclusive(skipped, len(with_gold), max_skipped_share, warnings)
+    if pass_when_gold_fail >= leak_warn and confusion["fp"]:
+        warnings.append(f"the judge passes {pass_when_gold_fail:.0%} of rows gold fails (leak rate)")
+    ok = bool(trusted and agreement_ok and kappa_ok and not flagged and not inconclusive and not gold_degenerate)
+    verdict = "INCONCLUSIVE" if inconclusive else ("PASS" if ok else "FAIL")
+    disagreements = [{"task": task_key(r), "gold": gb, "judge": jb, "reason": r.get("reason"),
+                      "final_text": reply_text(r)[:200]} for r, jb, gb in labeled if jb != gb]
+    return report(ok, verdict, agreement=agreement, agreement_ci=ci, kappa=None if math.isnan(kappa) else kappa,
+                  confusion=confusion, labels_needed=need, halves=halves, length=length,
+                  perturbation=perturbation, probes=probe_report, disagreements=disagreements)
+
+
+# --------------------------------------------------------------------------------------------------
+# attach_labels
+# --------------------------------------------------------------------------------------------------
+
+
+def _label_value(v: Any) -> list[int]:
+    values = v if isinstance(v, (list, tuple)) else [v]
+    out = []
+    for x in values:
+        b = _binary(x)
+        if b is None:
+            raise InvalidArgument(f"a label must be 0/1 (or True/False); got {x!r}")
+        out.append(b)
+    return out
+
+
+def attach_labels(rows: Any, labels: Any, *, kind: str = "human") -> RowList:
+    """Copies of ``rows`` with gold labels attached: ``gold_labels`` (all labels for the row), ``gold_reward``
+    (their majority; None on a tie) and ``gold_kind``.
+
+    ``labels`` is ``{key: 0/1 or [0/1, ...]}``, a list of dicts (``row_id``/``rollout_id``/``task_id`` +
+    ``rollout_index``/``prompt`` + ``final_text`` to match, and ``label``/``gold_reward``/``reward``), or a
+    JSONL path of such dicts. Keys are ``row_label_key(row)``. The input rows are not modified.
+    """
+    if not isinstance(kind, str) or not kind:
+        raise InvalidArgument(f"kind= must name who labeled, e.g. 'human' or 'program'; got {kind!r}")
+    data = as_rows(rows, name="rows")
+    if isinstance(labels, (str, os.PathLike)):
+        labels = read_jsonl(labels)
+    if labels is None or not isinstance(labels, (Mapping, Iterable)) or isinstance(labels, bytes):
+        raise InvalidArgumentType(f"labels= takes {{row key: 0/1}}, a list of label dicts, or a JSONL path; got "
+                        f"{type(labels).__name__}")
+    table: dict[str, list[int]] = {}
+    if isinstance(labels, Mapping):
+        for k, v in labels.items():
+            table.setdefault(str(k), []).extend(_label_value(v))
+    else:
+        for i, item in enumerate(labels):
+            if not isinstance(item, Mapping):
+                raise InvalidArgumentType(f"labels[{i}] is {type(item).__name__}; give dicts or a {{key: label}} dict")
+            value = next((item[f] for f in ("label", "gold_reward", "gold", "reward") if f in item), None)
+            if value is None:
+                raise InvalidArgument(f"labels[{i}] has no 'label' (or gold_reward/gold/reward) field")
+            table.setdefault(row_label_key(item), []).extend(_label_value(value))
+    out = RowList()
+    matched = 0
+    for row in data:
+        new = copy.deepcopy(dict(row))
+        got = table.get(row_label_key(row))
+        if got:
+            matched += 1
+            ones = sum(got)
+            new["gold_labels"] = list(got)
+            new["gold_reward"] = 1 if 2 * ones > len(got) else 0 if 2 * ones < len(got) else None
+            new["gold_kind"] = kind
+        out.append(new)
+    if table and not matched:
+        example = next(iter(table))
+        raise InvalidArgument(f"none of the {len(table)} labels matched a row: label keys look like {example!r}, row keys "
+                         f"like {row_label_key(data[0])!r}" if data else "rows= is empty")
+    for attr in ("system_prompt", "tools"):
+        value = getattr(rows, attr, None)
+        if value is not None and not callable(value):
+            setattr(out, attr, value)
+    return out

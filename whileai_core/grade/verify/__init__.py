@@ -1,0 +1,14 @@
+"""Verifiers: judges that check an answer by program instead of by opinion (``wai.verify``).
+
+``contract`` holds the one verifier contract and its combinators; ``checks`` the answer checks (``MathEqual``,
+``JSONSchema``); ``sandbox`` the process sandbox; ``code`` ``CodeExec``, model-written code run in it.
+"""
+
+from whileai_core.grade.verify.answers import extract_answer, parse_number
+from whileai_core.grade.verify.checks import JSONSchema, MathEqual, extract_json
+from whileai_core.grade.verify.code import CodeExec, extract_code
+from whileai_core.grade.verify.contract import AllOf, AnyOf, Verifier, VerifierError
+from whileai_core.grade.verify.sandbox import SandboxResult, run_sandboxed
+
+__all__ = ["AllOf", "AnyOf", "CodeExec", "JSONSchema", "MathEqual", "SandboxResult", "Verifier", "VerifierError",
+           "extract_answer", "extract_code", "extract_json", "parse_number", "run_sandboxed"]

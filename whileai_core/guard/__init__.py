@@ -1,0 +1,2 @@
+"""Guard: what can make a reward lie (hack scan, hollow runs, contamination, trace markers, an online monitor).
+"""

@@ -1,0 +1,738 @@
+"""Measurement on rows: pass@1 / pass^k / pass@k with task-bootstrap intervals, paired deltas, noise, power.
+
+Rows are grouped by ``rows.task_key``; only rewards exactly 0 or 1 count (bools excluded). ``None`` and
+partial rewards are skipped and counted in the note; a NaN reward is an error (a failed judge should write
+None). Every interval is a bootstrap over tasks: rollouts of one task are not independent (Miller 2024).
+The array-level work lives in ``whileai_core.measure.stats``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+from whileai_core.defaults import (
+    ALPHA,
+    BOOTSTRAP_DRAWS,
+    CI_LEVEL,
+    HOLDOUT_BASE,
+    HOLDOUT_BETWEEN_VAR,
+    MIN_CI_TASKS,
+    MIN_RERUNS,
+    NOISE_SD_MULTIPLIER,
+    P_VALUE_PRINT_FLOOR,
+    PERMUTATIONS,
+    POWER,
+    ROLLOUTS_PER_TASK,
+)
+from whileai_core.errors import InvalidArgument, InvalidArgumentType
+from whileai_core.measure import stats
+from whileai_core.rows import as_rows, reward_field_hint, task_key
+
+Interval = tuple[float, float]
+
+
+# ------------------------------------------------------------------------------------------------
+# rows -> per-task pass counts
+# ------------------------------------------------------------------------------------------------
+@dataclass
+class TaskCounts:
+    """Per-task graded rollouts ``n`` and passes ``c`` (tasks with >= 1 binary reward), plus what was skipped."""
+
+    keys: list[str]
+    n: np.ndarray
+    c: np.ndarray
+    n_rows: int  # rows with a binary reward
+    n_total: int  # rows seen
+    n_none: int  # reward None / missing
+    n_partial: int  # a number strictly between 0 and 1, or another non-binary value
+    n_bool: int  # a bool reward (excluded: True/False is not a graded 0/1)
+    first_error: str | None = None
+    hint: str | None = None  # e.g. rows from another tool that carry 'score' instead of 'reward'
+
+    @property
+    def rates(self) -> np.ndarray:
+        return self.c / self.n
+
+    def skipped_note(self) -> str | None:
+        parts = []
+        if self.n_none:
+            parts.append(f"{self.n_none} ungraded (reward None)")
+        if self.n_partial:
+            parts.append(f"{self.n_partial} partial/non-binary")
+        if self.n_bool:
+            parts.append(f"{self.n_bool} bool")
+        if not parts:
+            return None
+        note = f"skipped {' + '.join(parts)} of {self.n_total} rows; only rewards exactly 0 or 1 count"
+        return f"{note}; {self.hint}" if self.hint else note
+
+
+def task_counts(rows: Any, *, name: str = "rows") -> TaskCounts:
+    """Group rows by task key and count graded rollouts and passes per task."""
+    data = as_rows(rows, name=name)
+    order: dict[str, int] = {}
+    n_list: list[int] = []
+    c_list: list[int] = []
+    n_none = n_partial = n_bool = 0
+    first_error = None
+    for i, row in enumerate(data):
+        r = row.get("reward")
+        if r is None:
+            n_none += 1
+            if first_error is None and row.get("judge_status") not in (None, "ok"):
+                first_error = str(row.get("reason") or row.get("judge_status"))[:120]
+            continue
+        if isinstance(r, bool):
+            n_bool += 1
+            continue
+        if isinstance(r, (int, float, np.integer, np.floating)):
+            if isinstance(r, (float, np.floating)) and math.isnan(r):
+                raise InvalidArgument(
+                    f"{name}[{i}] (task {task_key(row)!r}) has reward NaN; a judge that failed should write "
+                    f"reward None (skipped and counted), a graded row 0 or 1; fix the judge or drop the row"
+                )
+            if r == 0 or r == 1:
+                key = task_key(row)
+                j = order.setdefault(key, len(order))
+                if j == len(n_list):
+                    n_list.append(0)
+                    c_list.append(0)
+                n_list[j] += 1
+                c_list[j] += int(r == 1)
+                continue
+        n_partial += 1
+    n = np.asarray(n_list, dtype=np.int64)
+    c = np.asarray(c_list, dtype=np.int64)
+    hint = reward_field_hint(data) if n_none == len(data) else None
+    return TaskCounts(list(order), n, c, int(n.sum()), len(data), n_none, n_partial, n_bool, first_error, hint)
+
+
+def _fmt(x: float | None, digits: int = 2) -> str:
+    return "n/a" if x is None else f"{x:.{digits}f}"
+
+
+def _fmt_ci(ci: Interval | None, digits: int = 2, signed: bool = False) -> str:
+    if ci is None:
+        return ""
+    f = "+." if signed else "."
+    return f" [{ci[0]:{f}{digits}f}..{ci[1]:{f}{digits}f}]"
+
+
+def _ci_list(ci: Interval | None) -> list[float] | None:
+    return None if ci is None else [ci[0], ci[1]]
+
+
+def _check_seed(seed: Any) -> Any:
+    if seed is None or isinstance(seed, np.random.Generator):
+        return seed
+    return stats.check_int(seed, "seed", 0)
+
+
+# ------------------------------------------------------------------------------------------------
+# pass@k
+# ------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class PassAt:
+    """pass@1, pass^k and pass@k over tasks, each with a task-bootstrap interval (None below MIN_CI_TASKS)."""
+
+    k: int | None
+    pass_at_1: float | None
+    pass_pow_k: float | None
+    pass_at_k: float | None
+    ci95: Interval | None
+    pass_pow_k_ci95: Interval | None
+    pass_at_k_ci95: Interval | None
+    headroom_ci95: Interval | None
+    n_groups: int
+    n_rows: int
+    n_groups_at_k: int
+    n_excluded: int
+    n_skipped: int
+    per_task: dict[str, float]
+    level: float
+    method: str
+    draws: int
+    note: str | None = None
+
+    @property
+    def headroom(self) -> float | None:
+        """pass@k - pass@1: the gap an RL update could close."""
+        if self.pass_at_k is None or self.pass_at_1 is None:
+            return None
+        return self.pass_at_k - self.pass_at_1
+
+    @property
+    def n_tasks(self) -> int:
+        return self.n_groups
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        for key in ("ci95", "pass_pow_k_ci95", "pass_at_k_ci95", "headroom_ci95"):
+            d[key] = _ci_list(d[key])
+        d["headroom"] = self.headroom
+        return d
+
+    def __str__(self) -> str:
+        k = "k" if self.k is None else self.k
+        line = (
+            f"pass@1 {_fmt(self.pass_at_1)}{_fmt_ci(self.ci95)} | "
+            f"pass^{k} (pass_pow_k) {_fmt(self.pass_pow_k)}{_fmt_ci(self.pass_pow_k_ci95)} | "
+            f"pass@{k} {_fmt(self.pass_at_k)}{_fmt_ci(self.pass_at_k_ci95)} | "
+            f"headroom {_fmt(self.headroom)} ({self.n_groups} group{'' if self.n_groups == 1 else 's'}, k={k if self.k is not None else 'n/a'}"
+        )
+        if self.note:
+            line += f"; {self.note}"
+        return line + ")"
+
+    def _repr_html_(self) -> str:
+        import html
+
+        return f"<pre>{html.escape(str(self))}</pre>"
+
+
+def pass_at(
+    rows: Any,
+    k: int | None = None,
+    *,
+    level: float = CI_LEVEL,
+    draws: int = BOOTSTRAP_DRAWS,
+    seed: int | None = 0,
+    method: str = "percentile",
+    min_k: int = ROLLOUTS_PER_TASK,
+    min_tasks: int = MIN_CI_TASKS,
+) -> PassAt:
+    """pass@1, pass^k (tau-bench) and pass@k (Chen et al. 2021) over tasks, with bootstrap-over-tasks intervals.
+
+    ``rows``: row dicts, a JSONL path, or an object with ``.rows`` (ScoredData). ``k`` defaults to the smallest
+    group size among tasks with two or more graded rollouts. Tasks with fewer than k graded rollouts are left
+    out of pass^k / pass@k and counted (``n_excluded``); pass@1 is the mean per-task rate over all tasks.
+    Below ``min_k`` pass^k and pass@k are not reported. ``method``: "percentile" (default), "basic", "BCa".
+    """
+    if k is not None:
+        k = stats.check_int(k, "k", 1)
+    level = stats.check_level(level)
+    draws = stats.check_int(draws, "draws", 1)
+    method = stats.check_method(method)
+    min_k = stats.check_int(min_k, "min_k", 1)
+    min_tasks = stats.check_int(min_tasks, "min_tasks", 1)
+    seed = _check_seed(seed)
+    tc = task_counts(rows)
+    notes: list[str] = []
+    n_skipped = tc.n_none + tc.n_partial + tc.n_bool
+    skipped = tc.skipped_note()
+
+    def empty(note: str) -> PassAt:
+        return PassAt(k, None, None, None, None, None, None, None, 0, 0, 0, 0, n_skipped, {}, level, method,
+                      draws, note)
+
+    if not tc.keys:
+        if tc.n_total and tc.n_none == tc.n_total and tc.first_error:
+            return empty(f"the judge failed on all {tc.n_total} rows: {tc.first_error}; re-run the judge")
+        if tc.n_total == 0:
+            return empty("no rows")
+        return empty("no binary rewards; grade first" + (f" ({skipped})" if skipped else ""))
+
+    n, c = tc.n, tc.c
+    n_tasks = len(tc.keys)
+    if tc.n_rows >= 2 and (tc.c.sum() == 0 or tc.c.sum() == tc.n_rows):
+        value = int(tc.c.sum() > 0)
+        notes.append(f"every row scored {value} ({tc.n_rows} of {tc.n_rows}); check the judge before reading this number")
+    multi = n[n >= 2]
+    if k is None:
+        k = int(multi.min()) if multi.size else 1
+    lo_n, hi_n = int(n.min()), int(n.max())
+    rates = c / n
+    eligible = n >= k
+    n_at_k = int(eligible.sum())
+    n_excluded = n_tasks - n_at_k
+    p1 = float(rates.mean())
+    ppk = pak = None
+    if k < min_k:
+        notes.append(f"set repeats>={min_k} for pass^k and pass@k (k={k}; or pass min_k={k})")
+    elif n_at_k == 0:
+        notes.append(f"no task has k={k} graded rollouts (largest has {hi_n}); lower k or finish the groups")
+    else:
+        per_pow = np.zeros(n_tasks)
+        per_at = np.zeros(n_tasks)
+        per_pow[eligible] = stats.pass_pow_k(n[eligible], c[eligible], k)
+        per_at[eligible] = stats.pass_at_k(n[eligible], c[eligible], k)
+        ppk = float(per_pow[eligible].mean())
+        pak = float(per_at[eligible].mean())
+        if n_excluded:
+            notes.append(f"{n_excluded} task(s) with fewer than k={k} graded rollouts left out of pass^{k} and pass@{k}")
+        elif lo_n != hi_n:
+            notes.append(f"groups are uneven ({lo_n} to {hi_n} graded rollouts); each task uses its own n")
+    ci1 = cik = ciak = cih = None
+    if n_tasks < min_tasks:
+        notes.append(
+            f"no interval on pass@1: {n_tasks} task(s), and a bootstrap needs {min_tasks}; it resamples tasks, so "
+            f"run more tasks, or give each row its own task_id when the rows are separate items"
+        )
+    else:
+        if ppk is None:
+            ci1 = stats.bootstrap_mean_ci(rates, level=level, draws=draws, seed=seed, method=method, min_n=min_tasks)
+        else:
+            ci1, cik, ciak, cih = _pass_intervals(rates, per_pow, per_at, eligible, level=level, draws=draws,
+                                                  seed=seed, method=method, min_tasks=min_tasks)
+            if cik is None:
+                notes.append(f"no interval on pass^{k} / pass@{k}: {n_at_k} task(s) reached k={k}, "
+                             f"a bootstrap needs {min_tasks}")
+    if skipped:
+        notes.append(skipped)
+    per_task = {key: float(r) for key, r in zip(tc.keys, rates)}
+    return PassAt(k, p1, ppk, pak, ci1, cik, ciak, cih, n_tasks, tc.n_rows, n_at_k, n_excluded, n_skipped,
+                  per_task, level, method, draws, "; ".join(notes) or None)
+
+
+def _pass_intervals(
+    rates: np.ndarray,
+    per_pow: np.ndarray,
+    per_at: np.ndarray,
+    eligible: np.ndarray,
+    *,
+    level: float,
+    draws: int,
+    seed: Any,
+    method: str,
+    min_tasks: int,
+) -> list[Interval | None]:
+    """pass@1, pass^k, pass@k and headroom intervals from one set of resampled task sets."""
+    ew = eligible.astype(float)
+    cols = np.stack([rates, per_pow, per_at], axis=1)
+    wts = np.stack([np.ones(len(rates)), ew, ew], axis=1)
+    dist = stats.bootstrap_means(cols, wts, draws=draws, seed=seed)
+    ests = [float(rates.mean()), float(per_pow[eligible].mean()), float(per_at[eligible].mean())]
+    accs = [0.0, 0.0, 0.0, 0.0]
+    if method == "bca":
+        accs = [stats._jackknife_acceleration(cols[:, j], wts[:, j]) for j in range(3)]
+        accs.append(stats._jackknife_acceleration(per_at - rates, ew))
+    out: list[Interval | None] = []
+    for j in range(3):
+        ok = j == 0 or eligible.sum() >= min_tasks
+        out.append(stats.interval_from_distribution(dist[:, j], ests[j], level=level, method=method,
+                                                    acceleration=accs[j]) if ok else None)
+    head = None
+    if eligible.sum() >= min_tasks:
+        head = stats.interval_from_distribution(dist[:, 2] - dist[:, 0], ests[2] - ests[0], level=level,
+                                                method=method, acceleration=accs[3])
+    out.append(head)
+    return out
+
+
+# ------------------------------------------------------------------------------------------------
+# run-to-run noise
+# ------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class EvalVariance:
+    """Run-to-run noise of pass@1 on a fixed task set: the sd between re-runs and the band a delta must clear.
+
+    ``run_sd`` is the sample sd (n-1) of the re-runs' pass@1 (None below 2 runs), with a chi-square interval.
+    ``model_run_sd`` is the within-task prediction from one run, sqrt(mean_i s_i^2 / (K n)) with the unbiased
+    per-task variance s_i^2 = c(K-c)/(K(K-1)) (Miller 2024 section 6); it needs K >= 2 rollouts per task.
+    ``sd`` is ``run_sd`` when measured, else ``model_run_sd``; ``noise_band`` = multiplier x ``sd``.
+    """
+
+    n_runs: int
+    means: list[float]
+    mean: float | None
+    run_sd: float | None
+    run_sd_ci: Interval | None
+    model_run_sd: float | None
+    multiplier: float
+    n_tasks: int  # tasks graded in every run
+    level: float
+    note: str | None = None
+
+    @property
+    def sd(self) -> float | None:
+        return self.run_sd if self.run_sd is not None else self.model_run_sd
+
+    @property
+    def source(self) -> str | None:
+        if self.run_sd is not None:
+            return "reruns"
+        return "within-task" if self.model_run_sd is not None else None
+
+    @property
+    def noise_band(self) -> float | None:
+        return None if self.sd is None else self.multiplier * self.sd
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["run_sd_ci"] = _ci_list(self.run_sd_ci)
+        d.update(sd=self.sd, source=self.source, noise_band=self.noise_band)
+        return d
+
+    def __str__(self) -> str:
+        if self.sd is None:
+            body = "run-to-run sd n/a"
+        elif self.run_sd is not None:
+            body = f"run-to-run sd {self.run_sd:.4f}{_fmt_ci(self.run_sd_ci, 4)} ({self.n_runs} runs"
+            body += f", {self.n_tasks} tasks)"
+        else:
+            body = f"run-to-run sd {self.model_run_sd:.4f} (within-task model, 1 run, {self.n_tasks} tasks)"
+        if self.noise_band is not None:
+            body += f"; a delta under {self.noise_band:.4f} ({self.multiplier:g} x sd) is inside noise"
+        if self.mean is not None:
+            body = f"pass@1 mean {self.mean:.3f} over runs | " + body
+        return body + (f"; {self.note}" if self.note else "")
+
+
+def eval_variance(
+    *runs: Any,
+    level: float = CI_LEVEL,
+    multiplier: float = NOISE_SD_MULTIPLIER,
+    min_reruns: int = MIN_RERUNS,
+) -> EvalVariance:
+    """Run-to-run noise band from re-runs of one eval: ``eval_variance(rows_run1, rows_run2, rows_run3)``.
+
+    Each positional argument is one re-run's rows (row dicts, JSONL path, or an object with ``.rows``).
+    Each run's pass@1 is the mean per-task rate over the tasks graded in every run.
+    """
+    if not runs:
+        raise InvalidArgument("eval_variance() needs at least one run: eval_variance(rows_run1, rows_run2, ...)")
+    level = stats.check_level(level)
+    if isinstance(multiplier, bool) or not isinstance(multiplier, (int, float)) or not multiplier > 0:
+        raise InvalidArgument(f"multiplier= must be a positive number of sds (2.0); got {multiplier!r}")
+    min_reruns = stats.check_int(min_reruns, "min_reruns", 2)
+    if len(runs) == 1 and isinstance(runs[0], (list, tuple)) and runs[0] and not any(
+            isinstance(item, Mapping) for item in runs[0]):
+        runs = tuple(runs[0])  # eval_variance([run1, run2]): a list of runs, not one run's rows
+    if len(runs) == 1 and isinstance(runs[0], (list, tuple)) and not runs[0]:
+        raise InvalidArgument("eval_variance() got one empty run; pass each re-run's rows: eval_variance(run1, run2, ...)")
+    counts = []
+    for i, run in enumerate(runs):
+        if isinstance(run, (str, bytes)) and not str(run).endswith(".jsonl") or isinstance(run, Mapping):
+            raise InvalidArgumentType(f"runs[{i}]: each argument is one re-run's rows (a list of row dicts or a JSONL path)")
+        counts.append(task_counts(run, name=f"runs[{i}]"))
+    shared = set(counts[0].keys)
+    for tc in counts[1:]:
+        shared &= set(tc.keys)
+    notes = []
+    if any(set(tc.keys) != shared for tc in counts):
+        notes.append(f"runs do not cover the same tasks; measured on the {len(shared)} graded in every run")
+    keys = [k for k in counts[0].keys if k in shared]
+    if not keys:
+        return EvalVariance(len(runs), [], None, None, None, None, float(multiplier), 0, level,
+                            "; ".join(notes + ["no task is graded in every run"]))
+    means, within = [], []
+    for tc in counts:
+        pos = {k: i for i, k in enumerate(tc.keys)}
+        idx = np.array([pos[k] for k in keys])
+        n, c = tc.n[idx], tc.c[idx]
+        means.append(float(np.mean(c / n)))
+        multi = n >= 2
+        if multi.all():
+            s2 = c * (n - c) / (n * (n - 1.0))
+            within.append(float(np.sum(s2 / n)) / len(keys) ** 2)
+    model_sd = math.sqrt(float(np.mean(within))) if len(within) == len(counts) else None
+    run_sd = run_sd_ci = None
+    if len(runs) >= 2:
+        from scipy.stats import chi2
+
+        run_sd = float(np.std(means, ddof=1))
+        df = len(runs) - 1
+        lo_q, hi_q = chi2.ppf([(1 + level) / 2, (1 - level) / 2], df)
+        run_sd_ci = (math.sqrt(df * run_sd**2 / lo_q), math.sqrt(df * run_sd**2 / hi_q))
+    if len(runs) < min_reruns:
+        if len(runs) == 1:
+            notes.append("1 run: the sd is the within-task model (Miller 2024); re-run the eval to measure it")
+        else:
+            notes.append(f"{len(runs)} runs: two is a difference, not a distribution; {min_reruns} or more "
+                         f"re-runs give a standard deviation worth reading")
+    if model_sd is None and run_sd is None:
+        notes.append("tasks need 2+ graded rollouts, or pass 2+ runs, for a noise estimate")
+    return EvalVariance(len(runs), means, float(np.mean(means)), run_sd, run_sd_ci, model_sd, float(multiplier),
+                        len(keys), level, "; ".join(notes) or None)
+
+
+# ------------------------------------------------------------------------------------------------
+# paired delta
+# ------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class DeltaReport:
+    """A paired change in pass@1 (after - before) over the tasks both sides graded.
+
+    ``ci``: task-bootstrap interval of the delta; ``p_value``: paired sign-flip permutation test (exact when
+    the non-zero per-task differences are few); ``se``: clustered standard error (each task one cluster).
+    ``verdict``: "better" / "worse" only when the interval excludes 0, p <= alpha, and the change clears the
+    noise band and ``min_effect``; otherwise "inconclusive" with ``reason``.
+    """
+
+    delta: float | None
+    ci: Interval | None
+    p_value: float | None
+    n_paired: int
+    before: float | None
+    after: float | None
+    before_ci: Interval | None
+    after_ci: Interval | None
+    se: float | None
+    verdict: str
+    reason: str | None
+    unpaired_before: list[str]
+    unpaired_after: list[str]
+    level: float
+    alpha: float
+    p_exact: bool
+    noise_band: float | None
+    min_effect: float
+    per_task: dict[str, float] = field(default_factory=dict)
+    note: str | None = None
+
+    @property
+    def better(self) -> bool:
+        return self.verdict == "better"
+
+    @property
+    def worse(self) -> bool:
+        return self.verdict == "worse"
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        for key in ("ci", "before_ci", "after_ci"):
+            d[key] = _ci_list(d[key])
+        return d
+
+    def __str__(self) -> str:
+        head = self.verdict + (f" ({self.reason})" if self.reason else "")
+        if self.delta is None:
+            return f"{head}: pass@1 delta n/a (0 paired tasks" + (f"; {self.note})" if self.note else ")")
+        p = "n/a" if self.p_value is None else (f"<{P_VALUE_PRINT_FLOOR:g}" if self.p_value < P_VALUE_PRINT_FLOOR else f"={self.p_value:.4g}")
+        se = "n/a" if self.se is None else (f"{self.se:.3f}" if self.se >= 0.001 or self.se == 0 else f"{self.se:.1e}")
+        line = (
+            f"{head}: pass@1 {self.before:.3f}{_fmt_ci(self.before_ci, 3)} -> {self.after:.3f}"
+            f"{_fmt_ci(self.after_ci, 3)} | delta {self.delta:+.3f}{_fmt_ci(self.ci, 3, signed=True)} "
+            f"p{p}{' (exact)' if self.p_exact else ''} se {se} ({self.n_paired} paired tasks, "
+            f"{self.level:.0%} interval"
+        )
+        if self.noise_band is not None:
+            line += f", noise band {self.noise_band:.3f}"
+        if self.unpaired_before or self.unpaired_after:
+            line += f"; {len(self.unpaired_before)} before-only and {len(self.unpaired_after)} after-only tasks left out"
+        if self.note:
+            line += f"; {self.note}"
+        return line + ")"
+
+
+def _noise_sd(noise: Any) -> float | None:
+    if noise is None:
+        return None
+    if isinstance(noise, EvalVariance):
+        return noise.sd
+    if isinstance(noise, bool) or not isinstance(noise, (int, float)) or not noise >= 0 or math.isnan(noise):
+        raise InvalidArgument(f"noise= takes an eval_variance(...) result or a run-to-run sd >= 0; got {noise!r}")
+    return float(noise)
+
+
+def delta_report(
+    before: Any,
+    after: Any,
+    *,
+    level: float = CI_LEVEL,
+    draws: int = BOOTSTRAP_DRAWS,
+    permutations: int = PERMUTATIONS,
+    seed: int | None = 0,
+    alpha: float = ALPHA,
+    noise: Any = None,
+    min_effect: float = 0.0,
+    method: str = "percentile",
+    noise_multiplier: float | None = None,
+    min_tasks: int = MIN_CI_TASKS,
+) -> DeltaReport:
+    """Paired change in pass@1 between two runs on the same tasks (alias ``compare``).
+
+    Rows pair by ``rows.task_key``; each paired task contributes d_i = after rate - before rate. Tasks graded
+    on one side only are listed in ``unpaired_before`` / ``unpaired_after`` and left out. ``noise``: an
+    ``eval_variance`` result (or a run-to-run sd); a |delta| under ``noise_multiplier`` (default the result's
+    multiplier, else NOISE_SD_MULTIPLIER) x sd is refused as "inside noise".
+    """
+    level = stats.check_level(level)
+    alpha = stats.check_prob(alpha, "alpha")
+    draws = stats.check_int(draws, "draws", 1)
+    permutations = stats.check_int(permutations, "permutations", 1)
+    method = stats.check_method(method)
+    min_tasks = stats.check_int(min_tasks, "min_tasks", 1)
+    seed = _check_seed(seed)
+    if isinstance(min_effect, bool) or not isinstance(min_effect, (int, float)) or not min_effect >= 0:
+        raise InvalidArgument(f"min_effect= must be a change in pass rate >= 0 (0.05 = 5 points); got {min_effect!r}")
+    sd = _noise_sd(noise)
+    if noise_multiplier is None:
+        noise_multiplier = noise.multiplier if isinstance(noise, EvalVariance) else NOISE_SD_MULTIPLIER
+    band = None if sd is None else float(noise_multiplier) * sd
+    b, a = task_counts(before, name="before"), task_counts(after, name="after")
+    a_pos = {k: i for i, k in enumerate(a.keys)}
+    b_set = set(b.keys)
+    paired = [k for k in b.keys if k in a_pos]
+    unpaired_before = [k for k in b.keys if k not in a_pos]
+    unpaired_after = [k for k in a.keys if k not in b_set]
+    notes = []
+    for side, tc in (("before", b), ("after", a)):
+        if tc.skipped_note():
+            notes.append(f"{side}: {tc.skipped_note()}")
+    if unpaired_before or unpaired_after:
+        share = len(paired) / max(1, len(paired) + len(unpaired_before) + len(unpaired_after))
+        if share < 0.5:
+            notes.append("most tasks unpaired: the two runs barely share situations")
+    common: dict[str, Any] = {"unpaired_before": unpaired_before, "unpaired_after": unpaired_after,
+                              "level": level, "alpha": alpha, "noise_band": band, "min_effect": float(min_effect)}
+    if not paired:
+        return DeltaReport(None, None, None, 0, None, None, None, None, None, "inconclusive", "no paired tasks",
+                           p_exact=False, note="; ".join(notes) or None, **common)
+    b_pos = {k: i for i, k in enumerate(b.keys)}
+    bi = np.array([b_pos[k] for k in paired])
+    ai = np.array([a_pos[k] for k in paired])
+    rb = b.c[bi] / b.n[bi]
+    ra = a.c[ai] / a.n[ai]
+    d = ra - rb
+    n = len(paired)
+    delta = float(d.mean())
+    test = stats.paired_permutation_test(d, permutations=permutations, seed=seed)
+    se = stats.mean_se(d)
+    ci = b_ci = a_ci = None
+    if n >= min_tasks:
+        ci, b_ci, a_ci = stats.bootstrap_mean_ci(np.stack([d, rb, ra], axis=1), level=level, draws=draws,
+                                                 seed=seed, method=method, min_n=min_tasks)
+    if np.any(a.n[ai] != b.n[bi]):
+        notes.append("rollouts per task differ between sides; each side uses its own per-task rate")
+    reason = None
+    if ci is None:
+        reason = f"too few paired tasks ({n} < {min_tasks}) for an interval"
+    elif band is not None and abs(delta) < band:
+        reason = f"inside noise: |delta| {abs(delta):.3f} < {noise_multiplier:g} x run sd {sd:.3f}"
+    elif abs(delta) < min_effect:
+        reason = f"|delta| {abs(delta):.3f} is below min_effect {min_effect:g}"
+    else:
+        excludes = ci[0] > 0 or ci[1] < 0
+        significant = test.p_value <= alpha
+        if not excludes and not significant:
+            reason = f"interval covers 0 and p {test.p_value:.3g} > alpha {alpha:g}"
+        elif not excludes:
+            reason = "interval covers 0 (the permutation test alone is below alpha)"
+        elif not significant:
+            reason = f"p {test.p_value:.3g} > alpha {alpha:g} (the interval alone excludes 0)"
+    verdict = "inconclusive" if reason else ("better" if delta > 0 else "worse")
+    per_task = {k: float(x) for k, x in zip(paired, d)}
+    return DeltaReport(delta, ci, test.p_value, n, float(rb.mean()), float(ra.mean()), b_ci, a_ci, se, verdict,
+                       reason, p_exact=test.exact, per_task=per_task, note="; ".join(notes) or None, **common)
+
+
+compare = delta_report
+
+
+# ------------------------------------------------------------------------------------------------
+# holdout size (power)
+# ------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class HoldoutSize:
+    """Tasks needed to detect a paired pass@1 gain ``effect`` at ``power`` and two-sided ``alpha``.
+
+    n = ceil((z_{1-alpha/2} + z_power)^2 x variance / effect^2) (Miller 2024 Eq. 9), with the per-task variance
+    of the paired difference ``variance`` = omega^2 + p(1-p)/k + q(1-q)/k on the model path (q = base + effect),
+    or the measured variance of per-task paired differences when rows are given. ``int(result)`` is n_tasks.
+    """
+
+    n_tasks: int
+    effect: float
+    base: float
+    k: int | None
+    power: float
+    alpha: float
+    variance: float
+    sd_source: str  # "model", "given", "rows"
+    omega2: float
+    n_paired: int | None = None
+    note: str | None = None
+
+    def __int__(self) -> int:
+        return self.n_tasks
+
+    def __index__(self) -> int:
+        return self.n_tasks
+
+    @property
+    def task_sd(self) -> float:
+        return math.sqrt(self.variance)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["task_sd"] = self.task_sd
+        return d
+
+    def __str__(self) -> str:
+        k = "inf" if self.k is None else self.k
+        src = {"model": f"binomial model, base {self.base:.2f}, omega^2 {self.omega2:g}",
+               "given": "task sd given",
+               "rows": f"task sd measured on {self.n_paired} paired tasks"}[self.sd_source]
+        line = (f"{self.n_tasks} tasks to detect {self.effect:+.3f} at {self.power:.0%} power, alpha {self.alpha:g} "
+                f"(k={k}, per-task sd {self.task_sd:.3f}; {src})")
+        return line + (f"; {self.note}" if self.note else "")
+
+
+def holdout_size(
+    effect: float,
+    *,
+    base: float = HOLDOUT_BASE,
+    k: int | None = ROLLOUTS_PER_TASK,
+    power: float = POWER,
+    alpha: float = ALPHA,
+    omega2: float = HOLDOUT_BETWEEN_VAR,
+    task_sd: float | None = None,
+    before: Any = None,
+    after: Any = None,
+) -> HoldoutSize:
+    """Tasks a held-out set needs to detect a gain of ``effect`` in pass@1 (Miller 2024 power formula).
+
+    The per-task variance of the paired difference comes from, best first: ``before`` + ``after`` rows (the
+    measured variance of per-task paired differences), ``task_sd`` (given), or the binomial model
+    omega^2 + (p(1-p) + q(1-q))/k with p = ``base``, q = base + effect: k rollouts per task shrink the
+    within-task term by 1/k (``k=None`` is the k -> infinity limit).
+    """
+    if isinstance(effect, bool) or not isinstance(effect, (int, float)) or not 0 < effect < 1:
+        raise InvalidArgument(f"effect= is the gain in pass rate to prove, between 0 and 1 (0.05 = 5 points); got {effect!r}")
+    power = stats.check_prob(power, "power")
+    alpha = stats.check_prob(alpha, "alpha")
+    if isinstance(base, bool) or not isinstance(base, (int, float)) or not 0 <= base < 1:
+        raise InvalidArgument(f"base= is the pass rate before the change, in [0, 1); got {base!r}")
+    if base + effect > 1:
+        raise InvalidArgument(f"base + effect must be <= 1; got base={base} effect={effect} (lower one of them)")
+    if k is not None:
+        k = stats.check_int(k, "k", 1)
+    if isinstance(omega2, bool) or not isinstance(omega2, (int, float)) or not omega2 >= 0:
+        raise InvalidArgument(f"omega2= is the between-task variance of true gains, >= 0; got {omega2!r}")
+    if (before is None) != (after is None):
+        raise InvalidArgument("before= and after= go together: pass both runs' rows to measure the task sd, or neither")
+    n_paired = None
+    note = None
+    if before is not None:
+        rep = delta_report(before, after, draws=1, permutations=1)
+        if rep.n_paired < MIN_CI_TASKS:
+            raise InvalidArgument(f"before/after share {rep.n_paired} graded tasks; measuring a task sd needs "
+                             f"{MIN_CI_TASKS}. Pass task_sd= or base= and k= instead")
+        d = np.array(list(rep.per_task.values()))
+        variance = float(np.var(d, ddof=1))
+        n_paired = rep.n_paired
+        source = "rows"
+        if variance == 0:
+            raise InvalidArgument("every paired task moved by the same amount (task sd 0); pass task_sd= or base= and k=")
+    elif task_sd is not None:
+        if isinstance(task_sd, bool) or not isinstance(task_sd, (int, float)) or not task_sd > 0:
+            raise InvalidArgument(f"task_sd= must be a positive sd of per-task paired differences; got {task_sd!r}")
+        variance = float(task_sd) ** 2
+        source = "given"
+    else:
+        q = base + effect
+        within = 0.0 if k is None else (base * (1 - base) + q * (1 - q)) / k
+        variance = float(omega2) + within
+        source = "model"
+        if variance == 0:
+            raise InvalidArgument("the model variance is 0 (base 0 or 1 with omega2=0 and k=None); pass task_sd=")
+        if omega2 == 0:
+            note = "omega2=0 assumes every task gains alike (optimistic); pass omega2= or before/after rows"
+    n = max(2, stats.tasks_needed(effect, variance, alpha=alpha, power=power))
+    return HoldoutSize(n, float(effect), float(base), k, power, alpha, variance, source, float(omega2), n_paired, note)

@@ -1,0 +1,688 @@
+"""Statistics primitives on arrays: estimators, task bootstrap, paired permutation test, power, agreement.
+
+Everything here works on per-task numbers (pass counts, per-task rates, paired differences), never on rows;
+``measure.py`` turns rows into those arrays. All resampling is vectorized with numpy:
+
+* a bootstrap draw over tasks is a multinomial count vector over the *distinct* task values (cells); a task
+  enters pass@1, pass@k and pass^k only through its (n_i, c_i), so with few cells a draw costs O(#cells),
+  independent of the number of tasks (same distribution as resampling task indices);
+* with many distinct values (continuous rewards) it falls back to a chunked int32 index bootstrap;
+* a paired sign-flip test enumerates all 2^m flips when the m non-zero differences are few (exact), draws
+  Binomial(h_j, 1/2) per distinct |d| level when levels are few, and chunked random signs otherwise.
+
+Sources: Chen et al. 2021 (pass@k), Yao et al. 2024 (pass^k), Miller 2024 "Adding Error Bars to Evals"
+(clustered SE, paired SE, power), Efron & Tibshirani 1993 (percentile / basic / BCa), Phipson & Smyth 2010
+(+1 on random permutation p-values), Wilson 1927 / Newcombe 1998, Cohen 1960.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from statistics import NormalDist
+from typing import Any
+
+import numpy as np
+
+from whileai_core.defaults import (
+    ALPHA,
+    BOOTSTRAP_CHUNK_BYTES,
+    BOOTSTRAP_DRAWS,
+    CI_LEVEL,
+    DIRECT_CONVOLUTION_MAX,
+    EXACT_LATTICE_MAX_SUPPORT,
+    EXACT_PERMUTATION_CAP,
+    EXACT_PERMUTATION_MAX,
+    FLOAT32_TIE_RTOL,
+    LATTICE_MAX_DENOMINATOR,
+    MIN_CI_TASKS,
+    PERMUTATION_TIE_RTOL,
+    PERMUTATIONS,
+    POWER,
+    SUFFSTAT_MAX_CELL_SHARE,
+    SUFFSTAT_MIN_CELLS,
+)
+from whileai_core.errors import InvalidArgument, InvalidArgumentType
+
+Interval = tuple[float, float]
+METHODS = ("percentile", "basic", "bca")
+ALTERNATIVES = ("two-sided", "greater", "less")
+
+_NORMAL = NormalDist()
+
+
+# ------------------------------------------------------------------------------------------------
+# argument checks (shared with measure.py)
+# ------------------------------------------------------------------------------------------------
+def check_level(level: Any, name: str = "level") -> float:
+    """``level`` as a float strictly inside (0, 1), else a ValueError naming the argument."""
+    if isinstance(level, bool) or not isinstance(level, (int, float, np.floating)) or not 0 < float(level) < 1:
+        raise InvalidArgument(f"{name}= must be a number strictly between 0 and 1 (0.95 for a 95% interval); got {level!r}")
+    return float(level)
+
+
+def check_int(value: Any, name: str, minimum: int) -> int:
+    """``value`` as an int >= minimum (bools refused), else a ValueError naming the argument."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or int(value) < minimum:
+        raise InvalidArgument(f"{name}= must be an int >= {minimum}; got {value!r}")
+    return int(value)
+
+
+def check_method(method: Any) -> str:
+    """Normalize a bootstrap interval method name ("percentile", "basic", "BCa")."""
+    m = str(method).lower() if isinstance(method, str) else None
+    if m not in METHODS:
+        raise InvalidArgument(f"method= must be one of 'percentile', 'basic', 'BCa'; got {method!r}")
+    return m
+
+
+def _check_alternative(alternative: Any) -> str:
+    if alternative not in ALTERNATIVES:
+        raise InvalidArgument(f"alternative= must be one of {', '.join(map(repr, ALTERNATIVES))}; got {alternative!r}")
+    return str(alternative)
+
+
+def _finite_1d(values: Any, name: str) -> np.ndarray:
+    arr = np.asarray(values, dtype=float)
+    if arr.ndim != 1:
+        raise InvalidArgument(f"{name}= must be one-dimensional (one number per task); got shape {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        bad = int(np.flatnonzero(~np.isfinite(arr))[0])
+        raise InvalidArgument(f"{name}[{bad}] is {arr[bad]!r}; every value must be a finite number (drop or fix it)")
+    return arr
+
+
+def z_value(level: float) -> float:
+    """Two-sided standard normal quantile for a central interval at ``level`` (1.95996... at 0.95)."""
+    return _NORMAL.inv_cdf(0.5 + check_level(level) / 2)
+
+
+# ------------------------------------------------------------------------------------------------
+# estimators (Chen et al. 2021; Yao et al. 2024)
+# ------------------------------------------------------------------------------------------------
+def _counts(n: Any, c: Any, k: Any) -> tuple[np.ndarray, np.ndarray, int]:
+    k = check_int(k, "k", 1)
+    n_arr = np.atleast_1d(np.asarray(n))
+    c_arr = np.atleast_1d(np.asarray(c))
+    if n_arr.shape != c_arr.shape:
+        raise InvalidArgument(f"n and c must have the same shape; got {n_arr.shape} and {c_arr.shape}")
+    for name, arr in (("n", n_arr), ("c", c_arr)):
+        if arr.size and (not np.all(np.isfinite(arr.astype(float))) or np.any(arr != np.round(arr))):
+            raise InvalidArgument(f"{name}= must hold whole numbers (rollouts per task, passes per task)")
+    n_arr = n_arr.astype(np.int64)
+    c_arr = c_arr.astype(np.int64)
+    if np.any(c_arr < 0) or np.any(c_arr > n_arr):
+        raise InvalidArgument("c= must satisfy 0 <= c <= n for every task (passes cannot exceed rollouts)")
+    short = n_arr < k
+    if np.any(short):
+        i = int(np.flatnonzero(short)[0])
+        raise InvalidArgument(
+            f"task {i} has n={n_arr[i]} rollouts but k={k}; the unbiased estimator needs n >= k. "
+            f"Drop tasks with fewer than k rollouts (measure.pass_at does and counts them) or lower k"
+        )
+    return n_arr, c_arr, k
+
+
+def _falling_ratio(top: np.ndarray, n: np.ndarray, k: int) -> np.ndarray:
+    """prod_{j<k} (top-j)/(n-j), computed once per distinct (top, n) cell, as a product (no float comb)."""
+    if top.size == 0:
+        return np.zeros(0)
+    codes, inverse = np.unique(top * (int(n.max()) + 1) + n, return_inverse=True)  # one code per (top, n)
+    cell_top, cell_n = np.divmod(codes, int(n.max()) + 1)
+    j = np.arange(k)
+    num = cell_top[:, None] - j  # (cells, k)
+    den = cell_n[:, None] - j
+    factors = np.where(num > 0, num / den, 0.0)
+    return np.prod(factors, axis=1)[inverse.reshape(-1)]
+
+
+def pass_at_k(n: Any, c: Any, k: int) -> np.ndarray:
+    """Unbiased pass@k per task, ``1 - C(n-c, k)/C(n, k)`` (Chen et al. 2021); requires n >= k per task."""
+    n_arr, c_arr, k = _counts(n, c, k)
+    return 1.0 - _falling_ratio(n_arr - c_arr, n_arr, k)
+
+
+def pass_pow_k(n: Any, c: Any, k: int) -> np.ndarray:
+    """Unbiased pass^k per task, ``C(c, k)/C(n, k)`` (tau-bench, Yao et al. 2024); requires n >= k per task."""
+    n_arr, c_arr, k = _counts(n, c, k)
+    return _falling_ratio(c_arr, n_arr, k)
+
+
+# ------------------------------------------------------------------------------------------------
+# bootstrap over tasks
+# ------------------------------------------------------------------------------------------------
+def _as_columns(values: Any, weights: Any, name: str) -> tuple[np.ndarray, np.ndarray, bool]:
+    v = np.asarray(values, dtype=float)
+    single = v.ndim == 1
+    if v.ndim == 1:
+        v = v[:, None]
+    if v.ndim != 2:
+        raise InvalidArgument(f"{name}= must be 1-D (one value per task) or 2-D (tasks x statistics); got shape {v.shape}")
+    if weights is None:
+        w = np.ones_like(v)
+    else:
+        w = np.asarray(weights, dtype=float)
+        if w.ndim == 1:
+            w = w[:, None]
+        if w.shape != v.shape:
+            raise InvalidArgument(f"weights= must have the shape of {name}= {v.shape}; got {w.shape}")
+        if np.any(w < 0) or not np.all(np.isfinite(w)):
+            raise InvalidArgument("weights= must be finite and >= 0 (use 0 to leave a task out of a statistic)")
+    if not np.all(np.isfinite(v)):
+        bad = int(np.flatnonzero(~np.all(np.isfinite(v), axis=1))[0])
+        raise InvalidArgument(f"{name}[{bad}] is not a finite number; every task value must be finite (drop or fix it)")
+    return v, w, single
+
+
+def _distinct_rows(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct rows of a 2-D array and their counts, by factorizing each column (1-D sorts, much faster
+    than ``np.unique(axis=0)``) and combining the codes while their product fits in int64."""
+    codes = np.zeros(len(x), dtype=np.int64)
+    radix = 1
+    for j in range(x.shape[1]):
+        _, inv = np.unique(x[:, j], return_inverse=True)
+        inv = inv.reshape(-1)
+        size = int(inv.max()) + 1 if len(inv) else 1
+        if radix * size >= 2**62:
+            # too many distinct combinations to encode: compress what we have, then go on
+            _, codes = np.unique(codes, return_inverse=True)
+            codes = codes.reshape(-1).astype(np.int64)
+            radix = int(codes.max()) + 1
+            if radix * size >= 2**62:
+                uniq, counts = np.unique(x, axis=0, return_counts=True)
+                return uniq, counts
+        codes = codes * size + inv
+        radix *= size
+    _, first, counts = np.unique(codes, return_index=True, return_counts=True)
+    return x[first], counts
+
+
+def bootstrap_means(
+    values: Any,
+    weights: Any = None,
+    *,
+    draws: int = BOOTSTRAP_DRAWS,
+    seed: int | np.random.Generator | None = 0,
+    chunk_bytes: int = BOOTSTRAP_CHUNK_BYTES,
+    max_cell_share: float = SUFFSTAT_MAX_CELL_SHARE,
+    min_cells: int = SUFFSTAT_MIN_CELLS,
+) -> np.ndarray:
+    """Bootstrap distribution over tasks of the weighted mean ``sum(w*x)/sum(w)`` of each column.
+
+    ``values`` is (tasks,) or (tasks, statistics); ``weights`` (same shape, default 1) lets one draw carry
+    statistics over different task subsets (weight 0 leaves a task out of that column). Returns an array of
+    shape (draws, statistics); a draw whose resample holds no weight for a column is NaN there.
+    """
+    v, w, _ = _as_columns(values, weights, "values")
+    draws = check_int(draws, "draws", 1)
+    chunk_bytes = check_int(chunk_bytes, "chunk_bytes", 1)
+    n, s = v.shape
+    if n == 0:
+        raise InvalidArgument("values= is empty; the bootstrap needs at least one task")
+    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    out = np.empty((draws, s))
+    cells, counts = _distinct_rows(np.hstack([v * w, w]))
+    num_c, den_c = cells[:, :s], cells[:, s:]
+    if len(cells) <= max(min_cells, max_cell_share * n):
+        # sufficient statistic: resampling n tasks with replacement == multinomial(n, counts/n) over cells
+        p = counts / n
+        rows = max(1, chunk_bytes // (8 * len(cells)))
+        for start in range(0, draws, rows):
+            m = rng.multinomial(n, p, size=min(rows, draws - start)).astype(float)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                out[start:start + len(m)] = (m @ num_c) / (m @ den_c)
+        return out
+    # many distinct values: chunked index bootstrap (int32 indices, one gather per statistic column)
+    vw = v * w
+    rows = max(1, chunk_bytes // (12 * n))
+    for start in range(0, draws, rows):
+        b = min(rows, draws - start)
+        idx = rng.integers(0, n, size=(b, n), dtype=np.int32)
+        for j in range(s):
+            num = vw[:, j][idx].sum(axis=1)
+            den = w[:, j][idx].sum(axis=1)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                out[start:start + b, j] = num / den
+    return out
+
+
+def _jackknife_acceleration(v: np.ndarray, w: np.ndarray) -> float:
+    """BCa acceleration from the closed-form leave-one-task-out values of sum(w x)/sum(w) (O(n), no n x n matrix)."""
+    keep = w > 0
+    v, w = v[keep], w[keep]
+    if len(v) < 2:
+        return 0.0
+    num, den = float(np.sum(w * v)), float(np.sum(w))
+    loo = (num - w * v) / (den - w) if np.all(den - w > 0) else None
+    if loo is None:
+        return 0.0
+    u = loo.mean() - loo  # (n-1) factors cancel in the ratio below
+    s2 = float(np.sum(u**2))
+    return 0.0 if s2 == 0 else float(np.sum(u**3) / (6 * s2**1.5))
+
+
+def interval_from_distribution(
+    dist: np.ndarray,
+    estimate: float,
+    *,
+    level: float = CI_LEVEL,
+    method: str = "percentile",
+    acceleration: float = 0.0,
+) -> Interval | None:
+    """A two-sided interval from bootstrap replicates: percentile, basic, or BCa (Efron & Tibshirani 14.3).
+
+    Returns None when no replicate is finite. BCa with a degenerate distribution (every replicate on one side
+    of the estimate) falls back to the percentile interval, which is then zero-width or one-sided.
+    """
+    level = check_level(level)
+    method = check_method(method)
+    d = np.asarray(dist, dtype=float)
+    d = d[np.isfinite(d)]
+    if d.size == 0:
+        return None
+    a_lo, a_hi = (1 - level) / 2, (1 + level) / 2
+    if method == "bca":
+        share = (np.count_nonzero(d < estimate) + np.count_nonzero(d <= estimate)) / (2 * d.size)
+        if 0 < share < 1:
+            z0 = _NORMAL.inv_cdf(share)
+            qs = []
+            for a_ in (a_lo, a_hi):
+                za = _NORMAL.inv_cdf(a_)
+                qs.append(_NORMAL.cdf(z0 + (z0 + za) / (1 - acceleration * (z0 + za))))
+            a_lo, a_hi = qs
+    lo, hi = np.quantile(d, [a_lo, a_hi])
+    if method == "basic":
+        lo, hi = 2 * estimate - hi, 2 * estimate - lo
+    return (float(lo), float(hi))
+
+
+def bootstrap_mean_ci(
+    values: Any,
+    weights: Any = None,
+    *,
+    level: float = CI_LEVEL,
+    draws: int = BOOTSTRAP_DRAWS,
+    seed: int | np.random.Generator | None = 0,
+    method: str = "percentile",
+    min_n: int = MIN_CI_TASKS,
+    chunk_bytes: int = BOOTSTRAP_CHUNK_BYTES,
+    max_cell_share: float = SUFFSTAT_MAX_CELL_SHARE,
+) -> Any:
+    """Bootstrap-over-tasks interval of the (weighted) mean of per-task values.
+
+    1-D ``values`` -> ``(lo, hi)`` or None when fewer than ``min_n`` tasks carry weight; 2-D (tasks x
+    statistics) -> a list with one such entry per column, all from the same resampled task sets.
+    """
+    level = check_level(level)
+    method = check_method(method)
+    min_n = check_int(min_n, "min_n", 1)
+    v, w, single = _as_columns(values, weights, "values")
+    if v.shape[0] == 0:
+        return None if single else [None] * v.shape[1]
+    dist = bootstrap_means(v, w, draws=draws, seed=seed, chunk_bytes=chunk_bytes, max_cell_share=max_cell_share)
+    out: list[Interval | None] = []
+    for j in range(v.shape[1]):
+        if np.count_nonzero(w[:, j]) < min_n:
+            out.append(None)
+            continue
+        est = float(np.sum(v[:, j] * w[:, j]) / np.sum(w[:, j]))
+        acc = _jackknife_acceleration(v[:, j], w[:, j]) if method == "bca" else 0.0
+        out.append(interval_from_distribution(dist[:, j], est, level=level, method=method, acceleration=acc))
+    return out[0] if single else out
+
+
+# ------------------------------------------------------------------------------------------------
+# paired sign-flip permutation test
+# ------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class PermutationResult:
+    """A paired sign-flip test of mean(d) = 0: p-value, how it was computed, and on how many differences."""
+
+    p_value: float
+    statistic: float  # mean of the differences
+    n: int
+    n_nonzero: int
+    exact: bool
+    permutations: int  # sign patterns evaluated (2^n_nonzero when enumerated, 0 for the exact convolution)
+    alternative: str
+
+    def __float__(self) -> float:
+        return self.p_value
+
+    def __str__(self) -> str:
+        how = "exact" if self.exact else f"{self.permutations} random flips"
+        return (f"p={self.p_value:.4g} ({how}, {self.alternative}) mean diff {self.statistic:+.4f} "
+                f"(n={self.n}, {self.n_nonzero} non-zero)")
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _pvalue(count_ge: int, count_le: int, total: int, exact: bool, alternative: str) -> float:
+    add = 0 if exact else 1
+    p_ge = (count_ge + add) / (total + add)
+    p_le = (count_le + add) / (total + add)
+    if alternative == "greater":
+        return float(min(1.0, p_ge))
+    if alternative == "less":
+        return float(min(1.0, p_le))
+    return float(min(1.0, 2 * min(p_ge, p_le)))
+
+
+def _lattice(levels: np.ndarray, max_denominator: int) -> tuple[np.ndarray, int] | None:
+    """Integers v and a scale L with levels == v / L (exactly, up to float round-off), or None."""
+    from fractions import Fraction
+
+    if len(levels) > 4 * max_denominator:
+        return None
+    scale = 1
+    for u in levels:
+        f = Fraction(float(u)).limit_denominator(max_denominator)
+        if abs(float(f) - u) > 1e-9 * max(1.0, abs(u)):
+            return None
+        scale = scale * f.denominator // math.gcd(scale, f.denominator)
+        if scale > max_denominator:
+            return None
+    ints = np.rint(levels * scale).astype(np.int64)
+    if not np.allclose(ints / scale, levels, rtol=1e-9, atol=0):
+        return None
+    return ints, scale
+
+
+def _exact_lattice_null(ints: np.ndarray, h: np.ndarray, direct_max: int = DIRECT_CONVOLUTION_MAX) -> np.ndarray:
+    """pmf of T = sum_j v_j Bin(h_j, 1/2) on 0..sum(v h): the exact sign-flip null (S = 2T - sum(v h))."""
+    from scipy.signal import fftconvolve
+    from scipy.stats import binom
+
+    pmf = np.ones(1)
+    for v, hj in zip(ints.tolist(), h.tolist()):
+        part = np.zeros(v * hj + 1)
+        part[::v] = binom.pmf(np.arange(hj + 1), hj, 0.5)
+        if len(pmf) * len(part) <= direct_max:
+            pmf = np.convolve(pmf, part)
+        else:
+            pmf = np.clip(fftconvolve(pmf, part), 0.0, None)
+    return pmf
+
+
+def paired_permutation_test(
+    diffs: Any,
+    *,
+    permutations: int = PERMUTATIONS,
+    seed: int | np.random.Generator | None = 0,
+    alternative: str = "two-sided",
+    exact: bool | None = None,
+    exact_max: int = EXACT_PERMUTATION_MAX,
+    max_support: int = EXACT_LATTICE_MAX_SUPPORT,
+    max_denominator: int = LATTICE_MAX_DENOMINATOR,
+    chunk_bytes: int = BOOTSTRAP_CHUNK_BYTES,
+    max_level_share: float = SUFFSTAT_MAX_CELL_SHARE,
+    tie_rtol: float = PERMUTATION_TIE_RTOL,
+    float32_rtol: float = FLOAT32_TIE_RTOL,
+    min_levels: int = SUFFSTAT_MIN_CELLS,
+    direct_max: int = DIRECT_CONVOLUTION_MAX,
+) -> PermutationResult:
+    """Sign-flip permutation test on paired differences (e.g. per-task after - before pass rates).
+
+    ``exact=None`` (auto): exact when the m non-zero differences are at most ``exact_max`` (all 2^m flips
+    enumerated) or lie on a lattice v/L (per-task rates c/k do) with sum|v| <= ``max_support`` (the null is the
+    convolution of scaled Binomial(h_j, 1/2), no Monte Carlo; FFT round-off puts a floor near 1e-15 on tiny
+    p-values). Otherwise ``permutations`` random flips with the Phipson-Smyth +1, drawn as Binomial(h, 1/2)
+    per distinct |d| level when levels are few (cost independent of n), else chunked random signs.
+    ``exact=False`` forces random flips; ``exact=True`` raises when no exact method applies.
+    Zero differences carry no sign and are left out (the p-value is unchanged). All zero -> p = 1.
+    Two-sided p = min(1, 2 min(p_greater, p_less)), as scipy.stats.permutation_test.
+    """
+    d = _finite_1d(diffs, "diffs")
+    permutations = check_int(permutations, "permutations", 1)
+    exact_max = check_int(exact_max, "exact_max", 0)
+    if exact_max > EXACT_PERMUTATION_CAP:
+        raise InvalidArgument(f"exact_max= enumerates 2^exact_max sign patterns; keep it <= {EXACT_PERMUTATION_CAP}; "
+                         f"got {exact_max}")
+    alternative = _check_alternative(alternative)
+    if exact not in (None, True, False):
+        raise InvalidArgument(f"exact= must be None (auto), True or False; got {exact!r}")
+    n = d.size
+    if n == 0:
+        raise InvalidArgument("diffs= is empty; a paired test needs at least one paired task")
+    nz = d[d != 0]
+    m = nz.size
+    stat = float(d.mean())
+    if m == 0:
+        return PermutationResult(1.0, stat, n, 0, True, 1, alternative)
+    obs = float(nz.sum())
+    gamma = tie_rtol * float(np.abs(nz).sum())
+    mag = np.abs(nz)
+    if exact is not False and m <= exact_max:
+        patterns = np.arange(2**m, dtype=np.int64)
+        signs = 1.0 - 2.0 * ((patterns[:, None] >> np.arange(m)) & 1)
+        null = signs @ nz
+        ge, le = int(np.count_nonzero(null >= obs - gamma)), int(np.count_nonzero(null <= obs + gamma))
+        return PermutationResult(_pvalue(ge, le, 2**m, True, alternative), stat, n, m, True, 2**m, alternative)
+    levels, inv, h = np.unique(mag, return_inverse=True, return_counts=True)
+    if exact is not False:
+        lat = _lattice(levels, max_denominator)
+        if lat is not None and int(np.sum(lat[0] * h)) <= max_support:
+            ints = lat[0]
+            pmf = _exact_lattice_null(ints, h, direct_max)
+            total = int(np.sum(ints * h))
+            signed = np.where(nz > 0, 1, -1) * ints[inv.reshape(-1)]
+            t_obs = (int(signed.sum()) + total) // 2  # S = 2T - total, so T = (S + total) / 2 exactly
+            p_le = float(min(1.0, np.sum(pmf[: t_obs + 1])))  # direct tail sums: no 1 - x cancellation
+            p_ge = float(min(1.0, np.sum(pmf[t_obs:])))
+            p = {"greater": p_ge, "less": p_le}.get(alternative, min(1.0, 2 * min(p_ge, p_le)))
+            return PermutationResult(float(max(0.0, p)), stat, n, m, True, 0, alternative)
+        if exact:
+            raise InvalidArgument(f"exact=True but the {m} non-zero differences are too many to enumerate "
+                             f"(exact_max={exact_max}) and are not on a small lattice; pass exact=None")
+    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    ge = le = 0
+    if len(levels) <= max(min_levels, max_level_share * m):
+        # sum of h_j random +-v_j == v_j * (2 Bin(h_j, 1/2) - h_j)
+        rows = max(1, chunk_bytes // (8 * len(levels)))
+        for start in range(0, permutations, rows):
+            b = min(rows, permutations - start)
+            null = (2 * rng.binomial(h, 0.5, size=(b, len(levels))) - h) @ levels
+            ge += int(np.count_nonzero(null >= obs - gamma))
+            le += int(np.count_nonzero(null <= obs + gamma))
+    else:
+        tol = max(gamma, float32_rtol * float(mag.sum()))  # float32 accumulation
+        nz32 = nz.astype(np.float32)
+        rows = max(1, chunk_bytes // (6 * m))
+        for start in range(0, permutations, rows):
+            b = min(rows, permutations - start)
+            # random bits from bytes (8 flips per RNG byte); flipping the set bits: S = total - 2 * bits @ d
+            packed = rng.integers(0, 256, size=(b, (m + 7) // 8), dtype=np.uint8)
+            bits = np.unpackbits(packed, axis=1, count=m).astype(np.float32)
+            null = obs - 2.0 * (bits @ nz32)
+            ge += int(np.count_nonzero(null >= obs - tol))
+            le += int(np.count_nonzero(null <= obs + tol))
+    return PermutationResult(_pvalue(ge, le, permutations, False, alternative), stat, n, m, False,
+                             permutations, alternative)
+
+
+def paired_permutation_pvalue(diffs: Any, **kwargs: Any) -> float:
+    """The p-value of ``paired_permutation_test(diffs, **kwargs)``."""
+    return paired_permutation_test(diffs, **kwargs).p_value
+
+
+# ------------------------------------------------------------------------------------------------
+# standard errors (Miller 2024)
+# ------------------------------------------------------------------------------------------------
+def mean_se(values: Any) -> float | None:
+    """CLT standard error of a mean, sqrt(sum (x - mean)^2 / (n (n-1))) (Miller 2024 Eq. 1); None below 2 values."""
+    x = _finite_1d(values, "values")
+    if x.size < 2:
+        return None
+    return float(np.sqrt(np.sum((x - x.mean()) ** 2) / (x.size * (x.size - 1))))
+
+
+def clustered_se(values: Any, clusters: Any) -> float | None:
+    """Cluster-robust SE of a pooled mean (Miller 2024 Eq. 4): the CLT SE plus the within-cluster cross terms,
+
+    sqrt( SE_CLT^2 + (1/n^2) sum_c sum_{i != j in c} (x_i - mean)(x_j - mean) ), clipped at 0; no finite-cluster
+    correction. Singleton clusters reduce it to the CLT SE. None below 2 values.
+    """
+    x = _finite_1d(values, "values")
+    g = np.asarray(clusters)
+    if g.shape != x.shape:
+        raise InvalidArgument(f"clusters= must give one cluster id per value; got {g.shape} ids for {x.shape} values")
+    if x.size < 2:
+        return None
+    dev = x - x.mean()
+    _, inv = np.unique(g, return_inverse=True)
+    sums = np.bincount(inv.reshape(-1), weights=dev)
+    cross = float(np.sum(sums**2) - np.sum(dev**2))
+    var = float(np.sum(dev**2)) / (x.size * (x.size - 1)) + cross / x.size**2
+    return float(np.sqrt(max(0.0, var)))
+
+
+# ------------------------------------------------------------------------------------------------
+# power (Miller 2024 Eq. 9)
+# ------------------------------------------------------------------------------------------------
+def check_prob(value: Any, name: str) -> float:
+    """``value`` as a float strictly inside (0, 1) (alpha, power), else a ValueError naming the argument."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.floating)) or not 0 < float(value) < 1:
+        raise InvalidArgument(f"{name}= must be a number strictly between 0 and 1; got {value!r}")
+    return float(value)
+
+
+def power_z(alpha: float = ALPHA, power: float = POWER) -> float:
+    """z_{1-alpha/2} + z_{power}; its square is 7.8489 at alpha=0.05, power=0.8."""
+    alpha = check_prob(alpha, "alpha")
+    power = check_prob(power, "power")
+    return _NORMAL.inv_cdf(1 - alpha / 2) + _NORMAL.inv_cdf(power)
+
+
+def tasks_needed(effect: float, variance: float, *, alpha: float = ALPHA, power: float = POWER) -> int:
+    """Tasks to detect a paired gain ``effect``: ceil((z_{a/2}+z_b)^2 * variance / effect^2) (Miller 2024 Eq. 9).
+
+    ``variance`` is the per-task variance of the paired difference, omega^2 + sigma_A^2/K_A + sigma_B^2/K_B.
+    """
+    if isinstance(effect, bool) or not isinstance(effect, (int, float)) or not effect > 0:
+        raise InvalidArgument(f"effect= must be a positive gain in pass rate (0.05 = 5 points); got {effect!r}")
+    if isinstance(variance, bool) or not isinstance(variance, (int, float)) or not variance > 0:
+        raise InvalidArgument(f"variance= must be a positive per-task variance of the paired difference; got {variance!r}")
+    raw = power_z(alpha, power) ** 2 * variance / effect**2
+    return math.ceil(raw - 1e-9)
+
+
+def detectable_effect(n_tasks: int, variance: float, *, alpha: float = ALPHA, power: float = POWER) -> float:
+    """Minimum detectable paired effect with ``n_tasks``: (z_{a/2}+z_b) sqrt(variance / n) (Miller 2024)."""
+    n_tasks = check_int(n_tasks, "n_tasks", 1)
+    if isinstance(variance, bool) or not isinstance(variance, (int, float)) or not variance >= 0:
+        raise InvalidArgument(f"variance= must be a per-task variance >= 0; got {variance!r}")
+    return float(power_z(alpha, power) * math.sqrt(variance / n_tasks))
+
+
+# ------------------------------------------------------------------------------------------------
+# Wilson interval and Cohen's kappa
+# ------------------------------------------------------------------------------------------------
+def wilson_interval(successes: int, n: int, *, level: float = CI_LEVEL) -> Interval | None:
+    """Wilson score interval for a proportion (Wilson 1927; Newcombe 1998); None when n = 0.
+
+    Clipped to [0, 1], with lo = 0 exactly at 0 successes and hi = 1 exactly at n (as scipy's binomtest).
+    Apply it to independent units (tasks), not to rollouts pooled across tasks.
+    """
+    n = check_int(n, "n", 0)
+    successes = check_int(successes, "successes", 0)
+    if successes > n:
+        raise InvalidArgument(f"successes= must be <= n; got {successes} successes out of {n}")
+    if n == 0:
+        return None
+    z = z_value(level)
+    p = successes / n
+    denom = 1 + z * z / n
+    center = (p + z * z / (2 * n)) / denom
+    half = z / denom * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    lo = 0.0 if successes == 0 else max(0.0, center - half)
+    hi = 1.0 if successes == n else min(1.0, center + half)
+    return (lo, hi)
+
+
+def cohen_kappa(
+    rater_a: Sequence[Any],
+    rater_b: Sequence[Any],
+    *,
+    labels: Sequence[Any] | None = None,
+    weights: str | None = None,
+) -> float:
+    """Cohen's kappa, (p_o - p_e) / (1 - p_e) (Cohen 1960); ``weights`` None, "linear" or "quadratic".
+
+    Returns NaN when chance agreement is total (both raters constant on one label): kappa is undefined there,
+    so report raw agreement beside it. Labels are compared as given; ``labels`` fixes their order (needed for
+    weighted kappa on ordinal labels; default: sorted distinct labels).
+    """
+    for name, rater in (("rater_a", rater_a), ("rater_b", rater_b)):
+        if isinstance(rater, (str, bytes)):
+            raise InvalidArgumentType(f"{name}= is a string; pass a list of labels, one per item (e.g. [1, 0, 1])")
+    a, b = list(rater_a), list(rater_b)
+    for name, seq in (("rater_a", a), ("rater_b", b)):
+        blank = next((i for i, x in enumerate(seq) if x is None or (isinstance(x, float) and math.isnan(x))), None)
+        if blank is not None:
+            raise InvalidArgument(f"{name}[{blank}] is {seq[blank]!r}, not a label; drop the items a rater did not rate "
+                             "from both lists")
+    if len(a) != len(b):
+        raise InvalidArgument(f"rater_a and rater_b must rate the same items; got {len(a)} and {len(b)} labels")
+    if not a:
+        raise InvalidArgument("rater_a= is empty; kappa needs at least one item rated by both")
+    if weights not in (None, "linear", "quadratic"):
+        raise InvalidArgument(f"weights= must be None, 'linear' or 'quadratic'; got {weights!r}")
+    if labels is None:
+        try:
+            labels = sorted(set(a) | set(b))
+        except TypeError:
+            labels = list(dict.fromkeys(a + b))
+    index = {lab: i for i, lab in enumerate(labels)}
+    missing = [x for x in a + b if x not in index]
+    if missing:
+        raise InvalidArgument(f"label {missing[0]!r} is not in labels=; add it or drop those items")
+    L = len(labels)
+    table = np.zeros((L, L))
+    np.add.at(table, (np.array([index[x] for x in a]), np.array([index[x] for x in b])), 1)
+    table /= table.sum()
+    expected = np.outer(table.sum(axis=1), table.sum(axis=0))
+    i, j = np.indices((L, L))
+    if weights is None:
+        w = (i != j).astype(float)
+    elif weights == "linear":
+        w = np.abs(i - j).astype(float)
+    else:
+        w = ((i - j) ** 2).astype(float)
+    den = float(np.sum(w * expected))
+    if den == 0:
+        return float("nan")
+    return float(1 - np.sum(w * table) / den)
+
+
+# --------------------------------------------------------------------------------------------------
+# Per-task drop tests and multiple-comparison correction (used by the CI gate scenario by scenario)
+# --------------------------------------------------------------------------------------------------
+def fisher_drop_pvalues(before_passes: Any, before_n: Any, after_passes: Any, after_n: Any) -> Any:
+    """One-sided exact p of "after passes less often than before" per task (Fisher's exact test, Fisher 1935).
+
+    Under no change, given the total passes, the before-side passes are hypergeometric; p = P(X >= observed).
+    Vectorized over scenarios (numpy arrays in, an array out).
+    """
+    from scipy.stats import hypergeom
+
+    b = np.asarray(before_passes, dtype=np.int64)
+    bn = np.asarray(before_n, dtype=np.int64)
+    a = np.asarray(after_passes, dtype=np.int64)
+    an = np.asarray(after_n, dtype=np.int64)
+    return hypergeom.sf(b - 1, bn + an, b + a, bn)
+
+
+def holm_adjust(p_values: Any) -> Any:
+    """Holm (1979) step-down adjusted p-values: reject H_(i) at level a when adjusted_(i) <= a. Vectorized."""
+    p = np.asarray(p_values, dtype=float)
+    m = p.size
+    if m == 0:
+        return p
+    order = np.argsort(p, kind="stable")
+    scaled = (m - np.arange(m)) * p[order]
+    adjusted_sorted = np.minimum(1.0, np.maximum.accumulate(scaled))
+    out = np.empty(m)
+    out[order] = adjusted_sorted
+    return out

@@ -1,0 +1,176 @@
+"""A row as chat messages: its tool calls, its reply, its messages with a loss mask, its tools as JSON schemas.
+
+The one place the engine turns a row (docs/rows.md) into what a chat model sees and back; simulate, grade,
+guard, select and train all read rows through it.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from whileai_core.arguments import choice
+from whileai_core.errors import InvalidArgument
+
+Row = Mapping[str, Any]
+ARGUMENT_FORMS = ("dict", "string")  # tool-call arguments as dicts (what stock chat templates render) or JSON strings
+
+
+def tool_calls(row: Row) -> list[dict[str, Any]]:
+    """The tool calls of a rollout as ``[{"tool", "arguments", "result"}]``.
+
+    Reads ``steps`` (the row schema), else assistant ``tool_calls`` in ``messages`` (OpenAI wire shape,
+    arguments a JSON string), so rows from logs work too.
+    """
+    steps = row.get("steps")
+    if isinstance(steps, list) and steps:
+        return [s for s in steps if isinstance(s, Mapping) and s.get("tool")]  # type: ignore[misc]
+    out: list[dict[str, Any]] = []
+    messages = row.get("messages")
+    if not isinstance(messages, list):
+        return out
+    results: dict[str, Any] = {}
+    for m in messages:
+        if isinstance(m, Mapping) and m.get("role") == "tool" and m.get("tool_call_id"):
+            results[str(m["tool_call_id"])] = m.get("content")
+    for m in messages:
+        if not (isinstance(m, Mapping) and m.get("role") == "assistant"):
+            continue
+        for call in m.get("tool_calls") or ():
+            fn = call.get("function", call) if isinstance(call, Mapping) else {}
+            name = fn.get("name")
+            if not name:
+                continue
+            args: Any = fn.get("arguments", {})
+            if isinstance(args, str):
+                try:
+                    args = json.loads(args)
+                except json.JSONDecodeError:
+                    pass
+            out.append({"tool": name, "arguments": args, "result": results.get(str(call.get("id")))})
+    return out
+
+
+def reply_text(row: Row) -> str:
+    """The reply of a row: ``final_text``, else the last assistant message with text content, else ``""``."""
+    text = row.get("final_text")
+    if isinstance(text, str):
+        return text
+    messages = row.get("messages")
+    if isinstance(messages, list):
+        for m in reversed(messages):
+            if isinstance(m, Mapping) and m.get("role") == "assistant" and isinstance(m.get("content"), str):
+                return m["content"]
+    return ""
+
+
+
+
+def chat_messages(system_prompt: str | None, prompt: str, steps: Sequence[Mapping[str, Any]],
+                  final_text: str) -> list[dict[str, Any]]:
+    """A rollout as OpenAI-form chat messages: system, user, one assistant call + tool reply per tool step,
+    user and assistant text steps in order, and the final assistant reply."""
+    msgs: list[dict[str, Any]] = []
+    if system_prompt:
+        msgs.append({"role": "system", "content": system_prompt})
+    msgs.append({"role": "user", "content": prompt})
+    n_call = 0
+    for step in steps:
+        if "tool" in step:
+            call_id = f"call_{n_call:04d}"
+            n_call += 1
+            msgs.append({"role": "assistant", "content": step.get("text") or None, "tool_calls": [
+                {"id": call_id, "type": "function",
+                 "function": {"name": step["tool"], "arguments": json.dumps(step.get("arguments") or {})}}]})
+            result = step.get("result")
+            msgs.append({"role": "tool", "tool_call_id": call_id,
+                         "content": result if isinstance(result, str) else json.dumps(result)})
+        elif "user" in step:
+            msgs.append({"role": "user", "content": str(step["user"])})
+        elif "text" in step:
+            msgs.append({"role": "assistant", "content": str(step["text"])})
+    msgs.append({"role": "assistant", "content": final_text})
+    return msgs
+
+
+def row_messages(row: Row, *, system_prompt: str | None = None) -> list[dict[str, Any]]:
+    """The row's chat messages (copies): its own ``messages``, else built from ``prompt``, ``steps`` and
+    ``final_text`` with ``chat_messages`` (tool steps included); ``system_prompt`` goes first when the row's
+    messages have no system message."""
+    msgs = [dict(m) for m in row.get("messages") or []]
+    if not msgs:
+        msgs = chat_messages(row.get("system_prompt") or system_prompt, str(row.get("prompt", "")),
+                             row.get("steps") or [], str(row.get("final_text") or ""))
+    if system_prompt and msgs[0].get("role") != "system":
+        msgs.insert(0, {"role": "system", "content": system_prompt})
+    return msgs
+
+
+MASK_MODES = ("assistant", "final")
+
+
+def loss_mask(messages: Sequence[Mapping[str, Any]], mode: str = "assistant") -> list[int]:
+    """The loss mask, one 0/1 per message: 1 on every assistant message (``"assistant"``, what a trainer
+    learns) or only on the last one (``"final"``); 0 on system, user and tool messages."""
+    if mode not in MASK_MODES:
+        raise InvalidArgument(f"mask_mode= must be one of {MASK_MODES}; got {mode!r}")
+    mask = [1 if m.get("role") == "assistant" else 0 for m in messages]
+    if mode == "final" and any(mask):
+        last = max(i for i, v in enumerate(mask) if v)
+        mask = [1 if i == last else 0 for i in range(len(mask))]
+    return mask
+
+
+def normalize_messages(
+    messages: Sequence[Mapping[str, Any]], *, arguments: str = "dict", system_prompt: str | None = None
+) -> list[dict[str, Any]]:
+    """OpenAI-form messages made ready for a chat template.
+
+    Tool-call ``arguments`` become dicts (``arguments="dict"``, what stock templates render with ``tojson``) or
+    JSON strings (``"string"``); tool messages get the ``name`` of the call they answer; non-string tool output
+    is JSON-encoded; ``system_prompt`` is put first when the messages have no system message.
+    """
+    choice("arguments", arguments, ARGUMENT_FORMS)
+    out: list[dict[str, Any]] = []
+    call_names: dict[str, str] = {}
+    for i, message in enumerate(messages):
+        if not isinstance(message, Mapping) or "role" not in message:
+            raise InvalidArgument(f"messages[{i}] must be a dict with a 'role'; got {message!r:.80}")
+        m = copy.deepcopy(dict(message))
+        if m["role"] == "assistant" and m.get("tool_calls"):
+            calls = []
+            for call in m["tool_calls"]:
+                call = dict(call)
+                fn = dict(call.get("function", call))
+                args = fn.get("arguments", {})
+                if arguments == "dict" and isinstance(args, str):
+                    try:
+                        args = json.loads(args) if args.strip() else {}
+                    except json.JSONDecodeError:
+                        raise InvalidArgument(
+                            f"messages[{i}]: tool call {fn.get('name')!r} has arguments that are not JSON "
+                            f"({args[:60]!r}); fix the row or export with arguments='string'"
+                        ) from None
+                elif arguments == "string" and not isinstance(args, str):
+                    args = json.dumps(args, ensure_ascii=False)
+                fn["arguments"] = args
+                if call.get("id"):
+                    call_names[str(call["id"])] = str(fn.get("name", ""))
+                calls.append({"id": call.get("id"), "type": "function",
+                              "function": {"name": fn.get("name"), "arguments": args}})
+            m["tool_calls"] = calls
+            if m.get("content") is None:
+                m["content"] = ""
+        elif m["role"] == "tool":
+            if not isinstance(m.get("content"), str):
+                m["content"] = json.dumps(m.get("content"), ensure_ascii=False, default=str)
+            if "name" not in m and m.get("tool_call_id") in call_names:
+                m["name"] = call_names[m["tool_call_id"]]
+        elif m.get("content") is None:
+            m["content"] = ""
+        out.append(m)
+    if system_prompt and not (out and out[0]["role"] == "system"):
+        out.insert(0, {"role": "system", "content": system_prompt})
+    return out

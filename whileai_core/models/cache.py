@@ -1,0 +1,222 @@
+"""Record/replay cassettes for model calls: CI runs that cost nothing and never flake.
+
+A ``Cassette`` is a plain JSONL file, one recorded call per line:
+``{"key", "request": {"model", "messages", "tools", "params", "trial"}, "response": {...}}``.
+The key is a hash of the whole request, **including the trial index**, so k repeats of one situation are
+k independent recordings, not one answer replayed k times. Headers (and so keys) are never part of it.
+
+Modes: ``"record"`` calls live and (re)writes every call; ``"replay"`` never calls live and fails loudly on a
+miss with a diff against the nearest recording; ``"auto"`` replays hits and records misses.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+import os
+import threading
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from whileai_core.defaults import CASSETTE_DIFF_CANDIDATES, CASSETTE_DIFF_LINES
+from whileai_core.errors import CassetteMiss, InvalidArgument, InvalidArgumentType
+
+MODES = ("record", "replay", "auto")
+
+
+def _canonical(request: Mapping[str, Any]) -> str:
+    return json.dumps(request, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+def request_key(request: Mapping[str, Any]) -> str:
+    """The recording key: sha256 over the canonical JSON of model, messages, tools, params and trial."""
+    return hashlib.sha256(_canonical(request).encode()).hexdigest()
+
+
+class Cassette:
+    """Recorded model calls in one JSONL file (see module docstring). Thread-safe; usable as a context manager.
+
+    ``Cassette("tests/cassettes/agent.jsonl", mode="replay")``; pass it as ``cache=`` or
+    ``wai.configure(cache=...)`` (what ``pytest --wai-record/--wai-replay`` does).
+    """
+
+    def __init__(self, path: str | os.PathLike[str], mode: str = "auto", *,
+                 diff_candidates: int = CASSETTE_DIFF_CANDIDATES, diff_lines: int = CASSETTE_DIFF_LINES) -> None:
+        if mode not in MODES:
+            raise InvalidArgument(f"mode= must be one of {list(MODES)}; got {mode!r}")
+        for name, v in (("diff_candidates", diff_candidates), ("diff_lines", diff_lines)):
+            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+                raise InvalidArgument(f"{name}= must be an int >= 1; got {v!r}")
+        self.path = Path(path)
+        self.mode = mode
+        self.diff_candidates = diff_candidates
+        self.diff_lines = diff_lines
+        self._lock = threading.Lock()
+        self._memo = threading.local()
+        self._entries: dict[str, dict[str, Any]] = {}
+        self._fh: Any = None
+        self.hits = 0
+        self.misses = 0
+        self.recorded = 0
+        if mode == "replay" and not self.path.exists():
+            raise FileNotFoundError(
+                f"no cassette at {self.path} to replay; record one first with mode='record' (pytest --wai-record)")
+        if mode != "record" and self.path.exists():
+            self._load()
+
+    # ---- file ----------------------------------------------------------------------------------
+    def _load(self) -> None:
+        with self.path.open(encoding="utf-8") as fh:
+            for lineno, line in enumerate(fh, 1):
+                if not line.strip():
+                    continue
+                try:
+                    entry = json.loads(line)
+                    key = entry["key"]
+                    entry["request"], entry["response"]
+                except (ValueError, KeyError, TypeError):
+                    raise InvalidArgument(f"{self.path}:{lineno}: not a cassette entry (want JSON with key, request, "
+                                     f"response); re-record the cassette with mode='record'") from None
+                self._entries[key] = entry
+
+    def _append(self, line: str) -> None:
+        if self._fh is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            # record mode starts the file over; auto mode appends to what it loaded
+            self._fh = self.path.open("w" if self.mode == "record" else "a", encoding="utf-8")
+        self._fh.write(line)
+        self._fh.flush()
+
+    def close(self) -> None:
+        """Flush and rewrite the file sorted by (model, trial, key), so re-recordings diff cleanly."""
+        with self._lock:
+            if self._fh is None:
+                return
+            self._fh.close()
+            self._fh = None
+            entries = sorted(self._entries.values(),
+                             key=lambda e: (str(e["request"].get("model")), int(e["request"].get("trial", 0)), e["key"]))
+            tmp = self.path.with_name(f".{self.path.name}.tmp")
+            tmp.write_text("".join(json.dumps(e, sort_keys=True, ensure_ascii=False, default=str) + "\n"
+                                   for e in entries), encoding="utf-8")
+            os.replace(tmp, self.path)
+
+    def __enter__(self) -> Cassette:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:  # pragma: no cover - best effort
+        fh = getattr(self, "_fh", None)
+        if fh is not None:
+            try:
+                fh.close()
+            except Exception:
+                pass
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __bool__(self) -> bool:  # a cassette is "on" even when empty
+        return True
+
+    # ---- the two calls a backend makes ---------------------------------------------------------
+    def _key_of(self, request: Mapping[str, Any]) -> tuple[str, str]:
+        """(canonical JSON, key), memoised per thread for the get-then-put of one call."""
+        memo = getattr(self._memo, "last", None)
+        if memo is not None and memo[0] is request:
+            return memo[1], memo[2]
+        canonical = _canonical(request)
+        key = hashlib.sha256(canonical.encode()).hexdigest()
+        self._memo.last = (request, canonical, key)
+        return canonical, key
+
+    def get(self, request: Mapping[str, Any]) -> dict[str, Any] | None:
+        """The recorded response for ``request``, or None when the call should go live.
+
+        In replay mode a miss raises ``CassetteMiss`` with a diff against the nearest recording.
+        """
+        if self.mode == "record":
+            return None
+        _, key = self._key_of(request)
+        with self._lock:
+            entry = self._entries.get(key)
+            if entry is not None:
+                self.hits += 1
+                return entry["response"]
+            self.misses += 1
+        if self.mode == "replay":
+            raise CassetteMiss(self._miss_message(request))
+        return None
+
+    def put(self, request: Mapping[str, Any], response: Mapping[str, Any]) -> None:
+        """Record a live call (never called in replay mode)."""
+        if self.mode == "replay":
+            return
+        canonical, key = self._key_of(request)
+        self._memo.last = None
+        response = dict(response)
+        # the file line is built from the canonical request text: one serialisation of the request per call
+        line = ('{"key": "' + key + '", "request": ' + canonical + ', "response": '
+                + json.dumps(response, sort_keys=True, ensure_ascii=False) + "}\n")
+        entry = {"key": key, "request": request, "response": response}
+        with self._lock:
+            self._entries[key] = entry
+            self.recorded += 1
+            self._append(line)
+
+    # ---- loud misses ---------------------------------------------------------------------------
+    def _miss_message(self, request: Mapping[str, Any]) -> str:
+        want = json.loads(_canonical(request))
+        with self._lock:
+            entries = list(self._entries.values())
+        same_model = [e for e in entries if e["request"].get("model") == want.get("model")] or entries
+        same_trial = [e for e in same_model if e["request"].get("trial") == want.get("trial")] or same_model
+        pool = [json.loads(_canonical(e["request"])) for e in same_trial[: self.diff_candidates]]
+        head = (f"cassette replay miss in {self.path}: no recording for model={want.get('model')!r}, "
+                f"trial={want.get('trial')!r} ({len(entries)} recordings). ")
+        fix = ("Re-record with mode='record' (pytest --wai-record) or use mode='auto' to record misses.")
+        if not pool:
+            return head + "The cassette is empty. " + fix
+        want_lines = json.dumps(want, indent=1, sort_keys=True, ensure_ascii=False).splitlines()
+        best, best_ratio = None, -1.0
+        for recorded in pool:
+            lines = json.dumps(recorded, indent=1, sort_keys=True, ensure_ascii=False).splitlines()
+            ratio = difflib.SequenceMatcher(None, lines, want_lines, autojunk=False).ratio()
+            if ratio > best_ratio:
+                best, best_ratio = lines, ratio
+        diff = list(difflib.unified_diff(best or [], want_lines, "recorded (nearest)", "this request",
+                                         lineterm="", n=1))
+        shown = diff[: self.diff_lines]
+        more = f"\n... {len(diff) - len(shown)} more diff lines" if len(diff) > len(shown) else ""
+        return head + "What changed against the nearest recording:\n" + "\n".join(shown) + more + "\n" + fix
+
+    def __repr__(self) -> str:
+        return (f"Cassette({str(self.path)!r}, mode={self.mode!r}, {len(self._entries)} recordings, "
+                f"hits={self.hits}, misses={self.misses}, recorded={self.recorded})")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"path": str(self.path), "mode": self.mode, "recordings": len(self._entries),
+                "hits": self.hits, "misses": self.misses, "recorded": self.recorded}
+
+
+__all__ = ["MODES", "Cassette", "CassetteMiss", "request_key"]
+
+
+def resolve_cache(cache: Any) -> Any:
+    """The cache a model call uses: ``False`` none, ``None`` the configured one, a path a ``Cassette`` there."""
+    if cache is False:
+        return None
+    if cache is None:
+        from whileai_core.models import config
+
+        found = config.get("cache")
+        return found or None
+    if isinstance(cache, str):
+        return Cassette(cache, mode="auto")
+    if not (callable(getattr(cache, "get", None)) and callable(getattr(cache, "put", None))):
+        raise InvalidArgumentType(f"cache= takes a Cassette, a cassette path, False or None; got {type(cache).__name__}")
+    return cache

@@ -1,0 +1,155 @@
+"""Curriculum: order tasks into tiers by pass rate, retire the solved ones, hold back the hopeless ones.
+
+Tasks whose pass rate sits inside [floor, solved] are where a group-relative trainer gets gradient (DAPO,
+Yu et al. 2025: all-pass and all-fail groups give zero advantage); they are sorted easy to hard and split
+into equal-count tiers. Each task's pass rate is printed with its Wilson interval and n, because with a
+handful of rollouts the tier a task lands in is itself an estimate.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from whileai_core.defaults import (
+    CI_LEVEL,
+    CURRICULUM_FIRM_ROLLOUTS,
+    CURRICULUM_FLOOR,
+    CURRICULUM_MIN_ROLLOUTS,
+    CURRICULUM_SOLVED,
+    CURRICULUM_TIERS,
+)
+from whileai_core.errors import InvalidArgument
+from whileai_core.measure.stats import wilson_interval
+from whileai_core.rowlist import RowList
+from whileai_core.rows import as_rows, reward_of, task_key
+
+__all__ = ["Curriculum", "curriculum", "retire_solved"]
+
+
+_reward = reward_of
+
+
+@dataclass
+class Curriculum:
+    """Tasks by status (``trainable``, ``retired``, ``not_ready``, ``thin``) and ``tiers`` of trainable task ids."""
+
+    tasks: dict[str, dict[str, Any]]
+    trainable: list[str]
+    retired: list[str]
+    not_ready: list[str]
+    thin: list[str]
+    tiers: list[list[str]]
+    thresholds: dict[str, Any]
+    level: float = CI_LEVEL
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def schedule(self) -> list[str]:
+        """Trainable task ids in training order (easy to hard)."""
+        return [t for tier in self.tiers for t in tier]
+
+    def __str__(self) -> str:
+        lines = [(f"curriculum: tasks {len(self.tasks)}  trainable {len(self.trainable)}  "
+                  f"retired {len(self.retired)}  not ready {len(self.not_ready)}  thin {len(self.thin)}")]
+        for i, tier in enumerate(self.tiers, 1):
+            if not tier:
+                continue
+            first, last = self.tasks[tier[0]], self.tasks[tier[-1]]
+            lines.append(f"  tier {i}: {len(tier)} tasks, pass {first['pass_rate']:.2f} "
+                         f"({round(self.level * 100)}% CI {first['ci'][0]:.2f}..{first['ci'][1]:.2f}, "
+                         f"n={first['n']}) -> {last['pass_rate']:.2f} "
+                         f"(CI {last['ci'][0]:.2f}..{last['ci'][1]:.2f}, n={last['n']})")
+        lines.extend(f"  ! {n}" for n in self.notes)
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"n_tasks": len(self.tasks), "n_trainable": len(self.trainable), "n_solved": len(self.retired),
+                "n_not_ready": len(self.not_ready), "n_thin": len(self.thin), "thresholds": dict(self.thresholds),
+                "schedule": self.schedule, "trainable": list(self.trainable), "retired": list(self.retired),
+                "not_ready": list(self.not_ready), "thin": list(self.thin), "tiers": [list(t) for t in self.tiers],
+                "tasks": {k: dict(v) for k, v in self.tasks.items()}, "notes": list(self.notes)}
+
+
+def curriculum(
+    rows: Any,
+    *,
+    solved: float = CURRICULUM_SOLVED,
+    floor: float = CURRICULUM_FLOOR,
+    tiers: int = CURRICULUM_TIERS,
+    min_rollouts: int = CURRICULUM_MIN_ROLLOUTS,
+    level: float = CI_LEVEL,
+    firm_rollouts: int = CURRICULUM_FIRM_ROLLOUTS,
+) -> Curriculum:
+    """Classify tasks by pass rate: ``thin`` (fewer than ``min_rollouts`` graded rollouts), ``retired``
+    (pass rate > ``solved``), ``not_ready`` (< ``floor``) and ``trainable`` (in between, inclusive), the last
+    sorted easy to hard (pass rate descending, then id) and split into ``tiers`` equal-count tiers.
+
+    The pass rate is the mean reward (the pass rate for 0/1 rewards); rows without a numeric reward are skipped.
+    """
+    for name, v in (("solved", solved), ("floor", floor)):
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v <= 1:
+            raise InvalidArgument(f"{name}= must be a pass rate in [0, 1]; got {v!r}")
+    if floor > solved:
+        raise InvalidArgument(f"floor= ({floor}) must be <= solved= ({solved})")
+    if isinstance(tiers, bool) or not isinstance(tiers, int) or tiers < 1:
+        raise InvalidArgument(f"tiers= must be an int >= 1; got {tiers!r}")
+    if isinstance(min_rollouts, bool) or not isinstance(min_rollouts, int) or min_rollouts < 1:
+        raise InvalidArgument(f"min_rollouts= must be an int >= 1; got {min_rollouts!r}")
+    data = as_rows(rows, name="rows")
+    rewards: dict[str, list[float]] = {}
+    for row in data:
+        r = _reward(row)
+        if r is not None:
+            rewards.setdefault(task_key(row), []).append(r)
+    tasks: dict[str, dict[str, Any]] = {}
+    trainable: list[str] = []
+    retired: list[str] = []
+    not_ready: list[str] = []
+    thin: list[str] = []
+    fractional = False
+    for tid, rs in rewards.items():
+        n = len(rs)
+        p = float(np.mean(rs))
+        binary = all(r in (0.0, 1.0) for r in rs)
+        fractional |= not binary
+        ci = wilson_interval(round(p * n), n, level=level) if binary else None
+        if ci is None:
+            ci = (p, p)
+        status = ("thin" if n < min_rollouts else "retired" if p > solved else "not_ready" if p < floor
+                  else "trainable")
+        tasks[tid] = {"n": n, "pass_rate": p, "ci": [round(ci[0], 6), round(ci[1], 6)], "status": status}
+        {"thin": thin, "retired": retired, "not_ready": not_ready, "trainable": trainable}[status].append(tid)
+    trainable.sort(key=lambda t: (-tasks[t]["pass_rate"], t))
+    # equal-count tiers, the first ones one task larger when the count does not divide (as np.array_split)
+    base, extra = divmod(len(trainable), tiers)
+    split: list[list[str]] = []
+    start = 0
+    for i in range(tiers):
+        size = base + (1 if i < extra else 0)
+        split.append(trainable[start:start + size])
+        start += size
+    for i, tier in enumerate(split, 1):
+        for t in tier:
+            tasks[t]["tier"] = i
+    notes = []
+    if fractional:
+        notes.append("some rewards are fractional: the pass rate is the mean reward and no interval is given there")
+    ns = [v["n"] for v in tasks.values()]
+    if ns and float(np.median(ns)) < firm_rollouts:
+        notes.append(f"median {int(np.median(ns))} rollouts per task: a task's tier is uncertain (see the intervals); "
+                     "raise repeats= for firmer tiers")
+    return Curriculum(tasks=tasks, trainable=trainable, retired=retired, not_ready=not_ready, thin=thin, tiers=split,
+                      thresholds={"solved": solved, "floor": floor, "tiers": tiers, "min_rollouts": min_rollouts},
+                      level=level, notes=notes)
+
+
+def retire_solved(rows: Any, *, solved: float = CURRICULUM_SOLVED,
+                  min_rollouts: int = CURRICULUM_MIN_ROLLOUTS) -> RowList:
+    """The rows minus those of solved tasks (pass rate > ``solved`` over at least ``min_rollouts`` rollouts)."""
+    data = as_rows(rows, name="rows")
+    plan = curriculum(data, solved=solved, floor=0.0, min_rollouts=min_rollouts)
+    gone = set(plan.retired)
+    return RowList([r for r in data if task_key(r) not in gone])

@@ -1,0 +1,216 @@
+"""The model-backed agent loop: a chat model calls your ``@wai.tool`` tools and the mock world answers.
+
+``as_agent("openai:gpt-4.1-mini", tools=..., system_prompt=...)`` returns a callable under the agent
+contract: it takes a ``Scenario`` (a ``str`` subclass carrying ``.world``, ``.rollout_index``, ``.stance``,
+...) and returns ``{"steps", "final_text", "finish_reason"}``. Each model turn may ask for tool calls; each is
+answered by ``scenario.world.call(name, arguments)`` (scheduled faults first), fed back as a ``tool``
+message, and the loop continues until the model answers in text or ``max_turns`` runs out.
+
+When a ``user_model`` is given, a simulated user playing the scenario's stance answers the agent's follow-up
+questions (at most ``user_max_turns`` times). The callable is thread-safe: one pooled httpx client is shared.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from whileai_core.defaults import AGENT_MAX_TOKENS, AGENT_TEMPERATURE, MAX_TURNS, USER_MAX_TURNS
+from whileai_core.errors import InvalidArgument, InvalidArgumentType
+from whileai_core.models.cache import resolve_cache as _resolve_cache
+
+USER_SYSTEM_PROMPT = (
+    "You are role-playing the user of an AI assistant. Your original request was:\n{prompt}\n"
+    "Your manner is: {stance}. The assistant has just replied to you. Answer its question briefly, in the "
+    "first person, as that user would, in one or two sentences. Never act as the assistant."
+)
+
+_TAKES_SCENARIO: dict[Any, bool] = {}
+
+
+def _takes_scenario(call: Any) -> bool:
+    """Whether a world's ``call`` accepts ``scenario=`` (the lead's World does; duck-typed worlds may not)."""
+    key = getattr(call, "__func__", call)
+    found = _TAKES_SCENARIO.get(key)
+    if found is None:
+        import inspect
+
+        try:
+            params = inspect.signature(call).parameters
+            found = "scenario" in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
+        except (TypeError, ValueError):
+            found = False
+        _TAKES_SCENARIO[key] = found
+    return found
+
+
+def _json_result(result: Any) -> str:
+    if isinstance(result, str):
+        return result
+    try:
+        return json.dumps(result, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        return str(result)
+
+
+class ModelAgent:
+    """A chat model played multi-turn against the mock world (see module docstring)."""
+
+    def __init__(self, backend: Any, *, tools: Any, system_prompt: str | None, max_turns: int = MAX_TURNS,
+                 cache: Any = None, temperature: float = AGENT_TEMPERATURE, max_tokens: int = AGENT_MAX_TOKENS,
+                 user_model: Any = None, user_max_turns: int = USER_MAX_TURNS) -> None:
+        from whileai_core.models.backends import tool_schemas
+
+        if not isinstance(max_turns, int) or isinstance(max_turns, bool) or max_turns < 1:
+            raise InvalidArgument(f"max_turns= must be an int >= 1; got {max_turns!r}")
+        if not isinstance(user_max_turns, int) or isinstance(user_max_turns, bool) or user_max_turns < 0:
+            raise InvalidArgument(f"user_max_turns= must be an int >= 0; got {user_max_turns!r}")
+        if system_prompt is not None and not isinstance(system_prompt, str):
+            raise InvalidArgumentType(f"system_prompt= must be a str or None; got {type(system_prompt).__name__}")
+        self.backend = backend
+        self.tools = list(tools or [])
+        self.schemas = tool_schemas(self.tools)
+        self.system_prompt = system_prompt
+        self.max_turns = max_turns
+        self.cache = _resolve_cache(cache)
+        self.temperature = temperature
+        self.max_tokens = max_tokens
+        self.user_model = user_model
+        self.user_max_turns = user_max_turns
+        self._bodies = {getattr(t, "name", None): t for t in self.tools
+                        if getattr(t, "name", None) and callable(getattr(t, "fn", None) or t)}
+
+    @property
+    def __name__(self) -> str:
+        return str(getattr(self.backend, "spec", type(self.backend).__name__))
+
+    @property
+    def spec(self) -> str:
+        return self.__name__
+
+    def __repr__(self) -> str:
+        return (f"ModelAgent({self.backend!r}, {len(self.schemas)} tools, max_turns={self.max_turns}, "
+                f"cache={'on' if self.cache else 'off'})")
+
+    # ---- tools ---------------------------------------------------------------------------------
+    def _call_tool(self, scenario: Any, name: str, arguments: Any) -> Any:
+        world = getattr(scenario, "world", None)
+        try:
+            if world is not None and callable(getattr(world, "call", None)):
+                if _takes_scenario(world.call):
+                    return world.call(name, arguments, scenario=scenario)
+                return world.call(name, arguments)
+            tool = self._bodies.get(name)
+            if tool is None:
+                return {"status": "not_found", "error": f"no tool named {name!r}"}
+            fn = getattr(tool, "fn", None) or tool
+            return fn(**arguments) if isinstance(arguments, Mapping) else fn(arguments)
+        except Exception as exc:  # a tool failure is the model's problem to handle, not a crash
+            return {"status": "error", "error": f"{type(exc).__name__}: {exc}"}
+
+    # ---- simulated user ------------------------------------------------------------------------
+    def _user_reply(self, scenario: Any, messages: list[dict[str, Any]], trial: int) -> str:
+        stance = str(getattr(scenario, "stance", None) or "ordinary")
+        flipped: list[dict[str, Any]] = [{"role": "system",
+                                          "content": USER_SYSTEM_PROMPT.format(prompt=str(scenario), stance=stance)}]
+        for m in messages:
+            if m["role"] == "assistant" and m.get("content"):
+                flipped.append({"role": "user", "content": m["content"]})
+            elif m["role"] == "user":
+                flipped.append({"role": "assistant", "content": m["content"]})
+        if flipped[1:] and flipped[1]["role"] == "assistant":
+            flipped.pop(1)  # the original request is already in the system prompt
+        c = self.user_model.complete(flipped, temperature=self.temperature, max_tokens=self.max_tokens,
+                                     trial=trial, cache=self.cache)
+        return c.text.strip()
+
+    # ---- the loop ------------------------------------------------------------------------------
+    def __call__(self, scenario: Any) -> dict[str, Any]:
+        """Play one rollout. Raises ``BackendError`` on infrastructure failure (never a wrong answer)."""
+        if not isinstance(scenario, str):
+            raise InvalidArgumentType(f"a model agent takes a Scenario (a str); got {type(scenario).__name__}")
+        trial = int(getattr(scenario, "rollout_index", 0) or 0)
+        system = self.system_prompt
+        if system is None:
+            system = getattr(scenario, "system_prompt", None)
+        messages: list[dict[str, Any]] = []
+        if system:
+            messages.append({"role": "system", "content": str(system)})
+        messages.append({"role": "user", "content": str(scenario)})
+        steps: list[dict[str, Any]] = []
+        usage = {"input_tokens": 0, "output_tokens": 0, "calls": 0, "cached_calls": 0, "retries": 0}
+        finish = "stop"
+        final_text = ""
+        user_turns = 0
+        turn = 0
+        while turn < self.max_turns:
+            turn += 1
+            c = self.backend.complete(messages, tools=self.schemas, temperature=self.temperature,
+                                      max_tokens=self.max_tokens, trial=trial, cache=self.cache)
+            usage["calls"] += 1
+            usage["cached_calls"] += int(c.cached)
+            usage["retries"] += max(0, c.attempts - 1)
+            for k in ("input_tokens", "output_tokens"):
+                usage[k] += int(c.usage.get(k, 0))
+            messages.append(c.message())
+            if c.tool_calls:
+                if c.text:
+                    steps.append({"text": c.text})
+                for call in c.tool_calls:
+                    if call.arguments_error:
+                        result: Any = {"status": "error",
+                                       "error": f"{call.arguments_error}; send the arguments as a JSON object"}
+                    else:
+                        result = self._call_tool(scenario, call.name, call.arguments)
+                    steps.append({"tool": call.name, "arguments": call.arguments, "result": result})
+                    messages.append({"role": "tool", "tool_call_id": call.id, "content": _json_result(result)})
+                finish = "tool"  # stays "tool" if the turn budget runs out here
+                continue
+            final_text = c.text
+            finish = "length" if c.finish_reason == "length" else "stop"
+            wants_user = (self.user_model is not None and user_turns < self.user_max_turns
+                          and turn < self.max_turns and final_text.rstrip().endswith("?"))
+            if not wants_user:
+                break
+            reply = self._user_reply(scenario, messages, trial)
+            if not reply:
+                break
+            user_turns += 1
+            steps.append({"text": final_text})
+            steps.append({"user": reply})
+            messages.append({"role": "user", "content": reply})
+            final_text = ""
+        return {"steps": steps, "final_text": final_text, "finish_reason": finish,
+                "model": self.__name__, "turns": turn, "usage": usage}
+
+
+def as_agent(agent: Any, *, tools: Any, system_prompt: str | None, max_turns: int = MAX_TURNS,
+             cache: Any = None, temperature: float = AGENT_TEMPERATURE, max_tokens: int = AGENT_MAX_TOKENS,
+             user_model: Any = None, user_max_turns: int = USER_MAX_TURNS) -> Any:
+    """An agent-contract callable from a model string or backend object (a plain callable is returned as it is).
+
+    ``agent=None`` uses ``wai.configure(agent=...)`` / ``WHILEAI_AGENT``. ``cache=None`` uses the configured
+    cassette; ``cache=False`` turns it off. ``user_model`` (a spec or backend, default the configured one)
+    plays the user when the agent asks a question.
+    """
+    from whileai_core.models import config
+    from whileai_core.models.backends import _is_backend, resolve_model
+
+    if agent is None:
+        agent = config.get("agent")
+        if agent is None:
+            raise InvalidArgument("no agent given: pass agent='openai:gpt-4.1-mini' (or a backend / callable), "
+                             "or set wai.configure(agent=...) or WHILEAI_AGENT")
+    if callable(agent) and not _is_backend(agent):
+        return agent
+    backend = resolve_model(agent, role="agent")
+    user = user_model if user_model is not None else config.get("user_model")
+    if user is not None and not callable(getattr(user, "complete", None)):
+        user = resolve_model(user, role="user_model")
+    return ModelAgent(backend, tools=tools, system_prompt=system_prompt, max_turns=max_turns, cache=cache,
+                      temperature=temperature, max_tokens=max_tokens, user_model=user,
+                      user_max_turns=user_max_turns)
+
+
+__all__ = ["USER_SYSTEM_PROMPT", "ModelAgent", "as_agent"]

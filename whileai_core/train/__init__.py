@@ -1,0 +1,2 @@
+"""Train: trainer-ready exports, TRL formats, environments, training, the holdout and the proof.
+"""

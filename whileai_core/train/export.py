@@ -1,0 +1,167 @@
+"""Export: trainer-ready JSONL from rows (schema in docs/rows.md, "Training rows").
+
+SFT rows carry OpenAI chat ``messages`` with tool calls and a per-message ``loss_mask``; RL rows carry the
+``prompt`` messages plus the whole group (``group_id``, k, pass counts, reward mean and sd) so a GRPO-style
+trainer can compute advantages. Privileged fields never leave: every row is scrubbed. Writes are atomic and
+never replace an existing file unless ``overwrite=True``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import numbers
+from collections.abc import Mapping, Sequence
+from os import PathLike
+from pathlib import Path
+from typing import Any
+
+from whileai_core.defaults import TRAINING_SCHEMA_VERSION
+from whileai_core.errors import InvalidArgument, InvalidArgumentType
+from whileai_core.messages import loss_mask, row_messages
+from whileai_core.rows import as_rows, group_rows, reward_field_hint, scrub, task_key, write_jsonl
+from whileai_core.tools import as_tools
+
+EXPORT_MODES = ("rl", "sft")
+
+
+def mask_for(messages: Sequence[Mapping[str, Any]], mask_mode: str = "assistant") -> list[int]:
+    """The loss mask: every assistant message (``assistant``) or only the last one (``final``)."""
+    return loss_mask(messages, mask_mode)
+
+
+def tool_call_roundtrip(rows: Sequence[Mapping[str, Any]], declared: Sequence[str] | None) -> dict[str, Any]:
+    """Every tool call parses back, names a declared tool (when tools are known) and has its tool message."""
+    bad: list[int] = []
+    checked = 0
+    for i, row in enumerate(rows):
+        msgs = row.get("messages") or []
+        answered = {m.get("tool_call_id") for m in msgs if m.get("role") == "tool"}
+        for m in msgs:
+            for call in m.get("tool_calls") or []:
+                checked += 1
+                fn = call.get("function") or {}
+                try:
+                    args = json.loads(fn.get("arguments", "{}"))
+                    ok = isinstance(args, dict)
+                except (TypeError, json.JSONDecodeError):
+                    ok = False
+                if declared and fn.get("name") not in declared:
+                    ok = False
+                if call.get("id") not in answered:
+                    ok = False
+                if not ok:
+                    bad.append(i)
+    return {"checked": checked, "invalid": len(bad), "rows": sorted(set(bad))[:20]}
+
+
+def training_rows(source: Any, *, mode: str = "rl", system_prompt: str | None = None, tools: Any = None,
+                  mask_mode: str = "assistant") -> list[dict[str, Any]]:
+    """The trainer-ready rows, in memory (what ``export`` writes)."""
+    if mode not in EXPORT_MODES:
+        raise InvalidArgument(f"mode= must be 'rl' or 'sft'; got {mode!r}")
+    rows = [scrub(r) for r in as_rows(source, name="source")]
+    tool_schemas = [t.schema for t in as_tools(tools)] if tools else []
+    groups = group_rows(rows) if rows else {}
+    stamps: dict[str, dict[str, Any]] = {}
+    for key, members in groups.items():
+        rewards = [float(m["reward"]) for m in members
+                   if isinstance(m.get("reward"), numbers.Real) and not isinstance(m.get("reward"), bool)]
+        mean = math.fsum(rewards) / len(rewards) if rewards else None
+        sd = math.sqrt(math.fsum((r - mean) ** 2 for r in rewards) / len(rewards)) if rewards else None
+        stamps[key] = {"group_id": hashlib.sha1(key.encode()).hexdigest()[:12],
+                       "group": {"k": len(members), "n_pass": sum(1 for r in rewards if r > 0.5),
+                                 "reward_mean": mean, "reward_std": sd}}
+    out = []
+    for i, row in enumerate(rows):
+        reward = row.get("reward")
+        if reward is not None and not isinstance(reward, bool) and (
+                not isinstance(reward, numbers.Real) or not math.isfinite(reward)):
+            raise InvalidArgument(f"rows[{i}] (task {task_key(row)!r}) has reward {reward!r}; a reward is a finite "
+                             "number in [0, 1], or None for an ungraded row; fix the judge or drop the row")
+        if isinstance(reward, numbers.Real) and not isinstance(reward, (bool, int, float)):
+            reward = int(reward) if reward in (0, 1) else float(reward)  # numpy numbers: plain JSON numbers
+        msgs = row_messages(row, system_prompt=system_prompt)
+        key = task_key(row)
+        item: dict[str, Any] = {"schema_version": TRAINING_SCHEMA_VERSION, "task_id": key,
+                                "rollout_index": row.get("rollout_index"), "messages": msgs,
+                                "loss_mask": mask_for(msgs, mask_mode), "tools": tool_schemas,
+                                "reward": reward}
+        if mode == "rl":
+            first_user = next((i for i, m in enumerate(msgs) if m.get("role") == "user"), 0)
+            item["prompt"] = msgs[: first_user + 1]
+            item.update(stamps[key])
+        out.append(item)
+    return out
+
+
+def _is_earlier_export(path: Path) -> bool:
+    """True when ``path`` exists and its first line is a whileai training row (safe to replace, with a warning)."""
+    if not path.is_file():
+        return False
+    try:
+        with path.open(encoding="utf-8") as fh:
+            first = json.loads(fh.readline())
+    except (OSError, ValueError):
+        return False
+    return isinstance(first, dict) and {"schema_version", "messages", "loss_mask", "task_id"} <= set(first)
+
+
+def export(source: Any, path: str | Path | None = None, *, mode: str | None = None,
+           system_prompt: str | None = None, tools: Any = None, mask_mode: str = "assistant",
+           overwrite: bool = False, validate: bool = True) -> dict[str, Any]:
+    """Write trainer-ready JSONL to ``path`` (or only build it, with ``path=None``); returns a report dict."""
+    if mode is None:  # a run's own mode carries over; an eval run (simulate's default) exports as RL
+        source_mode = getattr(source, "mode", None)
+        mode = source_mode if source_mode in EXPORT_MODES else "rl"
+    system_prompt = system_prompt if system_prompt is not None else getattr(source, "system_prompt", None)
+    if system_prompt is not None and not isinstance(system_prompt, str):
+        raise InvalidArgumentType(f"system_prompt= must be a string or None; got {type(system_prompt).__name__}")
+    if path is not None and not isinstance(path, (str, PathLike)):
+        raise InvalidArgumentType(f"path= must be a file path (str or Path), or None to only build the rows; got "
+                        f"{type(path).__name__}")
+    tools = tools if tools is not None else getattr(source, "tools", None)
+    source_rows = as_rows(source, name="source")  # read once (a JSONL path is not read twice)
+    items = training_rows(source_rows, mode=mode, system_prompt=system_prompt, tools=tools, mask_mode=mask_mode)
+    if not items:
+        raise InvalidArgument("nothing to export: the source holds 0 rows")
+    declared = [t["function"]["name"] for t in items[0]["tools"]] if items[0]["tools"] else None
+    roundtrip = tool_call_roundtrip(items, declared)
+    if validate and roundtrip["invalid"]:
+        raise InvalidArgument(f"tool_call_roundtrip_invalid: {roundtrip['invalid']} tool call(s) do not parse back, name "
+                         f"an undeclared tool, or have no tool message (rows {roundtrip['rows']}); fix the agent's "
+                         "steps or pass validate=False")
+    warnings = []
+    if roundtrip["checked"] and not declared:
+        warnings.append("rows call tools but the file carries no tool schema; pass tools=[...]")
+    rewards = [i["reward"] for i in items]
+    hint = reward_field_hint(source_rows)
+    if hint:
+        warnings.append(hint)
+    if mode == "sft" and any(r is not None and r < 1 for r in rewards):
+        warnings.append(f"{sum(1 for r in rewards if r is not None and r < 1)} row(s) below reward 1 exported as "
+                        "SFT targets; select(mode='sft') first")
+    report: dict[str, Any] = {
+        "n": len(items), "mode": mode, "format": "openai", "mask_mode": mask_mode,
+        "with_system": bool(system_prompt), "with_tools": bool(declared),
+        "groups": len({i["task_id"] for i in items}), "tool_call_roundtrip": roundtrip,
+        "trained_messages": sum(sum(i["loss_mask"]) for i in items),
+        "masked_messages": sum(len(i["loss_mask"]) - sum(i["loss_mask"]) for i in items),
+        "rewards": {"n_pass": sum(1 for r in rewards if r == 1), "n_fail": sum(1 for r in rewards if r == 0),
+                    "n_ungraded": sum(1 for r in rewards if r is None)},
+        "warnings": warnings, "path": None, "n_written": 0,
+    }
+    if path is not None:
+        replace = overwrite or _is_earlier_export(Path(path))
+        if replace and not overwrite:
+            import warnings as _w
+
+            _w.warn(f"replaced {path}: it held an earlier whileai training export (pass overwrite=True to say so)",
+                    UserWarning, stacklevel=2)
+            report["warnings"].append(f"replaced {path}, an earlier whileai training export")
+        written = write_jsonl(path, items, overwrite=replace)
+        report.update(path=str(written), n_written=len(items))
+    else:
+        report["rows"] = items
+    return report
