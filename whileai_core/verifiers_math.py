@@ -274,6 +274,32 @@ class MathEqual(Verifier):
 
     def _check_math(self, candidate: str, ref_text: str, hidden: bool) -> Any:
         mv = _math_verify()
+        gold = self._read_reference(mv, ref_text)
+        try:
+            preds = self._read_reply(mv, candidate)
+        except _TooLarge as exc:
+            return 0, f"math: the reply has a number too large to compare ({exc})"
+        except Exception as exc:  # noqa: BLE001 - a grader never crashes on a reply
+            return 0, f"math: could not read the reply ({type(exc).__name__})"
+        if not preds:
+            return 0, "math: no answer found in the reply (math-verify read nothing as math)"
+        big = _too_large(preds[0], self.max_digits)
+        if big:
+            return 0, f"math: the reply's answer is too large to compare ({big}: over {self.max_digits} digits)"
+        matched = None
+        for pred in preds:
+            try:
+                if self._equal(mv, gold, pred):
+                    matched = pred
+                    break
+            except Exception as exc:  # noqa: BLE001
+                return 0, f"math: could not compare the answers ({type(exc).__name__}); scored 0"
+        sides = f"reply read as {_describe(matched if matched is not None else preds[0])}, " \
+                f"reference as {_describe(gold, hidden)}"
+        return (1, f"math: equal ({sides})") if matched is not None else (0, f"math: not equal ({sides})")
+
+    def _read_reference(self, mv: Any, ref_text: str) -> Any:
+        """The reference parsed by math-verify (as ``$...$`` unless it has its own delimiters); else abstain."""
         try:
             ref_src = _expand_scientific(ref_text, self.max_digits)
             wrapped = ref_src if ("$" in ref_src or "\\boxed" in ref_src) else f"${ref_src}$"
@@ -286,41 +312,60 @@ class MathEqual(Verifier):
         if not gold:
             raise VerifierError("math-verify could not read the reference as math; fix it, or check text answers "
                                 "with ExactMatch")
-        try:
-            reply = _expand_scientific(candidate[-self.max_reply_chars:], self.max_digits)
-            pred = mv.parse(reply, fallback_mode="no_fallback", parsing_timeout=None)
-        except _TooLarge as exc:
-            return 0, f"math: the reply has a number too large to compare ({exc})"
-        except Exception as exc:  # noqa: BLE001 - a grader never crashes on a reply
-            return 0, f"math: could not read the reply ({type(exc).__name__})"
-        if not pred:
-            return 0, "math: no answer found in the reply (math-verify read nothing as math)"
         big = _too_large(gold[0], self.max_digits)
         if big:
             raise VerifierError(f"the reference has a number too large to compare ({big})")
-        big = _too_large(pred[0], self.max_digits)
-        if big:
-            return 0, f"math: the reply's answer is too large to compare ({big}: over {self.max_digits} digits)"
-        try:
-            ok = self._equal(mv, gold, pred)
-        except Exception as exc:  # noqa: BLE001
-            return 0, f"math: could not compare the answers ({type(exc).__name__}); scored 0"
-        sides = f"reply read as {_describe(pred[0])}, reference as {_describe(gold[0], hidden)}"
-        return (1, f"math: equal ({sides})") if ok else (0, f"math: not equal ({sides})")
+        return gold[0]
 
-    def _equal(self, mv: Any, gold: list[Any], pred: list[Any]) -> bool:
+    def _read_reply(self, mv: Any, candidate: str) -> list[Any]:
+        """The reply's answer as math-verify reads it; with several ``\\boxed{}``, also the last one alone
+        (math-verify reads several boxes as one set; a reply's final answer is conventionally its last box)."""
+        reply = _expand_scientific(candidate[-self.max_reply_chars:], self.max_digits)
+        preds = mv.parse(reply, fallback_mode="no_fallback", parsing_timeout=None)[:1]
+        if preds and reply.count("\\boxed") >= 2:
+            last = extract_answer(reply)
+            if last:
+                preds += mv.parse("\\boxed{" + last + "}", fallback_mode="no_fallback", parsing_timeout=None)[:1]
+        return preds
+
+    def _equal(self, mv: Any, gold: Any, pred: Any) -> bool:
+        """math-verify's equivalence, but integers compare exactly, ``X%`` also matches ``X``, and decimals within
+        ``max(tol, rel * |want|)`` (no ``rel`` for an integer reference)."""
         import sympy
 
-        g, p = gold[0], pred[0]
-        if isinstance(g, sympy.Integer) and isinstance(p, sympy.Integer):
-            return bool(g == p)  # exact: no tolerance between integers
-        if mv.verify(gold, pred, float_rounding=self.float_rounding, numeric_precision=self.numeric_precision,
-                     timeout_seconds=None):
-            return True
+        pairs = [(gold, pred)]
+        if _percent_value(gold) is not None or _percent_value(pred) is not None:
+            pairs.append((_percent_value(gold, gold), _percent_value(pred, pred)))
+        for g, p in pairs:
+            if isinstance(g, sympy.Integer) and isinstance(p, sympy.Integer):
+                if g == p:
+                    return True
+                continue  # exact: no tolerance between integers
+            if mv.verify([g], [p], float_rounding=self.float_rounding, numeric_precision=self.numeric_precision,
+                         timeout_seconds=None):
+                return True
+            if self._close(g, p):
+                return True
+        return False
+
+    def _close(self, g: Any, p: Any) -> bool:
+        import sympy
+
         if not (isinstance(g, sympy.Expr) and isinstance(p, sympy.Expr) and g.is_number and p.is_number):
             return False
-        gv, pv = complex(g.evalf(self.numeric_precision)), complex(p.evalf(self.numeric_precision))
+        gv = complex(sympy.N(g.doit(), self.numeric_precision))
+        pv = complex(sympy.N(p.doit(), self.numeric_precision))
         if gv.imag or pv.imag or not (math.isfinite(gv.real) and math.isfinite(pv.real)):
             return False
         rel = 0.0 if isinstance(g, sympy.Integer) else self.rel
         return abs(pv.real - gv.real) <= max(self.tol, rel * abs(gv.real))
+
+
+def _percent_value(expr: Any, default: Any = None) -> Any:
+    """``X`` for latex2sympy's ``X%`` (``X * UnevaluatedExpr(1/100)``), else ``default``."""
+    import sympy
+
+    if isinstance(expr, sympy.Mul) and len(expr.args) == 2 \
+            and expr.args[1] == sympy.UnevaluatedExpr(sympy.Rational(1, 100)):
+        return expr.args[0]
+    return default
