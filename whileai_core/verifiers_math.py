@@ -203,7 +203,7 @@ def _describe(value: Any, hidden: bool = False) -> str:
     if hidden:
         return kind
     try:
-        shown = str(value)
+        shown = repr(float(value)) if kind == "decimal" else str(value)
     except (ValueError, RecursionError):  # str() of an integer past Python's digit limit, a deep tree
         shown = "(too large to print)"
     if len(shown) > _SHOW_CHARS:
