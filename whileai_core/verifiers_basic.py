@@ -301,7 +301,11 @@ class Numeric(Verifier):
         stated = f"tol={float(self.tol):g}, rel={float(self.rel):g}"
         if abs(got - want) <= bound:
             return 1, f"numeric: within tolerance ({stated})"
-        return 0, f"numeric: the reply's number {float(got):.6g} is off by more than the tolerance ({stated})"
+        try:
+            shown = f"{float(got):.6g}"
+        except OverflowError:
+            shown = f"(a {len(str(abs(got.numerator)))}-digit number)"
+        return 0, f"numeric: the reply's number {shown} is off by more than the tolerance ({stated})"
 
 
 # --------------------------------------------------------------------------------------------------

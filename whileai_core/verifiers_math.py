@@ -54,11 +54,12 @@ def call_with_deadline(fn: Callable[[], Any], seconds: float) -> tuple[Any, bool
     """
     target = threading.get_ident()
     lock = threading.Lock()
-    state = {"done": False}
+    state = {"done": False, "fired": False}
 
     def fire() -> None:
         with lock:
             if not state["done"]:
+                state["fired"] = True
                 ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(target), ctypes.py_object(MathTimeout))
 
     timer = threading.Timer(seconds, fire)
@@ -66,13 +67,15 @@ def call_with_deadline(fn: Callable[[], Any], seconds: float) -> tuple[Any, bool
     try:
         try:
             timer.start()
-            return fn(), False
+            out = fn()
         finally:
             with lock:
                 state["done"] = True
             timer.cancel()
     except MathTimeout:
         return None, True
+    # a bare ``except:`` inside a parser can swallow the interruption: its result is then not to be trusted
+    return (None, True) if state["fired"] else (out, False)
 
 
 def _math_verify() -> Any:
@@ -257,6 +260,7 @@ class MathEqual(Verifier):
         want_text = _as_text_answer(ref_text)
         if want_text is not None:
             return self._check_text(candidate, want_text, hidden)
+        _math_verify()  # imported before the clock starts: the first import takes seconds
         out, timed_out = call_with_deadline(lambda: self._check_math(candidate, ref_text, hidden), self.timeout)
         if timed_out:
             return 0, f"math: timed out after {self.timeout:g} s reading or comparing the answers (scored 0)"
