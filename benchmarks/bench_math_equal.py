@@ -13,16 +13,17 @@ import statistics
 import sys
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from math_pairs import MATH_PAIRS  # noqa: E402
+from math_pairs import MATH_PAIRS
 
-from whileai_core.stats import wilson_interval  # noqa: E402
-from whileai_core.verifiers_math import MathEqual as NewMathEqual  # noqa: E402
-from whileai_core.verify import MathEqual as OldMathEqual  # noqa: E402
+from whileai_core.stats import wilson_interval
+from whileai_core.verifiers_math import MathEqual as NewMathEqual
+from whileai_core.verify import MathEqual as OldMathEqual
 
 
 def bare_math_verify(reply: str, reference: str) -> int:

@@ -58,7 +58,7 @@ def tool_calls(row: Row) -> list[dict[str, Any]]:
         for c in m.get("tool_calls") or []:
             if not isinstance(c, Mapping):
                 continue
-            fn = c.get("function") if isinstance(c.get("function"), Mapping) else c
+            fn: Mapping[str, Any] = c["function"] if isinstance(c.get("function"), Mapping) else c
             calls.append({"name": str(fn.get("name")), "arguments": _decode(fn.get("arguments"))})
     return calls
 
@@ -82,7 +82,7 @@ def _spec(item: Any, where: str) -> dict[str, Any]:
 
 def _specs(expected: Any, where: str) -> list[dict[str, Any]]:
     if not isinstance(expected, Sequence) or isinstance(expected, (str, bytes)):
-        raise ValueError(f"{where} must be a list of expected calls; got {type(expected).__name__}")
+        raise ValueError(f"{where} must be a list of expected calls; got {type(expected).__name__}")  # noqa: TRY004
     return [_spec(item, f"{where}[{i}]") for i, item in enumerate(expected)]
 
 

@@ -93,8 +93,8 @@ class ExactMatch(_TextVerifier):
         got = self.normalize(candidate)
         if any(got == self.normalize(a) for a in _answers(reference)):
             return 1, "exact: the reply equals the answer"
-        return 0, f"exact: the reply {_short(got)} is not the answer (case_sensitive={self.case_sensitive}, " \
-                  f"whitespace={self.whitespace!r})"
+        return 0, (f"exact: the reply {_short(got)} is not the answer (case_sensitive={self.case_sensitive}, "
+                   f"whitespace={self.whitespace!r})")
 
 
 class Includes(_TextVerifier):
