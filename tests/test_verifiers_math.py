@@ -48,7 +48,7 @@ def test_the_failures_the_issue_names():
     assert MathEqual(tol=1e-3)({"final_text": "0.3334", "answer": "1/3"})["reward"] == 1
     # intervals keep their ends; sets are sets
     v = MATH({"final_text": "$[2, 5)$", "answer": "(2, 5)"})
-    assert v["reward"] == 0 and "interval" in v["reason"]
+    assert v["reason"] == "math: not equal (reply read as interval [2, 5), reference as interval (2, 5))"
     assert MATH({"final_text": "\\boxed{\\{1,2,3\\}}", "answer": "\\{3,2,1\\}"})["reward"] == 1
     assert MATH({"final_text": "$\\binom{5}{2}$", "answer": "2"})["reward"] == 0
 

@@ -206,8 +206,13 @@ def _describe(value: Any, hidden: bool = False) -> str:
     if hidden:
         return kind
     try:
-        shown = repr(float(value)) if kind == "decimal" else str(value)
-    except (ValueError, RecursionError):  # str() of an integer past Python's digit limit, a deep tree
+        if kind == "decimal":
+            shown = repr(float(value))
+        elif kind == "interval":
+            shown = ("(" if value.left_open else "[") + f"{value.start}, {value.end}" + (")" if value.right_open else "]")
+        else:
+            shown = str(value)
+    except (ValueError, OverflowError, RecursionError):  # str() of an int past Python's digit limit, a deep tree
         shown = "(too large to print)"
     if len(shown) > _SHOW_CHARS:
         shown = shown[:_SHOW_CHARS] + "..."
