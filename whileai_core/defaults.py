@@ -244,3 +244,15 @@ ERROR_TEXT_MAX_CHARS = 2000  # an agent error's "<Type>: <message>" kept on the 
 FIRM_BAND_ROLLOUTS = 16  # below this many rollouts per task, select() warns the band is noisy: a 0/1 rate from n
 #                          rollouts has sd <= 1/(2*sqrt(n)), ±0.125 at 16; whileai SDK's advice, convention
 MAX_CONCURRENCY = 1024  # in-flight rollouts are threads; above this a typo (100000) exhausts the OS; convention, untested
+
+# --------------------------------------------------------------------------------------------------
+# Verifiers on math-verify, the basic verifiers, ToolCalls (grade/verify/math_equal.py, basic.py, toolcalls.py)
+# --------------------------------------------------------------------------------------------------
+MATH_TIMEOUT_S = 5.0  # one deadline for parsing both sides and comparing them; math-verify's own default (parse(parsing_timeout=5), verify(timeout_seconds=5))
+MATH_FLOAT_ROUNDING = 6  # decimals floats are rounded to before math-verify compares them; math-verify verify(float_rounding=6)
+MATH_NUMERIC_PRECISION = 15  # significant digits of math-verify's numeric comparison; math-verify verify(numeric_precision=15)
+MATH_MAX_REPLY_CHARS = 20_000  # the tail of a reply math-verify reads (answers come last; bounded work per reply); convention, untested
+MATH_MAX_DIGITS = 4000  # a power, factorial or binomial whose value would have more digits is not evaluated (CPython cannot
+#                        interrupt one huge integer operation); under CPython's int max str digits, 4300 (sys.int_info)
+NUMERIC_ABS_TOL = 1e-6  # Numeric's default absolute tolerance; whileai SDK Numeric(tol=1e-6)
+NUMERIC_REL_TOL = 0.0  # Numeric's default relative tolerance (off unless stated); whileai SDK Numeric(rel=None)

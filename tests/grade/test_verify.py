@@ -10,7 +10,8 @@ import pytest
 
 import whileai as wai
 from whileai_core.grade.verify.answers import extract_answer, parse_number
-from whileai_core.grade.verify.checks import JSONSchema, MathEqual, extract_json
+from whileai_core.grade.verify.checks import JSONSchema, extract_json
+from whileai_core.grade.verify.math_equal import MathEqual
 from whileai_core.grade.verify.contract import AllOf, AnyOf, Verifier, VerifierError
 
 
@@ -63,7 +64,9 @@ def test_math_equal_rejects_wrong_answers(reply, reference):
 def test_math_tolerance_and_answer_argument():
     assert MathEqual(tol=1e-3)(row("0.3334", "1/3"))["reward"] == 1
     assert MathEqual()(row("0.3334", "1/3"))["reward"] == 0
-    assert MathEqual(tol=0, rel=1e-2)(row("101", "100"))["reward"] == 1
+    # two integers compare exactly (answers mod 10^9+7 are exact): a relative tolerance is for Numeric
+    assert MathEqual(tol=0, rel=1e-2)(row("101", "100"))["reward"] == 0
+    assert wai.Numeric(rel=1e-2)(row("101", "100"))["reward"] == 1
     assert MathEqual(answer="7")(row("it is 7"))["reward"] == 1
     with pytest.raises(ValueError, match="tol= must be a number >= 0"):
         MathEqual(tol=-1)

@@ -29,7 +29,10 @@ def _number(value: Any) -> float | None:
     if isinstance(value, bool):
         return float(value)
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return float(value)
+        try:
+            return float(value)
+        except OverflowError:  # an int past float range (10**400): out of [0, 1], reported as such, never a crash
+            return math.inf
     try:
         import numpy as np
 
@@ -74,7 +77,8 @@ def normalize_verdict(result: Any) -> tuple[float | int | None, str | None, dict
                 continue
             v = _number(value)
             if v is None or not math.isfinite(v):
-                raise InvalidArgument(f"marker {name!r} is {value!r}; a marker is a number (1.0 = good) or None")
+                shown = f"an integer of {value.bit_length()} bits" if isinstance(value, int) else repr(value)
+                raise InvalidArgument(f"marker {name!r} is {shown}; a marker is a number (1.0 = good) or None")
             markers[str(name)] = v
         meta = {str(k): json_safe(v) for k, v in result.items() if k not in ("reward", "score", "reason", "markers")}
     else:
@@ -83,7 +87,8 @@ def normalize_verdict(result: Any) -> tuple[float | int | None, str | None, dict
     if value is None:
         raise InvalidArgument(f"the judge's reward is {type(raw).__name__} ({raw!r:.60}); " + CONTRACT)
     if not math.isfinite(value) or not 0.0 <= value <= 1.0:
-        raise InvalidArgument(f"the judge's reward is {raw!r}, outside [0, 1]; rescale it (e.g. (v - lo) / (hi - lo))")
+        shown = f"an integer of {raw.bit_length()} bits" if isinstance(raw, int) and math.isinf(value) else repr(raw)
+        raise InvalidArgument(f"the judge's reward is {shown}, outside [0, 1]; rescale it (e.g. (v - lo) / (hi - lo))")
     reward: float | int = int(value) if value in (0.0, 1.0) else value
     return reward, reason, markers, meta
 

@@ -1,11 +1,12 @@
 """Verifiers: judges that check an answer by program instead of by opinion (``wai.verify``).
 
-``contract`` holds the one verifier contract and its combinators; ``checks`` the answer checks (``MathEqual``,
-``JSONSchema``); ``sandbox`` the process sandbox; ``code`` ``CodeExec``, model-written code run in it.
+``contract`` holds the one verifier contract and its combinators; ``checks`` ``JSONSchema``; ``math_equal``
+``MathEqual`` (math-verify); ``basic`` the everyday checks; ``toolcalls`` ``ToolCalls``; ``sandbox`` the process sandbox; ``code`` ``CodeExec``, model-written code run in it.
 """
 
 from whileai_core.grade.verify.answers import extract_answer, parse_number
-from whileai_core.grade.verify.checks import JSONSchema, MathEqual, extract_json
+from whileai_core.grade.verify.checks import JSONSchema, extract_json
+from whileai_core.grade.verify.math_equal import MathEqual
 from whileai_core.grade.verify.code import CodeExec, extract_code
 from whileai_core.grade.verify.contract import AllOf, AnyOf, Verifier, VerifierError
 from whileai_core.grade.verify.sandbox import SandboxResult, run_sandboxed

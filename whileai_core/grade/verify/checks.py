@@ -1,5 +1,5 @@
-"""Answer checks: ``MathEqual`` (numbers, fractions, LaTeX-ish and boxed answers, with a tolerance) and
-``JSONSchema`` (the ``jsonschema`` package).
+"""Answer checks: ``JSONSchema`` (the ``jsonschema`` package) and the JSON extraction it reads.
+(``MathEqual`` is ``math_equal``: math-verify under our contract.)
 """
 
 from __future__ import annotations
@@ -18,73 +18,7 @@ from whileai_core.errors import InvalidArgument, InvalidArgumentType
 from whileai_core.grade.verify.answers import extract_answer, parse_number
 from whileai_core.grade.verify.contract import Row, Verifier, VerifierError
 
-__all__ = ["JSONSchema", "MathEqual", "extract_json"]
-
-
-def _norm_text(s: str) -> str:
-    s = re.sub(r"\\text\s*\{([^{}]*)\}", r"\1", s)
-    s = re.sub(r"[\s$]", "", s).strip(".").lower()
-    s = s.replace("{", "").replace("}", "")
-    m = re.fullmatch(r"\(?([a-z])\)?", s)  # (C) == C for multiple choice
-    return m.group(1) if m else s
-
-
-class MathEqual(Verifier):
-    """Numeric/mathematical equality of the final answer with the reference.
-
-    Extracts the answer (last ``\\boxed{}``, else "answer is X", else the last line), reads numbers, fractions,
-    LaTeX ``\\frac``/``\\sqrt``/``\\pi``, thousands separators and percentages, tuples elementwise, and passes
-    within ``max(tol, rel * |want|)``. Non-numeric answers compare as normalised text.
-    """
-
-    def __init__(self, answer: Any = None, *, tol: float = MATH_ABS_TOL, rel: float = MATH_REL_TOL,
-                 field: str | None = None, name: str | None = None) -> None:
-        super().__init__(field=field, name=name or "math_equal")
-        for arg, v in (("tol", tol), ("rel", rel)):
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not v >= 0 or not math.isfinite(v):
-                raise InvalidArgument(f"{arg}= must be a number >= 0; got {v!r}")
-        self.answer = answer
-        self.tol = float(tol)
-        self.rel = float(rel)
-
-    def reference(self, row: Row) -> tuple[Any, bool]:
-        if self.answer is not None:
-            return self.answer, False
-        return super().reference(row)
-
-    def _close(self, got: float, want: float) -> bool:
-        return abs(got - want) <= max(self.tol, self.rel * abs(want))
-
-    def check(self, candidate: str, reference: Any, row: Row) -> Any:
-        if reference is None:
-            return None
-        ref_text = reference if isinstance(reference, str) else json.dumps(reference)
-        want_raw = extract_answer(ref_text) if "\\boxed" in ref_text else ref_text
-        want = parse_number(reference if isinstance(reference, (int, float)) else want_raw)
-        got_text = extract_answer(candidate)
-        if got_text is None:
-            return 0, "math: no answer found in the reply"
-        if want is None:
-            ok = _norm_text(got_text) == _norm_text(str(want_raw))
-            return (1, "math: equal (as text)") if ok else (0, f"math: not equal (answer {got_text[:80]!r})")
-        got = parse_number(got_text)
-        if got is None:
-            return 0, f"math: no number in the answer ({got_text[:80]!r})"
-        if isinstance(want, list) or isinstance(got, list):
-            w = want if isinstance(want, list) else [want]
-            g = got if isinstance(got, list) else [got]
-            ok = len(w) == len(g) and all(self._close(a, b) for a, b in zip(g, w))
-        else:
-            ok = self._close(got, want)
-        if ok:
-            return 1, "math: equal"
-        shown = got if isinstance(got, list) else f"{got:.6g}"
-        return 0, f"math: not equal (answer read as {shown})"
-
-
-# --------------------------------------------------------------------------------------------------
-# JSONSchema
-# --------------------------------------------------------------------------------------------------
+__all__ = ["JSONSchema", "extract_json"]
 
 
 def extract_json(text: str) -> Any:
