@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from whileai_core import power as power_sim
 from whileai_core import stats
 from whileai_core.defaults import (
     ALPHA,
@@ -22,6 +23,10 @@ from whileai_core.defaults import (
     CI_LEVEL,
     HOLDOUT_BASE,
     HOLDOUT_BETWEEN_VAR,
+    HOLDOUT_SIM_CONFIDENCE,
+    HOLDOUT_SIM_MAX_LATTICE,
+    HOLDOUT_SIM_RUNS,
+    HOLDOUT_SIM_SEED,
     MIN_CI_TASKS,
     MIN_RERUNS,
     NOISE_SD_MULTIPLIER,
@@ -124,6 +129,14 @@ def _fmt_ci(ci: Interval | None, digits: int = 2, signed: bool = False) -> str:
 
 def _ci_list(ci: Interval | None) -> list[float] | None:
     return None if ci is None else [ci[0], ci[1]]
+
+
+def _sd_interval(sd: float, df: int, level: float) -> Interval:
+    """Chi-square interval of a normal sample sd with ``df`` degrees of freedom (sqrt(df s^2 / chi2 quantiles))."""
+    from scipy.stats import chi2
+
+    lo_q, hi_q = chi2.ppf([(1 + level) / 2, (1 - level) / 2], df)
+    return (math.sqrt(df * sd**2 / lo_q), math.sqrt(df * sd**2 / hi_q))
 
 
 def _check_seed(seed: Any) -> Any:
@@ -432,12 +445,8 @@ def eval_variance(
     model_sd = math.sqrt(float(np.mean(within))) if len(within) == len(counts) else None
     run_sd = run_sd_ci = None
     if len(runs) >= 2:
-        from scipy.stats import chi2
-
         run_sd = float(np.std(means, ddof=1))
-        df = len(runs) - 1
-        lo_q, hi_q = chi2.ppf([(1 + level) / 2, (1 - level) / 2], df)
-        run_sd_ci = (math.sqrt(df * run_sd**2 / lo_q), math.sqrt(df * run_sd**2 / hi_q))
+        run_sd_ci = _sd_interval(run_sd, len(runs) - 1, level)
     if len(runs) < min_reruns:
         if len(runs) == 1:
             notes.append("1 run: the sd is the within-task model (Miller 2024); re-run the eval to measure it")
@@ -629,11 +638,16 @@ compare = delta_report
 # ------------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class HoldoutSize:
-    """Tasks needed to detect a paired pass@1 gain ``effect`` at ``power`` and two-sided ``alpha``.
+    """Tasks needed for ``delta_report`` to call a paired pass@1 gain ``effect`` "better" with ``power``.
 
-    n = ceil((z_{1-alpha/2} + z_power)^2 x variance / effect^2) (Miller 2024 Eq. 9), with the per-task variance
-    of the paired difference ``variance`` = omega^2 + p(1-p)/k + q(1-q)/k on the model path (q = base + effect),
-    or the measured variance of per-task paired differences when rows are given. ``int(result)`` is n_tasks.
+    On the binomial model (``sd_source == "model"``, integer k) n is the smallest number of tasks at which a
+    seeded simulation of delta_report's own rule (exact sign-flip p <= alpha and a percentile interval that
+    excludes 0) reaches ``power`` with a one-sided Wilson lower bound (``method == "simulated"``; the simulated
+    power is ``sim_power`` from ``sim_hits`` of ``sim_runs``). Otherwise (``task_sd``, rows, ``k=None``, or too
+    many tasks to simulate) n comes from the t version of Miller 2024 Eq. 9 with the sign-flip null's variance,
+    n = (t_power sd + t_{1-alpha/2} sqrt(sd^2 + effect^2))^2 / effect^2 (``method == "t"``).
+    ``variance`` = omega^2 + p(1-p)/k + q(1-q)/k on the model path (q = base + effect), or the measured
+    variance of per-task paired differences when rows are given. ``int(result)`` is n_tasks.
     """
 
     n_tasks: int
@@ -647,6 +661,10 @@ class HoldoutSize:
     omega2: float
     n_paired: int | None = None
     note: str | None = None
+    method: str = "t"  # "simulated" or "t"
+    sim_hits: int | None = None
+    sim_runs: int | None = None
+    task_sd_ci: Interval | None = None  # chi-square interval of the measured task sd ("rows" only)
 
     def __int__(self) -> int:
         return self.n_tasks
@@ -658,18 +676,33 @@ class HoldoutSize:
     def task_sd(self) -> float:
         return math.sqrt(self.variance)
 
+    @property
+    def sim_power(self) -> float | None:
+        return None if not self.sim_runs else self.sim_hits / self.sim_runs
+
+    @property
+    def sim_power_ci(self) -> Interval | None:
+        return None if not self.sim_runs else stats.wilson_interval(self.sim_hits, self.sim_runs)
+
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
-        d["task_sd"] = self.task_sd
+        d["task_sd_ci"] = _ci_list(self.task_sd_ci)
+        d.update(task_sd=self.task_sd, sim_power=self.sim_power, sim_power_ci=_ci_list(self.sim_power_ci))
         return d
 
     def __str__(self) -> str:
         k = "inf" if self.k is None else self.k
-        src = {"model": f"binomial model, base {self.base:.2f}, omega^2 {self.omega2:g}",
-               "given": "task sd given",
-               "rows": f"task sd measured on {self.n_paired} paired tasks"}[self.sd_source]
+        sd = f"per-task sd {self.task_sd:.3f}"
+        src = {"model": f"{sd} (assumed, no interval: binomial model, base {self.base:.2f}, omega^2 {self.omega2:g})",
+               "given": f"{sd} (given, no interval)",
+               "rows": f"{sd}{_fmt_ci(self.task_sd_ci, 3)} (measured on {self.n_paired} paired tasks)"}[self.sd_source]
+        if self.method == "simulated":
+            how = (f"simulated power {self.sim_power:.3f}{_fmt_ci(self.sim_power_ci, 3)} over {self.sim_runs} runs "
+                   f"of delta_report's rule")
+        else:
+            how = "t formula with the sign-flip variance, not simulated"
         line = (f"{self.n_tasks} tasks to detect {self.effect:+.3f} at {self.power:.0%} power, alpha {self.alpha:g} "
-                f"(k={k}, per-task sd {self.task_sd:.3f}; {src})")
+                f"(k={k}; {how}; {src})")
         return line + (f"; {self.note}" if self.note else "")
 
 
@@ -684,10 +717,19 @@ def holdout_size(
     task_sd: float | None = None,
     before: Any = None,
     after: Any = None,
+    sim_runs: int = HOLDOUT_SIM_RUNS,
+    sim_confidence: float = HOLDOUT_SIM_CONFIDENCE,
+    sim_max_lattice: int = HOLDOUT_SIM_MAX_LATTICE,
+    seed: int = HOLDOUT_SIM_SEED,
+    draws: int = BOOTSTRAP_DRAWS,
+    level: float = CI_LEVEL,
 ) -> HoldoutSize:
-    """Tasks a held-out set needs to detect a gain of ``effect`` in pass@1 (Miller 2024 power formula).
+    """Tasks a held-out set needs for ``delta_report`` to detect a gain of ``effect`` in pass@1 with ``power``.
 
-    The per-task variance of the paired difference comes from, best first: ``before`` + ``after`` rows (the
+    On the binomial model n is found by simulating delta_report's rule (``sim_runs`` runs per candidate n,
+    ``seed``, ``draws`` bootstrap replicates, ``level`` interval): the smallest n whose simulated power has a
+    one-sided ``sim_confidence`` Wilson lower bound >= ``power``. Otherwise, and above ``sim_max_lattice``
+    (k x n), the t formula with the sign-flip null's variance (see ``HoldoutSize``). The per-task variance of the paired difference comes from, best first: ``before`` + ``after`` rows (the
     measured variance of per-task paired differences), ``task_sd`` (given), or the binomial model
     omega^2 + (p(1-p) + q(1-q))/k with p = ``base``, q = base + effect: k rollouts per task shrink the
     within-task term by 1/k (``k=None`` is the k -> infinity limit).
@@ -708,6 +750,7 @@ def holdout_size(
         raise ValueError("before= and after= go together: pass both runs' rows to measure the task sd, or neither")
     n_paired = None
     note = None
+    sd_ci = None
     if before is not None:
         rep = delta_report(before, after, draws=1, permutations=1)
         if rep.n_paired < MIN_CI_TASKS:
@@ -716,6 +759,7 @@ def holdout_size(
         d = np.array(list(rep.per_task.values()))
         variance = float(np.var(d, ddof=1))
         n_paired = rep.n_paired
+        sd_ci = _sd_interval(math.sqrt(variance), n_paired - 1, CI_LEVEL)
         source = "rows"
         if variance == 0:
             raise ValueError("every paired task moved by the same amount (task sd 0); pass task_sd= or base= and k=")
@@ -733,5 +777,14 @@ def holdout_size(
             raise ValueError("the model variance is 0 (base 0 or 1 with omega2=0 and k=None); pass task_sd=")
         if omega2 == 0:
             note = "omega2=0 assumes every task gains alike (optimistic); pass omega2= or before/after rows"
-    n = max(2, stats.tasks_needed(effect, variance, alpha=alpha, power=power))
-    return HoldoutSize(n, float(effect), float(base), k, power, alpha, variance, source, float(omega2), n_paired, note)
+    sim_runs = stats.check_int(sim_runs, "sim_runs", 1)
+    sim_confidence = stats.check_prob(sim_confidence, "sim_confidence")
+    sim_max_lattice = stats.check_int(sim_max_lattice, "sim_max_lattice", 0)
+    level = stats.check_level(level)
+    plan = power_sim.plan_tasks(
+        float(effect), variance, base=float(base), k=k if source == "model" else None, omega2=float(omega2),
+        alpha=alpha, power=power, level=level, runs=sim_runs, confidence=sim_confidence,
+        max_lattice=sim_max_lattice, seed=stats.check_int(seed, "seed", 0), draws=stats.check_int(draws, "draws", 1),
+        min_tasks=MIN_CI_TASKS)
+    return HoldoutSize(plan.n_tasks, float(effect), float(base), k, power, alpha, variance, source, float(omega2),
+                       n_paired, note, plan.method, plan.hits, plan.runs, sd_ci)
