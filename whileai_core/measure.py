@@ -35,7 +35,7 @@ from whileai_core.defaults import (
     POWER,
     ROLLOUTS_PER_TASK,
 )
-from whileai_core.rows import as_rows, reward_field_hint, task_key
+from whileai_core.rows import TaskKeyTypes, as_rows, reward_field_hint, task_key, unique_rows
 
 Interval = tuple[float, float]
 
@@ -57,6 +57,12 @@ class TaskCounts:
     n_bool: int  # a bool reward (excluded: True/False is not a graded 0/1)
     first_error: str | None = None
     hint: str | None = None  # e.g. rows from another tool that carry 'score' instead of 'reward'
+    rows_per_task: dict[str, int] = field(default_factory=dict)  # every row of the task, graded or not
+    n_duplicates: int = 0  # repeated rollouts dropped under dedupe=True
+
+    def short_of(self, k: int) -> list[tuple[str, int, int]]:
+        """Tasks with fewer than k graded rollouts: (task, graded, rows)."""
+        return [(key, int(n), self.rows_per_task.get(key, int(n))) for key, n in zip(self.keys, self.n) if n < k]
 
     @property
     def rates(self) -> np.ndarray:
@@ -70,15 +76,27 @@ class TaskCounts:
             parts.append(f"{self.n_partial} partial/non-binary")
         if self.n_bool:
             parts.append(f"{self.n_bool} bool")
+        dup = f"dropped {self.n_duplicates} repeated rollout(s) (dedupe=True)" if self.n_duplicates else None
         if not parts:
-            return None
+            return dup
         note = f"skipped {' + '.join(parts)} of {self.n_total} rows; only rewards exactly 0 or 1 count"
+        note = f"{note}; {dup}" if dup else note
         return f"{note}; {self.hint}" if self.hint else note
 
 
-def task_counts(rows: Any, *, name: str = "rows") -> TaskCounts:
-    """Group rows by task key and count graded rollouts and passes per task."""
-    data = as_rows(rows, name=name)
+def task_counts(rows: Any, *, name: str = "rows", dedupe: bool = False) -> TaskCounts:
+    """Group rows by task key and count graded rollouts and passes per task.
+
+    Repeated rollouts (``rows.unique_rows``) are an error, or dropped and counted with ``dedupe=True``; a task
+    id seen as two types (1 and "1") is an error (``rows.TaskKeyTypes``).
+    """
+    data, n_dup = unique_rows(as_rows(rows, name=name), name=name, dedupe=dedupe)
+    types = TaskKeyTypes(name)
+    per_task: dict[str, int] = {}
+    for i, row in enumerate(data):
+        key = task_key(row)
+        types.check(key, row, i)
+        per_task[key] = per_task.get(key, 0) + 1
     order: dict[str, int] = {}
     n_list: list[int] = []
     c_list: list[int] = []
@@ -113,7 +131,8 @@ def task_counts(rows: Any, *, name: str = "rows") -> TaskCounts:
     n = np.asarray(n_list, dtype=np.int64)
     c = np.asarray(c_list, dtype=np.int64)
     hint = reward_field_hint(data) if n_none == len(data) else None
-    return TaskCounts(list(order), n, c, int(n.sum()), len(data), n_none, n_partial, n_bool, first_error, hint)
+    return TaskCounts(list(order), n, c, int(n.sum()), len(data), n_none, n_partial, n_bool, first_error, hint,
+                      per_task, n_dup)
 
 
 def _fmt(x: float | None, digits: int = 2) -> str:
@@ -217,14 +236,18 @@ def pass_at(
     method: str = "percentile",
     min_k: int = ROLLOUTS_PER_TASK,
     min_tasks: int = MIN_CI_TASKS,
+    dedupe: bool = False,
 ) -> PassAt:
     """pass@1, pass^k (tau-bench) and pass@k (Chen et al. 2021) over tasks, with bootstrap-over-tasks intervals.
 
     ``rows``: row dicts, a JSONL path, or an object with ``.rows`` (ScoredData). ``k`` defaults to the smallest
-    group size among tasks with two or more graded rollouts. Tasks with fewer than k graded rollouts are left
-    out of pass^k / pass@k and counted (``n_excluded``); pass@1 is the mean per-task rate over all tasks.
-    Below ``min_k`` pass^k and pass@k are not reported. ``method``: "percentile" (default), "basic", "BCa".
+    number of rows per task (graded or not) among tasks with two or more, i.e. the repeats the run asked for:
+    one ungraded row makes its task short, not the run. Tasks with fewer than k graded rollouts are left out of
+    pass^k / pass@k, counted (``n_excluded``) and named in the note; pass@1 is the mean per-task rate over all
+    tasks. Below ``min_k`` pass^k and pass@k are not reported. ``method``: "percentile" (default), "basic",
+    "BCa". Repeated rollouts are an error unless ``dedupe=True`` (dropped and counted).
     """
+    k_given = k is not None
     if k is not None:
         k = stats.check_int(k, "k", 1)
     level = stats.check_level(level)
@@ -233,7 +256,7 @@ def pass_at(
     min_k = stats.check_int(min_k, "min_k", 1)
     min_tasks = stats.check_int(min_tasks, "min_tasks", 1)
     seed = _check_seed(seed)
-    tc = task_counts(rows)
+    tc = task_counts(rows, dedupe=dedupe)
     notes: list[str] = []
     n_skipped = tc.n_none + tc.n_partial + tc.n_bool
     skipped = tc.skipped_note()
@@ -254,7 +277,8 @@ def pass_at(
     if tc.n_rows >= 2 and (tc.c.sum() == 0 or tc.c.sum() == tc.n_rows):
         value = int(tc.c.sum() > 0)
         notes.append(f"every row scored {value} ({tc.n_rows} of {tc.n_rows}); check the judge before reading this number")
-    multi = n[n >= 2]
+    planned = np.array([tc.rows_per_task.get(key, int(m)) for key, m in zip(tc.keys, n)])
+    multi = planned[planned >= 2]
     if k is None:
         k = int(multi.min()) if multi.size else 1
     lo_n, hi_n = int(n.min()), int(n.max())
@@ -264,8 +288,11 @@ def pass_at(
     n_excluded = n_tasks - n_at_k
     p1 = float(rates.mean())
     ppk = pak = None
-    if k < min_k:
-        notes.append(f"set repeats>={min_k} for pass^k and pass@k (k={k}; or pass min_k={k})")
+    if k < min_k and k_given:
+        notes.append(f"k={k} is below min_k={min_k}; pass min_k={k} to report pass^{k} and pass@{k}")
+    elif k < min_k:
+        notes.append(f"tasks have {k} rollout(s) each; set repeats>={min_k} for pass^k and pass@k "
+                     f"(or pass min_k={k})")
     elif n_at_k == 0:
         notes.append(f"no task has k={k} graded rollouts (largest has {hi_n}); lower k or finish the groups")
     else:
@@ -276,7 +303,7 @@ def pass_at(
         ppk = float(per_pow[eligible].mean())
         pak = float(per_at[eligible].mean())
         if n_excluded:
-            notes.append(f"{n_excluded} task(s) with fewer than k={k} graded rollouts left out of pass^{k} and pass@{k}")
+            notes.append(_short_note(tc.short_of(k), k))
         elif lo_n != hi_n:
             notes.append(f"groups are uneven ({lo_n} to {hi_n} graded rollouts); each task uses its own n")
     ci1 = cik = ciak = cih = None
@@ -299,6 +326,17 @@ def pass_at(
     per_task = {key: float(r) for key, r in zip(tc.keys, rates)}
     return PassAt(k, p1, ppk, pak, ci1, cik, ciak, cih, n_tasks, tc.n_rows, n_at_k, n_excluded, n_skipped,
                   per_task, level, method, draws, "; ".join(notes) or None)
+
+
+def _short_note(short: list[tuple[str, int, int]], k: int, shown: int = 3) -> str:
+    """Which tasks are short of k graded rollouts, and why (ungraded rows, or missing rows)."""
+    named = []
+    for key, graded, rows in short[:shown]:
+        named.append(f"{key!r} has {graded} of {rows} rollouts graded" if rows > graded
+                     else f"{key!r} has only {rows} rollout(s)")
+    more = f" and {len(short) - shown} more" if len(short) > shown else ""
+    return f"{len(short)} task(s) with fewer than k={k} graded rollouts left out of pass^{k} and pass@{k}: " \
+           f"{'; '.join(named)}{more}"
 
 
 def _pass_intervals(
@@ -400,11 +438,13 @@ def eval_variance(
     level: float = CI_LEVEL,
     multiplier: float = NOISE_SD_MULTIPLIER,
     min_reruns: int = MIN_RERUNS,
+    dedupe: bool = False,
 ) -> EvalVariance:
     """Run-to-run noise band from re-runs of one eval: ``eval_variance(rows_run1, rows_run2, rows_run3)``.
 
     Each positional argument is one re-run's rows (row dicts, JSONL path, or an object with ``.rows``).
-    Each run's pass@1 is the mean per-task rate over the tasks graded in every run.
+    Each run's pass@1 is the mean per-task rate over the tasks graded in every run. Repeated rollouts within a
+    run are an error unless ``dedupe=True``.
     """
     if not runs:
         raise ValueError("eval_variance() needs at least one run: eval_variance(rows_run1, rows_run2, ...)")
@@ -421,7 +461,7 @@ def eval_variance(
     for i, run in enumerate(runs):
         if isinstance(run, (str, bytes)) and not str(run).endswith(".jsonl") or isinstance(run, Mapping):
             raise TypeError(f"runs[{i}]: each argument is one re-run's rows (a list of row dicts or a JSONL path)")
-        counts.append(task_counts(run, name=f"runs[{i}]"))
+        counts.append(task_counts(run, name=f"runs[{i}]", dedupe=dedupe))
     shared = set(counts[0].keys)
     for tc in counts[1:]:
         shared &= set(tc.keys)
@@ -552,13 +592,15 @@ def delta_report(
     method: str = "percentile",
     noise_multiplier: float | None = None,
     min_tasks: int = MIN_CI_TASKS,
+    dedupe: bool = False,
 ) -> DeltaReport:
     """Paired change in pass@1 between two runs on the same tasks (alias ``compare``).
 
     Rows pair by ``rows.task_key``; each paired task contributes d_i = after rate - before rate. Tasks graded
     on one side only are listed in ``unpaired_before`` / ``unpaired_after`` and left out. ``noise``: an
     ``eval_variance`` result (or a run-to-run sd); a |delta| under ``noise_multiplier`` (default the result's
-    multiplier, else NOISE_SD_MULTIPLIER) x sd is refused as "inside noise".
+    multiplier, else NOISE_SD_MULTIPLIER) x sd is refused as "inside noise". Repeated rollouts on either side
+    are an error unless ``dedupe=True`` (dropped and counted in the note).
     """
     level = stats.check_level(level)
     alpha = stats.check_prob(alpha, "alpha")
@@ -573,7 +615,7 @@ def delta_report(
     if noise_multiplier is None:
         noise_multiplier = noise.multiplier if isinstance(noise, EvalVariance) else NOISE_SD_MULTIPLIER
     band = None if sd is None else float(noise_multiplier) * sd
-    b, a = task_counts(before, name="before"), task_counts(after, name="after")
+    b, a = task_counts(before, name="before", dedupe=dedupe), task_counts(after, name="after", dedupe=dedupe)
     a_pos = {k: i for i, k in enumerate(a.keys)}
     b_set = set(b.keys)
     paired = [k for k in b.keys if k in a_pos]
