@@ -132,7 +132,7 @@ def test_pass_at_interval_coverage_at_40_tasks():
 # ------------------------------------------------------------------------------------------------
 LINE = re.compile(
     r"^pass@1 \d\.\d\d \[\d\.\d\d\.\.\d\.\d\d\] \| pass\^4 \(pass_pow_k\) \d\.\d\d \[\d\.\d\d\.\.\d\.\d\d\] \| "
-    r"pass@4 \d\.\d\d \[\d\.\d\d\.\.\d\.\d\d\] \| headroom \d\.\d\d \(16 groups, k=4\)$"
+    r"pass@4 \d\.\d\d \[\d\.\d\d\.\.\d\.\d\d\] \| headroom \d\.\d\d \[\d\.\d\d\.\.\d\.\d\d\] \(16 groups, k=4(; .*)?\)$"
 )
 
 
@@ -148,7 +148,7 @@ def test_printed_line_missing_values_and_note():
     res = pass_at(rows_from_counts([1, 2], 3))
     s = str(res)
     assert "pass^3 (pass_pow_k) n/a | pass@3 n/a | headroom n/a (2 groups, k=3; " in s
-    assert s.startswith("pass@1 0.50 | ")  # no interval below MIN_CI_TASKS
+    assert s.startswith("pass@1 0.50 (no interval) | ")  # no interval below MIN_CI_TASKS
     assert res.ci95 is None and "bootstrap needs 3" in res.note
 
 
@@ -367,7 +367,7 @@ def test_eval_variance_closed_forms():
     c = np.array([sum(r["reward"] for r in runs[0] if r["task_id"] == f"t{t}") for t in range(50)])
     want = math.sqrt(np.mean(c * (4 - c) / 12) / (4 * 50))
     assert one.model_run_sd == pytest.approx(want) and one.run_sd is None and one.sd == one.model_run_sd
-    assert "1 run" in one.note and "(within-task model, 1 run, 50 tasks)" in str(one)
+    assert "1 run" in one.note and "(within-task model from 1 run of 50 tasks, no interval)" in str(one)
     assert "3 runs" not in str(ev) and "(4 runs, 50 tasks)" in str(ev)
     assert ev.to_dict()["noise_band"] == pytest.approx(2 * ev.run_sd)
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -69,3 +71,75 @@ def test_task_ids_of_two_types_are_an_error_not_one_task():
         rows_mod.group_rows(rows)
     same = [{"task_id": 1, "reward": 1}, {"task_id": 1, "reward": 0}, {"task_id": 2, "reward": 0}]
     assert sorted(rows_mod.group_rows(same)) == ["1", "2"] and pass_at(same, min_tasks=1).n_groups == 2
+
+
+# ------------------------------------------------------------------------------------------------
+# every printed number carries its interval and n, or says why not
+# ------------------------------------------------------------------------------------------------
+NUMBER = r"[+-]?\d+(?:\.\d+)?(?:e[+-]?\d+)?"
+INTERVAL = rf"\[{NUMBER}\.\.{NUMBER}\]"
+# numbers that are not estimates: names, settings, counts (the n), test results and their spread
+NOT_ESTIMATES = [
+    r"'[^']*'",  # task names
+    r"pass@\d+", r"pass\^\d+", r"k=\d+", r"min_k=\d+", r"repeats>=\d+", r"min_tasks=\d+", r"n=\d+",
+    rf"\d+% (?:interval|power)", rf"alpha {NUMBER}", rf"omega\^2 {NUMBER}", rf"base {NUMBER}", rf"detect {NUMBER}",
+    rf"min_effect {NUMBER}", rf"p[=<]{NUMBER}", rf"p {NUMBER}", rf"se {NUMBER}", rf"{NUMBER} x sd", rf"t\({NUMBER}\)",
+    rf"\({NUMBER} < {NUMBER}\)", rf"needs {NUMBER}", rf"Holm", r"exactly 0 or 1", r"Miller \d+", r"omega2=\d+", rf"{NUMBER} of {NUMBER}",
+    rf"{NUMBER} (?:tasks?|task\(s\)|groups?|runs?|rows?|paired|rollouts?|rollout\(s\)|non-zero|random flips|before-only|"
+    r"after-only|repeated|ungraded|partial|bool|slices?|of)\b",
+]
+
+
+def unexplained_numbers(text: str) -> list[str]:
+    """Numbers in a printed result that carry neither an interval nor a stated reason for having none."""
+    with_ci = {abs(float(m.group(1))) for m in re.finditer(rf"({NUMBER}) (?:{INTERVAL}|\([^()]*no interval)", text)}
+    text = re.sub(rf"{NUMBER} (?:{INTERVAL}|\((?:[^()]|\([^()]*\))*no interval)", " EST ", text)
+    text = re.sub(INTERVAL, " CI ", text)
+    for pattern in NOT_ESTIMATES:
+        text = re.sub(pattern, " X ", text)
+    left = re.findall(rf"(?<![\w.@^]){NUMBER}", text)
+    return [x for x in left if abs(float(x)) not in with_ci]  # a value repeated after its interval is fine
+
+
+def printed_results():
+    """str() of each result object of measure and stats, in the cases that print differently."""
+    from whileai_core import stats
+    from whileai_core.measure import holdout_size
+
+    rng = np.random.default_rng(3)
+    p = rng.beta(2, 2, size=40)
+    run = lambda q, s: run_rows(np.random.default_rng(s).binomial(4, np.clip(q, 0, 1)), 4)  # noqa: E731
+    before, after = run(p, 1), run(p + 0.2, 2)
+    short = run(p, 5)
+    short[6]["reward"] = None
+    reruns = [run(p, s) for s in (7, 8, 9)]
+    noise = eval_variance(*reruns)
+    yield pass_at(before)
+    yield pass_at(short)
+    yield pass_at(run_rows([3] * 10, 4))  # every task passed 3 of 4: zero-width intervals
+    yield pass_at(run_rows([3, 1], 4))  # too few tasks for an interval
+    yield pass_at(run_rows([1, 2, 0], 2))  # k below min_k
+    yield delta_report(before, after)
+    yield delta_report(before, run(p, 3), noise=noise)
+    yield delta_report(before, run(p, 3), noise=0.05)
+    yield delta_report(run_rows([1, 2], 4), run_rows([2, 3], 4))
+    yield delta_report(run_rows([1, 2], 4, prefix="a"), run_rows([2, 3], 4, prefix="b"))
+    yield noise
+    yield eval_variance(reruns[0])
+    yield holdout_size(0.2, base=0.5, k=4)
+    yield holdout_size(0.05)
+    yield holdout_size(0.05, task_sd=0.3)
+    yield holdout_size(0.05, before=before, after=after)
+    yield stats.paired_permutation_test(rng.normal(0.1, 1, size=30))
+
+
+def test_every_printed_number_has_an_interval_and_n_or_says_why_not():
+    seen = set()
+    for result in printed_results():
+        text = str(result)
+        seen.add(type(result).__name__)
+        assert not unexplained_numbers(text), f"{type(result).__name__}: {unexplained_numbers(text)} in\n{text}"
+        if "[" in text:
+            assert re.search(r"\d+ (?:tasks?|groups?|runs?|paired|slices?)\b|n=\d+", text), f"no n in {text}"
+    assert seen >= {"PassAt", "DeltaReport", "EvalVariance", "HoldoutSize", "PermutationResult"}
+    assert unexplained_numbers("pass@1 0.53 | headroom 0.35 (60 groups, k=4)") == ["0.53", "0.35"]

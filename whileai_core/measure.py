@@ -146,6 +146,23 @@ def _fmt_ci(ci: Interval | None, digits: int = 2, signed: bool = False) -> str:
     return f" [{ci[0]:{f}{digits}f}..{ci[1]:{f}{digits}f}]"
 
 
+def _est(x: float | None, ci: Interval | None, digits: int = 2, signed: bool = False) -> str:
+    """An estimate as printed: ``n/a``, ``0.64 [0.57..0.72]``, or ``0.64 (no interval)`` (the note says why)."""
+    if x is None:
+        return "n/a"
+    value = f"{x:+.{digits}f}" if signed else f"{x:.{digits}f}"
+    return value + (_fmt_ci(ci, digits, signed) if ci is not None else " (no interval)")
+
+
+def _zero_width(named: list[tuple[str, Interval | None]]) -> str | None:
+    """One note for the bootstrap intervals of zero width: every resampled task set gave the same value."""
+    zero = [f"{name} [{ci[0]:.2f}..{ci[1]:.2f}]" for name, ci in named if ci is not None and ci[0] == ci[1]]
+    if not zero:
+        return None
+    return (f"zero-width interval on {', '.join(zero)}: every task gives the same value, so resampling tasks "
+            f"shows no spread; that is not certainty (more tasks or rollouts would show it)")
+
+
 def _ci_list(ci: Interval | None) -> list[float] | None:
     return None if ci is None else [ci[0], ci[1]]
 
@@ -210,11 +227,14 @@ class PassAt:
 
     def __str__(self) -> str:
         k = "k" if self.k is None else self.k
+        groups = f"{self.n_groups} group{'' if self.n_groups == 1 else 's'}"
+        if self.n_excluded and self.pass_pow_k is not None:
+            groups += f", {self.n_groups_at_k} tasks at k"
         line = (
-            f"pass@1 {_fmt(self.pass_at_1)}{_fmt_ci(self.ci95)} | "
-            f"pass^{k} (pass_pow_k) {_fmt(self.pass_pow_k)}{_fmt_ci(self.pass_pow_k_ci95)} | "
-            f"pass@{k} {_fmt(self.pass_at_k)}{_fmt_ci(self.pass_at_k_ci95)} | "
-            f"headroom {_fmt(self.headroom)} ({self.n_groups} group{'' if self.n_groups == 1 else 's'}, k={k if self.k is not None else 'n/a'}"
+            f"pass@1 {_est(self.pass_at_1, self.ci95)} | "
+            f"pass^{k} (pass_pow_k) {_est(self.pass_pow_k, self.pass_pow_k_ci95)} | "
+            f"pass@{k} {_est(self.pass_at_k, self.pass_at_k_ci95)} | "
+            f"headroom {_est(self.headroom, self.headroom_ci95)} ({groups}, k={k if self.k is not None else 'n/a'}"
         )
         if self.note:
             line += f"; {self.note}"
@@ -309,7 +329,7 @@ def pass_at(
     ci1 = cik = ciak = cih = None
     if n_tasks < min_tasks:
         notes.append(
-            f"no interval on pass@1: {n_tasks} task(s), and a bootstrap needs {min_tasks}; it resamples tasks, so "
+            f"no intervals: {n_tasks} task(s), and a bootstrap needs {min_tasks}; it resamples tasks, so "
             f"run more tasks, or give each row its own task_id when the rows are separate items"
         )
     else:
@@ -321,6 +341,9 @@ def pass_at(
             if cik is None:
                 notes.append(f"no interval on pass^{k} / pass@{k}: {n_at_k} task(s) reached k={k}, "
                              f"a bootstrap needs {min_tasks}")
+    zero = _zero_width([("pass@1", ci1), (f"pass^{k}", cik), (f"pass@{k}", ciak), ("headroom", cih)])
+    if zero:
+        notes.append(zero)
     if skipped:
         notes.append(skipped)
     per_task = {key: float(r) for key, r in zip(tc.keys, rates)}
@@ -412,24 +435,46 @@ class EvalVariance:
     def noise_band(self) -> float | None:
         return None if self.sd is None else self.multiplier * self.sd
 
+    @property
+    def noise_band_ci(self) -> Interval | None:
+        """The band's interval, from the run sd's chi-square interval (None for the within-task model)."""
+        if self.run_sd_ci is None:
+            return None
+        return (self.multiplier * self.run_sd_ci[0], self.multiplier * self.run_sd_ci[1])
+
+    @property
+    def mean_ci(self) -> Interval | None:
+        """t interval of the mean pass@1 over the re-runs (df = runs - 1); None below 2 runs."""
+        if self.run_sd is None or self.mean is None:
+            return None
+        from scipy.stats import t as student_t
+
+        half = float(student_t.ppf((1 + self.level) / 2, self.n_runs - 1)) * self.run_sd / math.sqrt(self.n_runs)
+        return (self.mean - half, self.mean + half)
+
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["run_sd_ci"] = _ci_list(self.run_sd_ci)
-        d.update(sd=self.sd, source=self.source, noise_band=self.noise_band)
+        d.update(sd=self.sd, source=self.source, noise_band=self.noise_band, noise_band_ci=_ci_list(self.noise_band_ci),
+                 mean_ci=_ci_list(self.mean_ci))
         return d
 
     def __str__(self) -> str:
         if self.sd is None:
             body = "run-to-run sd n/a"
         elif self.run_sd is not None:
-            body = f"run-to-run sd {self.run_sd:.4f}{_fmt_ci(self.run_sd_ci, 4)} ({self.n_runs} runs"
-            body += f", {self.n_tasks} tasks)"
+            body = f"run-to-run sd {_est(self.run_sd, self.run_sd_ci, 4)} ({self.n_runs} runs, {self.n_tasks} tasks)"
         else:
-            body = f"run-to-run sd {self.model_run_sd:.4f} (within-task model, 1 run, {self.n_tasks} tasks)"
+            body = (f"run-to-run sd {self.model_run_sd:.4f} (within-task model from 1 run of {self.n_tasks} tasks, "
+                    f"no interval)")
         if self.noise_band is not None:
-            body += f"; a delta under {self.noise_band:.4f} ({self.multiplier:g} x sd) is inside noise"
+            band = _fmt_ci(self.noise_band_ci, 4) if self.noise_band_ci else " (no interval: model sd)"
+            body += f"; noise band {self.noise_band:.4f}{band} ({self.multiplier:g} x sd): a delta under it is noise"
         if self.mean is not None:
-            body = f"pass@1 mean {self.mean:.3f} over runs | " + body
+            if self.n_runs >= 2:
+                body = f"pass@1 mean {_est(self.mean, self.mean_ci, 3)} over {self.n_runs} runs | " + body
+            else:
+                body = f"pass@1 {self.mean:.3f} (1 run, no interval: pass_at gives one) | " + body
         return body + (f"; {self.note}" if self.note else "")
 
 
@@ -532,6 +577,7 @@ class DeltaReport:
     min_effect: float
     per_task: dict[str, float] = field(default_factory=dict)
     note: str | None = None
+    noise_band_ci: Interval | None = None  # from the run sd's interval, when noise= came from re-runs
 
     @property
     def better(self) -> bool:
@@ -543,7 +589,7 @@ class DeltaReport:
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
-        for key in ("ci", "before_ci", "after_ci"):
+        for key in ("ci", "before_ci", "after_ci", "noise_band_ci"):
             d[key] = _ci_list(d[key])
         return d
 
@@ -554,13 +600,14 @@ class DeltaReport:
         p = "n/a" if self.p_value is None else (f"<{P_VALUE_PRINT_FLOOR:g}" if self.p_value < P_VALUE_PRINT_FLOOR else f"={self.p_value:.4g}")
         se = "n/a" if self.se is None else (f"{self.se:.3f}" if self.se >= 0.001 or self.se == 0 else f"{self.se:.1e}")
         line = (
-            f"{head}: pass@1 {self.before:.3f}{_fmt_ci(self.before_ci, 3)} -> {self.after:.3f}"
-            f"{_fmt_ci(self.after_ci, 3)} | delta {self.delta:+.3f}{_fmt_ci(self.ci, 3, signed=True)} "
+            f"{head}: pass@1 {_est(self.before, self.before_ci, 3)} -> {_est(self.after, self.after_ci, 3)} | "
+            f"delta {_est(self.delta, self.ci, 3, signed=True)} "
             f"p{p}{' (exact)' if self.p_exact else ''} se {se} ({self.n_paired} paired tasks, "
             f"{self.level:.0%} interval"
         )
         if self.noise_band is not None:
-            line += f", noise band {self.noise_band:.3f}"
+            band = _fmt_ci(self.noise_band_ci, 3) if self.noise_band_ci else " (no interval: sd given or modelled)"
+            line += f", noise band {self.noise_band:.3f}{band}"
         if self.unpaired_before or self.unpaired_after:
             line += f"; {len(self.unpaired_before)} before-only and {len(self.unpaired_after)} after-only tasks left out"
         if self.note:
@@ -615,6 +662,9 @@ def delta_report(
     if noise_multiplier is None:
         noise_multiplier = noise.multiplier if isinstance(noise, EvalVariance) else NOISE_SD_MULTIPLIER
     band = None if sd is None else float(noise_multiplier) * sd
+    band_ci = None
+    if isinstance(noise, EvalVariance) and noise.run_sd_ci is not None:
+        band_ci = (float(noise_multiplier) * noise.run_sd_ci[0], float(noise_multiplier) * noise.run_sd_ci[1])
     b, a = task_counts(before, name="before", dedupe=dedupe), task_counts(after, name="after", dedupe=dedupe)
     a_pos = {k: i for i, k in enumerate(a.keys)}
     b_set = set(b.keys)
@@ -630,7 +680,8 @@ def delta_report(
         if share < 0.5:
             notes.append("most tasks unpaired: the two runs barely share situations")
     common: dict[str, Any] = {"unpaired_before": unpaired_before, "unpaired_after": unpaired_after,
-                              "level": level, "alpha": alpha, "noise_band": band, "min_effect": float(min_effect)}
+                              "level": level, "alpha": alpha, "noise_band": band, "min_effect": float(min_effect),
+                              "noise_band_ci": band_ci}
     if not paired:
         return DeltaReport(None, None, None, 0, None, None, None, None, None, "inconclusive", "no paired tasks",
                            p_exact=False, note="; ".join(notes) or None, **common)
@@ -654,7 +705,7 @@ def delta_report(
     if ci is None:
         reason = f"too few paired tasks ({n} < {min_tasks}) for an interval"
     elif band is not None and abs(delta) < band:
-        reason = f"inside noise: |delta| {abs(delta):.3f} < {noise_multiplier:g} x run sd {sd:.3f}"
+        reason = f"inside noise: |delta| {abs(delta):.3f} < noise band {band:.3f}"
     elif abs(delta) < min_effect:
         reason = f"|delta| {abs(delta):.3f} is below min_effect {min_effect:g}"
     else:

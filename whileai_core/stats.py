@@ -352,7 +352,7 @@ class PermutationResult:
     def __str__(self) -> str:
         how = "exact" if self.exact else f"{self.permutations} random flips"
         return (f"p={self.p_value:.4g} ({how}, {self.alternative}) mean diff {self.statistic:+.4f} "
-                f"(n={self.n}, {self.n_nonzero} non-zero)")
+                f"(no interval: a test, measure.delta_report gives the interval; n={self.n}, {self.n_nonzero} non-zero)")
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
