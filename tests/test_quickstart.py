@@ -8,7 +8,7 @@ import whileai_core.quickstart as qs
 ROOT = Path(__file__).resolve().parents[1]
 SEED_DOC = ROOT.parent / "shared" / "reference" / "seed-whileai-docs.md"
 LINE = re.compile(r"^pass@1 \d\.\d\d \[\d\.\d\d\.\.\d\.\d\d\] \| pass\^4 \(pass_pow_k\) \d\.\d\d \[\d\.\d\d\.\.\d\.\d\d\] \| "
-                  r"pass@4 \d\.\d\d \[\d\.\d\d\.\.\d\.\d\d\] \| headroom \d\.\d\d \(16 groups, k=4\)$")
+                  r"pass@4 \d\.\d\d \[\d\.\d\d\.\.\d\.\d\d\] \| headroom \d\.\d\d \[\d\.\d\d\.\.\d\.\d\d\] \(16 groups, k=4\)$")
 
 
 def test_example_file_is_the_shipped_program():
