@@ -143,3 +143,54 @@ def test_every_printed_number_has_an_interval_and_n_or_says_why_not():
             assert re.search(r"\d+ (?:tasks?|groups?|runs?|paired|slices?)\b|n=\d+", text), f"no n in {text}"
     assert seen >= {"PassAt", "DeltaReport", "EvalVariance", "HoldoutSize", "PermutationResult"}
     assert unexplained_numbers("pass@1 0.53 | headroom 0.35 (60 groups, k=4)") == ["0.53", "0.35"]
+
+
+# ------------------------------------------------------------------------------------------------
+# pass^k / pass@k intervals at small n
+# ------------------------------------------------------------------------------------------------
+def beta_truth(a, b, k):
+    """True pass^k = E[p^k] and pass@k = 1 - E[(1-p)^k] for task difficulty p ~ Beta(a, b) (closed form)."""
+    j = np.arange(k)
+    return float(np.prod((a + j) / (a + b + j))), float(1 - np.prod((b + j) / (a + b + j)))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("a,b", [(2, 2), (0.5, 0.5)])
+@pytest.mark.parametrize("n_tasks", [10, 30, 100])
+@pytest.mark.parametrize("rollouts", [4, 8])
+def test_pass_k_intervals_cover_at_small_n(a, b, n_tasks, rollouts):
+    """2,000 seeded runs of n_tasks fresh tasks: the printed 95% pass^4 and pass@4 intervals cover >= 0.93."""
+    from whileai_core import stats
+
+    k, runs = 4, 2000
+    rng = np.random.default_rng(1000 * n_tasks + rollouts)
+    c = rng.binomial(rollouts, rng.beta(a, b, size=(runs, n_tasks)))
+    n = np.full_like(c, rollouts)
+    per_pow = stats.pass_pow_k(n.ravel(), c.ravel(), k).reshape(runs, n_tasks).mean(axis=1)
+    per_at = stats.pass_at_k(n.ravel(), c.ravel(), k).reshape(runs, n_tasks).mean(axis=1)
+    true_pow, true_at = beta_truth(a, b, k)
+    for est, truth in ((per_pow, true_pow), (per_at, true_at)):
+        ci = np.array([stats.wilson_mean_interval(float(m), n_tasks) for m in est])
+        covered = np.mean((ci[:, 0] <= truth) & (truth <= ci[:, 1]))
+        assert covered >= 0.93, f"coverage {covered:.3f} (truth {truth:.3f})"
+    first = pass_at(run_rows(c[0], rollouts), k=k)  # the printed intervals are these
+    assert first.k_interval == "wilson" and first.pass_pow_k_ci95 == pytest.approx(
+        stats.wilson_mean_interval(float(per_pow[0]), n_tasks))
+
+
+def test_the_bootstrap_under_covers_pass_pow_k_at_10_tasks():
+    """Why pass^k moved off the bootstrap: at 10 tasks, Beta(2,2), k=4, it covers ~0.79 (300 runs)."""
+    from whileai_core import stats
+
+    rng = np.random.default_rng(11)
+    truth = beta_truth(2, 2, 4)[0]
+    covered = 0
+    for r in range(300):
+        c = rng.binomial(4, rng.beta(2, 2, size=10))
+        ci = stats.bootstrap_mean_ci(stats.pass_pow_k(np.full(10, 4), c, 4), draws=500, seed=r)
+        covered += ci[0] <= truth <= ci[1]
+    assert covered / 300 < 0.88
+    wilson = pass_at(run_rows([0] * 10, 4))  # every task's pass^4 is 0: the Wilson interval does not collapse
+    assert wilson.pass_pow_k == 0 and wilson.pass_pow_k_ci95[1] == pytest.approx(0.2775, abs=1e-4)
+    boot = pass_at(run_rows([0] * 10, 4), k_interval="bootstrap")
+    assert boot.pass_pow_k_ci95 == (0.0, 0.0) and "zero-width interval on pass@1" in boot.note

@@ -20,6 +20,7 @@ from whileai_core import stats
 from whileai_core.defaults import (
     ALPHA,
     BOOTSTRAP_DRAWS,
+    BOOTSTRAP_RELIABLE_TASKS,
     CI_LEVEL,
     HOLDOUT_BASE,
     HOLDOUT_BETWEEN_VAR,
@@ -31,6 +32,7 @@ from whileai_core.defaults import (
     MIN_RERUNS,
     NOISE_SD_MULTIPLIER,
     P_VALUE_PRINT_FLOOR,
+    PASS_K_INTERVAL,
     PERMUTATIONS,
     POWER,
     ROLLOUTS_PER_TASK,
@@ -206,6 +208,7 @@ class PassAt:
     method: str
     draws: int
     note: str | None = None
+    k_interval: str = PASS_K_INTERVAL  # how pass^k / pass@k intervals were made: "wilson" or "bootstrap"
 
     @property
     def headroom(self) -> float | None:
@@ -257,6 +260,8 @@ def pass_at(
     min_k: int = ROLLOUTS_PER_TASK,
     min_tasks: int = MIN_CI_TASKS,
     dedupe: bool = False,
+    k_interval: str = PASS_K_INTERVAL,
+    reliable_tasks: int = BOOTSTRAP_RELIABLE_TASKS,
 ) -> PassAt:
     """pass@1, pass^k (tau-bench) and pass@k (Chen et al. 2021) over tasks, with bootstrap-over-tasks intervals.
 
@@ -266,6 +271,9 @@ def pass_at(
     pass^k / pass@k, counted (``n_excluded``) and named in the note; pass@1 is the mean per-task rate over all
     tasks. Below ``min_k`` pass^k and pass@k are not reported. ``method``: "percentile" (default), "basic",
     "BCa". Repeated rollouts are an error unless ``dedupe=True`` (dropped and counted).
+    ``k_interval``: "wilson" (default; Wilson score over the tasks at k, which holds its coverage at 10 tasks
+    where the bootstrap does not) or "bootstrap". The headroom interval is a bootstrap; below
+    ``reliable_tasks`` tasks at k the note flags it as too narrow.
     """
     k_given = k is not None
     if k is not None:
@@ -275,6 +283,9 @@ def pass_at(
     method = stats.check_method(method)
     min_k = stats.check_int(min_k, "min_k", 1)
     min_tasks = stats.check_int(min_tasks, "min_tasks", 1)
+    reliable_tasks = stats.check_int(reliable_tasks, "reliable_tasks", 1)
+    if k_interval not in ("wilson", "bootstrap"):
+        raise ValueError(f"k_interval= must be 'wilson' or 'bootstrap'; got {k_interval!r}")
     seed = _check_seed(seed)
     tc = task_counts(rows, dedupe=dedupe)
     notes: list[str] = []
@@ -329,7 +340,7 @@ def pass_at(
     ci1 = cik = ciak = cih = None
     if n_tasks < min_tasks:
         notes.append(
-            f"no intervals: {n_tasks} task(s), and a bootstrap needs {min_tasks}; it resamples tasks, so "
+            f"no bootstrap interval: {n_tasks} task(s), and a bootstrap needs {min_tasks}; it resamples tasks, so "
             f"run more tasks, or give each row its own task_id when the rows are separate items"
         )
     else:
@@ -338,9 +349,15 @@ def pass_at(
         else:
             ci1, cik, ciak, cih = _pass_intervals(rates, per_pow, per_at, eligible, level=level, draws=draws,
                                                   seed=seed, method=method, min_tasks=min_tasks)
-            if cik is None:
+            if cik is None and k_interval == "bootstrap":
                 notes.append(f"no interval on pass^{k} / pass@{k}: {n_at_k} task(s) reached k={k}, "
                              f"a bootstrap needs {min_tasks}")
+            if cih is not None and n_at_k < reliable_tasks:
+                notes.append(f"the headroom interval is a task bootstrap over {n_at_k} tasks, which runs too narrow "
+                             f"below {reliable_tasks} tasks (measured in docs/measure.md)")
+    if ppk is not None and pak is not None and k_interval == "wilson":
+        cik = stats.wilson_mean_interval(min(1.0, max(0.0, ppk)), n_at_k, level=level)
+        ciak = stats.wilson_mean_interval(min(1.0, max(0.0, pak)), n_at_k, level=level)
     zero = _zero_width([("pass@1", ci1), (f"pass^{k}", cik), (f"pass@{k}", ciak), ("headroom", cih)])
     if zero:
         notes.append(zero)
@@ -348,7 +365,7 @@ def pass_at(
         notes.append(skipped)
     per_task = {key: float(r) for key, r in zip(tc.keys, rates)}
     return PassAt(k, p1, ppk, pak, ci1, cik, ciak, cih, n_tasks, tc.n_rows, n_at_k, n_excluded, n_skipped,
-                  per_task, level, method, draws, "; ".join(notes) or None)
+                  per_task, level, method, draws, "; ".join(notes) or None, k_interval)
 
 
 def _short_note(short: list[tuple[str, int, int]], k: int, shown: int = 3) -> str:
