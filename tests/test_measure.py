@@ -307,14 +307,18 @@ def test_delta_inside_noise_is_refused():
             gained.add(r["task_id"])
     rep = delta_report(runs[0], after, noise=noise)
     assert rep.delta == pytest.approx(0.025)
-    assert rep.noise_band == pytest.approx(2 * noise.sd) and rep.noise_band > 0.025
+    t = pytest.importorskip("scipy.stats").t
+    assert rep.noise_band == pytest.approx(t.ppf(0.975, 2) * noise.sd * math.sqrt(2)) and rep.noise_band > 0.025
     assert rep.verdict == "inconclusive" and rep.reason.startswith("inside noise")
     assert "noise band" in str(rep)
     plain = delta_report(runs[0], after)  # the same change without noise data is judged on interval and p alone
     assert plain.noise_band is None and not (plain.reason or "").startswith("inside noise")
     # a scalar run sd works the same way, and a big one refuses even a large change
     big = delta_report(runs[0], make_rows(rates + 0.25, 4, seed=5), noise=0.2)
-    assert big.verdict == "inconclusive" and big.reason.startswith("inside noise") and big.noise_band == 0.4
+    assert big.verdict == "inconclusive" and big.reason.startswith("inside noise")
+    assert big.noise_band == pytest.approx(stats.z_value(0.95) * 0.2 * math.sqrt(2))  # a bare sd: df unknown
+    flat = delta_report(runs[0], after, noise=noise, noise_multiplier=2.0)  # the old flat rule, by hand
+    assert flat.noise_band == pytest.approx(2 * noise.sd)
     with pytest.raises(ValueError, match=r"noise="):
         delta_report(runs[0], after, noise="big")
     with pytest.raises(ValueError, match=r"alpha="):
@@ -369,7 +373,7 @@ def test_eval_variance_closed_forms():
     assert one.model_run_sd == pytest.approx(want) and one.run_sd is None and one.sd == one.model_run_sd
     assert "1 run" in one.note and "(within-task model from 1 run of 50 tasks, no interval)" in str(one)
     assert "3 runs" not in str(ev) and "(4 runs, 50 tasks)" in str(ev)
-    assert ev.to_dict()["noise_band"] == pytest.approx(2 * ev.run_sd)
+    assert ev.to_dict()["noise_band"] == pytest.approx(scipy_stats.t.ppf(0.975, 3) * ev.run_sd * math.sqrt(2))
 
 
 def test_eval_variance_model_predicts_rerun_spread():

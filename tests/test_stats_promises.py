@@ -82,11 +82,12 @@ INTERVAL = rf"\[{NUMBER}\.\.{NUMBER}\]"
 NOT_ESTIMATES = [
     r"'[^']*'",  # task names
     r"pass@\d+", r"pass\^\d+", r"k=\d+", r"min_k=\d+", r"repeats>=\d+", r"min_tasks=\d+", r"n=\d+",
-    rf"\d+% (?:interval|power)", rf"alpha {NUMBER}", rf"omega\^2 {NUMBER}", rf"base {NUMBER}", rf"detect {NUMBER}",
-    rf"min_effect {NUMBER}", rf"p[=<]{NUMBER}", rf"p {NUMBER}", rf"se {NUMBER}", rf"{NUMBER} x sd", rf"t\({NUMBER}\)",
-    rf"\({NUMBER} < {NUMBER}\)", rf"needs {NUMBER}", rf"Holm", r"exactly 0 or 1", r"Miller \d+", r"omega2=\d+", rf"{NUMBER} of {NUMBER}",
-    rf"{NUMBER} (?:tasks?|task\(s\)|groups?|runs?|rows?|paired|rollouts?|rollout\(s\)|non-zero|random flips|before-only|"
-    r"after-only|repeated|ungraded|partial|bool|slices?|of)\b",
+    r"\d+% (?:interval|power)", rf"alpha {NUMBER}", rf"omega\^2 {NUMBER}", rf"base {NUMBER}", rf"detect {NUMBER}",
+    rf"min_effect {NUMBER}", rf"p[=<]{NUMBER}", rf"p {NUMBER}", rf"se {NUMBER}", rf"{NUMBER} x sd",
+    rf"\({NUMBER} < {NUMBER}\)", rf"needs {NUMBER}", r"Holm", r"exactly 0 or 1", r"Miller \d+", r"omega2=\d+",
+    rf"{NUMBER} of {NUMBER}", r"df \d+", r"sqrt \d+",
+    (rf"{NUMBER} (?:tasks?|task\(s\)|groups?|runs?|rows?|paired|rollouts?|rollout\(s\)|non-zero|random flips|"
+     r"before-only|after-only|repeated|ungraded|partial|bool|slices?|of)\b"),
 ]
 
 
@@ -108,7 +109,10 @@ def printed_results():
 
     rng = np.random.default_rng(3)
     p = rng.beta(2, 2, size=40)
-    run = lambda q, s: run_rows(np.random.default_rng(s).binomial(4, np.clip(q, 0, 1)), 4)  # noqa: E731
+
+    def run(q, s):
+        return run_rows(np.random.default_rng(s).binomial(4, np.clip(q, 0, 1)), 4)
+
     before, after = run(p, 1), run(p + 0.2, 2)
     short = run(p, 5)
     short[6]["reward"] = None
@@ -194,3 +198,45 @@ def test_the_bootstrap_under_covers_pass_pow_k_at_10_tasks():
     assert wilson.pass_pow_k == 0 and wilson.pass_pow_k_ci95[1] == pytest.approx(0.2775, abs=1e-4)
     boot = pass_at(run_rows([0] * 10, 4), k_interval="bootstrap")
     assert boot.pass_pow_k_ci95 == (0.0, 0.0) and "zero-width interval on pass@1" in boot.note
+
+
+# ------------------------------------------------------------------------------------------------
+# the noise band
+# ------------------------------------------------------------------------------------------------
+def test_noise_band_is_the_t_rule():
+    t = pytest.importorskip("scipy.stats").t
+    rng = np.random.default_rng(4)
+    p = rng.beta(2, 2, size=50)
+    runs = [run_rows(rng.binomial(4, p), 4) for _ in range(4)]
+    ev = eval_variance(*runs)
+    assert ev.df == 3 and ev.noise_band == pytest.approx(t.ppf(0.975, 3) * ev.run_sd * np.sqrt(2), rel=1e-12)
+    assert ev.band(3, 1) == pytest.approx(t.ppf(0.975, 3) * ev.run_sd * np.sqrt(1 / 3 + 1), rel=1e-12)
+    lo, hi = ev.noise_band_ci
+    assert lo == pytest.approx(t.ppf(0.975, 3) * np.sqrt(2) * ev.run_sd_ci[0]) and lo < ev.noise_band < hi
+    # runs= takes re-runs of the same eval, beside or instead of positional runs
+    assert eval_variance(runs[0], runs=runs[1:]).noise_band == pytest.approx(ev.noise_band)
+    assert eval_variance(runs=runs).noise_band == pytest.approx(ev.noise_band)
+    assert eval_variance(runs[0], runs=runs[1]).n_runs == 2  # runs= one re-run's rows
+    with pytest.raises(TypeError, match=r"runs= takes a list of re-runs"):
+        eval_variance(runs[0], runs="again.csv")
+    rep = delta_report(runs[0], runs[1], noise=ev)
+    assert rep.noise_band == pytest.approx(ev.noise_band) and rep.noise_band_ci == pytest.approx(ev.noise_band_ci)
+
+
+def test_noise_band_lets_about_alpha_of_pure_noise_through():
+    """A/A: 4,000 trials of 3 re-runs (the band) and 2 more runs (the delta) of one fixed eval (60 tasks, k=4).
+    The t band lets <= alpha + 1% of pure-noise deltas through; the flat 2 x sd rule lets about one in five."""
+    t = pytest.importorskip("scipy.stats").t
+    rng = np.random.default_rng(8)
+    trials, n_tasks, k = 4000, 60, 4
+    p = rng.beta(2, 2, size=n_tasks)
+    means = rng.binomial(k, p, size=(trials, 5, n_tasks)).mean(axis=2) / k  # pass@1 of each run
+    sd = means[:, :3].std(axis=1, ddof=1)
+    delta = np.abs(means[:, 4] - means[:, 3])
+    assert np.mean(delta > t.ppf(0.975, 2) * sd * np.sqrt(2)) <= 0.06
+    assert np.mean(delta > 2 * sd) >= 0.15
+    # the vectorised band is eval_variance's band
+    rows = [run_rows(rng.binomial(k, p), k) for _ in range(3)]
+    ev = eval_variance(*rows)
+    run_means = [np.mean([r["reward"] for r in run]) for run in rows]
+    assert ev.noise_band == pytest.approx(t.ppf(0.975, 2) * np.std(run_means, ddof=1) * np.sqrt(2))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -30,7 +30,6 @@ from whileai_core.defaults import (
     HOLDOUT_SIM_SEED,
     MIN_CI_TASKS,
     MIN_RERUNS,
-    NOISE_SD_MULTIPLIER,
     P_VALUE_PRINT_FLOOR,
     PASS_K_INTERVAL,
     PERMUTATIONS,
@@ -424,7 +423,12 @@ class EvalVariance:
     ``run_sd`` is the sample sd (n-1) of the re-runs' pass@1 (None below 2 runs), with a chi-square interval.
     ``model_run_sd`` is the within-task prediction from one run, sqrt(mean_i s_i^2 / (K n)) with the unbiased
     per-task variance s_i^2 = c(K-c)/(K(K-1)) (Miller 2024 section 6); it needs K >= 2 rollouts per task.
-    ``sd`` is ``run_sd`` when measured, else ``model_run_sd``; ``noise_band`` = multiplier x ``sd``.
+    ``sd`` is ``run_sd`` when measured, else ``model_run_sd``.
+    ``band(n_a, n_b)``: the largest |delta| between the mean of n_a runs and the mean of n_b runs that pure noise
+    reaches with probability ``level``: t_{(1+level)/2, df} x sd x sqrt(1/n_a + 1/n_b), df = runs - 1 (the sd
+    is estimated) or the normal quantile for the within-task model. ``noise_band`` is ``band(1, 1)``, the band
+    for a delta between two single runs. A ``multiplier`` given by hand replaces the quantile x sqrt(...) by
+    ``multiplier`` (the old flat rule, which at 2 x sd lets about one pure-noise delta in five through).
     """
 
     n_runs: int
@@ -433,10 +437,45 @@ class EvalVariance:
     run_sd: float | None
     run_sd_ci: Interval | None
     model_run_sd: float | None
-    multiplier: float
+    multiplier: float | None  # None: the t rule
     n_tasks: int  # tasks graded in every run
     level: float
     note: str | None = None
+
+    @property
+    def df(self) -> int | None:
+        """Degrees of freedom of the sd: runs - 1 when measured on re-runs, None (normal) for the model."""
+        return self.n_runs - 1 if self.run_sd is not None else None
+
+    def factor(self, n_a: int = 1, n_b: int = 1) -> float:
+        """The band in units of sd: t quantile x sqrt(1/n_a + 1/n_b), or ``multiplier`` when given."""
+        if self.multiplier is not None:
+            return float(self.multiplier)
+        q = (1 + self.level) / 2
+        if self.df is None:
+            quantile = stats.z_value(self.level)
+        else:
+            from scipy.stats import t as student_t
+
+            quantile = float(student_t.ppf(q, self.df))
+        return quantile * math.sqrt(1 / stats.check_int(n_a, "n_a", 1) + 1 / stats.check_int(n_b, "n_b", 1))
+
+    def band(self, n_a: int = 1, n_b: int = 1) -> float | None:
+        """Noise band for a delta between the mean of ``n_a`` runs and the mean of ``n_b`` runs."""
+        return None if self.sd is None else self.factor(n_a, n_b) * self.sd
+
+    def band_ci(self, n_a: int = 1, n_b: int = 1) -> Interval | None:
+        """The band at the ends of the run sd's chi-square interval (None for the within-task model)."""
+        if self.run_sd_ci is None:
+            return None
+        f = self.factor(n_a, n_b)
+        return (f * self.run_sd_ci[0], f * self.run_sd_ci[1])
+
+    def rule(self) -> str:
+        if self.multiplier is not None:
+            return f"{self.multiplier:g} x sd, flat rule"
+        quantile = "normal quantile" if self.df is None else f"t quantile at df {self.df}"
+        return f"{quantile} x sd x sqrt 2"
 
     @property
     def sd(self) -> float | None:
@@ -450,14 +489,11 @@ class EvalVariance:
 
     @property
     def noise_band(self) -> float | None:
-        return None if self.sd is None else self.multiplier * self.sd
+        return self.band(1, 1)
 
     @property
     def noise_band_ci(self) -> Interval | None:
-        """The band's interval, from the run sd's chi-square interval (None for the within-task model)."""
-        if self.run_sd_ci is None:
-            return None
-        return (self.multiplier * self.run_sd_ci[0], self.multiplier * self.run_sd_ci[1])
+        return self.band_ci(1, 1)
 
     @property
     def mean_ci(self) -> Interval | None:
@@ -486,7 +522,7 @@ class EvalVariance:
                     f"no interval)")
         if self.noise_band is not None:
             band = _fmt_ci(self.noise_band_ci, 4) if self.noise_band_ci else " (no interval: model sd)"
-            body += f"; noise band {self.noise_band:.4f}{band} ({self.multiplier:g} x sd): a delta under it is noise"
+            body += f"; noise band {self.noise_band:.4f}{band} ({self.rule()}): a delta under it is noise"
         if self.mean is not None:
             if self.n_runs >= 2:
                 body = f"pass@1 mean {_est(self.mean, self.mean_ci, 3)} over {self.n_runs} runs | " + body
@@ -496,23 +532,33 @@ class EvalVariance:
 
 
 def eval_variance(
-    *runs: Any,
+    *positional: Any,
+    runs: Any = None,
     level: float = CI_LEVEL,
-    multiplier: float = NOISE_SD_MULTIPLIER,
+    multiplier: float | None = None,
     min_reruns: int = MIN_RERUNS,
     dedupe: bool = False,
 ) -> EvalVariance:
     """Run-to-run noise band from re-runs of one eval: ``eval_variance(rows_run1, rows_run2, rows_run3)``.
 
-    Each positional argument is one re-run's rows (row dicts, JSONL path, or an object with ``.rows``).
+    Each positional argument is one re-run's rows (row dicts, JSONL path, or an object with ``.rows``);
+    ``runs=[rerun, ...]`` adds re-runs of the same eval (``eval_variance(before, runs=[again1, again2])``,
+    or ``eval_variance(runs=[run1, run2, run3])``). The band is the t rule (see ``EvalVariance``) unless a
+    flat ``multiplier`` is given.
     Each run's pass@1 is the mean per-task rate over the tasks graded in every run. Repeated rollouts within a
     run are an error unless ``dedupe=True``.
     """
+    if runs is not None and (isinstance(runs, (str, bytes, Mapping)) or not isinstance(runs, (list, tuple))):
+        raise TypeError("runs= takes a list of re-runs, each one run's rows: eval_variance(runs=[run1, run2])")
+    if runs is not None and runs and all(isinstance(item, Mapping) for item in runs):
+        runs = [runs]  # runs= one re-run's rows
+    runs = tuple(positional) + tuple(runs or ())
     if not runs:
         raise ValueError("eval_variance() needs at least one run: eval_variance(rows_run1, rows_run2, ...)")
     level = stats.check_level(level)
-    if isinstance(multiplier, bool) or not isinstance(multiplier, (int, float)) or not multiplier > 0:
-        raise ValueError(f"multiplier= must be a positive number of sds (2.0); got {multiplier!r}")
+    if multiplier is not None and (isinstance(multiplier, bool) or not isinstance(multiplier, (int, float))
+                                   or not multiplier > 0):
+        raise ValueError(f"multiplier= is a flat number of sds (> 0), or None for the t rule; got {multiplier!r}")
     min_reruns = stats.check_int(min_reruns, "min_reruns", 2)
     if len(runs) == 1 and isinstance(runs[0], (list, tuple)) and runs[0] and not any(
             isinstance(item, Mapping) for item in runs[0]):
@@ -532,7 +578,7 @@ def eval_variance(
         notes.append(f"runs do not cover the same tasks; measured on the {len(shared)} graded in every run")
     keys = [k for k in counts[0].keys if k in shared]
     if not keys:
-        return EvalVariance(len(runs), [], None, None, None, None, float(multiplier), 0, level,
+        return EvalVariance(len(runs), [], None, None, None, None, multiplier, 0, level,
                             "; ".join(notes + ["no task is graded in every run"]))
     means, within = [], []
     for tc in counts:
@@ -557,7 +603,7 @@ def eval_variance(
                          f"re-runs give a standard deviation worth reading")
     if model_sd is None and run_sd is None:
         notes.append("tasks need 2+ graded rollouts, or pass 2+ runs, for a noise estimate")
-    return EvalVariance(len(runs), means, float(np.mean(means)), run_sd, run_sd_ci, model_sd, float(multiplier),
+    return EvalVariance(len(runs), means, float(np.mean(means)), run_sd, run_sd_ci, model_sd, multiplier,
                         len(keys), level, "; ".join(notes) or None)
 
 
@@ -662,9 +708,10 @@ def delta_report(
 
     Rows pair by ``rows.task_key``; each paired task contributes d_i = after rate - before rate. Tasks graded
     on one side only are listed in ``unpaired_before`` / ``unpaired_after`` and left out. ``noise``: an
-    ``eval_variance`` result (or a run-to-run sd); a |delta| under ``noise_multiplier`` (default the result's
-    multiplier, else NOISE_SD_MULTIPLIER) x sd is refused as "inside noise". Repeated rollouts on either side
-    are an error unless ``dedupe=True`` (dropped and counted in the note).
+    ``eval_variance`` result (its band for one run a side, ``noise.band(1, 1)``: t quantile x run sd x sqrt 2)
+    or a bare run-to-run sd (normal quantile x sd x sqrt 2, its df unknown); a |delta| under it is refused as
+    "inside noise". ``noise_multiplier`` replaces the quantile x sqrt 2 by a flat multiplier. Repeated rollouts
+    on either side are an error unless ``dedupe=True`` (dropped and counted in the note).
     """
     level = stats.check_level(level)
     alpha = stats.check_prob(alpha, "alpha")
@@ -676,12 +723,15 @@ def delta_report(
     if isinstance(min_effect, bool) or not isinstance(min_effect, (int, float)) or not min_effect >= 0:
         raise ValueError(f"min_effect= must be a change in pass rate >= 0 (0.05 = 5 points); got {min_effect!r}")
     sd = _noise_sd(noise)
-    if noise_multiplier is None:
-        noise_multiplier = noise.multiplier if isinstance(noise, EvalVariance) else NOISE_SD_MULTIPLIER
-    band = None if sd is None else float(noise_multiplier) * sd
-    band_ci = None
-    if isinstance(noise, EvalVariance) and noise.run_sd_ci is not None:
-        band_ci = (float(noise_multiplier) * noise.run_sd_ci[0], float(noise_multiplier) * noise.run_sd_ci[1])
+    if sd is not None and not isinstance(noise, EvalVariance):
+        noise = EvalVariance(1, [], None, None, None, sd, None, 0, level)  # a bare sd: df unknown, normal quantile
+    if noise_multiplier is not None:
+        if isinstance(noise_multiplier, bool) or not isinstance(noise_multiplier, (int, float)) \
+                or not noise_multiplier > 0:
+            raise ValueError(f"noise_multiplier= is a flat number of sds (> 0); got {noise_multiplier!r}")
+        noise = None if noise is None else replace(noise, multiplier=float(noise_multiplier))
+    band = None if noise is None else noise.band(1, 1)
+    band_ci = None if noise is None else noise.band_ci(1, 1)
     b, a = task_counts(before, name="before", dedupe=dedupe), task_counts(after, name="after", dedupe=dedupe)
     a_pos = {k: i for i, k in enumerate(a.keys)}
     b_set = set(b.keys)

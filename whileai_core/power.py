@@ -96,7 +96,7 @@ def _order_statistic_uniforms(draws: int, position: float, runs: int, rng: np.ra
 
     U_(i) ~ Beta(i+1, draws-i) and, given it, U_(i+1) is the smallest of the draws-i-1 uniforms above it.
     """
-    i = int(math.floor(position))
+    i = math.floor(position)
     u_i = rng.beta(i + 1, draws - i, size=runs)
     if i + 1 >= draws:
         return u_i, u_i
