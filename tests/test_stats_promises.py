@@ -87,7 +87,7 @@ NOT_ESTIMATES = [
     rf"\({NUMBER} < {NUMBER}\)", rf"needs {NUMBER}", r"Holm", r"exactly 0 or 1", r"Miller \d+", r"omega2=\d+",
     rf"{NUMBER} of {NUMBER}", r"df \d+", r"sqrt \d+",
     (rf"{NUMBER} (?:tasks?|task\(s\)|groups?|runs?|rows?|paired|rollouts?|rollout\(s\)|non-zero|random flips|"
-     r"before-only|after-only|repeated|ungraded|partial|bool|slices?|of)\b"),
+     r"before-only|after-only|repeated|ungraded|partial|bool|slices?|guards?|of)\b"),
 ]
 
 
@@ -135,6 +135,16 @@ def printed_results():
     yield holdout_size(0.05, task_sd=0.3)
     yield holdout_size(0.05, before=before, after=after)
     yield stats.paired_permutation_test(rng.normal(0.1, 1, size=30))
+    from whileai_core.compare import compare
+
+    for row in before + after:
+        row["tool"] = ["a", "b"][int(row["task_id"][1:]) % 2]
+        row["latency_s"] = 1.0 + row["rollout_index"] / 10
+    for row in after[:20]:
+        row["trace_flags"] = [{"flag": "hack.bypassed"}]
+    for row in before + after[20:]:
+        row["trace_flags"] = []
+    yield compare(before, after, by="tool", must_not_regress=["hack_rate", "latency_s"])
 
 
 def test_every_printed_number_has_an_interval_and_n_or_says_why_not():
@@ -145,7 +155,7 @@ def test_every_printed_number_has_an_interval_and_n_or_says_why_not():
         assert not unexplained_numbers(text), f"{type(result).__name__}: {unexplained_numbers(text)} in\n{text}"
         if "[" in text:
             assert re.search(r"\d+ (?:tasks?|groups?|runs?|paired|slices?)\b|n=\d+", text), f"no n in {text}"
-    assert seen >= {"PassAt", "DeltaReport", "EvalVariance", "HoldoutSize", "PermutationResult"}
+    assert seen >= {"PassAt", "DeltaReport", "EvalVariance", "HoldoutSize", "PermutationResult", "Comparison"}
     assert unexplained_numbers("pass@1 0.53 | headroom 0.35 (60 groups, k=4)") == ["0.53", "0.35"]
 
 
