@@ -307,35 +307,14 @@ def pass_at(
     if tc.n_rows >= 2 and (tc.c.sum() == 0 or tc.c.sum() == tc.n_rows):
         value = int(tc.c.sum() > 0)
         notes.append(f"every row scored {value} ({tc.n_rows} of {tc.n_rows}); check the judge before reading this number")
-    planned = np.array([tc.rows_per_task.get(key, int(m)) for key, m in zip(tc.keys, n)])
-    multi = planned[planned >= 2]
-    if k is None:
-        k = int(multi.min()) if multi.size else 1
-    lo_n, hi_n = int(n.min()), int(n.max())
+    k, per_pow, per_at, eligible, k_notes = _pass_k(tc, k, k_given=k_given, min_k=min_k)
+    notes += k_notes
     rates = c / n
-    eligible = n >= k
     n_at_k = int(eligible.sum())
     n_excluded = n_tasks - n_at_k
     p1 = float(rates.mean())
-    ppk = pak = None
-    if k < min_k and k_given:
-        notes.append(f"k={k} is below min_k={min_k}; pass min_k={k} to report pass^{k} and pass@{k}")
-    elif k < min_k:
-        notes.append(f"tasks have {k} rollout(s) each; set repeats>={min_k} for pass^k and pass@k "
-                     f"(or pass min_k={k})")
-    elif n_at_k == 0:
-        notes.append(f"no task has k={k} graded rollouts (largest has {hi_n}); lower k or finish the groups")
-    else:
-        per_pow = np.zeros(n_tasks)
-        per_at = np.zeros(n_tasks)
-        per_pow[eligible] = stats.pass_pow_k(n[eligible], c[eligible], k)
-        per_at[eligible] = stats.pass_at_k(n[eligible], c[eligible], k)
-        ppk = float(per_pow[eligible].mean())
-        pak = float(per_at[eligible].mean())
-        if n_excluded:
-            notes.append(_short_note(tc.short_of(k), k))
-        elif lo_n != hi_n:
-            notes.append(f"groups are uneven ({lo_n} to {hi_n} graded rollouts); each task uses its own n")
+    ppk = None if per_pow is None else float(per_pow[eligible].mean())
+    pak = None if per_at is None else float(per_at[eligible].mean())
     ci1 = cik = ciak = cih = None
     if n_tasks < min_tasks:
         notes.append(
@@ -365,6 +344,37 @@ def pass_at(
     per_task = {key: float(r) for key, r in zip(tc.keys, rates)}
     return PassAt(k, p1, ppk, pak, ci1, cik, ciak, cih, n_tasks, tc.n_rows, n_at_k, n_excluded, n_skipped,
                   per_task, level, method, draws, "; ".join(notes) or None, k_interval)
+
+
+def _pass_k(tc: TaskCounts, k: int | None, *, k_given: bool, min_k: int) -> tuple[Any, ...]:
+    """k (default: the smallest number of rows per task among tasks with 2+), per-task pass^k and pass@k on the
+    tasks with k graded rollouts (None when not reported), which tasks those are, and the notes."""
+    n, c = tc.n, tc.c
+    planned = np.array([tc.rows_per_task.get(key, int(m)) for key, m in zip(tc.keys, n)])
+    multi = planned[planned >= 2]
+    if k is None:
+        k = int(multi.min()) if multi.size else 1
+    eligible = n >= k
+    notes = []
+    if k < min_k and k_given:
+        notes.append(f"k={k} is below min_k={min_k}; pass min_k={k} to report pass^{k} and pass@{k}")
+    elif k < min_k:
+        notes.append(f"tasks have {k} rollout(s) each; set repeats>={min_k} for pass^k and pass@k "
+                     f"(or pass min_k={k})")
+    elif not eligible.any():
+        notes.append(f"no task has k={k} graded rollouts (largest has {int(n.max())}); lower k or finish the groups")
+    else:
+        per_pow = np.zeros(len(n))
+        per_at = np.zeros(len(n))
+        per_pow[eligible] = stats.pass_pow_k(n[eligible], c[eligible], k)
+        per_at[eligible] = stats.pass_at_k(n[eligible], c[eligible], k)
+        if not eligible.all():
+            notes.append(_short_note(tc.short_of(k), k))
+        elif n.min() != n.max():
+            notes.append(f"groups are uneven ({int(n.min())} to {int(n.max())} graded rollouts); each task uses "
+                         f"its own n")
+        return k, per_pow, per_at, eligible, notes
+    return k, None, None, eligible, notes
 
 
 def _short_note(short: list[tuple[str, int, int]], k: int, shown: int = 3) -> str:
