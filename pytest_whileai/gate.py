@@ -1,4 +1,4 @@
-"""The statistics the plugin applies, built on ``whileai_core.measure`` and ``whileai_core.stats``.
+"""The statistics the plugin applies, built on ``whileai_core.measure.measure`` and ``whileai_core.measure.stats``.
 
 * Per scenario (one test item): the pass rate with a Wilson interval, a floor (``min_pass_rate``: the item
   fails only when the whole interval lies below it), and a one-sided exact test (Fisher's, from the
@@ -38,7 +38,7 @@ def metric_interval(metric: str, passes: int, n: int, k: int, level: float) -> t
 
     The estimate is the one ``wai.pass_at`` reports: pass@1 is p = passes/n; pass^k and pass@k are the unbiased
     estimators C(c,k)/C(n,k) (Yao et al. 2024) and 1 - C(n-c,k)/C(n,k) (Chen et al. 2021) of
-    ``whileai_core.stats`` (None when fewer than k trials were scored: they need n >= k).
+    ``whileai_core.measure.stats`` (None when fewer than k trials were scored: they need n >= k).
     The interval is the Wilson interval of p mapped through p^k or 1-(1-p)^k: the map is monotone, so the image
     is an interval for pass^k / pass@k at the same level. The unbiased estimate can fall outside it (7/8 at k=8
     estimates pass^k = 0 while the interval is [0.006, 0.83]); the interval is then widened to contain the

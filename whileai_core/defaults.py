@@ -174,10 +174,16 @@ ALPHA = 0.05  # two-sided test level of delta_report and holdout_size; Fisher 19
 POWER = 0.8  # power holdout_size plans for; Cohen 1988 convention, used by Miller 2024 Eq. 9
 PERMUTATIONS = 10000  # random sign flips behind a paired permutation p; smallest two-sided p is 2/(P+1); statistics-methods.md C
 EXACT_PERMUTATION_MAX = 16  # at most this many non-zero paired differences: enumerate all 2^m sign flips (65,536); convention, untested
-NOISE_SD_MULTIPLIER = 2.0  # a delta under this many run-to-run sds is "inside noise"; issue 3 rule (the SDK's t-band note: convention, untested)
 MIN_RERUNS = 3  # below this many re-runs the run-to-run sd gets a note; whileai SDK MIN_RERUNS ("two is a difference, not a distribution")
 HOLDOUT_BASE = 0.6  # base pass rate holdout_size assumes when none is measured; whileai SDK base=0.6, convention
 HOLDOUT_BETWEEN_VAR = 0.0  # omega^2, between-task variance of true paired gains when not measured; Miller 2024 Eq. 9 (0 = optimistic)
+HOLDOUT_SIM_RUNS = 2000  # simulated delta_report runs per candidate n when holdout_size plans on the binomial model; issue 15 (>= 2,000 runs); MC sd of power ~0.009
+HOLDOUT_SIM_CONFIDENCE = 0.9  # holdout_size takes the smallest n whose simulated power has a one-sided 90% Wilson lower bound >= power, so MC noise cannot break the promise; convention
+HOLDOUT_SIM_MAX_LATTICE = 1000  # simulate only while k x n (lattice points of one run's sum) is at most this (~1 s per candidate n at the cap, 2 cores); above it the permutation-variance t formula, conservative; convention
+HOLDOUT_SIM_SEED = 0  # seed of holdout_size's simulation (the plan is reproducible); convention
+PASS_K_INTERVAL = "wilson"  # pass^k / pass@k interval: Wilson score on tasks (per-task value as fractional success); issue 15 coverage test: >= 0.93 at 10, 30, 100 tasks, Beta(2,2) and Beta(0.5,0.5); the bootstrap covers 0.78-0.79 at 10 tasks
+BOOTSTRAP_RELIABLE_TASKS = 30  # below this many tasks the headroom bootstrap under-covers and is flagged: 0.88-0.91 at 10 tasks, >= 0.93 from 30 (issue 15 measurement, k=4, 1000 runs)
+LOG_FLOOR = -745.0  # log 0 is floored here in power.py's spectra: exp(-745) underflows to 0 in float64 (IEEE 754 double range)
 BOOTSTRAP_CHUNK_BYTES = 64 * 2**20  # memory per chunk of an index bootstrap / sign-flip batch; statistics-methods.md C (64 MB chunks)
 SUFFSTAT_MAX_CELL_SHARE = 1 / 6  # resample distinct cells (multinomial) when cells <= this share of tasks: ~35 ns/cell vs ~6 ns/task per draw; statistics-methods.md C
 PERMUTATION_TIE_RTOL = 1e-9  # null sums within this share of sum|d| of the observed one count as ties; scipy uses 100*eps*|obs|; convention

@@ -13,7 +13,7 @@ import math
 import numbers
 import os
 import tempfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -87,15 +87,77 @@ def stable_id(*parts: Any, length: int = 10) -> str:
 
 
 def group_rows(rows: Iterable[Mapping[str, Any]]) -> dict[str, list[Mapping[str, Any]]]:
-    """Rows grouped by task key, groups and members in first-seen order."""
+    """Rows grouped by task key, groups and members in first-seen order.
+
+    A task id that appears as two types (``1`` and ``"1"``) is an error (``TaskKeyTypes``), not one task.
+    """
     groups: dict[str, list[Mapping[str, Any]]] = {}
+    types = TaskKeyTypes()
     for i, row in enumerate(rows):
         try:
             key = task_key(row)
         except ValueError as exc:
             raise InvalidArgument(f"rows[{i}]: {exc}") from None
+        types.check(key, row, i)
         groups.setdefault(key, []).append(row)
     return groups
+
+
+class TaskKeyTypes:
+    """Refuses a task id seen as two types: ``task_id`` 1 (int) and "1" (str) print alike but are different ids,
+    and grouping by ``str()`` would silently merge two tasks. The fix is one type for every row's id."""
+
+    def __init__(self, name: str = "rows") -> None:
+        self.name = name
+        self.first: dict[str, tuple[int, str, Any]] = {}
+
+    def check(self, key: str, row: Mapping[str, Any], index: int) -> None:
+        field = next((f for f in ("task_id", "scenario_id") if row.get(f) not in (None, "")), "prompt")
+        raw = row.get(field)
+        seen = self.first.setdefault(key, (index, field, raw))
+        if type(seen[2]) is not type(raw):
+            raise ValueError(
+                f"{self.name}[{seen[0]}] has {seen[1]} {seen[2]!r} ({type(seen[2]).__name__}) and {self.name}[{index}] "
+                f"has {field} {raw!r} ({type(raw).__name__}): two different ids that print alike, so whileai will not "
+                f"merge them into one task. Give every row's {field} one type, e.g. str({field})")
+
+
+def unique_rows(rows: Sequence[Mapping[str, Any]], *, name: str = "rows", dedupe: bool = False) -> tuple[list[Any], int]:
+    """The rows with each rollout once, and how many repeats were dropped.
+
+    A rollout is identified by ``row_id``, and also by (task key, ``rollout_index``) when the row has one;
+    docs/rows.md requires both to be unique. A repeat (the same run appended twice) would inflate k and bias
+    pass^k, so it is an error naming the first repeat, unless ``dedupe=True``: then later repeats are dropped
+    (the first copy kept) and counted. Rows with neither field cannot be checked and are kept.
+    """
+    seen_id: dict[Any, int] = {}
+    seen_slot: dict[tuple[str, Any], int] = {}
+    kept: list[Any] = []
+    dropped = 0
+    for i, row in enumerate(rows):
+        rid = row.get("row_id")
+        rid = rid if rid is None or isinstance(rid, Hashable) else json.dumps(rid, sort_keys=True, default=str)
+        index = row.get("rollout_index")
+        index = index if index is None or isinstance(index, Hashable) else repr(index)
+        slot = (task_key(row), index) if index is not None else None
+        first = seen_id.get(rid) if rid is not None else None
+        what = f"row_id {rid!r}"
+        if first is None and slot is not None and slot in seen_slot:
+            first, what = seen_slot[slot], f"task {slot[0]!r} rollout_index {index!r}"
+        if first is not None:
+            if not dedupe:
+                raise ValueError(
+                    f"{name}[{i}] repeats {name}[{first}] ({what}): each rollout must appear once (docs/rows.md); "
+                    f"the same run appended twice inflates k and biases pass^k. Drop the repeats, or pass "
+                    f"dedupe=True to drop them and count them")
+            dropped += 1
+            continue
+        if rid is not None:
+            seen_id[rid] = i
+        if slot is not None:
+            seen_slot[slot] = i
+        kept.append(row)
+    return kept, dropped
 
 
 def scrub(row: Mapping[str, Any]) -> Row:

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import whileai as wai
-from whileai_core.measure import measure, stats
+from whileai_core.measure import measure, power, stats
 from whileai_core.measure.measure import (
     DeltaReport,
     PassAt,
@@ -141,7 +141,7 @@ def test_pass_at_interval_coverage_at_40_tasks():
 # ------------------------------------------------------------------------------------------------
 LINE = re.compile(
     r"^pass@1 \d\.\d\d \[\d\.\d\d\.\.\d\.\d\d\] \| pass\^4 \(pass_pow_k\) \d\.\d\d \[\d\.\d\d\.\.\d\.\d\d\] \| "
-    r"pass@4 \d\.\d\d \[\d\.\d\d\.\.\d\.\d\d\] \| headroom \d\.\d\d \(16 groups, k=4\)$"
+    r"pass@4 \d\.\d\d \[\d\.\d\d\.\.\d\.\d\d\] \| headroom \d\.\d\d \[\d\.\d\d\.\.\d\.\d\d\] \(16 groups, k=4(; .*)?\)$"
 )
 
 
@@ -157,7 +157,7 @@ def test_printed_line_missing_values_and_note():
     res = pass_at(rows_from_counts([1, 2], 3))
     s = str(res)
     assert "pass^3 (pass_pow_k) n/a | pass@3 n/a | headroom n/a (2 groups, k=3; " in s
-    assert s.startswith("pass@1 0.50 | ")  # no interval below MIN_CI_TASKS
+    assert s.startswith("pass@1 0.50 (no interval) | ")  # no interval below MIN_CI_TASKS
     assert res.ci95 is None and "bootstrap needs 3" in res.note
 
 
@@ -316,14 +316,18 @@ def test_delta_inside_noise_is_refused():
             gained.add(r["task_id"])
     rep = delta_report(runs[0], after, noise=noise)
     assert rep.delta == pytest.approx(0.025)
-    assert rep.noise_band == pytest.approx(2 * noise.sd) and rep.noise_band > 0.025
+    t = pytest.importorskip("scipy.stats").t
+    assert rep.noise_band == pytest.approx(t.ppf(0.975, 2) * noise.sd * math.sqrt(2)) and rep.noise_band > 0.025
     assert rep.verdict == "inconclusive" and rep.reason.startswith("inside noise")
     assert "noise band" in str(rep)
     plain = delta_report(runs[0], after)  # the same change without noise data is judged on interval and p alone
     assert plain.noise_band is None and not (plain.reason or "").startswith("inside noise")
     # a scalar run sd works the same way, and a big one refuses even a large change
     big = delta_report(runs[0], make_rows(rates + 0.25, 4, seed=5), noise=0.2)
-    assert big.verdict == "inconclusive" and big.reason.startswith("inside noise") and big.noise_band == 0.4
+    assert big.verdict == "inconclusive" and big.reason.startswith("inside noise")
+    assert big.noise_band == pytest.approx(stats.z_value(0.95) * 0.2 * math.sqrt(2))  # a bare sd: df unknown
+    flat = delta_report(runs[0], after, noise=noise, noise_multiplier=2.0)  # the old flat rule, by hand
+    assert flat.noise_band == pytest.approx(2 * noise.sd)
     with pytest.raises(ValueError, match=r"noise="):
         delta_report(runs[0], after, noise="big")
     with pytest.raises(ValueError, match=r"alpha="):
@@ -376,9 +380,9 @@ def test_eval_variance_closed_forms():
     c = np.array([sum(r["reward"] for r in runs[0] if r["task_id"] == f"t{t}") for t in range(50)])
     want = math.sqrt(np.mean(c * (4 - c) / 12) / (4 * 50))
     assert one.model_run_sd == pytest.approx(want) and one.run_sd is None and one.sd == one.model_run_sd
-    assert "1 run" in one.note and "(within-task model, 1 run, 50 tasks)" in str(one)
+    assert "1 run" in one.note and "(within-task model from 1 run of 50 tasks, no interval)" in str(one)
     assert "3 runs" not in str(ev) and "(4 runs, 50 tasks)" in str(ev)
-    assert ev.to_dict()["noise_band"] == pytest.approx(2 * ev.run_sd)
+    assert ev.to_dict()["noise_band"] == pytest.approx(scipy_stats.t.ppf(0.975, 3) * ev.run_sd * math.sqrt(2))
 
 
 def test_eval_variance_model_predicts_rerun_spread():
@@ -404,18 +408,41 @@ def test_eval_variance_uneven_runs_and_errors():
 # ------------------------------------------------------------------------------------------------
 # holdout_size
 # ------------------------------------------------------------------------------------------------
+def t_plan(effect, var, alpha=0.05, power=0.8):
+    """The permutation-variance t formula, iterated to its fixed point with scipy's t quantiles."""
+    t = pytest.importorskip("scipy.stats").t
+    n = 2
+    while True:
+        want = math.ceil((t.ppf(power, n - 1) * math.sqrt(var) + t.ppf(1 - alpha / 2, n - 1) *
+                          math.sqrt(var + effect**2)) ** 2 / effect**2 - 1e-9)
+        if want == n:
+            return n
+        n = want
+
+
 def test_holdout_size_closed_forms():
-    assert holdout_size(0.03, task_sd=1 / 3).n_tasks == 969  # Miller's example: n = 968.997
-    z2 = stats.power_z(0.05, 0.8) ** 2
-    res = holdout_size(0.05, base=0.6, k=4)
+    assert stats.tasks_needed(0.03, 1 / 9) == 969  # Miller's example (z formula): n = 968.997
+    given = holdout_size(0.03, task_sd=1 / 3)  # the plan adds t quantiles and the sign-flip null's variance
+    assert given.method == "t" and given.n_tasks == t_plan(0.03, 1 / 9) == 977
+    res = holdout_size(0.05, base=0.6, k=4)  # 0.05 needs k x n above HOLDOUT_SIM_MAX_LATTICE: the t plan
     var = (0.6 * 0.4 + 0.65 * 0.35) / 4
-    assert res.variance == pytest.approx(var) and res.n_tasks == math.ceil(z2 * var / 0.05**2)
+    assert res.variance == pytest.approx(var) and res.method == "t" and res.n_tasks == t_plan(0.05, var)
     assert int(res) == res.n_tasks and res.sd_source == "model"
     # more rollouts per task shrink the within-task term by 1/k
     assert holdout_size(0.05, k=16).n_tasks < holdout_size(0.05, k=4).n_tasks < holdout_size(0.05, k=1).n_tasks
     om = holdout_size(0.05, k=None, omega2=1 / 9)
-    assert om.n_tasks == math.ceil(z2 * (1 / 9) / 0.05**2)
+    assert om.n_tasks == t_plan(0.05, 1 / 9)
     assert "tasks to detect +0.050 at 80% power" in str(res) and res.to_dict()["n_tasks"] == res.n_tasks
+
+
+def test_holdout_size_simulates_the_rule_it_plans_for():
+    """A large effect: the z formula says 7 tasks, but 7 non-zero signs cannot reach p <= 0.05 often enough."""
+    res = holdout_size(0.5, base=0.3, k=4)
+    assert res.method == "simulated" and res.sim_runs == 2000
+    assert stats.tasks_needed(0.5, res.variance) < res.n_tasks
+    lo, hi = res.sim_power_ci
+    assert lo <= res.sim_power <= hi and res.sim_power >= 0.8
+    assert f"simulated power {res.sim_power:.3f} [{lo:.3f}..{hi:.3f}] over 2000 runs" in str(res)
 
 
 def test_holdout_size_from_rows_and_errors():
@@ -424,9 +451,11 @@ def test_holdout_size_from_rows_and_errors():
     res = holdout_size(0.05, before=b, after=a)
     rep = delta_report(b, a)
     d = np.array(list(rep.per_task.values()))
-    z2 = stats.power_z() ** 2
-    assert res.sd_source == "rows" and res.n_paired == 30
-    assert res.n_tasks == math.ceil(z2 * np.var(d, ddof=1) / 0.05**2)
+    assert res.sd_source == "rows" and res.n_paired == 30 and res.method == "t"
+    assert res.n_tasks == t_plan(0.05, np.var(d, ddof=1))
+    chi2 = pytest.importorskip("scipy.stats").chi2
+    assert res.task_sd_ci[1] == pytest.approx(math.sqrt(29 * np.var(d, ddof=1) / chi2.ppf(0.025, 29)))
+    assert f"[{res.task_sd_ci[0]:.3f}..{res.task_sd_ci[1]:.3f}] (measured on 30 paired tasks)" in str(res)
     with pytest.raises(ValueError, match=r"effect= is the gain"):
         holdout_size(0)
     with pytest.raises(ValueError, match=r"before= and after= go together"):
@@ -453,19 +482,35 @@ def test_delta_interval_coverage_at_50_tasks():
 
 
 @pytest.mark.slow
-def test_holdout_size_delivers_its_power():
-    """At the n holdout_size asks for (omega^2 = 0 model), delta_report calls the gain 'better' ~80% of the time."""
-    base, effect, k = 0.6, 0.15, 4
+@pytest.mark.parametrize("effect,base,k", [(0.15, 0.6, 4), (0.10, 0.3, 8), (0.20, 0.5, 2)])
+def test_holdout_size_delivers_its_power(effect, base, k):
+    """At holdout_size's n, delta_report's rule (simulated, 2,000 fresh runs, another seed) calls the gain
+    'better' with a Wilson lower bound >= 0.775; the same n with no gain (A/A) alarms <= alpha + 1%."""
     n = holdout_size(effect, base=base, k=k).n_tasks
-    rng = np.random.default_rng(41)
-    runs = 300
-    hits = sum(
-        delta_report(rows_from_counts(rng.binomial(k, base, size=n), k),
-                     rows_from_counts(rng.binomial(k, base + effect, size=n), k), draws=1000, seed=r).better
-        for r in range(runs)
-    )
-    # power 0.8 +- 3 Monte Carlo sds (0.023 at 300 runs), a little lower since both interval and p must agree
-    assert 0.70 <= hits / runs <= 0.90, f"power {hits / runs:.3f} at n={n}"
+    runs = 2000
+    sim = power.simulate_delta_reports(n, base=base, effect=effect, k=k, runs=runs, seed=12345)
+    hits = int(np.count_nonzero(sim.verdict == 1))
+    lo, _ = stats.wilson_interval(hits, runs)
+    assert lo >= 0.775, f"power {hits / runs:.3f} (Wilson lower {lo:.3f}) at n={n}"
+    aa = power.simulate_delta_reports(n, base=base, effect=0.0, k=k, runs=runs, seed=54321)
+    assert np.count_nonzero(aa.verdict) / runs <= 0.05 + 0.01
+
+
+def test_simulated_rule_is_delta_reports_rule():
+    """The vectorised rule behind holdout_size against delta_report itself on 50 runs: the same exact p (to
+    1e-9), the same verdict in >= 48 (bootstrap endpoints are random on both sides), endpoints within 0.02."""
+    rng = np.random.default_rng(7)
+    k, n, runs = 4, 40, 50
+    before, after = power.draw_counts(n, base=0.6, effect=0.15, k=k, omega2=0.0, runs=runs, rng=rng)
+    sim = power.decide(after - before, k, rng=rng)
+    same = 0
+    for r in range(runs):
+        rep = delta_report(rows_from_counts(before[r], k), rows_from_counts(after[r], k), seed=r)
+        assert rep.p_value == pytest.approx(sim.p_value[r], abs=1e-9) and rep.delta == pytest.approx(sim.delta[r])
+        assert abs(rep.ci[0] - sim.lo[r]) <= 0.02 and abs(rep.ci[1] - sim.hi[r]) <= 0.02
+        same += {"better": 1, "worse": -1, "inconclusive": 0}[rep.verdict] == sim.verdict[r]
+    assert same >= 48, f"{same} of {runs} verdicts agree"
+    assert 10 <= np.count_nonzero(sim.verdict == 1) <= 45  # the runs straddle the decision boundary
 
 
 # ---------------------------------------------------------------- edge cases (were test_edge_*.py)

@@ -10,7 +10,7 @@ import pytest
 import scipy.stats as sps
 
 from pytest_whileai import gate, lines, report
-from whileai_core import measure
+from whileai_core.measure import measure
 
 MODES = [[], ["-n", "2"]]
 MODE_IDS = ["inprocess", "xdist2"]

@@ -10,28 +10,34 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
+from whileai_core.measure import power as power_sim
 from whileai_core.defaults import (
     ALPHA,
     BOOTSTRAP_DRAWS,
+    BOOTSTRAP_RELIABLE_TASKS,
     CI_LEVEL,
     HOLDOUT_BASE,
     HOLDOUT_BETWEEN_VAR,
+    HOLDOUT_SIM_CONFIDENCE,
+    HOLDOUT_SIM_MAX_LATTICE,
+    HOLDOUT_SIM_RUNS,
+    HOLDOUT_SIM_SEED,
     MIN_CI_TASKS,
     MIN_RERUNS,
-    NOISE_SD_MULTIPLIER,
     P_VALUE_PRINT_FLOOR,
+    PASS_K_INTERVAL,
     PERMUTATIONS,
     POWER,
     ROLLOUTS_PER_TASK,
 )
 from whileai_core.errors import InvalidArgument, InvalidArgumentType
 from whileai_core.measure import stats
-from whileai_core.rows import as_rows, reward_field_hint, task_key
+from whileai_core.rows import TaskKeyTypes, as_rows, reward_field_hint, task_key, unique_rows
 
 Interval = tuple[float, float]
 
@@ -53,6 +59,12 @@ class TaskCounts:
     n_bool: int  # a bool reward (excluded: True/False is not a graded 0/1)
     first_error: str | None = None
     hint: str | None = None  # e.g. rows from another tool that carry 'score' instead of 'reward'
+    rows_per_task: dict[str, int] = field(default_factory=dict)  # every row of the task, graded or not
+    n_duplicates: int = 0  # repeated rollouts dropped under dedupe=True
+
+    def short_of(self, k: int) -> list[tuple[str, int, int]]:
+        """Tasks with fewer than k graded rollouts: (task, graded, rows)."""
+        return [(key, int(n), self.rows_per_task.get(key, int(n))) for key, n in zip(self.keys, self.n) if n < k]
 
     @property
     def rates(self) -> np.ndarray:
@@ -66,15 +78,27 @@ class TaskCounts:
             parts.append(f"{self.n_partial} partial/non-binary")
         if self.n_bool:
             parts.append(f"{self.n_bool} bool")
+        dup = f"dropped {self.n_duplicates} repeated rollout(s) (dedupe=True)" if self.n_duplicates else None
         if not parts:
-            return None
+            return dup
         note = f"skipped {' + '.join(parts)} of {self.n_total} rows; only rewards exactly 0 or 1 count"
+        note = f"{note}; {dup}" if dup else note
         return f"{note}; {self.hint}" if self.hint else note
 
 
-def task_counts(rows: Any, *, name: str = "rows") -> TaskCounts:
-    """Group rows by task key and count graded rollouts and passes per task."""
-    data = as_rows(rows, name=name)
+def task_counts(rows: Any, *, name: str = "rows", dedupe: bool = False) -> TaskCounts:
+    """Group rows by task key and count graded rollouts and passes per task.
+
+    Repeated rollouts (``rows.unique_rows``) are an error, or dropped and counted with ``dedupe=True``; a task
+    id seen as two types (1 and "1") is an error (``rows.TaskKeyTypes``).
+    """
+    data, n_dup = unique_rows(as_rows(rows, name=name), name=name, dedupe=dedupe)
+    types = TaskKeyTypes(name)
+    per_task: dict[str, int] = {}
+    for i, row in enumerate(data):
+        key = task_key(row)
+        types.check(key, row, i)
+        per_task[key] = per_task.get(key, 0) + 1
     order: dict[str, int] = {}
     n_list: list[int] = []
     c_list: list[int] = []
@@ -109,7 +133,8 @@ def task_counts(rows: Any, *, name: str = "rows") -> TaskCounts:
     n = np.asarray(n_list, dtype=np.int64)
     c = np.asarray(c_list, dtype=np.int64)
     hint = reward_field_hint(data) if n_none == len(data) else None
-    return TaskCounts(list(order), n, c, int(n.sum()), len(data), n_none, n_partial, n_bool, first_error, hint)
+    return TaskCounts(list(order), n, c, int(n.sum()), len(data), n_none, n_partial, n_bool, first_error, hint,
+                      per_task, n_dup)
 
 
 def _fmt(x: float | None, digits: int = 2) -> str:
@@ -123,8 +148,33 @@ def _fmt_ci(ci: Interval | None, digits: int = 2, signed: bool = False) -> str:
     return f" [{ci[0]:{f}{digits}f}..{ci[1]:{f}{digits}f}]"
 
 
+def _est(x: float | None, ci: Interval | None, digits: int = 2, signed: bool = False) -> str:
+    """An estimate as printed: ``n/a``, ``0.64 [0.57..0.72]``, or ``0.64 (no interval)`` (the note says why)."""
+    if x is None:
+        return "n/a"
+    value = f"{x:+.{digits}f}" if signed else f"{x:.{digits}f}"
+    return value + (_fmt_ci(ci, digits, signed) if ci is not None else " (no interval)")
+
+
+def _zero_width(named: list[tuple[str, Interval | None]]) -> str | None:
+    """One note for the bootstrap intervals of zero width: every resampled task set gave the same value."""
+    zero = [f"{name} [{ci[0]:.2f}..{ci[1]:.2f}]" for name, ci in named if ci is not None and ci[0] == ci[1]]
+    if not zero:
+        return None
+    return (f"zero-width interval on {', '.join(zero)}: every task gives the same value, so resampling tasks "
+            f"shows no spread; that is not certainty (more tasks or rollouts would show it)")
+
+
 def _ci_list(ci: Interval | None) -> list[float] | None:
     return None if ci is None else [ci[0], ci[1]]
+
+
+def _sd_interval(sd: float, df: int, level: float) -> Interval:
+    """Chi-square interval of a normal sample sd with ``df`` degrees of freedom (sqrt(df s^2 / chi2 quantiles))."""
+    from scipy.stats import chi2
+
+    lo_q, hi_q = chi2.ppf([(1 + level) / 2, (1 - level) / 2], df)
+    return (math.sqrt(df * sd**2 / lo_q), math.sqrt(df * sd**2 / hi_q))
 
 
 def _check_seed(seed: Any) -> Any:
@@ -158,6 +208,7 @@ class PassAt:
     method: str
     draws: int
     note: str | None = None
+    k_interval: str = PASS_K_INTERVAL  # how pass^k / pass@k intervals were made: "wilson" or "bootstrap"
 
     @property
     def headroom(self) -> float | None:
@@ -179,11 +230,14 @@ class PassAt:
 
     def __str__(self) -> str:
         k = "k" if self.k is None else self.k
+        groups = f"{self.n_groups} group{'' if self.n_groups == 1 else 's'}"
+        if self.n_excluded and self.pass_pow_k is not None:
+            groups += f", {self.n_groups_at_k} tasks at k"
         line = (
-            f"pass@1 {_fmt(self.pass_at_1)}{_fmt_ci(self.ci95)} | "
-            f"pass^{k} (pass_pow_k) {_fmt(self.pass_pow_k)}{_fmt_ci(self.pass_pow_k_ci95)} | "
-            f"pass@{k} {_fmt(self.pass_at_k)}{_fmt_ci(self.pass_at_k_ci95)} | "
-            f"headroom {_fmt(self.headroom)} ({self.n_groups} group{'' if self.n_groups == 1 else 's'}, k={k if self.k is not None else 'n/a'}"
+            f"pass@1 {_est(self.pass_at_1, self.ci95)} | "
+            f"pass^{k} (pass_pow_k) {_est(self.pass_pow_k, self.pass_pow_k_ci95)} | "
+            f"pass@{k} {_est(self.pass_at_k, self.pass_at_k_ci95)} | "
+            f"headroom {_est(self.headroom, self.headroom_ci95)} ({groups}, k={k if self.k is not None else 'n/a'}"
         )
         if self.note:
             line += f"; {self.note}"
@@ -205,14 +259,23 @@ def pass_at(
     method: str = "percentile",
     min_k: int = ROLLOUTS_PER_TASK,
     min_tasks: int = MIN_CI_TASKS,
+    dedupe: bool = False,
+    k_interval: str = PASS_K_INTERVAL,
+    reliable_tasks: int = BOOTSTRAP_RELIABLE_TASKS,
 ) -> PassAt:
     """pass@1, pass^k (tau-bench) and pass@k (Chen et al. 2021) over tasks, with bootstrap-over-tasks intervals.
 
     ``rows``: row dicts, a JSONL path, or an object with ``.rows`` (ScoredData). ``k`` defaults to the smallest
-    group size among tasks with two or more graded rollouts. Tasks with fewer than k graded rollouts are left
-    out of pass^k / pass@k and counted (``n_excluded``); pass@1 is the mean per-task rate over all tasks.
-    Below ``min_k`` pass^k and pass@k are not reported. ``method``: "percentile" (default), "basic", "BCa".
+    number of rows per task (graded or not) among tasks with two or more, i.e. the repeats the run asked for:
+    one ungraded row makes its task short, not the run. Tasks with fewer than k graded rollouts are left out of
+    pass^k / pass@k, counted (``n_excluded``) and named in the note; pass@1 is the mean per-task rate over all
+    tasks. Below ``min_k`` pass^k and pass@k are not reported. ``method``: "percentile" (default), "basic",
+    "BCa". Repeated rollouts are an error unless ``dedupe=True`` (dropped and counted).
+    ``k_interval``: "wilson" (default; Wilson score over the tasks at k, which holds its coverage at 10 tasks
+    where the bootstrap does not) or "bootstrap". The headroom interval is a bootstrap; below
+    ``reliable_tasks`` tasks at k the note flags it as too narrow.
     """
+    k_given = k is not None
     if k is not None:
         k = stats.check_int(k, "k", 1)
     level = stats.check_level(level)
@@ -220,8 +283,11 @@ def pass_at(
     method = stats.check_method(method)
     min_k = stats.check_int(min_k, "min_k", 1)
     min_tasks = stats.check_int(min_tasks, "min_tasks", 1)
+    reliable_tasks = stats.check_int(reliable_tasks, "reliable_tasks", 1)
+    if k_interval not in ("wilson", "bootstrap"):
+        raise InvalidArgument(f"k_interval= must be 'wilson' or 'bootstrap'; got {k_interval!r}")
     seed = _check_seed(seed)
-    tc = task_counts(rows)
+    tc = task_counts(rows, dedupe=dedupe)
     notes: list[str] = []
     n_skipped = tc.n_none + tc.n_partial + tc.n_bool
     skipped = tc.skipped_note()
@@ -242,35 +308,18 @@ def pass_at(
     if tc.n_rows >= 2 and (tc.c.sum() == 0 or tc.c.sum() == tc.n_rows):
         value = int(tc.c.sum() > 0)
         notes.append(f"every row scored {value} ({tc.n_rows} of {tc.n_rows}); check the judge before reading this number")
-    multi = n[n >= 2]
-    if k is None:
-        k = int(multi.min()) if multi.size else 1
-    lo_n, hi_n = int(n.min()), int(n.max())
+    k, per_pow, per_at, eligible, k_notes = _pass_k(tc, k, k_given=k_given, min_k=min_k)
+    notes += k_notes
     rates = c / n
-    eligible = n >= k
     n_at_k = int(eligible.sum())
     n_excluded = n_tasks - n_at_k
     p1 = float(rates.mean())
-    ppk = pak = None
-    if k < min_k:
-        notes.append(f"set repeats>={min_k} for pass^k and pass@k (k={k}; or pass min_k={k})")
-    elif n_at_k == 0:
-        notes.append(f"no task has k={k} graded rollouts (largest has {hi_n}); lower k or finish the groups")
-    else:
-        per_pow = np.zeros(n_tasks)
-        per_at = np.zeros(n_tasks)
-        per_pow[eligible] = stats.pass_pow_k(n[eligible], c[eligible], k)
-        per_at[eligible] = stats.pass_at_k(n[eligible], c[eligible], k)
-        ppk = float(per_pow[eligible].mean())
-        pak = float(per_at[eligible].mean())
-        if n_excluded:
-            notes.append(f"{n_excluded} task(s) with fewer than k={k} graded rollouts left out of pass^{k} and pass@{k}")
-        elif lo_n != hi_n:
-            notes.append(f"groups are uneven ({lo_n} to {hi_n} graded rollouts); each task uses its own n")
+    ppk = None if per_pow is None else float(per_pow[eligible].mean())
+    pak = None if per_at is None else float(per_at[eligible].mean())
     ci1 = cik = ciak = cih = None
     if n_tasks < min_tasks:
         notes.append(
-            f"no interval on pass@1: {n_tasks} task(s), and a bootstrap needs {min_tasks}; it resamples tasks, so "
+            f"no bootstrap interval: {n_tasks} task(s), and a bootstrap needs {min_tasks}; it resamples tasks, so "
             f"run more tasks, or give each row its own task_id when the rows are separate items"
         )
     else:
@@ -279,14 +328,65 @@ def pass_at(
         else:
             ci1, cik, ciak, cih = _pass_intervals(rates, per_pow, per_at, eligible, level=level, draws=draws,
                                                   seed=seed, method=method, min_tasks=min_tasks)
-            if cik is None:
+            if cik is None and k_interval == "bootstrap":
                 notes.append(f"no interval on pass^{k} / pass@{k}: {n_at_k} task(s) reached k={k}, "
                              f"a bootstrap needs {min_tasks}")
+            if cih is not None and n_at_k < reliable_tasks:
+                notes.append(f"the headroom interval is a task bootstrap over {n_at_k} tasks, which runs too narrow "
+                             f"below {reliable_tasks} tasks (measured in docs/measure.md)")
+    if ppk is not None and pak is not None and k_interval == "wilson":
+        cik = stats.wilson_mean_interval(min(1.0, max(0.0, ppk)), n_at_k, level=level)
+        ciak = stats.wilson_mean_interval(min(1.0, max(0.0, pak)), n_at_k, level=level)
+    zero = _zero_width([("pass@1", ci1), (f"pass^{k}", cik), (f"pass@{k}", ciak), ("headroom", cih)])
+    if zero:
+        notes.append(zero)
     if skipped:
         notes.append(skipped)
     per_task = {key: float(r) for key, r in zip(tc.keys, rates)}
     return PassAt(k, p1, ppk, pak, ci1, cik, ciak, cih, n_tasks, tc.n_rows, n_at_k, n_excluded, n_skipped,
-                  per_task, level, method, draws, "; ".join(notes) or None)
+                  per_task, level, method, draws, "; ".join(notes) or None, k_interval)
+
+
+def _pass_k(tc: TaskCounts, k: int | None, *, k_given: bool, min_k: int) -> tuple[Any, ...]:
+    """k (default: the smallest number of rows per task among tasks with 2+), per-task pass^k and pass@k on the
+    tasks with k graded rollouts (None when not reported), which tasks those are, and the notes."""
+    n, c = tc.n, tc.c
+    planned = np.array([tc.rows_per_task.get(key, int(m)) for key, m in zip(tc.keys, n)])
+    multi = planned[planned >= 2]
+    if k is None:
+        k = int(multi.min()) if multi.size else 1
+    eligible = n >= k
+    notes = []
+    if k < min_k and k_given:
+        notes.append(f"k={k} is below min_k={min_k}; pass min_k={k} to report pass^{k} and pass@{k}")
+    elif k < min_k:
+        notes.append(f"tasks have {k} rollout(s) each; set repeats>={min_k} for pass^k and pass@k "
+                     f"(or pass min_k={k})")
+    elif not eligible.any():
+        notes.append(f"no task has k={k} graded rollouts (largest has {int(n.max())}); lower k or finish the groups")
+    else:
+        per_pow = np.zeros(len(n))
+        per_at = np.zeros(len(n))
+        per_pow[eligible] = stats.pass_pow_k(n[eligible], c[eligible], k)
+        per_at[eligible] = stats.pass_at_k(n[eligible], c[eligible], k)
+        if not eligible.all():
+            notes.append(_short_note(tc.short_of(k), k))
+        elif n.min() != n.max():
+            notes.append(f"groups are uneven ({int(n.min())} to {int(n.max())} graded rollouts); each task uses "
+                         f"its own n")
+        return k, per_pow, per_at, eligible, notes
+    return k, None, None, eligible, notes
+
+
+def _short_note(short: list[tuple[str, int, int]], k: int, shown: int = 3) -> str:
+    """Which tasks are short of k graded rollouts, and why (ungraded rows, or missing rows)."""
+    named = []
+    for key, graded, rows in short[:shown]:
+        named.append(f"{key!r} has {graded} of {rows} rollouts graded" if rows > graded
+                     else f"{key!r} has only {rows} rollout(s)")
+    more = f" and {len(short) - shown} more" if len(short) > shown else ""
+    return f"{len(short)} task(s) with fewer than k={k} graded rollouts left out of pass^{k} and pass@{k}: " \
+           f"{'; '.join(named)}{more}"
 
 
 def _pass_intervals(
@@ -334,7 +434,12 @@ class EvalVariance:
     ``run_sd`` is the sample sd (n-1) of the re-runs' pass@1 (None below 2 runs), with a chi-square interval.
     ``model_run_sd`` is the within-task prediction from one run, sqrt(mean_i s_i^2 / (K n)) with the unbiased
     per-task variance s_i^2 = c(K-c)/(K(K-1)) (Miller 2024 section 6); it needs K >= 2 rollouts per task.
-    ``sd`` is ``run_sd`` when measured, else ``model_run_sd``; ``noise_band`` = multiplier x ``sd``.
+    ``sd`` is ``run_sd`` when measured, else ``model_run_sd``.
+    ``band(n_a, n_b)``: the largest |delta| between the mean of n_a runs and the mean of n_b runs that pure noise
+    reaches with probability ``level``: t_{(1+level)/2, df} x sd x sqrt(1/n_a + 1/n_b), df = runs - 1 (the sd
+    is estimated) or the normal quantile for the within-task model. ``noise_band`` is ``band(1, 1)``, the band
+    for a delta between two single runs. A ``multiplier`` given by hand replaces the quantile x sqrt(...) by
+    ``multiplier`` (the old flat rule, which at 2 x sd lets about one pure-noise delta in five through).
     """
 
     n_runs: int
@@ -343,10 +448,45 @@ class EvalVariance:
     run_sd: float | None
     run_sd_ci: Interval | None
     model_run_sd: float | None
-    multiplier: float
+    multiplier: float | None  # None: the t rule
     n_tasks: int  # tasks graded in every run
     level: float
     note: str | None = None
+
+    @property
+    def df(self) -> int | None:
+        """Degrees of freedom of the sd: runs - 1 when measured on re-runs, None (normal) for the model."""
+        return self.n_runs - 1 if self.run_sd is not None else None
+
+    def factor(self, n_a: int = 1, n_b: int = 1) -> float:
+        """The band in units of sd: t quantile x sqrt(1/n_a + 1/n_b), or ``multiplier`` when given."""
+        if self.multiplier is not None:
+            return float(self.multiplier)
+        q = (1 + self.level) / 2
+        if self.df is None:
+            quantile = stats.z_value(self.level)
+        else:
+            from scipy.stats import t as student_t
+
+            quantile = float(student_t.ppf(q, self.df))
+        return quantile * math.sqrt(1 / stats.check_int(n_a, "n_a", 1) + 1 / stats.check_int(n_b, "n_b", 1))
+
+    def band(self, n_a: int = 1, n_b: int = 1) -> float | None:
+        """Noise band for a delta between the mean of ``n_a`` runs and the mean of ``n_b`` runs."""
+        return None if self.sd is None else self.factor(n_a, n_b) * self.sd
+
+    def band_ci(self, n_a: int = 1, n_b: int = 1) -> Interval | None:
+        """The band at the ends of the run sd's chi-square interval (None for the within-task model)."""
+        if self.run_sd_ci is None:
+            return None
+        f = self.factor(n_a, n_b)
+        return (f * self.run_sd_ci[0], f * self.run_sd_ci[1])
+
+    def rule(self) -> str:
+        if self.multiplier is not None:
+            return f"{self.multiplier:g} x sd, flat rule"
+        quantile = "normal quantile" if self.df is None else f"t quantile at df {self.df}"
+        return f"{quantile} x sd x sqrt 2"
 
     @property
     def sd(self) -> float | None:
@@ -360,45 +500,76 @@ class EvalVariance:
 
     @property
     def noise_band(self) -> float | None:
-        return None if self.sd is None else self.multiplier * self.sd
+        return self.band(1, 1)
+
+    @property
+    def noise_band_ci(self) -> Interval | None:
+        return self.band_ci(1, 1)
+
+    @property
+    def mean_ci(self) -> Interval | None:
+        """t interval of the mean pass@1 over the re-runs (df = runs - 1); None below 2 runs."""
+        if self.run_sd is None or self.mean is None:
+            return None
+        from scipy.stats import t as student_t
+
+        half = float(student_t.ppf((1 + self.level) / 2, self.n_runs - 1)) * self.run_sd / math.sqrt(self.n_runs)
+        return (self.mean - half, self.mean + half)
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["run_sd_ci"] = _ci_list(self.run_sd_ci)
-        d.update(sd=self.sd, source=self.source, noise_band=self.noise_band)
+        d.update(sd=self.sd, source=self.source, noise_band=self.noise_band, noise_band_ci=_ci_list(self.noise_band_ci),
+                 mean_ci=_ci_list(self.mean_ci))
         return d
 
     def __str__(self) -> str:
         if self.sd is None:
             body = "run-to-run sd n/a"
         elif self.run_sd is not None:
-            body = f"run-to-run sd {self.run_sd:.4f}{_fmt_ci(self.run_sd_ci, 4)} ({self.n_runs} runs"
-            body += f", {self.n_tasks} tasks)"
+            body = f"run-to-run sd {_est(self.run_sd, self.run_sd_ci, 4)} ({self.n_runs} runs, {self.n_tasks} tasks)"
         else:
-            body = f"run-to-run sd {self.model_run_sd:.4f} (within-task model, 1 run, {self.n_tasks} tasks)"
+            body = (f"run-to-run sd {self.model_run_sd:.4f} (within-task model from 1 run of {self.n_tasks} tasks, "
+                    f"no interval)")
         if self.noise_band is not None:
-            body += f"; a delta under {self.noise_band:.4f} ({self.multiplier:g} x sd) is inside noise"
+            band = _fmt_ci(self.noise_band_ci, 4) if self.noise_band_ci else " (no interval: model sd)"
+            body += f"; noise band {self.noise_band:.4f}{band} ({self.rule()}): a delta under it is noise"
         if self.mean is not None:
-            body = f"pass@1 mean {self.mean:.3f} over runs | " + body
+            if self.n_runs >= 2:
+                body = f"pass@1 mean {_est(self.mean, self.mean_ci, 3)} over {self.n_runs} runs | " + body
+            else:
+                body = f"pass@1 {self.mean:.3f} (1 run, no interval: pass_at gives one) | " + body
         return body + (f"; {self.note}" if self.note else "")
 
 
 def eval_variance(
-    *runs: Any,
+    *positional: Any,
+    runs: Any = None,
     level: float = CI_LEVEL,
-    multiplier: float = NOISE_SD_MULTIPLIER,
+    multiplier: float | None = None,
     min_reruns: int = MIN_RERUNS,
+    dedupe: bool = False,
 ) -> EvalVariance:
     """Run-to-run noise band from re-runs of one eval: ``eval_variance(rows_run1, rows_run2, rows_run3)``.
 
-    Each positional argument is one re-run's rows (row dicts, JSONL path, or an object with ``.rows``).
-    Each run's pass@1 is the mean per-task rate over the tasks graded in every run.
+    Each positional argument is one re-run's rows (row dicts, JSONL path, or an object with ``.rows``);
+    ``runs=[rerun, ...]`` adds re-runs of the same eval (``eval_variance(before, runs=[again1, again2])``,
+    or ``eval_variance(runs=[run1, run2, run3])``). The band is the t rule (see ``EvalVariance``) unless a
+    flat ``multiplier`` is given.
+    Each run's pass@1 is the mean per-task rate over the tasks graded in every run. Repeated rollouts within a
+    run are an error unless ``dedupe=True``.
     """
+    if runs is not None and (isinstance(runs, (str, bytes, Mapping)) or not isinstance(runs, (list, tuple))):
+        raise InvalidArgumentType("runs= takes a list of re-runs, each one run's rows: eval_variance(runs=[run1, run2])")
+    if runs is not None and runs and all(isinstance(item, Mapping) for item in runs):
+        runs = [runs]  # runs= one re-run's rows
+    runs = tuple(positional) + tuple(runs or ())
     if not runs:
         raise InvalidArgument("eval_variance() needs at least one run: eval_variance(rows_run1, rows_run2, ...)")
     level = stats.check_level(level)
-    if isinstance(multiplier, bool) or not isinstance(multiplier, (int, float)) or not multiplier > 0:
-        raise InvalidArgument(f"multiplier= must be a positive number of sds (2.0); got {multiplier!r}")
+    if multiplier is not None and (isinstance(multiplier, bool) or not isinstance(multiplier, (int, float))
+                                   or not multiplier > 0):
+        raise InvalidArgument(f"multiplier= is a flat number of sds (> 0), or None for the t rule; got {multiplier!r}")
     min_reruns = stats.check_int(min_reruns, "min_reruns", 2)
     if len(runs) == 1 and isinstance(runs[0], (list, tuple)) and runs[0] and not any(
             isinstance(item, Mapping) for item in runs[0]):
@@ -409,7 +580,7 @@ def eval_variance(
     for i, run in enumerate(runs):
         if isinstance(run, (str, bytes)) and not str(run).endswith(".jsonl") or isinstance(run, Mapping):
             raise InvalidArgumentType(f"runs[{i}]: each argument is one re-run's rows (a list of row dicts or a JSONL path)")
-        counts.append(task_counts(run, name=f"runs[{i}]"))
+        counts.append(task_counts(run, name=f"runs[{i}]", dedupe=dedupe))
     shared = set(counts[0].keys)
     for tc in counts[1:]:
         shared &= set(tc.keys)
@@ -418,7 +589,7 @@ def eval_variance(
         notes.append(f"runs do not cover the same tasks; measured on the {len(shared)} graded in every run")
     keys = [k for k in counts[0].keys if k in shared]
     if not keys:
-        return EvalVariance(len(runs), [], None, None, None, None, float(multiplier), 0, level,
+        return EvalVariance(len(runs), [], None, None, None, None, multiplier, 0, level,
                             "; ".join(notes + ["no task is graded in every run"]))
     means, within = [], []
     for tc in counts:
@@ -433,12 +604,8 @@ def eval_variance(
     model_sd = math.sqrt(float(np.mean(within))) if len(within) == len(counts) else None
     run_sd = run_sd_ci = None
     if len(runs) >= 2:
-        from scipy.stats import chi2
-
         run_sd = float(np.std(means, ddof=1))
-        df = len(runs) - 1
-        lo_q, hi_q = chi2.ppf([(1 + level) / 2, (1 - level) / 2], df)
-        run_sd_ci = (math.sqrt(df * run_sd**2 / lo_q), math.sqrt(df * run_sd**2 / hi_q))
+        run_sd_ci = _sd_interval(run_sd, len(runs) - 1, level)
     if len(runs) < min_reruns:
         if len(runs) == 1:
             notes.append("1 run: the sd is the within-task model (Miller 2024); re-run the eval to measure it")
@@ -447,7 +614,7 @@ def eval_variance(
                          f"re-runs give a standard deviation worth reading")
     if model_sd is None and run_sd is None:
         notes.append("tasks need 2+ graded rollouts, or pass 2+ runs, for a noise estimate")
-    return EvalVariance(len(runs), means, float(np.mean(means)), run_sd, run_sd_ci, model_sd, float(multiplier),
+    return EvalVariance(len(runs), means, float(np.mean(means)), run_sd, run_sd_ci, model_sd, multiplier,
                         len(keys), level, "; ".join(notes) or None)
 
 
@@ -484,6 +651,7 @@ class DeltaReport:
     min_effect: float
     per_task: dict[str, float] = field(default_factory=dict)
     note: str | None = None
+    noise_band_ci: Interval | None = None  # from the run sd's interval, when noise= came from re-runs
 
     @property
     def better(self) -> bool:
@@ -495,7 +663,7 @@ class DeltaReport:
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
-        for key in ("ci", "before_ci", "after_ci"):
+        for key in ("ci", "before_ci", "after_ci", "noise_band_ci"):
             d[key] = _ci_list(d[key])
         return d
 
@@ -506,13 +674,14 @@ class DeltaReport:
         p = "n/a" if self.p_value is None else (f"<{P_VALUE_PRINT_FLOOR:g}" if self.p_value < P_VALUE_PRINT_FLOOR else f"={self.p_value:.4g}")
         se = "n/a" if self.se is None else (f"{self.se:.3f}" if self.se >= 0.001 or self.se == 0 else f"{self.se:.1e}")
         line = (
-            f"{head}: pass@1 {self.before:.3f}{_fmt_ci(self.before_ci, 3)} -> {self.after:.3f}"
-            f"{_fmt_ci(self.after_ci, 3)} | delta {self.delta:+.3f}{_fmt_ci(self.ci, 3, signed=True)} "
+            f"{head}: pass@1 {_est(self.before, self.before_ci, 3)} -> {_est(self.after, self.after_ci, 3)} | "
+            f"delta {_est(self.delta, self.ci, 3, signed=True)} "
             f"p{p}{' (exact)' if self.p_exact else ''} se {se} ({self.n_paired} paired tasks, "
             f"{self.level:.0%} interval"
         )
         if self.noise_band is not None:
-            line += f", noise band {self.noise_band:.3f}"
+            band = _fmt_ci(self.noise_band_ci, 3) if self.noise_band_ci else " (no interval: sd given or modelled)"
+            line += f", noise band {self.noise_band:.3f}{band}"
         if self.unpaired_before or self.unpaired_after:
             line += f"; {len(self.unpaired_before)} before-only and {len(self.unpaired_after)} after-only tasks left out"
         if self.note:
@@ -544,13 +713,16 @@ def delta_report(
     method: str = "percentile",
     noise_multiplier: float | None = None,
     min_tasks: int = MIN_CI_TASKS,
+    dedupe: bool = False,
 ) -> DeltaReport:
     """Paired change in pass@1 between two runs on the same tasks (alias ``compare``).
 
     Rows pair by ``rows.task_key``; each paired task contributes d_i = after rate - before rate. Tasks graded
     on one side only are listed in ``unpaired_before`` / ``unpaired_after`` and left out. ``noise``: an
-    ``eval_variance`` result (or a run-to-run sd); a |delta| under ``noise_multiplier`` (default the result's
-    multiplier, else NOISE_SD_MULTIPLIER) x sd is refused as "inside noise".
+    ``eval_variance`` result (its band for one run a side, ``noise.band(1, 1)``: t quantile x run sd x sqrt 2)
+    or a bare run-to-run sd (normal quantile x sd x sqrt 2, its df unknown); a |delta| under it is refused as
+    "inside noise". ``noise_multiplier`` replaces the quantile x sqrt 2 by a flat multiplier. Repeated rollouts
+    on either side are an error unless ``dedupe=True`` (dropped and counted in the note).
     """
     level = stats.check_level(level)
     alpha = stats.check_prob(alpha, "alpha")
@@ -562,10 +734,16 @@ def delta_report(
     if isinstance(min_effect, bool) or not isinstance(min_effect, (int, float)) or not min_effect >= 0:
         raise InvalidArgument(f"min_effect= must be a change in pass rate >= 0 (0.05 = 5 points); got {min_effect!r}")
     sd = _noise_sd(noise)
-    if noise_multiplier is None:
-        noise_multiplier = noise.multiplier if isinstance(noise, EvalVariance) else NOISE_SD_MULTIPLIER
-    band = None if sd is None else float(noise_multiplier) * sd
-    b, a = task_counts(before, name="before"), task_counts(after, name="after")
+    if sd is not None and not isinstance(noise, EvalVariance):
+        noise = EvalVariance(1, [], None, None, None, sd, None, 0, level)  # a bare sd: df unknown, normal quantile
+    if noise_multiplier is not None:
+        if isinstance(noise_multiplier, bool) or not isinstance(noise_multiplier, (int, float)) \
+                or not noise_multiplier > 0:
+            raise InvalidArgument(f"noise_multiplier= is a flat number of sds (> 0); got {noise_multiplier!r}")
+        noise = None if noise is None else replace(noise, multiplier=float(noise_multiplier))
+    band = None if noise is None else noise.band(1, 1)
+    band_ci = None if noise is None else noise.band_ci(1, 1)
+    b, a = task_counts(before, name="before", dedupe=dedupe), task_counts(after, name="after", dedupe=dedupe)
     a_pos = {k: i for i, k in enumerate(a.keys)}
     b_set = set(b.keys)
     paired = [k for k in b.keys if k in a_pos]
@@ -580,7 +758,8 @@ def delta_report(
         if share < 0.5:
             notes.append("most tasks unpaired: the two runs barely share situations")
     common: dict[str, Any] = {"unpaired_before": unpaired_before, "unpaired_after": unpaired_after,
-                              "level": level, "alpha": alpha, "noise_band": band, "min_effect": float(min_effect)}
+                              "level": level, "alpha": alpha, "noise_band": band, "min_effect": float(min_effect),
+                              "noise_band_ci": band_ci}
     if not paired:
         return DeltaReport(None, None, None, 0, None, None, None, None, None, "inconclusive", "no paired tasks",
                            p_exact=False, note="; ".join(notes) or None, **common)
@@ -604,7 +783,7 @@ def delta_report(
     if ci is None:
         reason = f"too few paired tasks ({n} < {min_tasks}) for an interval"
     elif band is not None and abs(delta) < band:
-        reason = f"inside noise: |delta| {abs(delta):.3f} < {noise_multiplier:g} x run sd {sd:.3f}"
+        reason = f"inside noise: |delta| {abs(delta):.3f} < noise band {band:.3f}"
     elif abs(delta) < min_effect:
         reason = f"|delta| {abs(delta):.3f} is below min_effect {min_effect:g}"
     else:
@@ -630,11 +809,16 @@ compare = delta_report
 # ------------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class HoldoutSize:
-    """Tasks needed to detect a paired pass@1 gain ``effect`` at ``power`` and two-sided ``alpha``.
+    """Tasks needed for ``delta_report`` to call a paired pass@1 gain ``effect`` "better" with ``power``.
 
-    n = ceil((z_{1-alpha/2} + z_power)^2 x variance / effect^2) (Miller 2024 Eq. 9), with the per-task variance
-    of the paired difference ``variance`` = omega^2 + p(1-p)/k + q(1-q)/k on the model path (q = base + effect),
-    or the measured variance of per-task paired differences when rows are given. ``int(result)`` is n_tasks.
+    On the binomial model (``sd_source == "model"``, integer k) n is the smallest number of tasks at which a
+    seeded simulation of delta_report's own rule (exact sign-flip p <= alpha and a percentile interval that
+    excludes 0) reaches ``power`` with a one-sided Wilson lower bound (``method == "simulated"``; the simulated
+    power is ``sim_power`` from ``sim_hits`` of ``sim_runs``). Otherwise (``task_sd``, rows, ``k=None``, or too
+    many tasks to simulate) n comes from the t version of Miller 2024 Eq. 9 with the sign-flip null's variance,
+    n = (t_power sd + t_{1-alpha/2} sqrt(sd^2 + effect^2))^2 / effect^2 (``method == "t"``).
+    ``variance`` = omega^2 + p(1-p)/k + q(1-q)/k on the model path (q = base + effect), or the measured
+    variance of per-task paired differences when rows are given. ``int(result)`` is n_tasks.
     """
 
     n_tasks: int
@@ -648,6 +832,10 @@ class HoldoutSize:
     omega2: float
     n_paired: int | None = None
     note: str | None = None
+    method: str = "t"  # "simulated" or "t"
+    sim_hits: int | None = None
+    sim_runs: int | None = None
+    task_sd_ci: Interval | None = None  # chi-square interval of the measured task sd ("rows" only)
 
     def __int__(self) -> int:
         return self.n_tasks
@@ -659,18 +847,33 @@ class HoldoutSize:
     def task_sd(self) -> float:
         return math.sqrt(self.variance)
 
+    @property
+    def sim_power(self) -> float | None:
+        return None if not self.sim_runs else self.sim_hits / self.sim_runs
+
+    @property
+    def sim_power_ci(self) -> Interval | None:
+        return None if not self.sim_runs else stats.wilson_interval(self.sim_hits, self.sim_runs)
+
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
-        d["task_sd"] = self.task_sd
+        d["task_sd_ci"] = _ci_list(self.task_sd_ci)
+        d.update(task_sd=self.task_sd, sim_power=self.sim_power, sim_power_ci=_ci_list(self.sim_power_ci))
         return d
 
     def __str__(self) -> str:
         k = "inf" if self.k is None else self.k
-        src = {"model": f"binomial model, base {self.base:.2f}, omega^2 {self.omega2:g}",
-               "given": "task sd given",
-               "rows": f"task sd measured on {self.n_paired} paired tasks"}[self.sd_source]
+        sd = f"per-task sd {self.task_sd:.3f}"
+        src = {"model": f"{sd} (assumed, no interval: binomial model, base {self.base:.2f}, omega^2 {self.omega2:g})",
+               "given": f"{sd} (given, no interval)",
+               "rows": f"{sd}{_fmt_ci(self.task_sd_ci, 3)} (measured on {self.n_paired} paired tasks)"}[self.sd_source]
+        if self.method == "simulated":
+            how = (f"simulated power {self.sim_power:.3f}{_fmt_ci(self.sim_power_ci, 3)} over {self.sim_runs} runs "
+                   f"of delta_report's rule")
+        else:
+            how = "t formula with the sign-flip variance, not simulated"
         line = (f"{self.n_tasks} tasks to detect {self.effect:+.3f} at {self.power:.0%} power, alpha {self.alpha:g} "
-                f"(k={k}, per-task sd {self.task_sd:.3f}; {src})")
+                f"(k={k}; {how}; {src})")
         return line + (f"; {self.note}" if self.note else "")
 
 
@@ -685,10 +888,19 @@ def holdout_size(
     task_sd: float | None = None,
     before: Any = None,
     after: Any = None,
+    sim_runs: int = HOLDOUT_SIM_RUNS,
+    sim_confidence: float = HOLDOUT_SIM_CONFIDENCE,
+    sim_max_lattice: int = HOLDOUT_SIM_MAX_LATTICE,
+    seed: int = HOLDOUT_SIM_SEED,
+    draws: int = BOOTSTRAP_DRAWS,
+    level: float = CI_LEVEL,
 ) -> HoldoutSize:
-    """Tasks a held-out set needs to detect a gain of ``effect`` in pass@1 (Miller 2024 power formula).
+    """Tasks a held-out set needs for ``delta_report`` to detect a gain of ``effect`` in pass@1 with ``power``.
 
-    The per-task variance of the paired difference comes from, best first: ``before`` + ``after`` rows (the
+    On the binomial model n is found by simulating delta_report's rule (``sim_runs`` runs per candidate n,
+    ``seed``, ``draws`` bootstrap replicates, ``level`` interval): the smallest n whose simulated power has a
+    one-sided ``sim_confidence`` Wilson lower bound >= ``power``. Otherwise, and above ``sim_max_lattice``
+    (k x n), the t formula with the sign-flip null's variance (see ``HoldoutSize``). The per-task variance of the paired difference comes from, best first: ``before`` + ``after`` rows (the
     measured variance of per-task paired differences), ``task_sd`` (given), or the binomial model
     omega^2 + (p(1-p) + q(1-q))/k with p = ``base``, q = base + effect: k rollouts per task shrink the
     within-task term by 1/k (``k=None`` is the k -> infinity limit).
@@ -709,6 +921,7 @@ def holdout_size(
         raise InvalidArgument("before= and after= go together: pass both runs' rows to measure the task sd, or neither")
     n_paired = None
     note = None
+    sd_ci = None
     if before is not None:
         rep = delta_report(before, after, draws=1, permutations=1)
         if rep.n_paired < MIN_CI_TASKS:
@@ -717,6 +930,7 @@ def holdout_size(
         d = np.array(list(rep.per_task.values()))
         variance = float(np.var(d, ddof=1))
         n_paired = rep.n_paired
+        sd_ci = _sd_interval(math.sqrt(variance), n_paired - 1, CI_LEVEL)
         source = "rows"
         if variance == 0:
             raise InvalidArgument("every paired task moved by the same amount (task sd 0); pass task_sd= or base= and k=")
@@ -734,5 +948,14 @@ def holdout_size(
             raise InvalidArgument("the model variance is 0 (base 0 or 1 with omega2=0 and k=None); pass task_sd=")
         if omega2 == 0:
             note = "omega2=0 assumes every task gains alike (optimistic); pass omega2= or before/after rows"
-    n = max(2, stats.tasks_needed(effect, variance, alpha=alpha, power=power))
-    return HoldoutSize(n, float(effect), float(base), k, power, alpha, variance, source, float(omega2), n_paired, note)
+    sim_runs = stats.check_int(sim_runs, "sim_runs", 1)
+    sim_confidence = stats.check_prob(sim_confidence, "sim_confidence")
+    sim_max_lattice = stats.check_int(sim_max_lattice, "sim_max_lattice", 0)
+    level = stats.check_level(level)
+    plan = power_sim.plan_tasks(
+        float(effect), variance, base=float(base), k=k if source == "model" else None, omega2=float(omega2),
+        alpha=alpha, power=power, level=level, runs=sim_runs, confidence=sim_confidence,
+        max_lattice=sim_max_lattice, seed=stats.check_int(seed, "seed", 0), draws=stats.check_int(draws, "draws", 1),
+        min_tasks=MIN_CI_TASKS)
+    return HoldoutSize(plan.n_tasks, float(effect), float(base), k, power, alpha, variance, source, float(omega2),
+                       n_paired, note, plan.method, plan.hits, plan.runs, sd_ci)

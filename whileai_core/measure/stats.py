@@ -353,7 +353,7 @@ class PermutationResult:
     def __str__(self) -> str:
         how = "exact" if self.exact else f"{self.permutations} random flips"
         return (f"p={self.p_value:.4g} ({how}, {self.alternative}) mean diff {self.statistic:+.4f} "
-                f"(n={self.n}, {self.n_nonzero} non-zero)")
+                f"(no interval: a test, measure.delta_report gives the interval; n={self.n}, {self.n_nonzero} non-zero)")
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -599,6 +599,26 @@ def wilson_interval(successes: int, n: int, *, level: float = CI_LEVEL) -> Inter
     lo = 0.0 if successes == 0 else max(0.0, center - half)
     hi = 1.0 if successes == n else min(1.0, center + half)
     return (lo, hi)
+
+
+def wilson_mean_interval(mean: float, n: int, *, level: float = CI_LEVEL) -> Interval | None:
+    """Wilson score interval for the mean of ``n`` per-task values in [0, 1] (pass^k, pass@k), None at n = 0.
+
+    The per-task value is read as a fractional success: its variance is at most mean (1 - mean), the
+    Bernoulli worst case, so the interval is conservative for fractional values and exact Wilson for 0/1 ones.
+    It never collapses to zero width when every task scored 0 (the bootstrap does). Clipped to [0, 1].
+    """
+    n = check_int(n, "n", 0)
+    if isinstance(mean, bool) or not isinstance(mean, (int, float, np.floating)) or not 0 <= float(mean) <= 1:
+        raise ValueError(f"mean= must be a number in [0, 1] (a mean of per-task values in [0, 1]); got {mean!r}")
+    if n == 0:
+        return None
+    z = z_value(level)
+    p = float(mean)
+    denom = 1 + z * z / n
+    center = (p + z * z / (2 * n)) / denom
+    half = z / denom * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    return (0.0 if p == 0 else max(0.0, center - half), 1.0 if p == 1 else min(1.0, center + half))
 
 
 def cohen_kappa(

@@ -1,0 +1,262 @@
+"""compare: where the agent got worse. A paired headline, per-slice deltas with Holm, guard metrics, one verdict.
+
+``compare(before, after, by="tool", must_not_regress=["hack_rate"], target=0.05)`` returns a ``Comparison``:
+
+* the headline: ``measure.delta_report`` on pass@1 (its ``min_effect`` is ``target``);
+* per slice of ``by`` (any row field, a dotted path, or a key of the row's ``scenario`` cell): the paired
+  per-task delta of pass@1 with a task-bootstrap interval, an exact sign-flip p and its Holm (1979) adjustment
+  over the slices;
+* per guard metric: the paired per-task delta of that metric (a row field, a marker, or a ``<flag>_rate``),
+  with its interval, p and Holm adjustment over the guards, in the metric's bad direction;
+* ``ok``: False when the headline is "worse", a slice is significantly worse after Holm (and by at least
+  ``target``), or a guard moved significantly in its bad direction. ``reasons`` says which.
+
+A guard's name resolves, first match wins: ``<p>_rate`` -> the share of a task's rows whose ``trace_flags``
+hold a flag ``p`` or ``p.*`` (``wai.trace_markers`` writes them), else whose ``markers`` built from such flags
+are 0 (``guards.TRACE_MARKERS``), else whose field ``p`` is truthy; a ``markers`` name -> its value (1.0 good,
+so a drop regresses); a numeric row field (``latency_s``, tokens) -> its value (a rise regresses). A dict
+``{name: "up" | "down"}`` names the bad direction by hand. Sources: Holm 1979; Miller 2024 (paired, per task).
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from whileai_core.measure import stats
+from whileai_core.defaults import ALPHA, BOOTSTRAP_DRAWS, CI_LEVEL, MIN_CI_TASKS, PERMUTATIONS
+from whileai_core.measure.measure import DeltaReport, _est, delta_report, task_counts
+from whileai_core.rows import as_rows, task_key, unique_rows
+
+Interval = tuple[float, float]
+MISSING = "(none)"
+
+
+@dataclass(frozen=True)
+class PairedDelta:
+    """One slice or guard: paired per-task means before and after, their delta, interval, p and Holm p."""
+
+    name: str
+    n_tasks: int
+    before: float
+    after: float
+    delta: float
+    ci: Interval | None
+    before_ci: Interval | None
+    after_ci: Interval | None
+    p_value: float
+    p_holm: float = 1.0
+    flagged: bool = False  # worse (slice) or regressed (guard), after Holm
+    bad: str = "down"  # the direction that is a regression
+
+    def line(self, width: int, digits: int = 3) -> str:
+        tag = ("REGRESSED" if self.bad == "up" else "worse") if self.flagged else ""
+        return (f"  {self.name:<{width}} {_est(self.before, self.before_ci, digits)} -> "
+                f"{_est(self.after, self.after_ci, digits)} | delta {_est(self.delta, self.ci, digits, signed=True)} "
+                f"p={self.p_value:.3g} Holm p={self.p_holm:.3g} ({self.n_tasks} tasks) {tag}").rstrip()
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """The headline delta, the per-slice table, the guards, and one verdict (``ok``) with its ``reasons``."""
+
+    headline: DeltaReport
+    by: str | None
+    slices: list[PairedDelta]
+    guards: list[PairedDelta]
+    target: float
+    alpha: float
+    level: float
+    ok: bool
+    reasons: list[str] = field(default_factory=list)
+
+    def __getattr__(self, name: str) -> Any:  # the headline's fields (delta, ci, verdict, ...) read through
+        if name.startswith("_") or name == "headline":
+            raise AttributeError(name)
+        return getattr(self.headline, name)
+
+    def __str__(self) -> str:
+        verdict = "ok" if self.ok else "FAIL (" + "; ".join(self.reasons) + ")"
+        lines = [f"{verdict}: {self.headline}"]
+        width = max([len(s.name) for s in self.slices + self.guards] + [8])
+        if self.slices:
+            lines.append(f"by {self.by} ({len(self.slices)} slice{'' if len(self.slices) == 1 else 's'}, pass@1, {self.level:.0%} intervals, "
+                         f"Holm over slices):")
+            lines += [s.line(width) for s in self.slices]
+        if self.guards:
+            n = len(self.guards)
+            lines.append(f"must not regress ({n} guard{'' if n == 1 else 's'}, Holm over guards):")
+            lines += [g.line(width) for g in self.guards]
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict[str, Any]:
+        from dataclasses import asdict
+
+        return {"ok": self.ok, "reasons": list(self.reasons), "by": self.by, "target": self.target,
+                "alpha": self.alpha, "level": self.level, "headline": self.headline.to_dict(),
+                "slices": [asdict(s) for s in self.slices], "guards": [asdict(g) for g in self.guards]}
+
+
+def compare(
+    before: Any,
+    after: Any,
+    *,
+    by: str | None = None,
+    must_not_regress: Any = (),
+    target: float = 0.0,
+    level: float = CI_LEVEL,
+    alpha: float = ALPHA,
+    draws: int = BOOTSTRAP_DRAWS,
+    permutations: int = PERMUTATIONS,
+    seed: int = 0,
+    noise: Any = None,
+    min_tasks: int = MIN_CI_TASKS,
+    dedupe: bool = False,
+) -> Comparison:
+    """Compare two runs of the same tasks: headline pass@1 delta, per-slice deltas, guard metrics, a verdict."""
+    headline = delta_report(before, after, level=level, draws=draws, permutations=permutations, seed=seed,
+                            alpha=alpha, noise=noise, min_effect=target, min_tasks=min_tasks, dedupe=dedupe)
+    b_rows, _ = unique_rows(as_rows(before, name="before"), name="before", dedupe=dedupe)
+    a_rows, _ = unique_rows(as_rows(after, name="after"), name="after", dedupe=dedupe)
+    common = {"level": level, "draws": draws, "permutations": permutations, "seed": seed, "min_tasks": min_tasks}
+    slices = _slices(b_rows, a_rows, by, **common) if by is not None else []
+    guards = []
+    for name, bad in _guard_names(must_not_regress):
+        b_values, a_values, natural = _metric(b_rows, a_rows, name)
+        guards.append(_paired(name, b_values, a_values, bad=bad or natural, **common))
+    slices = _holm(slices, alpha, lambda s: s.delta < 0 and abs(s.delta) >= target)
+    guards = _holm(guards, alpha, lambda g: (g.delta > 0) == (g.bad == "up") and g.delta != 0)
+    reasons = []
+    if headline.worse:
+        reasons.append(f"pass@1 worse by {abs(headline.delta):.3f}")
+    reasons += [f"slice {by}={s.name} worse" for s in slices if s.flagged]
+    reasons += [f"{g.name} regressed" for g in guards if g.flagged]
+    return Comparison(headline, by, slices, guards, float(target), alpha, level, not reasons, reasons)
+
+
+def _field(row: Mapping[str, Any], name: str) -> Any:
+    """A row's value for ``name``: the key itself, a dotted path, or a key of the row's ``scenario`` cell."""
+    if name in row:
+        return row[name]
+    value: Any = row
+    for part in name.split("."):
+        value = value.get(part) if isinstance(value, Mapping) else None
+    if value is None and isinstance(row.get("scenario"), Mapping):
+        value = row["scenario"].get(name)
+    return value
+
+
+def _slices(before: list, after: list, by: str, **common: Any) -> list[PairedDelta]:
+    if not isinstance(by, str) or not by:
+        raise ValueError(f"by= names a row field to slice on (e.g. 'tool', 'world_state', 'stance'); got {by!r}")
+    label: dict[str, str] = {}
+    for row in before + after:
+        value = _field(row, by)
+        label.setdefault(task_key(row), MISSING if value in (None, "") else str(value))
+    if set(label.values()) == {MISSING}:
+        seen = sorted({str(k) for r in before[:50] for k in r})[:15]
+        raise ValueError(f"by={by!r}: no row carries that field (nor scenario.{by}); row fields are {seen}")
+    b, a = task_counts(before, name="before"), task_counts(after, name="after")
+    b_rate = dict(zip(b.keys, b.c / b.n))
+    a_rate = dict(zip(a.keys, a.c / a.n))
+    out = []
+    for value in sorted(set(label.values())):
+        keys = [k for k in b.keys if k in a_rate and label.get(k) == value]
+        if keys:
+            out.append(_paired(value, np.array([b_rate[k] for k in keys]), np.array([a_rate[k] for k in keys]),
+                               bad="down", **common))
+    return out
+
+
+def _guard_names(spec: Any) -> list[tuple[str, str | None]]:
+    if isinstance(spec, str):
+        spec = [spec]
+    if isinstance(spec, Mapping):
+        for name, bad in spec.items():
+            if bad not in ("up", "down"):
+                raise ValueError(f"must_not_regress[{name!r}] is the bad direction, 'up' or 'down'; got {bad!r}")
+        return [(str(name), bad) for name, bad in spec.items()]
+    return [(str(name), None) for name in spec]
+
+
+def _metric(before: list, after: list, name: str) -> tuple[np.ndarray, np.ndarray, str]:
+    """Per-task means of metric ``name`` on the tasks both sides have, and its bad direction."""
+    getter, bad = _resolve(before + after, name)
+    sides = []
+    for rows in (before, after):
+        sums: dict[str, list[float]] = {}
+        for row in rows:
+            value = getter(row)
+            if value is not None:
+                sums.setdefault(task_key(row), []).append(value)
+        sides.append({k: float(np.mean(v)) for k, v in sums.items()})
+    keys = [k for k in sides[0] if k in sides[1]]
+    return np.array([sides[0][k] for k in keys]), np.array([sides[1][k] for k in keys]), bad
+
+
+def _resolve(rows: list, name: str) -> tuple[Any, str]:
+    """How to read metric ``name`` from a row (value or None), and which direction is a regression."""
+    from whileai_core.guard.trace import TRACE_MARKERS
+
+    def number(v: Any) -> float | None:
+        ok = isinstance(v, (bool, numbers.Real)) and not (isinstance(v, float) and math.isnan(v))
+        return float(v) if ok else None
+
+    if name.endswith("_rate"):
+        prefix = name[: -len("_rate")]
+
+        def hit(flag: str) -> bool:
+            return flag == prefix or flag.startswith(prefix + ".")
+
+        if any(r.get("trace_flags") is not None for r in rows):
+            return (lambda r: float(any(hit(str(f.get("flag", ""))) for f in r.get("trace_flags") or ()))
+                    if r.get("trace_flags") is not None else None), "up"
+        marks = [m for m, flags in TRACE_MARKERS.items() if any(hit(f) for f in flags)]
+        if marks and any(m in (r.get("markers") or {}) for r in rows for m in marks):
+            return (lambda r: float(any((r.get("markers") or {}).get(m) == 0 for m in marks))), "up"
+        if any(prefix in r for r in rows):
+            return (lambda r: float(bool(r.get(prefix)) and r.get(prefix) != "ok")), "up"
+    if any(name in (r.get("markers") or {}) for r in rows):
+        return (lambda r: number((r.get("markers") or {}).get(name))), "down"
+    if any(number(_field(r, name)) is not None for r in rows):
+        return (lambda r: number(_field(r, name))), "up"
+    seen = sorted({str(k) for r in rows[:50] for k in r})[:15]
+    raise ValueError(f"must_not_regress: no row gives {name!r}: no numeric field, no marker of that name"
+                     f"{', no trace_flags (run wai.trace_markers(rows) first)' if name.endswith('_rate') else ''}; "
+                     f"row fields are {seen}")
+
+
+def _paired(name: str, before: np.ndarray, after: np.ndarray, *, bad: str, level: float, draws: int,
+            permutations: int, seed: int, min_tasks: int) -> PairedDelta:
+    """Paired per-task delta of one slice or guard: bootstrap interval over tasks and exact sign-flip p."""
+    n = len(before)
+    if n == 0:
+        raise ValueError(f"{name}: no task has a value on both sides; pair the runs on the same tasks")
+    d = after - before
+    cis: list[Interval | None] = [None, None, None]
+    if n >= min_tasks:
+        cis = stats.bootstrap_mean_ci(np.stack([d, before, after], axis=1), level=level, draws=draws, seed=seed,
+                                      min_n=min_tasks)
+    p = stats.paired_permutation_test(d, permutations=permutations, seed=seed).p_value
+    return PairedDelta(name, n, float(before.mean()), float(after.mean()), float(d.mean()), cis[0], cis[1],
+                       cis[2], p, bad=bad)
+
+
+def _holm(rows: list[PairedDelta], alpha: float, wrong_way: Any) -> list[PairedDelta]:
+    """Holm-adjusted p over the family; flagged when adjusted p <= alpha, the interval excludes 0, and the
+    delta goes the wrong way."""
+    from dataclasses import replace
+
+    if not rows:
+        return rows
+    adjusted = stats.holm_adjust([r.p_value for r in rows])
+    out = []
+    for r, p in zip(rows, adjusted):
+        excludes = r.ci is not None and (r.ci[0] > 0 or r.ci[1] < 0)
+        out.append(replace(r, p_holm=float(p), flagged=bool(p <= alpha and excludes and wrong_way(r))))
+    return out
