@@ -2,7 +2,7 @@
 tool, a stance or a budget (issue 12 item 4). Run: ``python benchmarks/bench_key_stability.py``. Deterministic."""
 
 import whileai as wai
-from whileai_core.situations import situations, STANCES
+from whileai_core.simulate.situations import STANCES, situations
 
 @wai.tool
 def get_order(order_id: str) -> dict:

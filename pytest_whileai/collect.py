@@ -1,7 +1,7 @@
 """Scenario expansion: ``@pytest.mark.wai_scenarios(...)`` becomes one test item per scenario.
 
 Sources, in the order they are tried: the ``pytest_whileai_load_scenarios`` hook; ``tools=`` (the covering
-array of ``whileai_core.situations``); a JSONL path (one row per line: ``prompt``, optional ``task_id``); a list
+array of ``whileai_core.simulate.situations``); a JSONL path (one row per line: ``prompt``, optional ``task_id``); a list
 of asks (str or ``Scenario``); a callable returning any of these. Test ids are readable and stable: they are
 built from the scenario's content (its cell and task id), never from its position, so reordering a source
 keeps every baseline key.

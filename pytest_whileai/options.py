@@ -139,7 +139,7 @@ OPTIONS: tuple[_Opt, ...] = (
          "exit status when the gate finds a regression", metavar="N"),
     _Opt("fingerprint", _text, "", "a string naming the model/config under test; runs with different fingerprints "
          "are never compared", metavar="TEXT"),
-    _Opt("record", _text, None, "record model calls to a cassette at PATH (whileai_core.cache)", metavar="PATH"),
+    _Opt("record", _text, None, "record model calls to a cassette at PATH (whileai_core.models.cache)", metavar="PATH"),
     _Opt("replay", _text, None, "replay model calls from the cassette at PATH; a miss is an error", metavar="PATH"),
     _Opt("trial-index", _int_at_least(0), None, "run only trial I of each scenario (reproduce a failure); "
          "the gate and saving are off", metavar="I"),

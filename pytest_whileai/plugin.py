@@ -62,7 +62,7 @@ def pytest_configure(config: pytest.Config) -> None:
             from whileai_core.models.cache import Cassette
             from whileai_core.models.config import configure
         except ImportError as exc:
-            raise pytest.UsageError(f"--wai-record/--wai-replay need whileai_core.cache and whileai_core.config, "
+            raise pytest.UsageError(f"--wai-record/--wai-replay need whileai_core.models.cache and whileai_core.models.config, "
                                     f"which this install lacks ({exc})") from None
         mode, path = ("record", settings.record) if settings.record else ("replay", str(settings.replay))
         try:

@@ -95,7 +95,7 @@ import pytest
 
 def agent(message):
     if os.environ.get("DOWN") == "1":
-        from whileai_core.backends import BackendError
+        from whileai_core.errors import BackendError
         raise BackendError("HTTP 503 after 4 tries")
     return {"steps": [], "final_text": "done"}
 
