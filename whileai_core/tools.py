@@ -389,13 +389,14 @@ def as_tools(tools: Any) -> list[Tool]:
     if isinstance(tools, (Tool, Mapping)) or (callable(tools) and not isinstance(tools, (list, tuple))):
         tools = [tools]
     out = [as_tool(t) for t in tools]
-    seen: set[str] = set()
+    seen: dict[str, Tool] = {}
     for t in out:
         if t.name in seen:
-            mapped = f" (from {t.original_name!r}: dots become '_')" if t.original_name else ""
+            given = [x.original_name for x in (seen[t.name], t) if x.original_name]
+            mapped = f" (from {' and '.join(map(repr, given))}: dots become '_')" if given else ""
             raise InvalidArgument(f"tools= has two tools named {t.name!r}{mapped}; tool names must be unique "
                                   "(pass name='...' to tell them apart)")
-        seen.add(t.name)
+        seen[t.name] = t
     return out
 
 
