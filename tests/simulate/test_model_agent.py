@@ -113,7 +113,7 @@ def test_parallel_calls_in_one_reply_are_one_turn_and_dotted_tools_reach_the_mod
                                                            {"name": "orders_get", "arguments": {"order_id": "B2"}}]},
                {"text": "Both found."})
     agent = as_agent(Endpoint("m", url=srv.openai_url, **FAST), tools=docs, system_prompt="S")
-    row = rollout(agent, scenario(), tools=docs)
+    row = rollout(agent, scenario(), tools=docs, system_prompt="S")
     first, second = (r["body"] for r in list(srv.requests)[-2:])
     assert [t["function"]["name"] for t in first["tools"]] == ["orders_get"]  # the model sees the mapped name
     assert [m["role"] for m in second["messages"]] == ["system", "user", "assistant", "tool", "tool"]
