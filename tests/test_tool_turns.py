@@ -18,10 +18,12 @@ from whileai_core.models.backends import to_anthropic
 from whileai_core.tools import as_tool, as_tools, model_name
 from whileai_core.train.trl_formats import completion_row, to_dpo, to_sft
 
-# BFCL "simple"/"parallel" style function docs: dotted names, OpenAI-style parameter schemas
+# BFCL "simple"/"parallel" style function docs: dotted names, BFCL's Python-flavoured types ("dict", "float")
 FACTORIAL = {"name": "math.factorial", "description": "Calculate the factorial of a given number.",
-             "parameters": {"type": "object", "properties": {
-                 "number": {"type": "integer", "description": "The number to take the factorial of."}},
+             "parameters": {"type": "dict", "properties": {
+                 "number": {"type": "integer", "description": "The number to take the factorial of."},
+                 "precision": {"type": "float", "description": "Unused."},
+                 "factors": {"type": "array", "items": {"type": "tuple"}}},
                  "required": ["number"]}}
 WEATHER = {"type": "function", "function": {
     "name": "weather.get_by_city", "description": "Current weather for a city.",
@@ -82,6 +84,10 @@ def test_dotted_names_map_for_the_model_and_keep_the_original():
     assert (t.name, t.original_name, t.names) == ("math_factorial", "math.factorial",
                                                   ("math_factorial", "math.factorial"))
     assert t.schema["function"]["name"] == "math_factorial" and t.required == ["number"]
+    params = t.schema["function"]["parameters"]  # BFCL's type names become JSON Schema's
+    assert params["type"] == "object" and params["properties"]["precision"]["type"] == "number"
+    assert params["properties"]["factors"] == {"type": "array", "items": {"type": "array"}}
+    assert FACTORIAL["parameters"]["type"] == "dict"  # the caller's dict is not changed
     assert [x.name for x in as_tools(DOCS)] == ["math_factorial", "weather_get_by_city"]
     assert model_name("get_order") == "get_order" and model_name("a.b.c") == "a_b_c"
     assert wai.tool(WEATHER).name == "weather_get_by_city"  # a schema dict, as tools=[dict] takes

@@ -8,7 +8,8 @@ Schema dicts in OpenAI (``{"type": "function", "function": {...}}``), bare (``{"
 Tool names: function-calling APIs take ``[A-Za-z0-9_-]{1,64}``. A name with dots (``math.factorial``, as
 in BFCL's function docs) becomes the model-facing name ``math_factorial`` (``model_name``: every ``.`` →
 ``_``); the tool keeps the name it was given as ``Tool.original_name``. ``name=`` (on ``@tool``, ``tool(...)``
-and ``as_tool``) sets the name outright.
+and ``as_tool``) sets the name outright. Python-flavoured type names in a schema dict (BFCL's ``"dict"``,
+``"float"``, ``"tuple"``, ``"any"``) become JSON Schema's (``json_schema_types``).
 """
 
 from __future__ import annotations
@@ -334,6 +335,40 @@ def function_spec(schema: Mapping[str, Any]) -> dict[str, Any] | None:
             "parameters": spec.get("parameters", spec.get("input_schema", {"type": "object", "properties": {}}))}
 
 
+#: type names that are not JSON Schema's, as BFCL's and other Python-flavoured tool docs write them, and the JSON
+#: Schema type a function-calling API takes for each (BFCL maps them the same way before calling a model);
+#: "any" drops the type (any value).
+_TYPE_NAMES = {"dict": "object", "float": "number", "tuple": "array", "list": "array", "bool": "boolean",
+               "int": "integer", "str": "string", "any": None}
+_SUBSCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions")
+_SUBSCHEMA_LISTS = ("anyOf", "oneOf", "allOf", "prefixItems")
+
+
+def json_schema_types(schema: Any) -> Any:
+    """A copy of a parameters schema with Python-flavoured type names made JSON Schema's (``"dict"`` ->
+    ``"object"``, ``"float"`` -> ``"number"``, ``"tuple"`` -> ``"array"``, ``"any"`` -> no type), at every depth."""
+    if not isinstance(schema, Mapping):
+        return schema
+    out = dict(schema)
+    kind = out.get("type")
+    if isinstance(kind, str) and kind.lower() in _TYPE_NAMES:
+        mapped = _TYPE_NAMES[kind.lower()]
+        if mapped is None:
+            del out["type"]
+        else:
+            out["type"] = mapped
+    for key in _SUBSCHEMA_MAPS:
+        if isinstance(out.get(key), Mapping):
+            out[key] = {k: json_schema_types(v) for k, v in out[key].items()}
+    for key in _SUBSCHEMA_LISTS:
+        if isinstance(out.get(key), list):
+            out[key] = [json_schema_types(v) for v in out[key]]
+    for key in ("items", "additionalProperties"):
+        if isinstance(out.get(key), Mapping):
+            out[key] = json_schema_types(out[key])
+    return out
+
+
 def _from_schema(obj: Mapping[str, Any], name: str | None, description: str | None) -> Tool:
     spec = function_spec(obj)
     if spec is None:
@@ -361,7 +396,7 @@ def _from_schema(obj: Mapping[str, Any], name: str | None, description: str | No
         raise InvalidArgumentType(f"tool {given!r}: parameters['required'] must be a list of names, e.g. "
                                   f"[{required!r}]; got {required!r}")
     text = description if description is not None else str(spec.get("description") or "")
-    return Tool(tool_name, text[:DESCRIPTION_MAX_CHARS], dict(params), None, None, original)
+    return Tool(tool_name, text[:DESCRIPTION_MAX_CHARS], json_schema_types(params), None, None, original)
 
 
 def as_tool(obj: Any, *, name: str | None = None, description: str | None = None) -> Tool:

@@ -107,8 +107,8 @@ def test_text_beside_tool_calls_rides_on_the_call_and_unknown_tools_reach_the_wo
 def test_parallel_calls_in_one_reply_are_one_turn_and_dotted_tools_reach_the_model_mapped(srv):
     from whileai_core.simulate.run import rollout
 
-    docs = [{"name": "orders.get", "description": "Get an order.", "parameters": {
-        "type": "object", "properties": {"order_id": {"type": "string"}}, "required": ["order_id"]}}]
+    docs = [{"name": "orders.get", "description": "Get an order.", "parameters": {  # BFCL-shaped: "dict"
+        "type": "dict", "properties": {"order_id": {"type": "string"}}, "required": ["order_id"]}}]
     srv.script({"text": "Looking up both.", "tool_calls": [{"name": "orders_get", "arguments": {"order_id": "A1001"}},
                                                            {"name": "orders_get", "arguments": {"order_id": "B2"}}]},
                {"text": "Both found."})
@@ -116,6 +116,7 @@ def test_parallel_calls_in_one_reply_are_one_turn_and_dotted_tools_reach_the_mod
     row = rollout(agent, scenario(), tools=docs, system_prompt="S")
     first, second = (r["body"] for r in list(srv.requests)[-2:])
     assert [t["function"]["name"] for t in first["tools"]] == ["orders_get"]  # the model sees the mapped name
+    assert first["tools"][0]["function"]["parameters"]["type"] == "object"  # and JSON Schema's type names
     assert [m["role"] for m in second["messages"]] == ["system", "user", "assistant", "tool", "tool"]
     steps = row["steps"]
     assert [(s["tool"], s["arguments"]["order_id"], s["turn"]) for s in steps] == [("orders_get", "A1001", 0),
