@@ -205,7 +205,8 @@ def function_schema(fn: Callable[..., Any], *, name: str | None = None,
     if label is None:
         raise InvalidArgument(f"tool {fn!r} has no name of its own (a lambda); pass name='...', e.g. "
                               "wai.tool(fn, name='lookup')")
-    summary, param_docs = _parse_docstring(_source(fn).__doc__ if isinstance(fn, functools.partial) else fn.__doc__)
+    own = None if isinstance(fn, functools.partial) else fn.__doc__  # a partial's own doc is functools'
+    summary, param_docs = _parse_docstring(own or _source(fn).__doc__)
     properties: dict[str, Any] = {}
     required: list[str] = []
     for pname, param in sig.parameters.items():
