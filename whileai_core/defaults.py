@@ -44,7 +44,7 @@ REJECTION_SAMPLING_MIN_K = 10  # below this many completions per prompt, best-of
 # --------------------------------------------------------------------------------------------------
 # Export (export.py)
 # --------------------------------------------------------------------------------------------------
-ROW_SCHEMA_VERSION = "1"  # the row format in docs/rows.md
+ROW_SCHEMA_VERSION = "1.1"  # the row format in docs/rows.md; 1.1 added `turn` on tool steps (parallel calls)
 TRAINING_SCHEMA_VERSION = "1"
 
 # --------------------------------------------------------------------------------------------------
@@ -246,6 +246,7 @@ HACK_MIN_DISTINCT = 3  # below this median of distinct replies per task the repl
 # Simulate and select, text limits (tools.py, simulate.py, select.py)
 # --------------------------------------------------------------------------------------------------
 TOOL_DESCRIPTION_MAX_CHARS = 1000  # function descriptions are cut here (the whileai SDK's cut); convention, untested
+TOOL_NAME_MAX_CHARS = 64  # function names: OpenAI function calling takes ^[a-zA-Z0-9_-]{1,64}$ (platform.openai.com API reference, tools.function.name)
 ERROR_TEXT_MAX_CHARS = 2000  # an agent error's "<Type>: <message>" kept on the row; convention, untested
 FIRM_BAND_ROLLOUTS = 16  # below this many rollouts per task, select() warns the band is noisy: a 0/1 rate from n
 #                          rollouts has sd <= 1/(2*sqrt(n)), ±0.125 at 16; whileai SDK's advice, convention

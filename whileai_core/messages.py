@@ -2,6 +2,12 @@
 
 The one place the engine turns a row (docs/rows.md) into what a chat model sees and back; simulate, grade,
 guard, select and train all read rows through it.
+
+Parallel calls: tool steps that share a ``turn`` (consecutive, equal, not None) were asked for in one
+assistant message; they become ONE assistant message with several ``tool_calls``, followed by one ``tool``
+message per call (OpenAI's shape), so exports teach parallel calls as parallel. A step ``{"tool_calls":
+[{"tool", "arguments", "result"}, ...]}`` (the grouped form an agent may return) is read the same way.
+Tool names reach messages model-facing (``tools.model_name``: ``math.factorial`` -> ``math_factorial``).
 """
 
 from __future__ import annotations
@@ -12,21 +18,77 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from whileai_core.arguments import choice
-from whileai_core.errors import InvalidArgument
+from whileai_core.errors import InvalidArgument, InvalidArgumentType
+from whileai_core.tools import model_name
 
 Row = Mapping[str, Any]
 ARGUMENT_FORMS = ("dict", "string")  # tool-call arguments as dicts (what stock chat templates render) or JSON strings
 
 
-def tool_calls(row: Row) -> list[dict[str, Any]]:
-    """The tool calls of a rollout as ``[{"tool", "arguments", "result"}]``.
+def wire_name(name: Any) -> Any:
+    """The model-facing name of a tool a step or message names (``model_name``); a name no API takes is
+    returned as it is (the export's round-trip check names it), so reading a row never raises."""
+    try:
+        return model_name(name) if isinstance(name, str) and name else name
+    except InvalidArgument:
+        return name
 
-    Reads ``steps`` (the row schema), else assistant ``tool_calls`` in ``messages`` (OpenAI wire shape,
-    arguments a JSON string), so rows from logs work too.
+
+def flat_steps(steps: Sequence[Any]) -> list[dict[str, Any]]:
+    """Steps in the row's flat shape: a grouped step ``{"tool_calls": [{"tool", "arguments", "result"}, ...],
+    "text"?}`` becomes one tool step per call, all carrying the same ``turn`` (its ``text`` goes on the first);
+    other steps are kept as they are (copies). Raises ``InvalidArgumentType`` on a malformed grouped step."""
+    out: list[dict[str, Any]] = []
+    for i, step in enumerate(steps):
+        if not (isinstance(step, Mapping) and "tool_calls" in step and "tool" not in step):
+            out.append(dict(step) if isinstance(step, Mapping) else step)
+            continue
+        calls = step["tool_calls"]
+        if not isinstance(calls, (list, tuple)) or not calls or \
+                not all(isinstance(c, Mapping) and isinstance(c.get("tool"), str) for c in calls):
+            raise InvalidArgumentType(f"steps[{i}]['tool_calls'] must be a non-empty list of {{'tool', 'arguments', "
+                                      f"'result'}} dicts (one assistant turn's parallel calls); got {calls!r:.120}")
+        previous = out[-1].get("turn") if out and isinstance(out[-1], Mapping) and "tool" in out[-1] else None
+        turn = step.get("turn", i)
+        if turn == previous:  # never merge with the turn before
+            turn = (previous if isinstance(previous, int) else i) + 1
+        for j, call in enumerate(calls):
+            flat = {k: v for k, v in call.items() if k != "turn"}
+            if j == 0 and step.get("text") and not flat.get("text"):
+                flat["text"] = step["text"]
+            flat["turn"] = turn
+            out.append(flat)
+    return out
+
+
+def tool_turns(steps: Sequence[Mapping[str, Any]]) -> list[list[Mapping[str, Any]] | Mapping[str, Any]]:
+    """The steps as assistant turns: a list of tool steps for each tool turn (consecutive tool steps sharing
+    a non-None ``turn`` are one turn; a step without ``turn`` is a turn of its own), other steps as they are."""
+    out: list[list[Mapping[str, Any]] | Mapping[str, Any]] = []
+    for step in flat_steps(steps):
+        if not isinstance(step, Mapping):
+            continue
+        if "tool" not in step:
+            out.append(step)
+            continue
+        last = out[-1] if out else None
+        if isinstance(last, list) and step.get("turn") is not None and last[-1].get("turn") == step.get("turn"):
+            last.append(step)
+        else:
+            out.append([step])
+    return out
+
+
+def tool_calls(row: Row) -> list[dict[str, Any]]:
+    """The tool calls of a rollout as ``[{"tool", "arguments", "result"}]`` (plus ``turn`` where known).
+
+    Reads ``steps`` (the row schema; grouped steps flattened), else assistant ``tool_calls`` in ``messages``
+    (OpenAI wire shape, arguments a JSON string; calls of one assistant message share a ``turn``), so rows
+    from logs work too.
     """
     steps = row.get("steps")
     if isinstance(steps, list) and steps:
-        return [s for s in steps if isinstance(s, Mapping) and s.get("tool")]  # type: ignore[misc]
+        return [s for s in flat_steps(steps) if isinstance(s, Mapping) and s.get("tool")]
     out: list[dict[str, Any]] = []
     messages = row.get("messages")
     if not isinstance(messages, list):
@@ -35,9 +97,11 @@ def tool_calls(row: Row) -> list[dict[str, Any]]:
     for m in messages:
         if isinstance(m, Mapping) and m.get("role") == "tool" and m.get("tool_call_id"):
             results[str(m["tool_call_id"])] = m.get("content")
+    turn = -1
     for m in messages:
         if not (isinstance(m, Mapping) and m.get("role") == "assistant"):
             continue
+        turn += 1
         for call in m.get("tool_calls") or ():
             fn = call.get("function", call) if isinstance(call, Mapping) else {}
             name = fn.get("name")
@@ -49,7 +113,7 @@ def tool_calls(row: Row) -> list[dict[str, Any]]:
                     args = json.loads(args)
                 except json.JSONDecodeError:
                     pass
-            out.append({"tool": name, "arguments": args, "result": results.get(str(call.get("id")))})
+            out.append({"tool": name, "arguments": args, "result": results.get(str(call.get("id"))), "turn": turn})
     return out
 
 
@@ -70,29 +134,43 @@ def reply_text(row: Row) -> str:
 
 def chat_messages(system_prompt: str | None, prompt: str, steps: Sequence[Mapping[str, Any]],
                   final_text: str) -> list[dict[str, Any]]:
-    """A rollout as OpenAI-form chat messages: system, user, one assistant call + tool reply per tool step,
-    user and assistant text steps in order, and the final assistant reply."""
+    """A rollout as OpenAI-form chat messages: system, user, then per tool turn one assistant message with
+    its ``tool_calls`` (several for parallel calls) and one ``tool`` message per call, user and assistant text
+    steps in order, and the final assistant reply. Call ids are ``call_0000``, ``call_0001``, ... per row."""
     msgs: list[dict[str, Any]] = []
     if system_prompt:
         msgs.append({"role": "system", "content": system_prompt})
     msgs.append({"role": "user", "content": prompt})
     n_call = 0
-    for step in steps:
-        if "tool" in step:
-            call_id = f"call_{n_call:04d}"
-            n_call += 1
-            msgs.append({"role": "assistant", "content": step.get("text") or None, "tool_calls": [
-                {"id": call_id, "type": "function",
-                 "function": {"name": step["tool"], "arguments": json.dumps(step.get("arguments") or {})}}]})
-            result = step.get("result")
-            msgs.append({"role": "tool", "tool_call_id": call_id,
-                         "content": result if isinstance(result, str) else json.dumps(result)})
-        elif "user" in step:
-            msgs.append({"role": "user", "content": str(step["user"])})
-        elif "text" in step:
-            msgs.append({"role": "assistant", "content": str(step["text"])})
+    for turn in tool_turns(steps):
+        if isinstance(turn, list):
+            text = next((str(s["text"]) for s in turn if s.get("text")), None)
+            calls, answers = [], []
+            for step in turn:
+                call_id = f"call_{n_call:04d}"
+                n_call += 1
+                calls.append({"id": call_id, "type": "function",
+                              "function": {"name": wire_name(str(step["tool"])),
+                                           "arguments": json.dumps(step.get("arguments") or {})}})
+                result = step.get("result")
+                answers.append({"role": "tool", "tool_call_id": call_id,
+                                "content": result if isinstance(result, str) else json.dumps(result)})
+            msgs.append({"role": "assistant", "content": text, "tool_calls": calls})
+            msgs.extend(answers)
+        elif "user" in turn:
+            msgs.append({"role": "user", "content": str(turn["user"])})
+        elif "text" in turn:
+            msgs.append({"role": "assistant", "content": str(turn["text"])})
     msgs.append({"role": "assistant", "content": final_text})
     return msgs
+
+
+def _wire_call(call: Any) -> Any:
+    """A copy of one OpenAI tool call with its name model-facing (anything else is returned as it is)."""
+    if not (isinstance(call, Mapping) and isinstance(call.get("function"), Mapping)):
+        return call
+    name = call["function"].get("name")
+    return {**call, "function": {**call["function"], "name": wire_name(name)}}
 
 
 def row_messages(row: Row, *, system_prompt: str | None = None) -> list[dict[str, Any]]:
@@ -100,6 +178,9 @@ def row_messages(row: Row, *, system_prompt: str | None = None) -> list[dict[str
     ``final_text`` with ``chat_messages`` (tool steps included); ``system_prompt`` goes first when the row's
     messages have no system message."""
     msgs = [dict(m) for m in row.get("messages") or []]
+    for m in msgs:  # tool names as the model sees them (math.factorial -> math_factorial)
+        if m.get("role") == "assistant" and isinstance(m.get("tool_calls"), list):
+            m["tool_calls"] = [_wire_call(c) for c in m["tool_calls"]]
     if not msgs:
         msgs = chat_messages(row.get("system_prompt") or system_prompt, str(row.get("prompt", "")),
                              row.get("steps") or [], str(row.get("final_text") or ""))
@@ -156,10 +237,11 @@ def normalize_messages(
                 elif arguments == "string" and not isinstance(args, str):
                     args = json.dumps(args, ensure_ascii=False)
                 fn["arguments"] = args
+                name = wire_name(fn.get("name"))
                 if call.get("id"):
-                    call_names[str(call["id"])] = str(fn.get("name", ""))
+                    call_names[str(call["id"])] = str(name or "")
                 calls.append({"id": call.get("id"), "type": "function",
-                              "function": {"name": fn.get("name"), "arguments": args}})
+                              "function": {"name": name, "arguments": args}})
             m["tool_calls"] = calls
             if m.get("content") is None:
                 m["content"] = ""

@@ -4,12 +4,19 @@ The signature is the schema: annotations give types, defaults make a parameter o
 first paragraph is the description and a Google-style ``Args:`` block describes each parameter.
 Schema dicts in OpenAI (``{"type": "function", "function": {...}}``), bare (``{"name", "description",
 "parameters"}``) and Anthropic (``{"name", "description", "input_schema"}``) shapes are accepted too.
+
+Tool names: function-calling APIs take ``[A-Za-z0-9_-]{1,64}``. A name with dots (``math.factorial``, as
+in BFCL's function docs) becomes the model-facing name ``math_factorial`` (``model_name``: every ``.`` →
+``_``); the tool keeps the name it was given as ``Tool.original_name``. ``name=`` (on ``@tool``, ``tool(...)``
+and ``as_tool``) sets the name outright. Python-flavoured type names in a schema dict (BFCL's ``"dict"``,
+``"float"``, ``"tuple"``, ``"any"``) become JSON Schema's (``json_schema_types``).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import enum
+import functools
 import inspect
 import re
 import types
@@ -18,13 +25,40 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, Union, get_args, get_origin
 
 from whileai_core.defaults import TOOL_DESCRIPTION_MAX_CHARS as DESCRIPTION_MAX_CHARS
+from whileai_core.defaults import TOOL_NAME_MAX_CHARS
 from whileai_core.errors import InvalidArgument, InvalidArgumentType
 from whileai_core.errors import UnsupportedAnnotation as _Unsupported
 
 _SIMPLE: dict[Any, str] = {str: "string", int: "integer", float: "number", bool: "boolean", type(None): "null"}
 _ARG_HEADERS = re.compile(r"^\s*(Args|Arguments|Parameters|Params)\s*:\s*$")
 _OTHER_HEADERS = re.compile(r"^\s*(Returns|Return|Raises|Yields|Examples?|Notes?)\s*:\s*$")
-_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]{0,63}$")
+_NAME_RE = re.compile(rf"^[A-Za-z_][A-Za-z0-9_-]{{0,{TOOL_NAME_MAX_CHARS - 1}}}$")
+
+
+def model_name(name: str) -> str:
+    """The name a model sees for a tool named ``name``: ``name`` itself when function-calling APIs accept it,
+    else ``name`` with every ``.`` made ``_`` (``"math.factorial"`` → ``"math_factorial"``).
+
+    Raises ``InvalidArgument`` when even that is not a valid name (pass ``name=`` to choose one).
+
+    >>> model_name("math.factorial")
+    'math_factorial'
+    """
+    if not isinstance(name, str):
+        raise InvalidArgumentType(f"a tool name is a string; got {type(name).__name__}")
+    if _NAME_RE.match(name):
+        return name
+    mapped = name.replace(".", "_")
+    if not _NAME_RE.match(mapped):
+        raise InvalidArgument(f"tool name {name!r} must be 1-{TOOL_NAME_MAX_CHARS} letters, digits, '_' or '-' "
+                              "(dots become '_'), what function-calling APIs accept; pass name='...' to choose one")
+    return mapped
+
+
+def _named(name: str) -> tuple[str, str | None]:
+    """(model-facing name, the original when it differs)."""
+    mapped = model_name(name)
+    return mapped, (name if mapped != name else None)
 
 
 def _json_type_of_values(values: Sequence[Any]) -> str | None:
@@ -130,15 +164,49 @@ def _json_default(value: Any) -> Any:
     return None
 
 
+def _source(fn: Callable[..., Any]) -> Any:
+    """What names and documents a callable: the function under a ``functools.partial``, the ``__call__`` of a
+    callable instance, else the callable itself."""
+    while isinstance(fn, functools.partial):
+        fn = fn.func
+    if not isinstance(fn, (types.FunctionType, types.MethodType, types.BuiltinFunctionType, type)) \
+            and not hasattr(fn, "__name__") and callable(getattr(type(fn), "__call__", None)):
+        return type(fn).__call__
+    return fn
+
+
+def callable_name(fn: Callable[..., Any]) -> str | None:
+    """A callable's own name: its ``__name__``; for a ``functools.partial``, the wrapped callable's; for a
+    callable instance, its class's. None for a lambda (``<lambda>`` names nothing)."""
+    while isinstance(fn, functools.partial):
+        fn = fn.func
+    name = getattr(fn, "__name__", None)
+    if not isinstance(name, str):
+        name = type(fn).__name__
+    return None if name == "<lambda>" else name
+
+
+def _hints(fn: Callable[..., Any]) -> dict[str, Any]:
+    """The resolved annotations of what documents ``fn`` (raw ones when they do not resolve)."""
+    source = _source(fn)
+    try:
+        return typing.get_type_hints(source, include_extras=True)
+    except Exception:  # noqa: BLE001 - an unresolvable annotation falls back to the raw ones
+        return dict(getattr(source, "__annotations__", None) or {})
+
+
 def function_schema(fn: Callable[..., Any], *, name: str | None = None,
                     description: str | None = None) -> dict[str, Any]:
-    """The ``parameters`` JSON schema plus name and description for a Python function."""
+    """The ``parameters`` JSON schema plus name and description for a Python function (a ``functools.partial``
+    or a callable instance too: the parameters left to pass, the wrapped function's name and docstring)."""
     sig = inspect.signature(fn)
-    try:
-        hints = typing.get_type_hints(fn, include_extras=True)
-    except Exception:
-        hints = dict(getattr(fn, "__annotations__", {}))
-    summary, param_docs = _parse_docstring(fn.__doc__)
+    hints = _hints(fn)
+    label = name or callable_name(fn)
+    if label is None:
+        raise InvalidArgument(f"tool {fn!r} has no name of its own (a lambda); pass name='...', e.g. "
+                              "wai.tool(fn, name='lookup')")
+    own = None if isinstance(fn, functools.partial) else fn.__doc__  # a partial's own doc is functools'
+    summary, param_docs = _parse_docstring(own or _source(fn).__doc__)
     properties: dict[str, Any] = {}
     required: list[str] = []
     for pname, param in sig.parameters.items():
@@ -149,7 +217,7 @@ def function_schema(fn: Callable[..., Any], *, name: str | None = None,
             schema = annotation_schema(annotation)
         except _Unsupported:
             raise InvalidArgumentType(
-                f"tool {name or fn.__name__!r}: parameter {pname!r} has annotation {annotation!r}, which has no "
+                f"tool {label!r}: parameter {pname!r} has annotation {annotation!r}, which has no "
                 "JSON schema; use str, int, float, bool, list[...], dict, Optional[...], Literal[...], an Enum, "
                 "or Annotated[T, 'description']"
             ) from None
@@ -166,7 +234,7 @@ def function_schema(fn: Callable[..., Any], *, name: str | None = None,
     if required:
         parameters["required"] = required
     return {
-        "name": name or fn.__name__,
+        "name": label,
         "description": (description if description is not None else summary)[:DESCRIPTION_MAX_CHARS],
         "parameters": parameters,
     }
@@ -174,18 +242,29 @@ def function_schema(fn: Callable[..., Any], *, name: str | None = None,
 
 @dataclasses.dataclass(frozen=True)
 class Tool:
-    """A callable tool with its JSON schema. ``Tool.schema`` is the OpenAI function-calling dict."""
+    """A callable tool with its JSON schema. ``Tool.schema`` is the OpenAI function-calling dict.
+
+    ``name`` is the model-facing name (what schemas, messages and exports carry); ``original_name`` is the
+    name the tool was given when that had to be mapped (``"math.factorial"`` for ``"math_factorial"``), else
+    None. ``wai.World.call`` answers to either.
+    """
 
     name: str
     description: str
     parameters: dict[str, Any]
     fn: Callable[..., Any] | None = None
     returns: Any = None  # the return annotation (the mock world answers in this shape)
+    original_name: str | None = None
 
     @property
     def schema(self) -> dict[str, Any]:
         return {"type": "function",
                 "function": {"name": self.name, "description": self.description, "parameters": self.parameters}}
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """Every name this tool answers to: the model-facing one, then the original when it differs."""
+        return (self.name, self.original_name) if self.original_name else (self.name,)
 
     @property
     def required(self) -> list[str]:
@@ -201,31 +280,47 @@ class Tool:
         return self.fn(*args, **kwargs)
 
 
-def tool(fn: Callable[..., Any] | None = None, *, name: str | None = None,
-         description: str | None = None) -> Any:
-    """Make a function a tool: ``@wai.tool`` or ``@wai.tool(name="lookup")``."""
+def _from_callable(f: Any, name: str | None, description: str | None) -> Tool:
+    if not callable(f):
+        raise InvalidArgumentType(f"@tool decorates a function (or takes a tool schema dict); got {type(f).__name__}")
+    try:
+        inspect.signature(f)
+    except (TypeError, ValueError):
+        raise InvalidArgumentType(f"@tool could not read a signature from {f!r}; decorate a def function (wrap a "
+                                  "builtin or class in one)") from None
+    spec = function_schema(f, name=name, description=description)
+    tool_name, original = _named(spec["name"])
+    returns = _hints(f).get("return")
+    return Tool(tool_name, spec["description"], spec["parameters"], f, returns, original)
 
-    def wrap(f: Callable[..., Any]) -> Tool:
-        if not callable(f):
-            raise InvalidArgumentType(f"@tool decorates a function; got {type(f).__name__}")
-        try:
-            inspect.signature(f)
-        except (TypeError, ValueError):
-            raise InvalidArgumentType(f"@tool could not read a signature from {f!r}; decorate a def function (wrap a builtin "
-                            "or class in one)") from None
-        spec = function_schema(f, name=name, description=description)
-        if not _NAME_RE.match(spec["name"]):
-            raise InvalidArgument(f"tool name {spec['name']!r} must be 1-64 letters, digits, '_' or '-'")
-        try:
-            returns = typing.get_type_hints(f).get("return")
-        except Exception:
-            returns = getattr(f, "__annotations__", {}).get("return")
-        tool_obj = Tool(spec["name"], spec["description"], spec["parameters"], f, returns)
-        return tool_obj
 
+def tool(fn: Any = None, *, name: str | None = None, description: str | None = None) -> Any:
+    """Make a tool: ``@wai.tool``, ``@wai.tool(name="lookup")``, or ``wai.tool(obj)`` on a function, a
+    ``functools.partial``, a callable instance or a function schema dict (any shape ``as_tool`` takes).
+
+    Args:
+        fn: what to make a tool of; omit it to get a decorator.
+        name: the tool's name (default: the function's, or the schema's). Dots become underscores for the
+            model (``model_name``), the given name is kept as ``original_name``.
+        description: the description (default: the docstring's first paragraph, or the schema's).
+
+    Returns:
+        A ``Tool`` (or a decorator that makes one).
+
+    Raises:
+        InvalidArgumentType: ``fn`` is neither callable nor a schema dict, or a parameter has no JSON schema.
+        InvalidArgument: the name is not one function-calling APIs accept, even with dots mapped.
+
+    Example:
+        >>> @tool(name="math.factorial")
+        ... def factorial(number: int) -> int:
+        ...     "Factorial of a number."
+        >>> factorial.name, factorial.original_name
+        ('math_factorial', 'math.factorial')
+    """
     if fn is not None:
-        return wrap(fn)
-    return wrap
+        return as_tool(fn, name=name, description=description)
+    return lambda f: as_tool(f, name=name, description=description)
 
 
 def function_spec(schema: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -241,32 +336,83 @@ def function_spec(schema: Mapping[str, Any]) -> dict[str, Any] | None:
             "parameters": spec.get("parameters", spec.get("input_schema", {"type": "object", "properties": {}}))}
 
 
-def as_tool(obj: Any) -> Tool:
-    """Normalise one entry of ``tools=``: a Tool, a plain function, or a schema dict in any accepted shape."""
+#: type names that are not JSON Schema's, as BFCL's and other Python-flavoured tool docs write them, and the JSON
+#: Schema type a function-calling API takes for each (BFCL maps them the same way before calling a model);
+#: "any" drops the type (any value).
+_TYPE_NAMES = {"dict": "object", "float": "number", "tuple": "array", "list": "array", "bool": "boolean",
+               "int": "integer", "str": "string", "any": None}
+_SUBSCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions")
+_SUBSCHEMA_LISTS = ("anyOf", "oneOf", "allOf", "prefixItems")
+
+
+def json_schema_types(schema: Any) -> Any:
+    """A copy of a parameters schema with Python-flavoured type names made JSON Schema's (``"dict"`` ->
+    ``"object"``, ``"float"`` -> ``"number"``, ``"tuple"`` -> ``"array"``, ``"any"`` -> no type), at every depth."""
+    if not isinstance(schema, Mapping):
+        return schema
+    out = dict(schema)
+    kind = out.get("type")
+    if isinstance(kind, str) and kind.lower() in _TYPE_NAMES:
+        mapped = _TYPE_NAMES[kind.lower()]
+        if mapped is None:
+            del out["type"]
+        else:
+            out["type"] = mapped
+    for key in _SUBSCHEMA_MAPS:
+        if isinstance(out.get(key), Mapping):
+            out[key] = {k: json_schema_types(v) for k, v in out[key].items()}
+    for key in _SUBSCHEMA_LISTS:
+        if isinstance(out.get(key), list):
+            out[key] = [json_schema_types(v) for v in out[key]]
+    for key in ("items", "additionalProperties"):
+        if isinstance(out.get(key), Mapping):
+            out[key] = json_schema_types(out[key])
+    return out
+
+
+def _from_schema(obj: Mapping[str, Any], name: str | None, description: str | None) -> Tool:
+    spec = function_spec(obj)
+    if spec is None:
+        raise InvalidArgumentType(f"tool schema dict has no 'name' (keys: {sorted(obj)}); pass an OpenAI function "
+                                  "schema {'type': 'function', 'function': {'name', 'description', 'parameters'}}")
+    given = name if name is not None else spec["name"]
+    if not isinstance(given, str) or not given:
+        raise InvalidArgument(f"tool schema name {given!r} must be 1-{TOOL_NAME_MAX_CHARS} letters, digits, '_' or "
+                              "'-' (what function-calling APIs accept)")
+    try:
+        tool_name, original = _named(given)
+    except InvalidArgument:
+        raise InvalidArgument(f"tool schema name {given!r} must be 1-{TOOL_NAME_MAX_CHARS} letters, digits, '_' or "
+                              "'-' (what function-calling APIs accept; dots become '_'); pass name='...' to choose "
+                              "one") from None
+    params = spec["parameters"]
+    if not isinstance(params, Mapping):
+        raise InvalidArgumentType(f"tool {given!r}: 'parameters' must be a JSON-schema object")
+    if not isinstance(params.get("properties", {}), Mapping):
+        raise InvalidArgumentType(f"tool {given!r}: parameters['properties'] must be a dict {{name: schema}}; got "
+                                  f"{type(params.get('properties')).__name__}")
+    required = params.get("required", [])
+    if isinstance(required, str) or not isinstance(required, Sequence) or \
+            not all(isinstance(r, str) for r in required):
+        raise InvalidArgumentType(f"tool {given!r}: parameters['required'] must be a list of names, e.g. "
+                                  f"[{required!r}]; got {required!r}")
+    text = description if description is not None else str(spec.get("description") or "")
+    return Tool(tool_name, text[:DESCRIPTION_MAX_CHARS], json_schema_types(params), None, None, original)
+
+
+def as_tool(obj: Any, *, name: str | None = None, description: str | None = None) -> Tool:
+    """Normalise one entry of ``tools=``: a Tool, a plain function (or partial, or callable instance), or a
+    schema dict in any accepted shape. ``name=``/``description=`` override the tool's own."""
     if isinstance(obj, Tool):
-        return obj
+        if name is None and description is None:
+            return obj
+        tool_name, original = _named(name) if name is not None else (obj.name, obj.original_name)
+        return dataclasses.replace(obj, name=tool_name, original_name=original,
+                                   description=obj.description if description is None else description)
     if isinstance(obj, Mapping):
-        spec = function_spec(obj)
-        if spec is None:
-            raise InvalidArgumentType(f"tool schema dict has no 'name' (keys: {sorted(obj)}); pass an OpenAI function schema "
-                            "{'type': 'function', 'function': {'name', 'description', 'parameters'}}")
-        if not isinstance(spec["name"], str) or not _NAME_RE.match(spec["name"]):
-            raise InvalidArgument(f"tool schema name {spec['name']!r} must be 1-64 letters, digits, '_' or '-' (what "
-                             "function-calling APIs accept)")
-        params = spec["parameters"]
-        if not isinstance(params, Mapping):
-            raise InvalidArgumentType(f"tool {spec['name']!r}: 'parameters' must be a JSON-schema object")
-        if not isinstance(params.get("properties", {}), Mapping):
-            raise InvalidArgumentType(f"tool {spec['name']!r}: parameters['properties'] must be a dict {{name: schema}}; got "
-                            f"{type(params.get('properties')).__name__}")
-        required = params.get("required", [])
-        if isinstance(required, str) or not isinstance(required, Sequence) or \
-                not all(isinstance(r, str) for r in required):
-            raise InvalidArgumentType(f"tool {spec['name']!r}: parameters['required'] must be a list of names, e.g. "
-                            f"[{required!r}]; got {required!r}")
-        return Tool(str(spec["name"]), str(spec.get("description", "")), dict(params), None, None)
+        return _from_schema(obj, name, description)
     if callable(obj):
-        return tool(obj)
+        return _from_callable(obj, name, description)
     raise InvalidArgumentType(
         f"tools= takes @wai.tool functions, plain functions or function schema dicts; got {type(obj).__name__}"
     )
@@ -279,11 +425,14 @@ def as_tools(tools: Any) -> list[Tool]:
     if isinstance(tools, (Tool, Mapping)) or (callable(tools) and not isinstance(tools, (list, tuple))):
         tools = [tools]
     out = [as_tool(t) for t in tools]
-    seen: set[str] = set()
+    seen: dict[str, Tool] = {}
     for t in out:
         if t.name in seen:
-            raise InvalidArgument(f"tools= has two tools named {t.name!r}; tool names must be unique")
-        seen.add(t.name)
+            given = [x.original_name for x in (seen[t.name], t) if x.original_name]
+            mapped = f" (from {' and '.join(map(repr, given))}: dots become '_')" if given else ""
+            raise InvalidArgument(f"tools= has two tools named {t.name!r}{mapped}; tool names must be unique "
+                                  "(pass name='...' to tell them apart)")
+        seen[t.name] = t
     return out
 
 

@@ -238,7 +238,7 @@ def test_tool_calls_reads_openai_messages():
             {"role": "assistant", "content": "done"},
         ],
     }
-    assert tool_calls(row) == [{"tool": "lookup", "arguments": {"id": 7}, "result": "found"}]
+    assert tool_calls(row) == [{"tool": "lookup", "arguments": {"id": 7}, "result": "found", "turn": 0}]
     assert hollow_run_warnings([row], ["lookup"]) == []
 
 

@@ -97,11 +97,37 @@ def test_bad_tool_arguments_go_back_to_the_model_as_an_error(srv):
     assert world.calls == 0 and out["final_text"] == "sorry"
 
 
-def test_text_beside_tool_calls_is_kept_as_a_step_and_unknown_tools_reach_the_world(srv):
+def test_text_beside_tool_calls_rides_on_the_call_and_unknown_tools_reach_the_world(srv):
     srv.script({"text": "Let me check.", "tool_calls": [{"name": "no_such_tool", "arguments": {}}]}, {"text": "ok"})
     out = as_agent(Endpoint("m", url=srv.openai_url, **FAST), tools=TOOLS, system_prompt=None)(scenario())
-    assert out["steps"][0] == {"text": "Let me check."}
-    assert out["steps"][1]["result"]["status"] == "not_found"
+    assert len(out["steps"]) == 1 and out["steps"][0]["text"] == "Let me check." and out["steps"][0]["turn"] == 0
+    assert out["steps"][0]["result"]["status"] == "not_found"
+
+
+def test_parallel_calls_in_one_reply_are_one_turn_and_dotted_tools_reach_the_model_mapped(srv):
+    from whileai_core.simulate.run import rollout
+
+    docs = [{"name": "orders.get", "description": "Get an order.", "parameters": {  # BFCL-shaped: "dict"
+        "type": "dict", "properties": {"order_id": {"type": "string"}}, "required": ["order_id"]}}]
+    srv.script({"text": "Looking up both.", "tool_calls": [{"name": "orders_get", "arguments": {"order_id": "A1001"}},
+                                                           {"name": "orders_get", "arguments": {"order_id": "B2"}}]},
+               {"text": "Both found."})
+    agent = as_agent(Endpoint("m", url=srv.openai_url, **FAST), tools=docs, system_prompt="S")
+    row = rollout(agent, scenario(), tools=docs, system_prompt="S")
+    first, second = (r["body"] for r in list(srv.requests)[-2:])
+    assert [t["function"]["name"] for t in first["tools"]] == ["orders_get"]  # the model sees the mapped name
+    assert first["tools"][0]["function"]["parameters"]["type"] == "object"  # and JSON Schema's type names
+    assert [m["role"] for m in second["messages"]] == ["system", "user", "assistant", "tool", "tool"]
+    steps = row["steps"]
+    assert [(s["tool"], s["arguments"]["order_id"], s["turn"]) for s in steps] == [("orders_get", "A1001", 0),
+                                                                                    ("orders_get", "B2", 0)]
+    assert steps[0]["text"] == "Looking up both." and steps[0]["result"]["status"] == "ok"  # the world knew it
+    assert "no get with order_id 'B2'" in steps[1]["result"]["error"]  # an unknown record, not an unknown tool
+    msgs = row["messages"]
+    assert [m["role"] for m in msgs] == ["system", "user", "assistant", "tool", "tool", "assistant"]
+    assert msgs[2]["content"] == "Looking up both." and len(msgs[2]["tool_calls"]) == 2
+    assert [m["tool_call_id"] for m in msgs[3:5]] == [c["id"] for c in msgs[2]["tool_calls"]]
+    assert row["loss_mask"] == [0, 0, 1, 0, 0, 1]
 
 
 def test_without_a_world_the_tool_bodies_answer(srv):

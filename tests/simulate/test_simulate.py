@@ -40,7 +40,7 @@ def test_rows_are_json_and_follow_the_schema():
     assert len(data) == 12 and data.n_situations == 6
     for row in data.rows:
         json.dumps(row)
-        assert row["schema_version"] == "1"
+        assert row["schema_version"] == "1.1"
         assert row["row_id"] == f"{row['task_id']}#{row['rollout_index']}"
         assert row["messages"][0] == {"role": "system", "content": "Help customers with orders."}
         assert row["messages"][1]["role"] == "user" and row["messages"][1]["content"] == row["prompt"]

@@ -131,7 +131,7 @@ def test_grpo_prompts_and_judge_reward():
     scores = reward(prompts=[prompts[1]["prompt"], prompts[2]["prompt"], prompts[0]["prompt"], prompts[0]["prompt"]],
                     completions=completions, task_id=["t1", "t2", "t0", "t0"], trainer_state=None)
     assert scores == [1.0, 0.0, None, None]
-    assert seen[1]["steps"] == [{"tool": "read_file", "arguments": {"path": "/x"}, "result": "value 2"}]
+    assert seen[1]["steps"] == [{"tool": "read_file", "arguments": {"path": "/x"}, "result": "value 2", "turn": 0}]
     assert seen[1]["final_text"] == "nothing" and seen[1]["task_id"] == "t2"
     assert "reward" not in seen[0] and seen[0]["prompt"] == "read /data/file1.txt"
     with pytest.raises(KeyError, match="not among the rows"):
@@ -331,7 +331,8 @@ def test_sft_loss_falls_and_tool_output_is_never_trained(tiny_model, tmp_path):
     agent = result.model(tools=[read_file], system_prompt="You are an agent.", max_new_tokens=64)
     out = agent("read /data/file3.txt")
     assert set(out) == {"steps", "final_text", "model"}
-    assert out["steps"][:1] == [{"tool": "read_file", "arguments": {"path": "/data/file3.txt"}, "result": "value 3"}]
+    assert out["steps"][:1] == [{"tool": "read_file", "arguments": {"path": "/data/file3.txt"}, "result": "value 3",
+                                 "turn": 0}]
     assert isinstance(agent.generate("hello"), str)
 
 

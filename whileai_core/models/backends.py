@@ -47,7 +47,7 @@ from whileai_core.defaults import (
     RETRY_MAX_ATTEMPTS,
 )
 from whileai_core.errors import BackendError, InvalidArgument, InvalidArgumentType
-from whileai_core.tools import function_spec
+from whileai_core.tools import function_spec, json_schema_types, model_name
 from whileai_core.tools import tool as make_tool
 
 #: every spec-string form resolve_model() accepts, for error messages.
@@ -133,7 +133,9 @@ class Completion:
 # --------------------------------------------------------------------------------------------------
 def tool_schemas(tools: Any) -> list[dict[str, Any]]:
     """Normalise ``tools=`` to OpenAI function dicts: ``Tool`` objects (``.schema``), OpenAI dicts,
-    bare ``{"name","parameters"}`` dicts, Anthropic ``{"name","input_schema"}`` dicts, or plain functions."""
+    bare ``{"name","parameters"}`` dicts, Anthropic ``{"name","input_schema"}`` dicts, or plain functions.
+    Names are the model-facing ones (``tools.model_name``: ``math.factorial`` -> ``math_factorial``) and type
+    names JSON Schema's (``tools.json_schema_types``: BFCL's ``"dict"`` -> ``"object"``)."""
     if tools is None:
         return []
     if isinstance(tools, (Mapping, str)) or not isinstance(tools, Sequence):
@@ -144,11 +146,16 @@ def tool_schemas(tools: Any) -> list[dict[str, Any]]:
         if isinstance(schema, Mapping):
             out.append(dict(schema))
         elif isinstance(t, Mapping):
-            if "function" in t:
-                out.append(dict(t))
+            if isinstance(t.get("function"), Mapping) and "name" in t["function"]:
+                fn = dict(t["function"])
+                fn["name"] = model_name(fn["name"])
+                if "parameters" in fn:
+                    fn["parameters"] = json_schema_types(fn["parameters"])
+                out.append({**t, "function": fn})
             elif "name" in t:
                 fn = function_spec(t)
-                fn["parameters"] = fn["parameters"] or {"type": "object", "properties": {}}
+                fn["name"] = model_name(fn["name"])
+                fn["parameters"] = json_schema_types(fn["parameters"]) or {"type": "object", "properties": {}}
                 out.append({"type": "function", "function": fn})
             else:
                 raise InvalidArgumentType(f"tools[{i}] is a dict without 'function' or 'name'; pass an OpenAI function schema")

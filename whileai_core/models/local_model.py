@@ -308,7 +308,10 @@ class LocalModel:
                         result = tool(**args) if isinstance(args, dict) else tool(args)
                 except Exception as exc:  # noqa: BLE001 - the agent sees the failure, as it would from a real tool
                     result = f"error: {type(exc).__name__}: {exc}"
-                steps.append({"tool": fn["name"], "arguments": args, "result": result})
+                step = {"tool": fn["name"], "arguments": args, "result": result, "turn": turn}  # one reply: one turn
+                if reply.get("content") and calls[0] is call:
+                    step["text"] = reply["content"]
+                steps.append(step)
                 messages.append({"role": "tool", "tool_call_id": call["id"], "name": fn["name"],
                                  "content": result if isinstance(result, str) else json.dumps(result, default=str)})
         messages.append(reply)

@@ -4,7 +4,9 @@
 contract: it takes a ``Scenario`` (a ``str`` subclass carrying ``.world``, ``.rollout_index``, ``.stance``,
 ...) and returns ``{"steps", "final_text", "finish_reason"}``. Each model turn may ask for tool calls; each is
 answered by ``scenario.world.call(name, arguments)`` (scheduled faults first), fed back as a ``tool``
-message, and the loop continues until the model answers in text or ``max_turns`` runs out.
+message, and the loop continues until the model answers in text or ``max_turns`` runs out. The calls of one
+reply are recorded as one turn: their steps share ``turn`` (the reply's index), the reply's text rides on the
+first, so the row's messages show one assistant message with every call, as the model sent it.
 
 When a ``user_model`` is given, a simulated user playing the scenario's stance answers the agent's follow-up
 questions (at most ``user_max_turns`` times). The callable is thread-safe: one pooled httpx client is shared.
@@ -109,6 +111,23 @@ class ModelAgent:
         except Exception as exc:  # a tool failure is the model's problem to handle, not a crash
             return {"status": "error", "error": f"{type(exc).__name__}: {exc}"}
 
+    def _tool_turn(self, scenario: Any, c: Any, turn: int, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Answer one reply's tool calls (several when the model called in parallel): one step per call, all
+        with this ``turn``, the reply's text on the first; a ``tool`` message per call goes onto ``messages``."""
+        steps: list[dict[str, Any]] = []
+        for call in c.tool_calls:
+            if call.arguments_error:
+                result: Any = {"status": "error",
+                               "error": f"{call.arguments_error}; send the arguments as a JSON object"}
+            else:
+                result = self._call_tool(scenario, call.name, call.arguments)
+            step: dict[str, Any] = {"tool": call.name, "arguments": call.arguments, "result": result, "turn": turn}
+            if c.text and not steps:
+                step["text"] = c.text
+            steps.append(step)
+            messages.append({"role": "tool", "tool_call_id": call.id, "content": _json_result(result)})
+        return steps
+
     # ---- simulated user ------------------------------------------------------------------------
     def _user_reply(self, scenario: Any, messages: list[dict[str, Any]], trial: int) -> str:
         stance = str(getattr(scenario, "stance", None) or "ordinary")
@@ -155,16 +174,7 @@ class ModelAgent:
                 usage[k] += int(c.usage.get(k, 0))
             messages.append(c.message())
             if c.tool_calls:
-                if c.text:
-                    steps.append({"text": c.text})
-                for call in c.tool_calls:
-                    if call.arguments_error:
-                        result: Any = {"status": "error",
-                                       "error": f"{call.arguments_error}; send the arguments as a JSON object"}
-                    else:
-                        result = self._call_tool(scenario, call.name, call.arguments)
-                    steps.append({"tool": call.name, "arguments": call.arguments, "result": result})
-                    messages.append({"role": "tool", "tool_call_id": call.id, "content": _json_result(result)})
+                steps.extend(self._tool_turn(scenario, c, turn - 1, messages))
                 finish = "tool"  # stays "tool" if the turn budget runs out here
                 continue
             final_text = c.text

@@ -27,7 +27,7 @@ from typing import Any
 from whileai_core import defaults as D
 from whileai_core.arguments import integer
 from whileai_core.errors import InvalidArgument, InvalidArgumentType
-from whileai_core.messages import chat_messages, loss_mask
+from whileai_core.messages import chat_messages, flat_steps, loss_mask
 from whileai_core.rowlist import RowList
 from whileai_core.rows import json_safe, scrub, stable_id, write_jsonl
 from whileai_core.simulate.situations import (
@@ -67,11 +67,13 @@ def _check_output(out: Any) -> tuple[list[dict[str, Any]], str, dict[str, Any]]:
     steps = out.get("steps", [])
     if not isinstance(steps, (list, tuple)):
         raise InvalidArgumentType(f"the agent's steps is {type(steps).__name__}; it must be a list of step dicts")
-    clean = []
     for i, step in enumerate(steps):
-        if not isinstance(step, Mapping) or not ({"tool", "text", "user"} & set(step)):
+        if not isinstance(step, Mapping) or not ({"tool", "text", "user", "tool_calls"} & set(step)):
             raise InvalidArgumentType(f"the agent's steps[{i}] must be a dict with 'tool' (+ 'arguments', 'result'), "
-                            f"'text' or 'user'; got {step!r:.120}")
+                                      "'tool_calls' (a list of those: one turn's parallel calls), 'text' or 'user'; "
+                                      f"got {step!r:.120}")
+    clean = []
+    for i, step in enumerate(flat_steps(steps)):
         step = dict(step)
         for key in ("text", "user"):
             if step.get(key) is not None and not isinstance(step[key], str):

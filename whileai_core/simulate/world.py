@@ -68,6 +68,8 @@ class World:
         self.tools = {t.name: t for t in as_tools(tools)}
         if not self.tools:
             raise InvalidArgument("World needs tools=[...] (the same list you pass simulate)")
+        # a tool mapped for the model (math.factorial -> math_factorial) answers to its original name too
+        self._aliases = {t.original_name: t.name for t in self.tools.values() if t.original_name}
         self.seed = seed
         self.calls = 0
 
@@ -88,6 +90,7 @@ class World:
             return {"status": "error", "error": f"{tool_name}: arguments must be a dict of argument name -> value; "
                                                 f"got {type(arguments).__name__}"}
         arguments = dict(arguments or {})
+        tool_name = self._aliases.get(tool_name, tool_name)
         t = self.tools.get(tool_name)
         if t is None:
             return {"status": "not_found", "error": f"no tool named {tool_name!r}; tools are {sorted(self.tools)}"}

@@ -293,7 +293,7 @@ def completion_row(base: Mapping[str, Any], prompt: Any, completion: Any) -> Row
     tool_messages = [m for m in completion_msgs if m.get("role") == "tool"]
     assistants = [m for m in completion_msgs if m.get("role") == "assistant"]
     order = 0
-    for m in assistants:
+    for turn, m in enumerate(assistants):
         for call in m.get("tool_calls") or []:
             fn = call.get("function", call)
             args = fn.get("arguments", {})
@@ -305,7 +305,7 @@ def completion_row(base: Mapping[str, Any], prompt: Any, completion: Any) -> Row
             result = results.get(call.get("id"))
             if result is None and order < len(tool_messages):
                 result = tool_messages[order].get("content")
-            steps.append({"tool": fn.get("name"), "arguments": args, "result": result})
+            steps.append({"tool": fn.get("name"), "arguments": args, "result": result, "turn": turn})
             order += 1
     for m in assistants[:-1]:
         if m.get("content") and not m.get("tool_calls"):
