@@ -131,3 +131,17 @@ def test_with_run_judge_and_constructor_errors():
         ToolCalls([42])
     with pytest.raises(ValueError, match="arguments must be a dict"):
         ToolCalls([("refund", [5])])
+
+
+def test_dotted_reference_names_match_calls_recorded_under_the_model_facing_name():
+    """BFCL writes ``math.factorial``; the model calls ``math_factorial`` (tools.model_name), and one turn of
+    parallel calls (steps sharing ``turn``) is read as its calls in order."""
+    steps = [{"tool": "math_factorial", "arguments": {"number": 5}, "result": 120, "turn": 0},
+             {"tool": "math_factorial", "arguments": {"number": 3}, "result": 6, "turn": 0}]
+    row = agent_row(steps)
+    expected = [("math.factorial", {"number": 3}), ("math.factorial", {"number": 5})]
+    assert verdict(expected, "unordered", row)["reward"] == 1
+    strict = verdict(expected, "strict", row)
+    assert strict["reward"] == 0 and "math_factorial" in strict["reason"]
+    assert tool_calls(row) == [{"name": "math_factorial", "arguments": {"number": 5}},
+                               {"name": "math_factorial", "arguments": {"number": 3}}]

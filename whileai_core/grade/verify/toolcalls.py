@@ -23,6 +23,8 @@ from typing import Any
 
 from whileai_core.grade.verify.basic import ANY, match_value
 from whileai_core.grade.verify.contract import Row, Verifier, VerifierError
+from whileai_core.messages import tool_calls as row_tool_calls
+from whileai_core.tools import model_name
 
 __all__ = ["ANY", "MODES", "ToolCalls", "tool_calls"]
 
@@ -39,34 +41,27 @@ def _decode(args: Any) -> Any:
     return {} if args is None else args
 
 
-def _flat(items: Any) -> list[Any]:
-    out: list[Any] = []
-    for it in items or []:
-        out.extend(_flat(it) if isinstance(it, (list, tuple)) else [it])
-    return out
+def _canon(name: Any) -> str:
+    """A tool name as the model sees it (``tools.model_name``: dots become underscores), so a dotted reference
+    such as BFCL's ``math.factorial`` matches a call recorded under the mapped name; a name no API accepts
+    stays as written."""
+    text = str(name)
+    try:
+        return model_name(text)
+    except ValueError:
+        return text
 
 
 def tool_calls(row: Row) -> list[dict[str, Any]]:
-    """The calls a row made, in order, as ``{"name", "arguments"}``: from ``steps``, else from ``messages``."""
-    steps = [s for s in _flat(row.get("steps")) if isinstance(s, Mapping) and "tool" in s]
-    if steps:
-        return [{"name": str(s["tool"]), "arguments": _decode(s.get("arguments"))} for s in steps]
-    calls: list[dict[str, Any]] = []
-    for m in row.get("messages") or []:
-        if not (isinstance(m, Mapping) and m.get("role") == "assistant"):
-            continue
-        for c in m.get("tool_calls") or []:
-            if not isinstance(c, Mapping):
-                continue
-            fn: Mapping[str, Any] = c["function"] if isinstance(c.get("function"), Mapping) else c
-            calls.append({"name": str(fn.get("name")), "arguments": _decode(fn.get("arguments"))})
-    return calls
+    """The calls a row made, in order, as ``{"name", "arguments"}`` (``messages.tool_calls``: ``steps``, else
+    the assistant messages' ``tool_calls``), names as the model sees them."""
+    return [{"name": _canon(c["tool"]), "arguments": _decode(c.get("arguments"))} for c in row_tool_calls(row)]
 
 
 def _spec(item: Any, where: str) -> dict[str, Any]:
     """An expected call: ``{"tool"|"name": str, "arguments"|"args"?: dict}``, ``(name, args)`` or a bare name."""
     if isinstance(item, str):
-        return {"name": item, "arguments": None}
+        return {"name": _canon(item), "arguments": None}
     if isinstance(item, (tuple, list)) and item and isinstance(item[0], str) and len(item) <= 2:
         args = item[1] if len(item) == 2 else None
     elif isinstance(item, Mapping) and isinstance(item.get("tool", item.get("name")), str):
@@ -77,7 +72,7 @@ def _spec(item: Any, where: str) -> dict[str, Any]:
                          f"got {item!r:.80}")
     if args is not None and not isinstance(args, Mapping):
         raise ValueError(f"{where}'s arguments must be a dict {{name: value, ANY or predicate}}; got {args!r:.80}")
-    return {"name": item[0], "arguments": None if args is None else dict(args)}
+    return {"name": _canon(item[0]), "arguments": None if args is None else dict(args)}
 
 
 def _specs(expected: Any, where: str) -> list[dict[str, Any]]:
