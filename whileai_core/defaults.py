@@ -244,3 +244,8 @@ ERROR_TEXT_MAX_CHARS = 2000  # an agent error's "<Type>: <message>" kept on the 
 FIRM_BAND_ROLLOUTS = 16  # below this many rollouts per task, select() warns the band is noisy: a 0/1 rate from n
 #                          rollouts has sd <= 1/(2*sqrt(n)), ±0.125 at 16; whileai SDK's advice, convention
 MAX_CONCURRENCY = 1024  # in-flight rollouts are threads; above this a typo (100000) exhausts the OS; convention, untested
+
+# --------------------------------------------------------------------------------------------------
+# Feed traces back (traces/)
+# --------------------------------------------------------------------------------------------------
+TRACE_REPORT_SKIPPED = 10  # skipped records a load report prints by name (all are in report.skipped); convention
