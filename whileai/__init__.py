@@ -65,10 +65,11 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "train": ("whileai_core.train.train", "train"),
     "prove": ("whileai_core.train.prove", "prove"),
     "holdout": ("whileai_core.train.holdout", "holdout"),
-    "traces": ("whileai_core.traces", None),
     "LocalModel": ("whileai_core.models.local_model", "LocalModel"),
     "export_environment": ("whileai_core.train.environment", "export_environment"),
     "export_trl": ("whileai_core.train.trl_formats", "export_trl"),
+    # feed traces back (a namespace: wai.traces.load, .situations, .redact_strings)
+    "traces": ("whileai_core.traces", None),
     # models and configuration
     "OpenAI": ("whileai_core.models.backends", "OpenAI"),
     "Anthropic": ("whileai_core.models.backends", "Anthropic"),
