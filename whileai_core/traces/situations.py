@@ -6,11 +6,13 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from whileai_core.errors import InvalidArgument
-from whileai_core.guard.contamination import DecontaminationReport, decontaminate
 from whileai_core.rows import as_rows, stable_id
+
+if TYPE_CHECKING:
+    from whileai_core.guard.contamination import DecontaminationReport
 
 
 @dataclass
@@ -76,6 +78,8 @@ def situations(rows: Any, eval_rows: Any = None) -> TraceSituations:
         notes.append(f"{len(data) - n_duplicates - len(asks)} rows had no user message")
     report = None
     if eval_rows is not None and asks:
+        from whileai_core.guard.contamination import decontaminate  # late: numpy only when an eval set is given
+
         clean, report = decontaminate([{"prompt": a["prompt"], "task_id": a["task_id"]} for a in asks],
                                       _eval_source(eval_rows))
         kept = {r["task_id"] for r in clean}
