@@ -264,3 +264,31 @@ def test_records_in_memory_formats_and_unknown_records(openai_file):
     with pytest.raises(wai.InvalidArgument, match="no record is OTLP JSON or an OpenAI log"):
         wai.traces.load([{"event": "page_view"}])
     assert wai.traces.load(records, format="otlp").report.n_skipped == 5  # told the wrong format: all named
+
+
+def test_calls_logged_with_only_the_new_turn_merge_into_one_history():
+    user = parts("user", text("Where is order 5?"))
+    call = parts("assistant", {"type": "tool_call", "id": "t1", "name": "get_order", "arguments": {"order_id": "5"}})
+    answer = parts("tool", {"type": "tool_call_response", "id": "t1", "response": "pending"})
+    record = json.loads(export_line(
+        span(A, "1", "chat m", S, S + 10, {"gen_ai.operation.name": "chat",
+                                           "gen_ai.input.messages": json.dumps([user]),
+                                           "gen_ai.output.messages": json.dumps([call])}),
+        span(A, "2", "chat m", S + 20, S + 30, {"gen_ai.operation.name": "chat",  # the new turn only
+                                                "gen_ai.input.messages": json.dumps([answer]),
+                                                "gen_ai.output.messages": json.dumps([parts("assistant",
+                                                                                            text("Pending."))])},
+             error="upstream 500")))
+    (row,) = wai.traces.load([record])
+    assert [m["role"] for m in row["messages"]] == ["user", "assistant", "tool", "assistant"]
+    assert row["steps"] == [{"tool": "get_order", "arguments": {"order_id": "5"}, "result": "pending"}]
+    assert (row["status"], row["error"], row["finish_reason"]) == ("agent_error", "chat m: upstream 500", "error")
+
+
+def test_a_holdout_split_is_an_eval_set(otlp_file):
+    rows = wai.traces.load(otlp_file)
+    split = wai.holdout(wai.rows(["Refund order 9", "Cancel order 7 please", "Reset my password"],
+                                 ["done", "done", "done"]), fraction=0.34, seed=0)
+    held = {r["prompt"] for r in split.holdout}
+    kept = {a["prompt"] for a in wai.traces.situations(rows, eval_rows=split)}
+    assert held and kept == {r["prompt"] for r in rows} - held  # what the split holds out is not played

@@ -82,11 +82,11 @@ def merge(history: list[dict[str, Any]], call_input: Sequence[Mapping[str, Any]]
     """The conversation after one more model call: its input replaces the history when it repeats it (a call
     sent with the full history), else only the part of it the history has not seen yet is appended (a call
     logged with the new turn only); the call's output follows."""
-    call_input = [dict(m) for m in call_input]
-    if is_prefix(history, call_input):
-        return call_input + [dict(m) for m in call_output]
+    sent = [dict(m) for m in call_input]
+    answer = [dict(m) for m in call_output]
+    if is_prefix(history, sent):
+        return sent + answer
     if history and history[0].get("role") == "system":
-        call_input = [m for m in call_input if m.get("role") != "system"]
-    overlap = next((j for j in range(min(len(history), len(call_input)), 0, -1)
-                    if is_prefix(history[-j:], call_input[:j])), 0)
-    return history + call_input[overlap:] + [dict(m) for m in call_output]
+        sent = [m for m in sent if m.get("role") != "system"]
+    overlap = next((j for j in range(min(len(history), len(sent)), 0, -1) if is_prefix(history[-j:], sent[:j])), 0)
+    return history + sent[overlap:] + answer

@@ -55,8 +55,14 @@ def _call(record: Any) -> tuple[Mapping[str, Any], Mapping[str, Any], dict[str, 
     return request, response, reply
 
 
+def _holders(record: Mapping[str, Any]) -> tuple[Mapping[str, Any], ...]:
+    """Where a log keeps its extras: the record, then its ``metadata``."""
+    metadata = record.get("metadata")
+    return (record, metadata) if isinstance(metadata, Mapping) else (record,)
+
+
 def _latency(record: Mapping[str, Any]) -> float | None:
-    for holder in (record, record.get("metadata") if isinstance(record.get("metadata"), Mapping) else {}):
+    for holder in _holders(record):
         for key, scale in (("latency_s", 1.0), ("duration_s", 1.0), ("latency_ms", 1e-3), ("duration_ms", 1e-3)):
             value = holder.get(key)
             if isinstance(value, (int, float)) and not isinstance(value, bool):
@@ -65,7 +71,7 @@ def _latency(record: Mapping[str, Any]) -> float | None:
 
 
 def _group_id(record: Mapping[str, Any]) -> str | None:
-    for holder in (record, record.get("metadata") if isinstance(record.get("metadata"), Mapping) else {}):
+    for holder in _holders(record):
         for key in _GROUP_KEYS:
             if holder.get(key):
                 return str(holder[key])
@@ -96,7 +102,7 @@ def conversations(records: Iterable[tuple[str, Any]], report: LoadReport) -> lis
             conv = Conversation(record=label, trace_id=str(response.get("id") or "") or None, conversation_id=group)
             open_.append((conv, group))
         conv.messages = merge(conv.messages, messages, [reply])
-        usage = response.get("usage") if isinstance(response.get("usage"), Mapping) else {}
+        usage: Mapping[str, Any] = response["usage"] if isinstance(response.get("usage"), Mapping) else {}
         conv.add_usage(usage.get("prompt_tokens", usage.get("input_tokens")),
                        usage.get("completion_tokens", usage.get("output_tokens")))
         conv.add_latency(_latency(record))
@@ -104,6 +110,6 @@ def conversations(records: Iterable[tuple[str, Any]], report: LoadReport) -> lis
         conv.set_finish(response["choices"][0].get("finish_reason"))
         conv.response_ids += [str(response["id"])] if response.get("id") else []
         names = {t["function"]["name"] for t in conv.tools}
-        conv.tools += [t for t in request.get("tools") or () if isinstance(t, Mapping) and
+        conv.tools += [dict(t) for t in request.get("tools") or () if isinstance(t, Mapping) and
                        isinstance(t.get("function"), Mapping) and t["function"].get("name") not in names]
     return [c for c, _ in open_]

@@ -154,7 +154,7 @@ def _tool_definitions(value: Any) -> list[dict[str, Any]]:
     out = []
     for d in _json(value) if isinstance(_json(value), list) else ():
         if isinstance(d, Mapping) and (d.get("name") or isinstance(d.get("function"), Mapping)):
-            fn = d.get("function") if isinstance(d.get("function"), Mapping) else d
+            fn: Mapping[str, Any] = d["function"] if isinstance(d.get("function"), Mapping) else d
             out.append({"type": "function", "function": {"name": fn.get("name"),
                                                          "description": fn.get("description", ""),
                                                          "parameters": fn.get("parameters") or {"type": "object"}}})

@@ -56,8 +56,9 @@ class LoadReport:
     def summary(self, limit: int = TRACE_REPORT_SKIPPED) -> str:
         """The report as text, naming at most ``limit`` skipped records."""
         redacted = f"redacted by {self.redacted}" if self.redacted else "not redacted (no redact= hook)"
-        lines = [f"traces.load({self.source}): {self.n_records} records ({self.format}) -> {self.n_rows} rows, "
-                 f"{self.n_skipped} skipped; {redacted}"]
+        head = (f"traces.load({self.source}): {self.n_records} records ({self.format}) -> {self.n_rows} rows, "
+                f"{self.n_skipped} skipped; {redacted}")
+        lines = [head]
         lines += [f"  skipped {s}" for s in self.skipped[:limit]]
         if self.n_skipped > limit:
             lines.append(f"  ... and {self.n_skipped - limit} more (report.skipped)")

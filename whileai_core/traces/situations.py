@@ -43,7 +43,7 @@ class TraceSituations:
 def _eval_source(eval_rows: Any) -> Any:
     """A holdout split (``wai.holdout(...)``) gives its held-out rows; anything else is the eval set itself."""
     held = getattr(eval_rows, "holdout", None)
-    return held if held is not None and not callable(held) else eval_rows
+    return held if isinstance(held, (list, tuple)) else eval_rows
 
 
 def _norm(text: str) -> str:
@@ -78,7 +78,8 @@ def situations(rows: Any, eval_rows: Any = None) -> TraceSituations:
         notes.append(f"{len(data) - n_duplicates - len(asks)} rows had no user message")
     report = None
     if eval_rows is not None and asks:
-        from whileai_core.guard.contamination import decontaminate  # late: numpy only when an eval set is given
+        # late: numpy only when an eval set is given
+        from whileai_core.guard.contamination import decontaminate
 
         clean, report = decontaminate([{"prompt": a["prompt"], "task_id": a["task_id"]} for a in asks],
                                       _eval_source(eval_rows))
