@@ -288,7 +288,8 @@ def test_calls_logged_with_only_the_new_turn_merge_into_one_history():
 def test_a_holdout_split_is_an_eval_set(otlp_file):
     rows = wai.traces.load(otlp_file)
     split = wai.holdout(wai.rows(["Refund order 9", "Cancel order 7 please", "Reset my password"],
-                                 ["done", "done", "done"]), fraction=0.34, seed=0)
+                                 ["done", "done", "done"]), fraction=0.34, seed=2)
     held = {r["prompt"] for r in split.holdout}
+    assert held == {"Refund order 9"}  # seed 2 holds out one of the traces' own questions
     kept = {a["prompt"] for a in wai.traces.situations(rows, eval_rows=split)}
     assert held and kept == {r["prompt"] for r in rows} - held  # what the split holds out is not played
