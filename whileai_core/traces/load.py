@@ -27,7 +27,7 @@ class TraceRows(RowList):
     """Rows read from traces: a ``RowList`` (it exports, and every step that takes rows takes it) with the load
     ``report``; ``.grade(judge)`` scores it into a ``ScoredData`` like a simulated run."""
 
-    report: LoadReport
+    report: LoadReport = LoadReport(source="no file", format="auto")  # load() gives each its own
     run_id: str | None = None
     mode: str | None = None
 
