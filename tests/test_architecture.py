@@ -9,7 +9,7 @@ An edge of the import graph is every ``import``/``from ... import`` statement an
 level *and* inside functions and methods (a late import still ties the two modules together; it only hides
 the cycle until run time). ``from pkg import name`` is an edge to ``pkg.name`` when that is a module, else to
 ``pkg``. Running a package's ``__init__`` on the way to one of its modules is not counted as an edge (every
-``__init__`` here only names its package, except ``grade/verify``'s, which re-exports its own modules).
+``__init__`` here only names its package, except ``grade/verify``'s and ``traces``', which re-export their own modules).
 
 The roots are parameters: the lead extends ``ROOTS``/``LENGTH_ROOTS`` with ``pytest_whileai`` once the plugin
 follows the same rules.

@@ -238,3 +238,21 @@ def test_completions_and_anthropic_keep_the_turn():
     assistant, results = converted[1], converted[2]
     assert [b["type"] for b in assistant["content"]] == ["tool_use"] * 3
     assert [b["tool_use_id"] for b in results["content"]] == [b["id"] for b in assistant["content"]]
+
+
+def test_a_logged_conversation_keeps_its_parallel_calls_as_one_turn():
+    """messages -> steps (traces) -> messages: one assistant message with two calls stays one message."""
+    from whileai_core.messages import chat_messages, steps_from_messages
+
+    logged = [{"role": "user", "content": "5! and 3!?"},
+              {"role": "assistant", "content": None, "tool_calls": [
+                  {"id": "a", "type": "function", "function": {"name": "math_factorial", "arguments": '{"number": 5}'}},
+                  {"id": "b", "type": "function", "function": {"name": "math_factorial", "arguments": '{"number": 3}'}}]},
+              {"role": "tool", "tool_call_id": "a", "content": "120"},
+              {"role": "tool", "tool_call_id": "b", "content": "6"},
+              {"role": "assistant", "content": "120 and 6."}]
+    parts = steps_from_messages(logged)
+    assert [s["turn"] for s in parts["steps"]] == [1, 1]
+    again = chat_messages(None, parts["prompt"], parts["steps"], parts["final_text"])
+    assert [(m["role"], len(m.get("tool_calls") or [])) for m in again] == [
+        ("user", 0), ("assistant", 2), ("tool", 0), ("tool", 0), ("assistant", 0)]

@@ -79,6 +79,8 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "LocalModel": ("whileai_core.models.local_model", "LocalModel"),
     "export_environment": ("whileai_core.train.environment", "export_environment"),
     "export_trl": ("whileai_core.train.trl_formats", "export_trl"),
+    # feed traces back (a namespace: wai.traces.load, .situations, .redact_strings)
+    "traces": ("whileai_core.traces", None),
     # models and configuration
     "OpenAI": ("whileai_core.models.backends", "OpenAI"),
     "Anthropic": ("whileai_core.models.backends", "Anthropic"),

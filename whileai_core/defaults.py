@@ -263,3 +263,8 @@ MATH_MAX_DIGITS = 4000  # a power, factorial or binomial whose value would have 
 #                        interrupt one huge integer operation); under CPython's int max str digits, 4300 (sys.int_info)
 NUMERIC_ABS_TOL = 1e-6  # Numeric's default absolute tolerance; whileai SDK Numeric(tol=1e-6)
 NUMERIC_REL_TOL = 0.0  # Numeric's default relative tolerance (off unless stated); whileai SDK Numeric(rel=None)
+
+# --------------------------------------------------------------------------------------------------
+# Feed traces back (traces/)
+# --------------------------------------------------------------------------------------------------
+TRACE_REPORT_SKIPPED = 10  # skipped records a load report prints by name (all are in report.skipped); convention

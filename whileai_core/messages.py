@@ -19,6 +19,7 @@ from typing import Any
 
 from whileai_core.arguments import choice
 from whileai_core.errors import InvalidArgument, InvalidArgumentType
+from whileai_core.rows import rollout_row
 from whileai_core.tools import model_name
 
 Row = Mapping[str, Any]
@@ -130,6 +131,89 @@ def reply_text(row: Row) -> str:
     return ""
 
 
+def content_text(content: Any) -> str:
+    """A message's text: a string as is, OpenAI content parts (``[{"type": "text", "text"}]``) joined by newlines."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        texts = [str(p.get("text", p.get("content", ""))) for p in content
+                 if isinstance(p, Mapping) and p.get("type") in ("text", "input_text", "output_text")]
+        return "\n".join(t for t in texts if t)
+    return json.dumps(content, ensure_ascii=False, default=str)
+
+
+def _parsed(arguments: Any) -> Any:
+    if isinstance(arguments, str):
+        try:
+            return json.loads(arguments) if arguments.strip() else {}
+        except json.JSONDecodeError:
+            return arguments
+    return arguments if arguments is not None else {}
+
+
+def steps_from_messages(messages: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The inverse of ``chat_messages``: OpenAI-form messages as ``{"system_prompt", "prompt", "steps",
+    "final_text"}`` (docs/rows.md). The first user message is the prompt; later user messages are ``{"user"}``
+    steps; each assistant tool call is a ``{"tool", "arguments", "result"}`` step (its result from the tool
+    message with its ``tool_call_id``, else the next unanswered tool message; the calls of one message share a
+    ``turn``); the last assistant message
+    without tool calls is the final text and earlier ones are ``{"text"}`` asides. ``prompt`` is None when
+    there is no user message."""
+    systems = [content_text(m.get("content")) for m in messages if m.get("role") in ("system", "developer")]
+    results: dict[str, Any] = {}
+    loose: list[Any] = []  # tool messages without a call id, answered in order
+    for m in messages:
+        if m.get("role") == "tool":
+            if m.get("tool_call_id"):
+                results[str(m["tool_call_id"])] = m.get("content")
+            else:
+                loose.append(m.get("content"))
+    last_reply = max((i for i, m in enumerate(messages) if m.get("role") == "assistant" and not m.get("tool_calls")),
+                     default=None)
+    if last_reply is not None and any(m.get("role") == "assistant" for m in messages[last_reply + 1:]):
+        last_reply = None  # the conversation ends on a tool call: no final reply
+    prompt: str | None = None
+    steps: list[dict[str, Any]] = []
+    for i, m in enumerate(messages):
+        role = m.get("role")
+        if role == "user":
+            if prompt is None:
+                prompt = content_text(m.get("content"))
+            else:
+                steps.append({"user": content_text(m.get("content"))})
+        elif role == "assistant" and m.get("tool_calls"):
+            text = content_text(m.get("content"))
+            for n, call in enumerate(m["tool_calls"]):
+                fn = call.get("function", call) if isinstance(call, Mapping) else {}
+                cid = str(call.get("id")) if isinstance(call, Mapping) and call.get("id") else None
+                result = results[cid] if cid in results else (loose.pop(0) if loose else None)
+                step = {"tool": fn.get("name"), "arguments": _parsed(fn.get("arguments")), "result": _parsed(result)}
+                if text and n == 0:
+                    step["text"] = text
+                if len(m["tool_calls"]) > 1:
+                    step["turn"] = i  # one assistant message's parallel calls stay one turn (docs/rows.md)
+                steps.append(step)
+        elif role == "assistant" and i != last_reply:
+            steps.append({"text": content_text(m.get("content"))})
+    final = content_text(messages[last_reply].get("content")) if last_reply is not None else ""
+    return {"system_prompt": "\n".join(systems) or None, "prompt": prompt, "steps": steps, "final_text": final}
+
+
+def row_from_messages(messages: Sequence[Mapping[str, Any]], *, task_id: str | None = None,
+                      rollout_index: int = 0, **fields: Any) -> dict[str, Any]:
+    """A row (docs/rows.md) from a real conversation: the messages kept as they are, prompt, system prompt,
+    steps and final text read from them (``steps_from_messages``), ``fields`` added last."""
+    parts = steps_from_messages(messages)
+    if parts["prompt"] is None:
+        raise InvalidArgument("the messages hold no user message; a row needs the user's words")
+    row = rollout_row(parts["prompt"], parts["final_text"], messages=[dict(m) for m in messages],
+                      steps=parts["steps"], task_id=task_id, rollout_index=rollout_index)
+    if parts["system_prompt"] is not None:
+        row["system_prompt"] = parts["system_prompt"]
+    row.update(fields)
+    return row
 
 
 def chat_messages(system_prompt: str | None, prompt: str, steps: Sequence[Mapping[str, Any]],

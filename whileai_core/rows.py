@@ -17,6 +17,7 @@ from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from whileai_core.defaults import ROW_SCHEMA_VERSION
 from whileai_core.errors import InvalidArgument, InvalidArgumentType
 
 Row = dict[str, Any]
@@ -84,6 +85,18 @@ def stable_id(*parts: Any, length: int = 10) -> str:
     """A short hex id from JSON-encoded parts (same parts -> same id on every machine)."""
     blob = json.dumps(parts, sort_keys=True, default=str).encode()
     return hashlib.sha256(blob).hexdigest()[:length]
+
+
+def rollout_row(prompt: str, final_text: str, *, messages: list[dict[str, Any]], steps: list[dict[str, Any]] | None = None,
+                task_id: str | None = None, rollout_index: int = 0, **fields: Any) -> Row:
+    """One row of the schema (docs/rows.md) for a rollout that already happened (a log, a benchmark, a trace):
+    ``task_id`` defaults to ``"t-"`` + a hash of the prompt, so the same prompt groups the same way everywhere."""
+    tid = task_id if task_id is not None else "t-" + stable_id(prompt)
+    row: Row = {"schema_version": ROW_SCHEMA_VERSION, "row_id": f"{tid}#{rollout_index}", "task_id": tid,
+                "rollout_index": rollout_index, "prompt": prompt, "messages": messages, "steps": list(steps or []),
+                "final_text": final_text, "seeded": False, "status": "ok"}
+    row.update(fields)
+    return row
 
 
 def group_rows(rows: Iterable[Mapping[str, Any]]) -> dict[str, list[Mapping[str, Any]]]:

@@ -5,11 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from whileai_core.defaults import ROW_SCHEMA_VERSION
 from whileai_core.errors import InvalidArgument, InvalidArgumentType
 from whileai_core.grade.run import run_judge
 from whileai_core.rowlist import RowList
-from whileai_core.rows import Row, stable_id
+from whileai_core.rows import Row, rollout_row, stable_id
 
 
 def make_rows(
@@ -45,19 +44,8 @@ def make_rows(
         tid = str(task_ids[i]) if task_ids is not None else "t-" + stable_id(prompt)
         idx = counts.get(tid, 0)
         counts[tid] = idx + 1
-        row: Row = {
-            "schema_version": ROW_SCHEMA_VERSION,
-            "row_id": f"{tid}#{idx}",
-            "task_id": tid,
-            "rollout_index": idx,
-            "prompt": prompt,
-            "messages": [{"role": "user", "content": prompt}, {"role": "assistant", "content": completion}],
-            "steps": [],
-            "final_text": completion,
-            "seeded": False,
-            "status": "ok",
-            "lineage": {"source": "rows"},
-        }
+        row = rollout_row(prompt, completion, task_id=tid, rollout_index=idx, lineage={"source": "rows"},
+                          messages=[{"role": "user", "content": prompt}, {"role": "assistant", "content": completion}])
         if references is not None:
             row["privileged"] = {"reference": references[i]}
         out.append(row)

@@ -154,6 +154,10 @@ class ScoredData:
     def failures(self) -> RowList:
         return RowList(r for r in self.rows if r.get("reward") == 0)
 
+    def failed_traces(self) -> RowList:
+        """The failing rows (reward 0), e.g. the production traces a judge failed, for ``simulate(traces=...)``."""
+        return self.failures()
+
     def unjudged(self) -> RowList:
         return RowList(r for r in self.rows if r.get("reward") is None)
 

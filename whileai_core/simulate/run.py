@@ -40,6 +40,7 @@ from whileai_core.simulate.situations import (
 )
 from whileai_core.simulate.world import CURRENT, RUN_PLAN, World
 from whileai_core.tools import Tool, as_tools
+from whileai_core.traces.situations import trace_asks
 
 log = logging.getLogger("whileai.simulate")
 
@@ -371,17 +372,20 @@ def simulate(agent: Any = None, *, tools: Sequence[Any] | None = None, system_pr
              judge: Callable[[dict[str, Any]], Any] | None = None,
              grader: Callable[[dict[str, Any]], Any] | None = None, checkpoint: str | Path | None = None,
              progress: bool | None = None, on_progress: Callable[[dict[str, Any]], None] | None = None,
-             max_turns: int | None = None, cache: Any = None, **aliases: Any) -> SimulationData:
+             max_turns: int | None = None, cache: Any = None, traces: Any = None, **aliases: Any) -> SimulationData:
     """Write situations for ``tools`` and run ``agent`` through each ``repeats`` times.
 
     simulator=False uses the template writer: a pairwise covering array (Kuhn et al. 2004) over tool x world
     state x user stance x tool condition, no model, no network. repeat_policy="fixed" gives every situation
     k rollouts; "dynamic" ("successive" in the SDK) probes ``probe`` rollouts and fills to k only where they
     disagree (DAPO, Yu et al. 2025), compared on ``judge=``'s rewards (``grader=`` is its older name) when one
-    is given. ``budget`` caps rows. Same seed, same rows.
+    is given. ``budget`` caps rows. Same seed, same rows. ``traces=`` (``wai.traces.load`` rows, or
+    ``wai.traces.situations(rows, eval_rows=...)``) plays the users' real first messages as the asks.
     """
     given = _apply_aliases(aliases, {"repeats": repeats, "repeat_policy": repeat_policy,
                                      "fault_share": fault_share, "asks": asks})
+    if traces is not None:
+        given["asks"] = trace_asks(traces, given["asks"])
     s = _settings(mode=mode, situations=situations, budget=budget, seed=seed, concurrency=concurrency, probe=probe,
                   judge=_one_judge(judge, grader), on_progress=on_progress, **given)
     tool_objs = as_tools(tools)
@@ -413,7 +417,7 @@ def simulate(agent: Any = None, *, tools: Sequence[Any] | None = None, system_pr
 # --------------------------------------------------------------------------------------------------
 _KNOWN_KEYWORDS = ("tools", "system_prompt", "simulator", "mode", "repeats", "repeat_policy", "budget", "situations",
                    "asks", "seed", "concurrency", "fault_share", "probe", "judge", "grader", "checkpoint", "progress",
-                   "on_progress", "max_turns", "cache")
+                   "on_progress", "max_turns", "cache", "traces")
 
 
 def _apply_aliases(aliases: dict[str, Any], given: dict[str, Any]) -> dict[str, Any]:
