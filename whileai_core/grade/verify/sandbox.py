@@ -68,13 +68,14 @@ def set_limits():
                         ("RLIMIT_FSIZE", (lim["fsize"], lim["fsize"])), ("RLIMIT_NOFILE", (lim["nofile"], lim["nofile"])),
                         ("RLIMIT_NPROC", (lim["nproc"], lim["nproc"])), ("RLIMIT_CORE", (0, 0))):
         resource.setrlimit(getattr(resource, name), value)
-if cfg["cgroup"]:
-    try:
-        with open(os.path.join(cfg["cgroup"], "cgroup.procs"), "w") as fh:
+try:
+    for d in cfg["cgroups"]:
+        with open(os.path.join(d, "cgroup.procs"), "w") as fh:
             fh.write(str(os.getpid()))
-        st["memory_limit"] = "cgroup"
-    except OSError as exc:
-        st["notes"].append("could not join the cgroup (%s): memory is limited per process" % exc)
+    if cfg["cgroups"]:
+        st["memory_limit"] = cfg["cgroup_kind"]
+except OSError as exc:
+    st["notes"].append("could not join the cgroup (%s): memory is limited per process" % exc)
 if cfg["bwrap"]:
     st["level"] = "bwrap"
     st.update(net_namespace=True, mount_namespace=True, pid_namespace=True, private_tmp=True, host_fs_hidden=True)
@@ -429,45 +430,76 @@ def _bwrap_argv(bwrap: str, python: str, tmpfs_mb: int) -> list[str]:
     return argv
 
 
-def _cgroup(mem_mb: int, nproc: int) -> str | None:
-    """A fresh cgroup v2 with ``memory.max`` (and ``pids.max``) when the kernel offers one and it is writable."""
-    base = "/sys/fs/cgroup"
+def _write(path: str, value: str) -> bool:
+    try:
+        with open(path, "w") as fh:
+            fh.write(value)
+        return True
+    except OSError:
+        return False
+
+
+def _cgroups(mem_mb: int, nproc: int) -> tuple[list[str], str | None]:
+    """Fresh cgroups holding the whole sandbox to ``mem_mb`` (and ``nproc`` tasks): one cgroup v2 when the kernel
+    offers a writable one with the memory controller, else the v1 memory (and pids) hierarchies when writable.
+    Returns (dirs, "cgroup v2" | "cgroup v1" | None)."""
+    base, name = "/sys/fs/cgroup", "whileai-" + secrets.token_hex(6)
     try:
         with open(os.path.join(base, "cgroup.controllers")) as fh:
             controllers = fh.read().split()
-        if "memory" not in controllers:
-            return None
-        path = os.path.join(base, "whileai-" + secrets.token_hex(6))
-        os.mkdir(path)
     except OSError:
-        return None
-    try:
-        with open(os.path.join(path, "memory.max"), "w") as fh:
-            fh.write(str(mem_mb << 20))
-        with open(os.path.join(path, "memory.swap.max"), "w") as fh:
-            fh.write("0")
-        if "pids" in controllers:
-            with open(os.path.join(path, "pids.max"), "w") as fh:
-                fh.write(str(nproc))
-    except OSError:
-        pass
-    return path
-
-
-def _drop_cgroup(path: str | None) -> None:
-    if path is None:
-        return
-    try:
-        with open(os.path.join(path, "cgroup.kill"), "w") as fh:
-            fh.write("1")
-    except OSError:
-        pass
-    for _ in range(CODE_KILL_ROUNDS):
+        controllers = []
+    if "memory" in controllers:
+        path = os.path.join(base, name)
         try:
-            os.rmdir(path)
-            return
+            os.mkdir(path)
         except OSError:
-            time.sleep(0.005)
+            return [], None
+        if _write(os.path.join(path, "memory.max"), str(mem_mb << 20)):
+            _write(os.path.join(path, "memory.swap.max"), "0")
+            if "pids" in controllers:
+                _write(os.path.join(path, "pids.max"), str(nproc))
+            return [path], "cgroup v2"
+        _drop_cgroups([path])
+        return [], None
+    mem = os.path.join(base, "memory", name)
+    try:
+        os.mkdir(mem)
+    except OSError:
+        return [], None
+    if not _write(os.path.join(mem, "memory.limit_in_bytes"), str(mem_mb << 20)):
+        _drop_cgroups([mem])
+        return [], None
+    _write(os.path.join(mem, "memory.memsw.limit_in_bytes"), str(mem_mb << 20))
+    dirs = [mem]
+    pids = os.path.join(base, "pids", name)
+    try:
+        os.mkdir(pids)
+        if _write(os.path.join(pids, "pids.max"), str(nproc)):
+            dirs.append(pids)
+        else:
+            os.rmdir(pids)
+    except OSError:
+        pass
+    return dirs, "cgroup v1"
+
+
+def _drop_cgroups(paths: list[str]) -> None:
+    """Kill what is left in the sandbox's cgroups and remove them."""
+    for path in paths:
+        _write(os.path.join(path, "cgroup.kill"), "1")
+        for _ in range(CODE_KILL_ROUNDS):
+            try:
+                with open(os.path.join(path, "cgroup.procs")) as fh:
+                    for pid in fh.read().split():
+                        os.kill(int(pid), signal.SIGKILL)
+            except (OSError, ValueError):
+                pass
+            try:
+                os.rmdir(path)
+                break
+            except OSError:
+                time.sleep(0.005)
 
 
 _BWRAP: dict[str, str | None] = {}
@@ -527,8 +559,8 @@ def run_sandboxed(
     NOFILE/NPROC, no core files, a minimal environment, the program read from stdin (then empty), a wall-clock
     ``timeout`` after which the process group and every process of the sandbox uid is killed, stdout/stderr
     capped by RLIMIT_FSIZE and read back up to ``output_cap`` bytes. Memory: one ``memory.max`` for the whole
-    sandbox when the kernel offers a writable cgroup v2 (``isolation["memory_limit"] == "cgroup"``), else
-    RLIMIT_AS per process, so the sandbox as a whole may use up to ``nproc`` × ``mem_mb``. Without root there is no
+    sandbox when the kernel offers a writable cgroup (``isolation["memory_limit"]`` is ``"cgroup v2"``, else the
+    v1 memory hierarchy, ``"cgroup v1"``; ``pids.max`` = ``nproc`` too), else ``"per-process"``: RLIMIT_AS per process, so the sandbox as a whole may use up to ``nproc`` × ``mem_mb``. Without root there is no
     uid drop; without namespaces the network is not blocked. ``require_isolation=True`` refuses to run then.
 
     ``secret=`` bytes are readable once by the program on fd 3; what it writes to fd 4 comes back as
@@ -546,11 +578,11 @@ def run_sandboxed(
     py = python or sandbox_python(bwrap is not None)
     is_root = os.geteuid() == 0
     uid = _fresh_uid() if is_root else os.getuid()
-    cgroup = _cgroup(mem_mb, nproc) if is_root and isolate else None
+    cgroups, cgroup_kind = _cgroups(mem_mb, nproc) if is_root and isolate else ([], None)
     cfg: dict[str, Any] = {"workdir": "", "isolate": bool(isolate), "uid": uid, "python": py, "tmpfs_mb": tmpfs_mb,
                            "limits": {"cpu": cpu_seconds, "as": mem_mb << 20, "fsize": fsize_mb << 20,
                                       "nofile": nofile, "nproc": nproc},
-                           "cgroup": cgroup, "stage2": _STAGE2,
+                           "cgroups": cgroups, "cgroup_kind": cgroup_kind, "stage2": _STAGE2,
                            "bwrap": _bwrap_argv(bwrap, py, tmpfs_mb) if bwrap else None}
     host_dir = tempfile.mkdtemp(prefix="whileai-sandbox-")
     work = os.path.join(host_dir, "work")
@@ -595,7 +627,7 @@ def run_sandboxed(
         proc.wait()
         if is_root:
             killed = _kill_uid(uid)
-        _drop_cgroup(cgroup)
+        _drop_cgroups(cgroups)
         report = reader.finish()
         wall = time.monotonic() - started
         status = _read_status(pipes["status"][0])
@@ -646,9 +678,11 @@ def _result(rc: int | None, stdout: str, stderr: str, timed_out: bool, wall: flo
                             + "; ".join(isolation.get("notes", [])))
     if isolation.get("level") == "bwrap" and rc is not None and 128 < rc < 128 + signal.NSIG:
         rc = 128 - rc  # bubblewrap exits 128+N when the program was killed by signal N; report it as Popen would
-    if isolation.get("memory_limit") != "cgroup":
+    if not str(isolation.get("memory_limit", "")).startswith("cgroup"):
         isolation["memory_limit"] = "per-process"
         isolation["memory_bound_mb"] = nproc * mem_mb
+    else:
+        isolation["memory_bound_mb"] = mem_mb
     return SandboxResult(returncode=rc, stdout=stdout, stderr=stderr, timed_out=timed_out, wall_s=round(wall, 4),
                          stdout_bytes=n_out, stderr_bytes=n_err, signal=_signal_name(rc, timed_out),
                          isolation=isolation, survivors_killed=killed, report=report)
