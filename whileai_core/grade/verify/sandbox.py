@@ -85,6 +85,35 @@ if cfg["bwrap"]:
 work = cfg["workdir"]
 NEWNS, NEWNET, NEWUSER, NEWPID = 0x00020000, 0x40000000, 0x10000000, 0x20000000
 MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 2, 4, 8, 16384, 1 << 18
+def blocked_at(path):
+    parts = path.split("/")
+    for k in range(2, len(parts) + 1):
+        anc = "/".join(parts[:k])
+        if not os.stat(anc).st_mode & 0o001:
+            return anc
+    return None
+def expose(paths):
+    # the caller's interpreter under a private dir (/root/...): cover the first unsearchable parent with an empty
+    # tmpfs (which also hides the rest of it) and bind the interpreter's dirs back, read-only
+    try:
+        handles = [(p, blocked_at(p), os.open(p, os.O_PATH)) for p in paths]
+        covered = set()
+        for p, anc, fd in handles:
+            if anc is None:
+                continue
+            if anc not in covered:
+                if libc.mount(b"tmpfs", anc.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, b"mode=0755,size=1m") != 0:
+                    return False
+                covered.add(anc)
+            os.makedirs(p, 0o755, exist_ok=True)
+            src = ("/proc/self/fd/%d" % fd).encode()
+            if libc.mount(src, p.encode(), None, MS_BIND | MS_REC, None) != 0 or libc.mount(
+                    None, p.encode(), None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_REC, None) != 0:
+                return False
+        return True
+    except OSError:
+        return False
+MS_BIND, MS_REMOUNT, MS_RDONLY = 4096, 32, 1
 if cfg["isolate"]:
     st["level"] = "namespaces"
     if root and libc.unshare(NEWNET | NEWNS | NEWPID) == 0:
@@ -140,9 +169,10 @@ if cfg["isolate"]:
             if st["private_tmp"]:
                 work = "/tmp/sandbox"
                 os.mkdir(work, 0o700)
+            st["python_exposed"] = expose(cfg["expose"])
         else:
             st["notes"].append("could not make mounts private; no private /tmp")
-    st["notes"].append("built-in namespaces (bubblewrap not found): host files readable by any user stay readable")
+    st["notes"].append("built-in namespaces (no bubblewrap): host files readable by any user stay readable outside /tmp and the interpreter")
 uid = cfg["uid"]
 if root:
     os.chown(work, uid, uid)
@@ -158,11 +188,16 @@ else:
     st["uid"] = os.getuid()
     st["notes"].append("not root: no uid drop, so RLIMIT_NPROC counts all of this user's processes")
 st["workdir"] = work
+python = cfg["python"]
+if cfg["expose"] and not st.get("python_exposed") and cfg["python_fallback"]:
+    python = cfg["python_fallback"]
+    st["notes"].append("the caller's interpreter is not reachable by the sandbox uid here: ran %s" % python)
+st["python"] = python
 env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": work, "TMPDIR": work, "PYTHONDONTWRITEBYTECODE": "1",
        "PYTHONIOENCODING": "utf-8"}
 os.write(5, json.dumps(st).encode())
 os.close(5)
-os.execve(cfg["python"], [cfg["python"], "-I", "-"], env)
+os.execve(python, [python, "-I", "-"], env)
 '''
 
 # The second stage inside bubblewrap (root there when the caller is root: it makes the working dir, drops to the
@@ -184,6 +219,7 @@ else:
     st["notes"].append("not root: bubblewrap in an unprivileged user namespace, no uid drop")
 st["uid"] = os.getuid()
 st["workdir"] = work
+st["python"] = cfg["python"]
 os.chdir(work)
 env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": work, "TMPDIR": work, "PYTHONDONTWRITEBYTECODE": "1",
        "PYTHONIOENCODING": "utf-8"}
@@ -266,6 +302,13 @@ def sandbox_python(bwrap: bool = False) -> str:
                 return c
     raise VerifierError("no Python interpreter is reachable by an unprivileged uid (the current one lives under a "
                         "private directory); pass python='/usr/bin/python3' or install one world-readable")
+
+
+def _fallback_python() -> str | None:
+    try:
+        return sandbox_python()
+    except VerifierError:
+        return None
 
 
 def _pids_of_uid(uid: int) -> list[int]:
@@ -575,13 +618,16 @@ def run_sandboxed(
     if sys.platform != "linux":
         raise RuntimeError("run_sandboxed needs Linux (namespaces and rlimits); run CodeExec on a Linux host")
     bwrap = _isolation_backend(isolation) if isolate else None
-    py = python or sandbox_python(bwrap is not None)
     is_root = os.geteuid() == 0
+    expose = python is None and bwrap is None and isolate and is_root
+    py = python or sandbox_python(bwrap is not None or expose)
+    fallback = _fallback_python() if expose else None
     uid = _fresh_uid() if is_root else os.getuid()
     cgroups, cgroup_kind = _cgroups(mem_mb, nproc) if is_root and isolate else ([], None)
     cfg: dict[str, Any] = {"workdir": "", "isolate": bool(isolate), "uid": uid, "python": py, "tmpfs_mb": tmpfs_mb,
                            "limits": {"cpu": cpu_seconds, "as": mem_mb << 20, "fsize": fsize_mb << 20,
                                       "nofile": nofile, "nproc": nproc},
+                           "expose": _ro_paths(py) if expose else [], "python_fallback": fallback,
                            "cgroups": cgroups, "cgroup_kind": cgroup_kind, "stage2": _STAGE2,
                            "bwrap": _bwrap_argv(bwrap, py, tmpfs_mb) if bwrap else None}
     host_dir = tempfile.mkdtemp(prefix="whileai-sandbox-")
