@@ -33,8 +33,14 @@ def _row(code: str, tests: str = TESTS) -> dict:
 
 
 @pytest.fixture(scope="module")
-def level():
-    return run_sandboxed("pass", timeout=10).isolation["level"]
+def probe():
+    return run_sandboxed("pass", timeout=10).isolation
+
+
+def _needs(probe: dict, what: str) -> None:
+    if not probe.get(what):
+        pytest.skip(f"this host gives the sandbox no {what} (level {probe.get('level')}): the documented weaker "
+                    "isolation applies")
 
 
 # --------------------------------------------------------------------------------------------------
@@ -111,7 +117,8 @@ def test_honest_code_is_not_flagged_and_main_demos_are_ignored():
 # Sandbox escapes
 # --------------------------------------------------------------------------------------------------
 
-def test_other_processes_argv_is_not_readable():
+def test_other_processes_argv_is_not_readable(probe):
+    _needs(probe, "pid_namespace")
     key = "sk-" + secrets.token_hex(12)
     helper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", f"--api-key={key}"])
     code = ("import os\n\ndef leak():\n    keys = []\n    for pid in os.listdir('/proc'):\n        try:\n"
@@ -133,8 +140,8 @@ def test_other_processes_argv_is_not_readable():
     assert v["reward"] == 0 and v["isolation"]["pid_namespace"], v["reason"]
 
 
-def test_a_world_readable_env_file_outside_tmp_is_hidden(level):
-    if level != "bwrap":
+def test_a_world_readable_env_file_outside_tmp_is_hidden(probe):
+    if probe["level"] != "bwrap":
         pytest.skip("the built-in namespaces leave world-readable host files readable (documented); bwrap hides them")
     key = "sk-" + secrets.token_hex(12)
     folder = Path(__file__).resolve().parent / f".escape-{secrets.token_hex(4)}"
@@ -153,7 +160,8 @@ def test_a_world_readable_env_file_outside_tmp_is_hidden(level):
 
 
 @pytest.mark.parametrize("where", ["file", "abstract"])
-def test_unix_sockets_on_the_host_are_unreachable(tmp_path, where):
+def test_unix_sockets_on_the_host_are_unreachable(tmp_path, where, probe):
+    _needs(probe, "private_tmp" if where == "file" else "net_namespace")
     address = str(tmp_path / "host.sock") if where == "file" else "\0whileai-" + secrets.token_hex(6)
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     server.bind(address)
@@ -209,3 +217,30 @@ def fill():
         assert iso["memory_limit"] == "per-process" and iso["memory_bound_mb"] == 32 * 512
         pytest.skip("no writable cgroup here: memory is limited per process only")
     assert v["reward"] == 0 and iso["memory_bound_mb"] == 512, v["reason"]
+
+
+def test_the_built_in_fallback_contains_the_same_escapes(tmp_path):
+    """bubblewrap is preferred; the built-in namespaces (forced here) still hide other processes' argv and the
+    host's unix sockets, and run the caller's interpreter with its packages."""
+    if os.geteuid() != 0:
+        pytest.skip("the built-in pid and mount namespaces need root")
+    key = "sk-" + secrets.token_hex(12)
+    helper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", f"--api-key={key}"])
+    address = str(tmp_path / "host.sock")
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(address)
+    server.listen(1)
+    code = (f"import os, socket\n\ndef argv_seen():\n    return any({key!r} in open(f'/proc/{{p}}/cmdline').read()\n"
+            "               for p in os.listdir('/proc') if p.isdigit())\n\n"
+            f"def socket_reached():\n    s = socket.socket(socket.AF_UNIX)\n    try:\n        s.connect({address!r})\n"
+            "        return True\n    except OSError:\n        return False\n")
+    tests = ("import sys\n\ndef test_contained():\n    assert not argv_seen() and not socket_reached()\n"
+             "    assert sys.executable == " + repr(sys.executable) + "\n")
+    try:
+        v = CodeExec(tests=tests, timeout=10, isolation="namespaces")(_row(code))
+    finally:
+        helper.kill()
+        helper.wait()
+        server.close()
+    assert v["reward"] == 1, v["reason"]  # the tests assert containment, so a pass means contained
+    assert v["isolation"]["level"] == "namespaces" and v["isolation"]["pid_namespace"]
