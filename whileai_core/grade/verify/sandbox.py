@@ -658,7 +658,7 @@ def run_sandboxed(
         reader = _ReportReader(pipes["report"][0])
         try:
             assert proc.stdin is not None
-            proc.stdin.write(program.encode("utf-8"))
+            proc.stdin.write(program.encode("utf-8", "replace"))
             proc.stdin.close()
         except (BrokenPipeError, OSError):
             pass
