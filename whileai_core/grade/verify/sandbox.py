@@ -570,6 +570,19 @@ def _read_all(fd: int, cap: int) -> bytes:
     return out[:cap]
 
 
+def _launcher_config(python: str | None, isolate: bool, isolation: str, is_root: bool, tmpfs_mb: int,
+                     limits: dict[str, int]) -> dict[str, Any]:
+    """What the launcher needs: the level to try, the interpreter, the uid, the limits and the cgroups."""
+    bwrap = _isolation_backend(isolation) if isolate else None
+    expose = python is None and bwrap is None and isolate and is_root
+    py = python or sandbox_python(bwrap is not None or expose)
+    cgroups, cgroup_kind = _cgroups(limits["as"] >> 20, limits["nproc"]) if is_root and isolate else ([], None)
+    return {"workdir": "", "isolate": bool(isolate), "uid": _fresh_uid() if is_root else os.getuid(), "python": py,
+            "tmpfs_mb": tmpfs_mb, "limits": limits, "expose": _ro_paths(py) if expose else [],
+            "python_fallback": _fallback_python() if expose else None, "cgroups": cgroups,
+            "cgroup_kind": cgroup_kind, "stage2": _STAGE2, "bwrap": _bwrap_argv(bwrap, py, tmpfs_mb) if bwrap else None}
+
+
 def run_sandboxed(
     program: str,
     *,
@@ -617,19 +630,11 @@ def run_sandboxed(
         raise InvalidArgumentType(f"secret= must be bytes; got {type(secret).__name__}")
     if sys.platform != "linux":
         raise RuntimeError("run_sandboxed needs Linux (namespaces and rlimits); run CodeExec on a Linux host")
-    bwrap = _isolation_backend(isolation) if isolate else None
     is_root = os.geteuid() == 0
-    expose = python is None and bwrap is None and isolate and is_root
-    py = python or sandbox_python(bwrap is not None or expose)
-    fallback = _fallback_python() if expose else None
-    uid = _fresh_uid() if is_root else os.getuid()
-    cgroups, cgroup_kind = _cgroups(mem_mb, nproc) if is_root and isolate else ([], None)
-    cfg: dict[str, Any] = {"workdir": "", "isolate": bool(isolate), "uid": uid, "python": py, "tmpfs_mb": tmpfs_mb,
-                           "limits": {"cpu": cpu_seconds, "as": mem_mb << 20, "fsize": fsize_mb << 20,
-                                      "nofile": nofile, "nproc": nproc},
-                           "expose": _ro_paths(py) if expose else [], "python_fallback": fallback,
-                           "cgroups": cgroups, "cgroup_kind": cgroup_kind, "stage2": _STAGE2,
-                           "bwrap": _bwrap_argv(bwrap, py, tmpfs_mb) if bwrap else None}
+    cfg = _launcher_config(python, isolate, isolation, is_root, tmpfs_mb,
+                           {"cpu": cpu_seconds, "as": mem_mb << 20, "fsize": fsize_mb << 20, "nofile": nofile,
+                            "nproc": nproc})
+    uid, cgroups = cfg["uid"], cfg["cgroups"]
     host_dir = tempfile.mkdtemp(prefix="whileai-sandbox-")
     work = os.path.join(host_dir, "work")
     os.mkdir(work, 0o700)
@@ -643,37 +648,17 @@ def run_sandboxed(
     out_f = tempfile.TemporaryFile(dir=host_dir)  # noqa: SIM115 - closed in the finally below
     err_f = tempfile.TemporaryFile(dir=host_dir)  # noqa: SIM115
     started = time.monotonic()
-    timed_out = False
     killed = 0
-    report = b""
     try:
-        proc = subprocess.Popen(
-            [sys.executable, "-I", "-S", "-c", _LAUNCHER, json.dumps(cfg)],
-            stdin=subprocess.PIPE, stdout=out_f, stderr=err_f, close_fds=True, pass_fds=tuple(child_ends.values()),
-            start_new_session=True, env={"PATH": "/usr/bin:/bin"},
-        )
+        reader = _ReportReader(pipes["report"][0])
+        proc, timed_out = _start_and_wait(cfg, program, timeout, out_f, err_f)
         for fd in child_ends.values():
             os.close(fd)
         child_ends = {}
-        reader = _ReportReader(pipes["report"][0])
-        try:
-            assert proc.stdin is not None
-            proc.stdin.write(program.encode("utf-8", "replace"))
-            proc.stdin.close()
-        except (BrokenPipeError, OSError):
-            pass
-        try:
-            proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except OSError:
-            pass
-        proc.wait()
         if is_root:
             killed = _kill_uid(uid)
         _drop_cgroups(cgroups)
+        cgroups = []
         report = reader.finish()
         wall = time.monotonic() - started
         status = _read_status(pipes["status"][0])
@@ -683,6 +668,7 @@ def run_sandboxed(
         if n_out > output_cap:
             stdout = stdout + "\n...[" + str(n_out - output_cap) + " bytes omitted]...\n" + tail
     finally:
+        _drop_cgroups(cgroups)
         for fd in child_ends.values():
             os.close(fd)
         os.close(pipes["status"][0])
@@ -692,6 +678,32 @@ def run_sandboxed(
         shutil.rmtree(host_dir, ignore_errors=True)
     return _result(proc.returncode, stdout, stderr, timed_out, wall, n_out, n_err, status, killed, report,
                    require_isolation, nproc, mem_mb)
+
+
+def _start_and_wait(cfg: dict[str, Any], program: str, timeout: float, out_f: Any, err_f: Any) -> tuple[Any, bool]:
+    """Start the launcher, hand it the program on stdin, wait up to ``timeout``, then kill its process group."""
+    proc = subprocess.Popen(
+        [sys.executable, "-I", "-S", "-c", _LAUNCHER, json.dumps(cfg)],
+        stdin=subprocess.PIPE, stdout=out_f, stderr=err_f, close_fds=True, pass_fds=tuple(cfg["fds"].values()),
+        start_new_session=True, env={"PATH": "/usr/bin:/bin"},
+    )
+    timed_out = False
+    try:
+        assert proc.stdin is not None
+        proc.stdin.write(program.encode("utf-8", "replace"))
+        proc.stdin.close()
+    except (BrokenPipeError, OSError):
+        pass
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except OSError:
+        pass
+    proc.wait()
+    return proc, timed_out
 
 
 class _ReportReader:
