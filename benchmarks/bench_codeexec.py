@@ -18,8 +18,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from whileai_core.grade.verify.code import CodeExec  # noqa: E402
-from whileai_core.grade.verify.sandbox import find_bwrap, run_sandboxed  # noqa: E402
+from whileai_core.grade.verify.code import CodeExec
+from whileai_core.grade.verify.sandbox import find_bwrap, run_sandboxed
 
 TESTS = "def test_add():\n    assert add(2, 3) == 5\n\ndef test_neg():\n    assert add(-1, 1) == 0\n"
 PROGRAMS = {

@@ -20,8 +20,8 @@ from whileai_core.defaults import (
     CODE_TMPFS_MB,
 )
 from whileai_core.errors import InvalidArgument, InvalidArgumentType
-from whileai_core.grade.verify.contract import Row, Verifier, VerifierError
 from whileai_core.grade.verify.codetext import entry_points, extract_code, tamper_marks
+from whileai_core.grade.verify.contract import Row, Verifier, VerifierError
 from whileai_core.grade.verify.harness import harness_program, read_report, test_functions
 from whileai_core.grade.verify.sandbox import SandboxResult, run_sandboxed
 
@@ -111,7 +111,7 @@ class CodeExec(Verifier):
         code = extract_code(candidate, self.entry_point or entry_points(reference))
         marks = tamper_marks(code)
         secret = secrets.token_hex(self.secret_bytes).encode()
-        program = harness_program("\n".join([self.setup, code]), reference, secret_len=len(secret))
+        program = harness_program(f"{self.setup}\n{code}", reference, secret_len=len(secret))
         res = run_sandboxed(program, secret=secret, **self.limits)
         report = read_report(res.report, secret, test_functions(reference))
         meta = _meta(res)

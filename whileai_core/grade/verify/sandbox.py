@@ -439,7 +439,7 @@ def find_bwrap() -> str | None:
         ok = subprocess.run([path, "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts"]
                             + ([] if os.geteuid() == 0 else ["--unshare-user"])
                             + ["--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "true"],
-                            capture_output=True, timeout=CODE_BWRAP_PROBE_S).returncode == 0
+                            check=False, capture_output=True, timeout=CODE_BWRAP_PROBE_S).returncode == 0
     except (OSError, subprocess.TimeoutExpired):
         ok = False
     return path if ok else None
