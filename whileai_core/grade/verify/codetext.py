@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 import builtins
 import re
+import warnings
 from collections.abc import Iterable
 
 __all__ = ["entry_points", "extract_code", "fenced_blocks", "tamper_marks"]
@@ -47,8 +48,11 @@ def _top_level_defs(tree: ast.Module) -> set[str]:
 
 
 def _parse(source: str) -> ast.Module | None:
+    """The reply's syntax tree, or None; its SyntaxWarnings (``1_a``, ``"\\d"``) are the candidate's, not ours."""
     try:
-        return ast.parse(source)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", SyntaxWarning)
+            return ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
 
