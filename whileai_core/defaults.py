@@ -228,6 +228,9 @@ MATH_MAX_EXPONENT = 64  # MathEqual refuses to evaluate a power with a larger ex
 MATH_MAX_BASE = 1e6  # ... or a larger base; convention
 CODE_KILL_ROUNDS = 200  # sweeps over /proc killing the sandbox uid's processes before giving up; convention, untested
 CODE_STDOUT_TAIL = 4096  # bytes of the end of stdout kept when output passes the cap (the runner's verdict line is there); convention
+CODE_BWRAP_PROBE_S = 10.0  # seconds for the one-time check that bubblewrap starts a sandbox on this host; convention
+CODE_SECRET_BYTES = 32  # per-run secret the CodeExec harness prefixes its report with (256 bits, like secrets.token_bytes' default); convention
+CODE_REPORT_CAP = 1 << 20  # bytes read back from the harness's report pipe; convention, untested
 NUMERIC_SLACK = 1e-9  # float slack when a computed value is compared to a threshold it may equal exactly; convention
 JUDGE_PASS_CUT = 0.5  # a re-judged verdict >= this counts as a pass when probes compare before/after; convention (midpoint of [0, 1])
 PROBE_RESOLVE_GRID = 0.01  # step of the rate grid searched for what a low-power probe can resolve; whileai SDK

