@@ -95,6 +95,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     # errors: one tree, each also the built-in a caller catches (whileai_core/errors.py)
     "WaiError": ("whileai_core.errors", "WaiError"),
     "InvalidArgument": ("whileai_core.errors", "InvalidArgument"),
+    "AnswerTooLarge": ("whileai_core.errors", "AnswerTooLarge"),
     "InvalidArgumentType": ("whileai_core.errors", "InvalidArgumentType"),
     "BackendError": ("whileai_core.errors", "BackendError"),
     "CassetteMiss": ("whileai_core.errors", "CassetteMiss"),

@@ -6,6 +6,7 @@ everything the engine raises on purpose::
 
     WaiError
     ├── InvalidArgument (ValueError)      a bad argument or input row; the message names the field and the fix
+    │   └── AnswerTooLarge                a number in an answer too large to evaluate (scored 0, never raised out)
     ├── InvalidArgumentType (TypeError)   an argument of the wrong type
     ├── BackendError (RuntimeError)       a model call failed for infrastructure reasons
     ├── CassetteMiss (LookupError)        a replay found no recording for a request
@@ -20,6 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = [
+    "AnswerTooLarge",
     "BackendError",
     "CassetteMiss",
     "InvalidArgument",
@@ -82,3 +84,7 @@ class VerifierError(WaiError):
 
 class UnsupportedAnnotation(WaiError):
     """A tool parameter's annotation has no JSON schema (internal: ``tools`` turns it into a clear error)."""
+
+
+class AnswerTooLarge(InvalidArgument):
+    """A number in an answer whose value would be too large to evaluate in bounded time (``MATH_MAX_DIGITS``)."""

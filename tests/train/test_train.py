@@ -613,7 +613,7 @@ def test_local_model_from_a_loaded_model_object(tiny_model):
 
 
 def test_grpo_reward_takes_a_whileai_verifier():
-    from whileai_core.grade.verify.checks import MathEqual
+    from whileai_core.grade.verify.math_equal import MathEqual
 
     rows = [{"task_id": f"m{i}", "prompt": f"what is {i} + {i}?", "privileged": {"reference": str(2 * i)}}
             for i in range(3)]

@@ -35,6 +35,7 @@ from whileai_core.defaults import (
     MATH_REL_TOL,
     MATH_TIMEOUT_S,
 )
+from whileai_core.errors import AnswerTooLarge
 from whileai_core.grade.verify.answers import extract_answer
 from whileai_core.grade.verify.contract import Row, Verifier, VerifierError
 
@@ -97,16 +98,12 @@ def _math_verify() -> Any:
 _SCI = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?|\.\d+)[eE]([-+]?\d+)(?![\w.])")
 
 
-class _TooLarge(ValueError):
-    pass
-
-
 def _expand_scientific(text: str, max_digits: int = MATH_MAX_DIGITS) -> str:
-    """``1.5e3`` -> ``1500`` (math-verify reads ``1e400`` as 1); an exponent over the cap raises ``_TooLarge``."""
+    """``1.5e3`` -> ``1500`` (math-verify reads ``1e400`` as 1); an exponent over the cap raises ``AnswerTooLarge``."""
 
     def expand(m: re.Match[str]) -> str:
         if len(m.group(2)) > 8 or abs(int(m.group(2))) > max_digits:
-            raise _TooLarge(m.group(0)[:40])
+            raise AnswerTooLarge(m.group(0)[:40])
         try:
             return format(Decimal(m.group(0)), "f")
         except InvalidOperation:  # pragma: no cover - the regex only matches valid literals
@@ -287,7 +284,7 @@ class MathEqual(Verifier):
         gold = self._read_reference(mv, ref_text)
         try:
             preds = self._read_reply(mv, candidate)
-        except _TooLarge as exc:
+        except AnswerTooLarge as exc:
             return 0, f"math: the reply has a number too large to compare ({exc})"
         except Exception as exc:  # noqa: BLE001 - a grader never crashes on a reply
             return 0, f"math: could not read the reply ({type(exc).__name__})"
@@ -315,7 +312,7 @@ class MathEqual(Verifier):
             wrapped = ref_src if ("$" in ref_src or "\\boxed" in ref_src) else f"${ref_src}$"
             gold = mv.parse(wrapped, fallback_mode="no_fallback", parsing_timeout=None) \
                 or mv.parse(ref_src, fallback_mode="no_fallback", parsing_timeout=None)
-        except _TooLarge as exc:
+        except AnswerTooLarge as exc:
             raise VerifierError(f"the reference has a number too large to compare ({exc})") from None
         except Exception as exc:  # noqa: BLE001 - the parser's failure on a reference is an abstention
             raise VerifierError(f"math-verify could not read the reference ({type(exc).__name__})") from None
