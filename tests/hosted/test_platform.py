@@ -66,6 +66,16 @@ def test_device_login_waits_through_pending_and_slow_down_then_saves_the_key_060
     assert platform.logout() is True and not result.path.exists()
 
 
+def test_login_replaces_a_wider_credentials_file_with_a_0600_one(fake):
+    path = platform.credentials_path()
+    path.parent.mkdir(parents=True)
+    path.write_text('{"api_key": "zp_old"}')
+    os.chmod(path, 0o644)
+    platform.login()
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    assert platform.Client().key_source == str(path) and "zp_old" not in path.read_text()
+
+
 @pytest.mark.parametrize("code, words", [("access_denied", "denied"), ("expired_token", "expired")])
 def test_device_login_denied_or_expired_is_a_login_error_and_saves_nothing(fake, code, words):
     fake.token_script = ["authorization_pending", code]
@@ -213,17 +223,18 @@ def test_a_key_appears_in_no_exception_log_or_repr(fake, caplog, monkeypatch):
 
 # ---- track ----------------------------------------------------------------------------------------
 def test_track_an_agent_run_curve_and_scores(keyed):
-    tracked = platform.track("support-bot")
-    tracked.behavior("refunds", "refunds only with an order id")
-    run = tracked.run("v1")
-    run.log(10, loss=0.4)
-    run.score("refunds", 82)
-    with pytest.warns(UserWarning, match="out of 100"):
-        run.score("refunds", 0.82)
-    run.finish()
+    with platform.track("support-bot") as tracked:
+        tracked.behavior("refunds", "refunds only with an order id")
+        run = tracked.run("v1")
+        run.log(10, loss=0.4)
+        run.score("refunds", 82)
+        with pytest.warns(UserWarning, match="out of 100"):
+            run.score("refunds", 0.82)
+        run.finish()
+        assert [r["runId"] for r in tracked.runs()] == [run.id]
+        with pytest.raises(wai.InvalidArgument, match="40"):
+            tracked.run("v" * 41)
     stored = keyed.runs[run.id]
     assert stored["points"] == [{"step": 10, "loss": 0.4}] and stored["status"] == "done"
     assert [e["score"] for e in stored["evals"]] == [82, 0.82]
-    assert [r["runId"] for r in tracked.runs()] == [run.id]
-    with pytest.raises(wai.InvalidArgument, match="40"):
-        tracked.run("v" * 41)
+    assert keyed.agents["ag_1"]["behaviors"] == {"refunds": {"description": "refunds only with an order id"}}

@@ -64,6 +64,16 @@ class Tracked:
     def __repr__(self) -> str:
         return f"Tracked(agent={self.name!r}, id={self.id!r})"
 
+    def close(self) -> None:
+        """Close its connection (a ``client=`` passed to ``track`` is closed too)."""
+        self._c.close()
+
+    def __enter__(self) -> Tracked:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     def behavior(self, name: str, description: str = "") -> None:
         """Declare a behavior the agent is judged on (``PUT /agents/{id}/behaviors/{name}``)."""
         self._c.request("PUT", f"/agents/{self.id}/behaviors/{name}", json_body={"description": description})
@@ -84,12 +94,12 @@ class Tracked:
 
 def track(agent: str, *, description: str = "", api_key: str | None = None, api_url: str | None = None,
           client: Client | None = None) -> Tracked:
-    """Track an agent (``POST /agents {name, description}``). The client stays open with the ``Tracked``.
+    """Track an agent (``POST /agents {name, description}``); the connection stays open until ``close()``.
 
     Example::
 
-        t = platform.track("support-bot")
-        r = t.run("v3"); r.log(10, loss=0.4); r.score("refunds", 82); r.finish()
+        with platform.track("support-bot") as t:
+            r = t.run("v3"); r.log(10, loss=0.4); r.score("refunds", 82); r.finish()
     """
     if not isinstance(agent, str) or not agent.strip():
         raise InvalidArgument("agent= must be a non-empty string naming the agent")
