@@ -100,12 +100,13 @@ def push(rows: Any, name: str, *, purpose: str = "train", mode: str = "rl", hold
     if holdout is not None and holdout is not False:
         data, held = _split(rows, data, holdout, seed)
     with connect(client, api_key, api_url) as c:
-        knobs = dict(mode=mode, agent=agent, description=description, put_timeout_s=put_timeout_s,
-                     put_s_per_mb=put_s_per_mb)
-        main = _upload(c, data, name=name, purpose=purpose, parent=None, **knobs)
+        main = _upload(c, data, name=name, purpose=purpose, mode=mode, agent=agent, description=description,
+                       parent=None, put_timeout_s=put_timeout_s, put_s_per_mb=put_s_per_mb)
         if held is None:
             return main
-        side = _upload(c, held, name=f"{name}-holdout", purpose="holdout", parent=main.id, **knobs)
+        side = _upload(c, held, name=f"{name}-holdout", purpose="holdout", mode=mode, agent=agent,
+                       description=description, parent=main.id, put_timeout_s=put_timeout_s,
+                       put_s_per_mb=put_s_per_mb)
         return Dataset(id=main.id, name=main.name, purpose=main.purpose, n_rows=main.n_rows, n_tasks=main.n_tasks,
                        holdout=side)
 

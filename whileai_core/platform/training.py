@@ -183,7 +183,8 @@ class ServedModel:
     run: str | None = None
 
     def __str__(self) -> str:
-        return f"model {self.name} served at {self.endpoint}" + (f" (base {self.base_model})" if self.base_model else "")
+        base = f" (base {self.base_model})" if self.base_model else ""
+        return f"model {self.name} served at {self.endpoint}{base}"
 
     def as_endpoint(self, *, api_key: str | None = None) -> Any:
         """A ``wai.Endpoint`` pointed at it, ready for ``simulate`` and ``prove``."""
