@@ -71,8 +71,9 @@ def preflight(rows: Any, method: str, *, min_mixed_tasks: int = PLATFORM_MIN_MIX
         if mixed == 0:
             problem = (f"{method} needs groups with both a pass and a fail, and this dataset has none: "
                        f"{u['all_pass']} groups all pass, {u['all_fail']} all fail, "
-                       f"{report['singleton_groups_dropped']} have one rollout; raise repeats= in simulate, or "
-                       "train sft on the passing rows")
+                       f"{report['singleton_groups_dropped']} have one rollout, "
+                       f"{report['n'] - report['n_after_gates']} rows could not vote (errors, empty replies, "
+                       "labels not 0/1); raise repeats= in simulate, or train sft on the passing rows")
         elif mixed < min_mixed_tasks:
             warning = f"only {mixed} mixed task(s) (fewer than {min_mixed_tasks}): {method} will learn from little"
         return {"ok": problem is None, "problem": problem, "warning": warning, "report": report,
