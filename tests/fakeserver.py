@@ -4,7 +4,10 @@ It listens on 127.0.0.1 on a free port (never anything else), speaks HTTP/1.1 wi
 loop in a background thread, and answers
 
 * ``POST /v1/chat/completions`` in the OpenAI chat-completions shape, and
-* ``POST /v1/messages`` in the Anthropic Messages shape.
+* ``POST /v1/messages`` in the Anthropic Messages shape, and
+* any other route through ``router(method, path, headers, raw_body) -> (status, payload)`` when one is given
+  (a bytes payload is sent as it is)
+  (the While platform fake in tests/platform/fake_platform.py uses it); queued faults apply to those too.
 
 What it answers, in order: a queued fault (``fail(...)``), else a queued scripted reply (``script(...)``),
 else ``responder(request) -> reply`` (by default a small deterministic tool-calling agent, see
@@ -31,6 +34,7 @@ from typing import Any
 from whileai_core.defaults import FAKE_SERVER_MAX_BODY, FAKE_SERVER_REQUEST_LOG
 
 Reply = dict[str, Any]
+Router = Callable[[str, str, Mapping[str, str], bytes], "tuple[int, Any]"]
 _ID = re.compile(r"\b[A-Za-z]*-?\d{2,}\b")
 _REASONS = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 404: "Not Found", 429: "Too Many Requests",
             500: "Internal Server Error", 502: "Bad Gateway", 503: "Service Unavailable"}
@@ -108,9 +112,11 @@ class FakeServer:
 
     def __init__(self, *, latency_s: float = 0.0,
                  responder: Callable[[Mapping[str, Any], str], Reply] = default_reply,
-                 log_size: int = FAKE_SERVER_REQUEST_LOG, max_body: int = FAKE_SERVER_MAX_BODY) -> None:
+                 log_size: int = FAKE_SERVER_REQUEST_LOG, max_body: int = FAKE_SERVER_MAX_BODY,
+                 router: Router | None = None) -> None:
         self.latency_s = latency_s
         self.responder = responder
+        self.router = router
         self.max_body = max_body
         self.requests: collections.deque[dict[str, Any]] = collections.deque(maxlen=log_size)
         self.count = 0
@@ -226,8 +232,49 @@ class FakeServer:
         writer.write(("\r\n".join(hdrs) + "\r\n\r\n").encode() + body)
         await writer.drain()
 
+    async def _fault(self, writer: asyncio.StreamWriter, fault: Mapping[str, Any]) -> bool | None:
+        """Play a queued fault: None when it answered nothing (a hang then carries on), else keep-alive."""
+        if fault["hang"]:
+            await asyncio.sleep(fault["hang"])
+            return None
+        if fault["drop"]:
+            return False
+        if fault["malformed"]:
+            await self._send(writer, 200, None, raw=b'{"choices": [ this is not json')
+            return True
+        if fault["status"]:
+            extra = {"retry-after": fault["retry_after"]} if fault["retry_after"] is not None else None
+            await self._send(writer, fault["status"], {"error": {"message": fault["body"] or "injected fault"}}, extra)
+            return True
+        return None
+
+    async def _route(self, writer: asyncio.StreamWriter, method: str, path: str,
+                     headers: dict[str, str], raw: bytes) -> bool:
+        """Answer a non-model route through ``self.router`` (after any queued fault)."""
+        assert self.router is not None
+        try:
+            body: Any = json.loads(raw) if raw else {}
+        except ValueError:
+            body = raw.decode("utf-8", "replace")
+        with self._lock:
+            self.count += 1
+            self.requests.append({"method": method, "path": path, "headers": headers, "body": body})
+            fault = self._faults.popleft() if self._faults else None
+        if fault is not None:
+            kept = await self._fault(writer, fault)
+            if kept is not None:
+                return kept
+        try:
+            status, payload = self.router(method, path, headers, raw)
+        except Exception as exc:  # a broken test router shows up as a 500 naming the error
+            status, payload = 500, {"error": {"message": f"router raised {type(exc).__name__}: {exc}"}}
+        await self._send(writer, status, payload, raw=payload if isinstance(payload, bytes) else None)
+        return True
+
     async def _respond(self, writer: asyncio.StreamWriter, method: str, path: str,
                        headers: dict[str, str], raw: bytes) -> bool:
+        if self.router is not None and not (path.endswith("/chat/completions") or path.endswith("/messages")):
+            return await self._route(writer, method, path, headers, raw)
         try:
             body = json.loads(raw) if raw else {}
         except ValueError:
@@ -247,18 +294,9 @@ class FakeServer:
             await self._send(writer, 404, {"error": {"message": f"no route {method} {path}"}})
             return True
         if fault is not None:
-            if fault["hang"]:
-                await asyncio.sleep(fault["hang"])
-            elif fault["drop"]:
-                return False
-            elif fault["malformed"]:
-                await self._send(writer, 200, None, raw=b'{"choices": [ this is not json')
-                return True
-            elif fault["status"]:
-                extra = {"retry-after": fault["retry_after"]} if fault["retry_after"] is not None else None
-                await self._send(writer, fault["status"],
-                                 {"error": {"message": fault["body"] or "injected fault"}}, extra)
-                return True
+            kept = await self._fault(writer, fault)
+            if kept is not None:
+                return kept
         try:
             reply = scripted if scripted is not None else self.responder(body, protocol)
             rendered = self._render(reply, body, protocol, rid)

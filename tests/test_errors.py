@@ -18,6 +18,9 @@ BUILTIN_OF = {
     "CassetteMiss": LookupError,
     "JudgeError": ValueError,
     "JudgeReplyError": ValueError,
+    "PlatformError": RuntimeError,
+    "LoginError": RuntimeError,
+    "TrainingSelectionError": ValueError,
 }
 
 

@@ -102,6 +102,11 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "JudgeReplyError": ("whileai_core.errors", "JudgeReplyError"),
     "VerifierError": ("whileai_core.errors", "VerifierError"),
     "UnsupportedAnnotation": ("whileai_core.errors", "UnsupportedAnnotation"),
+    "PlatformError": ("whileai_core.errors", "PlatformError"),
+    "LoginError": ("whileai_core.errors", "LoginError"),
+    "TrainingSelectionError": ("whileai_core.errors", "TrainingSelectionError"),
+    # the hosted While service (a namespace, loaded only when used)
+    "platform": ("whileai.platform", None),
     # numbers
     "defaults": ("whileai_core.defaults", None),
 }

@@ -271,3 +271,25 @@ NUMERIC_REL_TOL = 0.0  # Numeric's default relative tolerance (off unless stated
 # Feed traces back (traces/)
 # --------------------------------------------------------------------------------------------------
 TRACE_REPORT_SKIPPED = 10  # skipped records a load report prints by name (all are in report.skipped); convention
+
+# --------------------------------------------------------------------------------------------------
+# The While platform client (platform/)
+# --------------------------------------------------------------------------------------------------
+PLATFORM_API_URL = "https://api.withwhile.com"  # the hosted service; whileai SDK default since 0.92 (reference §5.5)
+PLATFORM_REQUEST_TIMEOUT_S = 120.0  # per-request read timeout; whileai SDK PLATFORM_REQUEST_TIMEOUT_S 120
+PLATFORM_CONNECT_TIMEOUT_S = 10.0  # TCP connect timeout to the service; convention (HTTP_CONNECT_TIMEOUT_S), untested
+PLATFORM_PUT_TIMEOUT_S = 120.0  # presigned upload base timeout; whileai SDK PLATFORM_PUT_TIMEOUT_S 120 (#386)
+PLATFORM_PUT_S_PER_MB = 4.0  # ... plus this many seconds per MB uploaded; whileai SDK PLATFORM_PUT_S_PER_MB 4 (#386)
+PLATFORM_ERROR_DETAIL_CHARS = 400  # characters of the service's error message kept; whileai SDK PLATFORM_ERROR_DETAIL_CHARS
+PLATFORM_MAX_ATTEMPTS = 3  # tries of an idempotent request (GET/PUT/DELETE) on 429/5xx/transport errors; the SDK
+#                            names no platform retry policy, so this is ours; convention, untested
+PLATFORM_BACKOFF_BASE_S = 0.5  # first backoff ceiling between those tries, doubling (full jitter, Brooker 2015); convention
+PLATFORM_BACKOFF_CAP_S = 8.0  # ceiling on one backoff; convention, untested
+PLATFORM_LOGIN_INTERVAL_S = 5.0  # device-token poll interval when the service names none; RFC 8628 §3.2 (default 5 s)
+PLATFORM_SLOW_DOWN_S = 5.0  # added to the poll interval on every slow_down; RFC 8628 §3.5 (5 seconds)
+PLATFORM_LOGIN_TIMEOUT_S = 900.0  # give up polling after this long if the service names no expires_in; convention
+#                                   (RFC 8628 §3.2 example expires_in 1800; GitHub's device flow uses 900)
+PLATFORM_TRAIN_POLL_S = 15.0  # seconds between GET /runs/{id} while train(wait=True) waits; whileai SDK poll=15
+PLATFORM_TRAIN_TIMEOUT_S = 6 * 3600.0  # train(wait=True) stops waiting after this long; convention, untested
+PLATFORM_MIN_MIXED_TASKS = 32  # fewer mixed tasks than this only warns in the train pre-flight; whileai SDK min_mixed_tasks=32
+TRACK_VERSION_MAX_CHARS = 40  # run versions are capped before the service refuses them; whileai SDK tracking client (40)

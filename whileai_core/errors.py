@@ -13,6 +13,9 @@ everything the engine raises on purpose::
     ├── JudgeError (ValueError)           the judge raised or broke the judge contract on a named row
     ├── JudgeReplyError (ValueError)      an LLM judge's reply could not be read as {"reason", "score"}
     ├── VerifierError                     a row cannot be checked by a verifier (its reward is None)
+    ├── PlatformError (RuntimeError)      the While service refused or failed a call: ``status`` and its message
+    │   └── LoginError                    the device login was denied, expired or never finished
+    ├── TrainingSelectionError (ValueError)  platform.train's pre-flight: the dataset cannot train that method
     └── UnsupportedAnnotation             a tool's type annotation has no JSON schema
 """
 
@@ -28,6 +31,9 @@ __all__ = [
     "InvalidArgumentType",
     "JudgeError",
     "JudgeReplyError",
+    "LoginError",
+    "PlatformError",
+    "TrainingSelectionError",
     "UnsupportedAnnotation",
     "VerifierError",
     "WaiError",
@@ -80,6 +86,38 @@ class JudgeReplyError(WaiError, ValueError):
 
 class VerifierError(WaiError):
     """Raised by ``check`` when the row cannot be checked (bad reference, sandbox failure): reward None."""
+
+
+class PlatformError(WaiError, RuntimeError):
+    """The While service refused or failed a call.
+
+    ``status`` is the HTTP status (None when no answer came, or no key was found), ``message`` the service's own
+    message (cut to PLATFORM_ERROR_DETAIL_CHARS), ``code`` its error code when it sent one. Keys never appear here.
+    """
+
+    def __init__(self, message: str, *, status: int | None = None, code: str | None = None,
+                 route: str | None = None) -> None:
+        prefix = f"While platform {route}: " if route else "While platform: "
+        where = f" (HTTP {status})" if status is not None else ""
+        super().__init__(f"{prefix}{message}{where}")
+        self.status = status
+        self.message = message
+        self.code = code
+        self.route = route
+
+
+class LoginError(PlatformError):
+    """The device login was denied (``access_denied``), expired (``expired_token``) or timed out."""
+
+
+class TrainingSelectionError(WaiError, ValueError):
+    """``platform.train``'s pre-flight found the dataset cannot train that method (e.g. RL with no mixed group).
+
+    ``report`` is the select step's report the decision was read from."""
+
+    def __init__(self, message: str, *, report: Any = None) -> None:
+        super().__init__(message)
+        self.report = report
 
 
 class UnsupportedAnnotation(WaiError):

@@ -293,6 +293,11 @@ def _claim(tmp: str, p: Path) -> None:
 
 def write_jsonl(path: str | os.PathLike[str], rows: Iterable[Mapping[str, Any]], *, overwrite: bool = False) -> Path:
     """Write rows as JSONL, atomically (see ``atomic_write_text``)."""
+    return atomic_write_text(path, jsonl_text(rows), overwrite=overwrite)
+
+
+def jsonl_text(rows: Iterable[Mapping[str, Any]]) -> str:
+    """Rows as JSONL text, one object a line; NaN, infinity and unserializable values are errors naming the row."""
     lines = []
     for i, row in enumerate(rows):
         try:  # NaN/Infinity are not JSON: a reader in another language would refuse the file
@@ -309,7 +314,7 @@ def write_jsonl(path: str | os.PathLike[str], rows: Iterable[Mapping[str, Any]],
         except TypeError as exc:
             raise InvalidArgumentType(f"row {i} is not JSON-serializable ({exc}); keep rows to str, numbers, bool, None, "
                             "lists and dicts (rows.json_safe converts the rest)") from None
-    return atomic_write_text(path, "".join(line + "\n" for line in lines), overwrite=overwrite)
+    return "".join(line + "\n" for line in lines)
 
 
 def uniform(*parts: Any) -> float:
