@@ -28,9 +28,9 @@ def test_kappa_floor_is_held_on_the_lower_bound_not_the_estimate():
     assert rep.kappa_ci == pytest.approx(cohen_kappa_interval(j, g, labels=[0, 1]), abs=1e-15)
     assert rep.kappa_ci[0] == pytest.approx(0.5892, abs=1e-4)
     assert not rep.ok and rep.verdict == "FAIL"
-    assert [w for w in rep.warnings if "kappa" in w] == [
+    assert [w for w in rep.warnings if "kappa" in w] == [(
         "kappa 0.71 (95% CI 0.59..0.84, n=200): its lower bound is under 0.60; the estimate clears the floor but "
-        "the sample is too small to show it"]
+        "the sample is too small to show it")]
     text = str(rep)
     assert "kappa 0.71 (95% CI 0.59..0.84, n=200)" in text
     assert "floors on the lower bounds: agreement >= 80%, kappa >= 0.60" in text
