@@ -98,8 +98,11 @@ def load_scenarios(config: pytest.Config, spec: dict[str, Any], *, base_dir: Pat
     return scenarios
 
 
-def scenario_ids(scenarios: list[Any], ids: Any = None) -> list[str]:
-    """Readable, stable, unique ids: ``<cell or ask slug>-<task id>`` (duplicates get ``#2``, ``#3`` ...)."""
+def scenario_ids(scenarios: list[Any], ids: Any = None, *, where: str = "wai_scenarios",
+                 nodeid: str = "") -> list[str]:
+    """Readable, stable ids: ``<cell or ask slug>-<task id>``. Two scenarios with one id (the same ask twice, a
+    repeated ``ids=`` entry, two rows sharing a task id) are a ``WaiMarkerError`` naming both items: the id is
+    the baseline key, and numbering the repeat would key it by its position and count the scenario twice."""
     if ids is not None:
         if callable(ids):
             out = [str(ids(s)) for s in scenarios]
@@ -118,12 +121,15 @@ def scenario_ids(scenarios: list[Any], ids: Any = None) -> list[str]:
             else:
                 readable = slug(str(s))
             out.append(f"{readable}-{s.task_id}")
-    seen: dict[str, int] = {}
-    unique = []
-    for i in out:
-        seen[i] = seen.get(i, 0) + 1
-        unique.append(i if seen[i] == 1 else f"{i}#{seen[i]}")
-    return unique
+    first: dict[str, int] = {}
+    for i, name in enumerate(out):
+        if name in first:
+            raise WaiMarkerError(
+                f"{where}: items {first[name]} and {i} both give the scenario id {name!r}, so both would run as "
+                f"{nodeid}[{name}] and share one baseline key; drop the repeat, or give each a distinct task_id "
+                "(or ids= entry)")
+        first[name] = i
+    return out
 
 
 def generate(metafunc: pytest.Metafunc) -> None:
@@ -135,7 +141,7 @@ def generate(metafunc: pytest.Metafunc) -> None:
     spec = parse_scenarios_marker(mark, where=where)
     base_dir = Path(str(metafunc.definition.path)).parent
     scenarios = load_scenarios(metafunc.config, spec, base_dir=base_dir, where=where)
-    ids = scenario_ids(scenarios, spec["ids"])
+    ids = scenario_ids(scenarios, spec["ids"], where=where, nodeid=metafunc.definition.nodeid)
     if "wai_scenario" not in metafunc.fixturenames and "wai" in metafunc.fixturenames:
         # the test reads the scenario through wai.scenario: parametrize the wai fixture itself (one fixture
         # per item instead of two; cheaper on large suites)
@@ -154,3 +160,27 @@ def baseline_key(item: pytest.Item, pinned: str | None) -> str:
         return nodeid
     bracket = nodeid.find("[")
     return pinned + (nodeid[bracket:] if bracket >= 0 else "")
+
+
+def refuse_shared_keys(items: list[pytest.Item], key: Any, error: Any) -> int:
+    """Tests whose baseline keys collide (two ``wai_key`` pins alike, or a pin equal to another test's key) each
+    get a setup error naming every node id that shares the key, instead of one result silently replacing the
+    other in the run document. ``key`` and ``error`` are the stash keys of the key and of the error text;
+    returns how many tests were refused."""
+    groups: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        k = item.stash.get(key, None)
+        if k is not None and "wai" in getattr(item, "fixturenames", ()):  # only the wai fixture records a result
+            groups.setdefault(k, []).append(item)
+    refused = 0
+    for k, group in groups.items():
+        if len(group) < 2:
+            continue
+        names = ", ".join(i.nodeid for i in group)
+        for item in group:
+            if item.stash.get(error, None) is None:
+                item.stash[error] = (f"whileai: {len(group)} tests share the baseline key {k!r} ({names}); their "
+                                     "results would replace each other in the run document and the baseline, so "
+                                     "none of them runs: give each a distinct @pytest.mark.wai_key")
+                refused += 1
+    return refused

@@ -5,8 +5,11 @@
   hypergeometric tail) of "fewer passes than the baseline". Judging scenarios one by one is a family of
   tests, so drops are held to Holm (1979) at level alpha/2 one-sided: an item fails at run time only at
   Holm's first (Bonferroni) threshold alpha/(2m), and the session gate then applies the full Holm step-down.
+* Per scenario against its baseline: the delta of pass@1 with Newcombe's (1998) hybrid score interval for a
+  difference of two independent proportions (the two runs' trials), the baseline's rate with its Wilson interval.
 * The suite gate: ``measure.delta_report`` on the scenarios both runs share (paired by scenario key,
-  scenario-bootstrap interval, sign-flip permutation p), ``min_effect=max_drop``. It is red only on a
+  scenario-bootstrap interval, sign-flip permutation p), ``min_effect=max_drop``; each side's pass@1 prints with
+  its scenario-bootstrap interval (trials within a scenario are not independent, so not Wilson over trials). It is red only on a
   "worse" verdict (interval excludes 0, p <= alpha, drop >= max_drop) or a Holm-significant scenario drop,
   and on an incompatible baseline; noise stays green.
 """
@@ -23,7 +26,7 @@ from pytest_whileai.markers import Thresholds
 from pytest_whileai.store import scenario_incompatibility
 from whileai_core import defaults as D
 from whileai_core.measure.stats import fisher_drop_pvalues as drop_p_values
-from whileai_core.measure.stats import holm_adjust
+from whileai_core.measure.stats import holm_adjust, newcombe_interval, wilson_interval
 
 RED_STATUSES = ("regression", "incompatible", "incomplete")  # always red; "unpaired" is red under --wai-require-baseline
 
@@ -101,7 +104,7 @@ def judge_scenario(*, key: str, nodeid: str, rewards: Sequence[float | None], k:
         "infra_errors": infra_errors, "infra_error": infra_error,
         "pass_rate": passes / n_scored if n_scored else None, "metric": metric, "value": value,
         "ci": ci, "level": level, "min_pass_rate": thresholds.min_pass_rate, "max_drop": max_drop,
-        "baseline": None, "baseline_note": None, "delta": None, "p_value": None, "failures": [],
+        "baseline": None, "baseline_note": None, "delta": None, "delta_ci": None, "p_value": None, "failures": [],
         "scenario_id": getattr(scenario, "task_id", None), "scenario": dict(getattr(scenario, "scenario", {}) or {}),
         "prompt": None if scenario is None else str(scenario)[:300], "location": location,
     }
@@ -127,9 +130,12 @@ def judge_scenario(*, key: str, nodeid: str, rewards: Sequence[float | None], k:
         return entry
     b_flags = binarize(baseline.get("rewards", []), pass_reward)
     b_pass, b_n = sum(b_flags), len(b_flags)
-    entry["baseline"] = {"passes": b_pass, "n_scored": b_n, "pass_rate": b_pass / b_n if b_n else None}
+    b_ci = wilson_interval(b_pass, b_n, level=level)
+    entry["baseline"] = {"passes": b_pass, "n_scored": b_n, "pass_rate": b_pass / b_n if b_n else None,
+                         "ci": None if b_ci is None else list(b_ci)}
     if b_n and n_scored:
         delta = passes / n_scored - b_pass / b_n
+        entry["delta_ci"] = list(newcombe_interval(passes, n_scored, b_pass, b_n, level=level))  # type: ignore[arg-type]
         p = float(drop_p_values(b_pass, b_n, passes, n_scored))
         entry["delta"], entry["p_value"] = delta, p
         threshold = settings.alpha / 2 / max(1, family)
@@ -194,6 +200,8 @@ class Gate:
     p_value: float | None = None
     before: float | None = None
     after: float | None = None
+    before_ci: list[float] | None = None  # each side's scenario-bootstrap interval (the delta's draws)
+    after_ci: list[float] | None = None
     verdict: str | None = None  # delta_report's
     reason: str | None = None
     scenario_regressions: list[str] = field(default_factory=list)
@@ -218,10 +226,21 @@ class Gate:
         return self.message
 
 
-def _delta_text(rep: Any) -> str:
-    return (f"pass@1 {fmt(rep.before, 3)} -> {fmt(rep.after, 3)}, delta {fmt(rep.delta, 3, signed=True)} "
-            f"{fmt_ci(rep.ci, 3, signed=True)} ({round(rep.level * 100)}% scenario bootstrap), permutation "
-            f"p={fmt_p(rep.p_value)}, n={rep.n_paired} paired scenarios")
+def _listed(ci: Any) -> list[float] | None:
+    return None if ci is None else [float(x) for x in ci]
+
+
+def _delta_text(rep: Any, trials: tuple[int, int]) -> str:
+    """The suite line: each side's pass@1 and the delta, every one with its scenario-bootstrap interval, and n
+    (paired scenarios, and the scored trials behind them on each side)."""
+    def side(value: Any, ci: Any) -> str:
+        flat = ci is not None and ci[0] == ci[1]
+        return f"{fmt(value, 3)} {fmt_ci(ci, 3)}" + (" (zero width: every paired scenario has this rate)" if flat else "")
+
+    return (f"pass@1 {side(rep.before, rep.before_ci)} -> {side(rep.after, rep.after_ci)}, "
+            f"delta {fmt(rep.delta, 3, signed=True)} {fmt_ci(rep.ci, 3, signed=True)} "
+            f"({round(rep.level * 100)}% scenario bootstrap), permutation p={fmt_p(rep.p_value)}, "
+            f"n={rep.n_paired} paired scenarios ({trials[0]} -> {trials[1]} scored trials)")
 
 
 def trials_needed(results: Mapping[str, Mapping[str, Any]], *, drop: float, power: float, alpha: float) -> dict[str, Any] | None:
@@ -396,10 +415,11 @@ def _paired_gate(results: Mapping[str, Mapping[str, Any]], baseline_index: Mappi
     holm, scen_reg, reach = scenario_drops(results, baseline_index, paired, alpha=settings.alpha,
                                            max_drop=settings.max_drop)
     suite_red = rep.verdict == "worse"
-    fields: dict[str, Any] = dict(n_paired=rep.n_paired, delta=rep.delta, ci=None if rep.ci is None else [float(x) for x in rep.ci],
-                  p_value=rep.p_value, before=rep.before, after=rep.after, verdict=rep.verdict, reason=rep.reason,
+    fields: dict[str, Any] = dict(n_paired=rep.n_paired, delta=rep.delta, ci=_listed(rep.ci), p_value=rep.p_value,
+                  before=rep.before, after=rep.after, before_ci=_listed(rep.before_ci),
+                  after_ci=_listed(rep.after_ci), verdict=rep.verdict, reason=rep.reason,
                   scenario_regressions=scen_reg, holm=holm, holm_reach=reach, report=rep.to_dict())
-    text = _delta_text(rep)
+    text = _delta_text(rep, (len(before_rows), len(after_rows)))
     if suite_red or scen_reg:
         parts = []
         if suite_red:
@@ -423,16 +443,21 @@ def compare_documents(baseline: Mapping[str, Any], current: Mapping[str, Any], *
                       alpha: float = D.GATE_ALPHA, max_drop: float = D.GATE_MAX_DROP,
                       draws: int = D.BOOTSTRAP_DRAWS, permutations: int = D.GATE_PERMUTATIONS,
                       seed: int = D.GATE_SEED, power: float = D.GATE_POWER,
-                      baseline_name: str | None = None, min_paired_share: float = D.GATE_MIN_PAIRED_SHARE) -> Gate:
+                      baseline_name: str | None = None, min_paired_share: float = D.GATE_MIN_PAIRED_SHARE,
+                      current_name: str | None = None) -> Gate:
     """The suite gate between two stored run documents, outside pytest (e.g. from a CLI or a notebook).
 
     Gives what the plugin computed at the end of the session that wrote ``current`` when the settings match.
-    Raises ``store.IncompatibleBaseline`` for another schema major or config fingerprint.
+    Raises ``store.CorruptBaseline`` for a document that is not a valid run document (``store.NonFiniteReward``
+    for a NaN or infinite reward, naming the scenario key and the reward's index: never counted as a failure)
+    and ``store.IncompatibleBaseline`` for another schema major or config fingerprint.
     """
     from types import SimpleNamespace
 
-    from pytest_whileai.store import check_compatible
+    from pytest_whileai.store import check_compatible, validate_document
 
+    validate_document(baseline, source=baseline_name or "baseline")
+    validate_document(current, source=current_name or "current")
     check_compatible(baseline, fingerprint_now=current.get("fingerprint") or {}, source=baseline_name or "baseline")
     settings = SimpleNamespace(level=level, alpha=alpha, max_drop=max_drop, draws=draws, permutations=permutations,
                                seed=seed, power=power, trial_index=None)

@@ -44,7 +44,9 @@ def build(results: Mapping[str, Mapping[str, Any]], gate: Any, *, baseline: str 
                  "pass@1": e.get("pass_rate"), "metric": e["metric"], "estimate": e.get("value"),
                  "ci_low": (e.get("ci") or [None, None])[0], "ci_high": (e.get("ci") or [None, None])[1],
                  "level": e["level"], "baseline_passes": b.get("passes"), "baseline_n": b.get("n_scored"),
-                 "baseline_pass@1": b.get("pass_rate"), "delta": e.get("delta"), "p": e.get("p_value"),
+                 "baseline_pass@1": b.get("pass_rate"), "delta": e.get("delta"),
+                 "delta_ci_low": (e.get("delta_ci") or [None, None])[0],
+                 "delta_ci_high": (e.get("delta_ci") or [None, None])[1], "p": e.get("p_value"),
                  "holm_p": getattr(gate, "holm", {}).get(key) if gate is not None else None,
                  "seed": e["seed"], "judge": e.get("judge")}
         for name, value in props.items():

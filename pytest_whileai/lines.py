@@ -43,7 +43,8 @@ def _count(e: Mapping[str, Any], field: str, words: str) -> str:
 
 
 def summary_line(e: Mapping[str, Any]) -> str:
-    """One line: estimate, interval, pass counts (with errors and unscored trials), baseline, delta, p."""
+    """One line: estimate, interval, pass counts (with errors and unscored trials), baseline and delta (each with
+    its interval: Wilson, and Newcombe's hybrid score interval of the difference), p."""
     level = e.get("level")
     head = (f"{e.get('metric', 'pass@1')} {fmt(e.get('value'))} {fmt_ci(e.get('ci'))} "
             f"({e.get('passes', 0)}/{e.get('n_scored', 0)} trials passed"
@@ -52,8 +53,11 @@ def summary_line(e: Mapping[str, Any]) -> str:
             f"{', ' + str(round(level * 100)) + '% Wilson' if isinstance(level, (int, float)) else ''})")
     b = e.get("baseline")
     if b:
-        head += (f" | baseline {fmt(b.get('pass_rate'))} ({b.get('passes', 0)}/{b.get('n_scored', 0)})"
-                 f" | delta {fmt(e.get('delta'), signed=True)}, one-sided p={fmt_p(e.get('p_value'))}")
+        delta = fmt(e.get("delta"), signed=True)
+        if e.get("delta") is not None:
+            delta += f" {fmt_ci(e.get('delta_ci'), signed=True)} (Newcombe)"
+        head += (f" | baseline {fmt(b.get('pass_rate'))} {fmt_ci(b.get('ci'))} ({b.get('passes', 0)}/"
+                 f"{b.get('n_scored', 0)}) | delta {delta}, one-sided p={fmt_p(e.get('p_value'))}")
     elif e.get("baseline_note"):
         head += f" | baseline: {e['baseline_note']}"
     return head

@@ -130,6 +130,9 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
                                                                       where=item.nodeid))
         except WaiMarkerError as exc:
             item.stash[MARK_ERROR] = str(exc)  # the wai fixture fails the item with it at setup
+    from pytest_whileai.collect import refuse_shared_keys
+
+    refuse_shared_keys(items, WAI_KEY, MARK_ERROR)  # two tests with one baseline key: both error, naming each
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

@@ -21,8 +21,16 @@ def _short(nodeid: str, width: int = NAME_WIDTH) -> str:
     return name if len(name) <= width else name[: width - 3] + "..."
 
 
-def _rate(passes: Any, n: Any) -> str:
-    return "n/a" if not n or passes is None else f"{passes}/{n} {passes / n:.2f}"
+def _counts(b: Mapping[str, Any]) -> str:
+    """The baseline's pass count of its scored trials (a count, not an estimate: the delta carries the interval)."""
+    return "n/a" if not b.get("n_scored") or b.get("passes") is None else f"{b['passes']}/{b['n_scored']}"
+
+
+def _delta(e: Mapping[str, Any]) -> str:
+    """The delta with its Newcombe interval, e.g. ``-0.40 [-0.70, -0.04]``."""
+    if e.get("delta") is None:
+        return "-"
+    return f"{fmt(e['delta'], signed=True)} {fmt_ci(e.get('delta_ci'), signed=True)}"
 
 
 def _status(e: Mapping[str, Any], gate: Any) -> str:
@@ -69,8 +77,8 @@ def table_rows(results: Mapping[str, Mapping[str, Any]], gate: Any) -> list[list
             _short(e["nodeid"]),
             f"{e.get('passes', 0)}/{e.get('n_scored', 0)}",
             f"{fmt(e.get('value'))} {fmt_ci(e.get('ci'))}" if e.get("ci") else "n/a",
-            _rate(b.get("passes"), b.get("n_scored")) if b else "-",
-            fmt(e.get("delta"), signed=True) if e.get("delta") is not None else "-",
+            _counts(b) if b else "-",
+            _delta(e),
             fmt_p(holm) if holm is not None else "-",
             _status(e, gate),
         ]
@@ -78,7 +86,7 @@ def table_rows(results: Mapping[str, Mapping[str, Any]], gate: Any) -> list[list
     return rows
 
 
-HEADER = ["scenario", "passed", "estimate [CI]", "baseline", "delta", "Holm p", ""]
+HEADER = ["scenario", "passed", "estimate [CI]", "baseline", "delta [CI]", "Holm p", ""]
 HOLM_COLUMN = HEADER.index("Holm p")
 
 
@@ -94,6 +102,12 @@ def format_table(rows: list[list[str]], header: list[str] = HEADER, limit: int =
     if len(rows) > limit:
         lines.append(f"... {len(rows) - limit} more scenario(s) (see --wai-json or --wai-junitxml)")
     return lines
+
+
+def intervals_note(level: float) -> str:
+    """Which interval each column of the table carries."""
+    return (f"intervals are {round(level * 100)}% Wilson per scenario, and Newcombe's hybrid score interval for a "
+            "delta vs the baseline")
 
 
 def baseline_line(wai: Any) -> str:
@@ -114,8 +128,7 @@ def summary_lines(wai: Any) -> list[str]:
     if results:
         m = len(results)
         k = sorted({int(e["k"]) for e in results.values()})
-        lines.append(f"{m} scenario(s), k={','.join(map(str, k))} trial(s) each; intervals are "
-                     f"{round(wai.settings.level * 100)}% Wilson per scenario")
+        lines.append(f"{m} scenario(s), k={','.join(map(str, k))} trial(s) each; {intervals_note(wai.settings.level)}")
         lines += format_table(table_rows(results, wai.gate), header(wai.gate))
     gate = wai.gate
     if gate is not None:
@@ -163,6 +176,8 @@ def markdown(wai: Any) -> str:
             out.append("| " + " | ".join(c.replace("|", "\\|") for c in r) + " |")
         if len(rows) > D.PLUGIN_TABLE_ROWS:
             out.append(f"\n_{len(rows) - D.PLUGIN_TABLE_ROWS} more scenario(s) in the JSON report._")
+        note = intervals_note(wai.settings.level)
+        out += ["", f"_{note[0].upper()}{note[1:]}._"]
     if holm_note(gate):
         out += ["", f"_Note: {holm_note(gate)}._"]
     plan = getattr(gate, "trials_needed", None)

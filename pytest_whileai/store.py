@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import math
 import os
 import platform
 import re
@@ -40,6 +41,10 @@ class BaselineError(Exception):
 
 class CorruptBaseline(BaselineError):
     """A baseline file that is not a valid run document."""
+
+
+class NonFiniteReward(CorruptBaseline):
+    """A run document with a NaN or infinite reward: not a score, so never counted as a pass or a failure."""
 
 
 class MissingBaseline(BaselineError):
@@ -145,9 +150,14 @@ def validate_document(doc: Any, *, source: str) -> dict[str, Any]:
         for key, kind in _REQUIRED_SCENARIO.items():
             if not isinstance(sc.get(key), kind):
                 raise CorruptBaseline(f"{source}: scenarios[{i}].{key} missing or not a {kind.__name__}; {fix}")
-        for r in sc["rewards"]:
+        for j, r in enumerate(sc["rewards"]):
+            if isinstance(r, float) and not math.isfinite(r):
+                raise NonFiniteReward(f"{source}: scenario {sc['key']!r} (scenarios[{i}]) has reward {r!r} at "
+                                      f"rewards[{j}]; NaN and infinity are not scores and are never counted as "
+                                      "failures: write null for an unscored trial, or fix what wrote it")
             if r is not None and (isinstance(r, bool) or not isinstance(r, (int, float)) or not 0 <= r <= 1):
-                raise CorruptBaseline(f"{source}: scenarios[{i}] ({sc['key']}) has reward {r!r}, not in [0, 1]; {fix}")
+                raise CorruptBaseline(f"{source}: scenario {sc['key']!r} (scenarios[{i}]) has reward {r!r} at "
+                                      f"rewards[{j}], not in [0, 1]; {fix}")
     return doc
 
 

@@ -44,6 +44,8 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "holdout_size": ("whileai_core.measure.measure", "holdout_size"),
     "wilson_interval": ("whileai_core.measure.stats", "wilson_interval"),
     "cohen_kappa": ("whileai_core.measure.stats", "cohen_kappa"),
+    "cohen_kappa_interval": ("whileai_core.measure.stats", "cohen_kappa_interval"),
+    "newcombe_interval": ("whileai_core.measure.stats", "newcombe_interval"),
     # select
     "select": ("whileai_core.select.select", "select"),
     "Selection": ("whileai_core.select.select", "Selection"),

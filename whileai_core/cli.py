@@ -27,7 +27,7 @@ def _gate(baseline: str, current: str, *, max_drop: float | None, alpha: float |
     kwargs = {k: v for k, v in (("max_drop", max_drop), ("alpha", alpha)) if v is not None}
     try:
         verdict = compare_documents(store.load_document(baseline), store.load_document(current),
-                                    baseline_name=baseline, **kwargs)
+                                    baseline_name=baseline, current_name=current, **kwargs)
     except (OSError, ValueError, store.BaselineError) as exc:
         print(f"whileai gate: {exc}", file=sys.stderr)
         return 2

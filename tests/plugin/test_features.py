@@ -183,7 +183,9 @@ def test_deco(wai, wai_baseline, wai_session):
     r = wai.record([1.0, 1.0, 1.0])
     if wai_session.baseline is not None:
         assert wai_baseline["k"] == 3 and wai_baseline["rewards"] == [1.0, 1.0, 1.0]
-        assert r.baseline == {"passes": 3, "n_scored": 3, "pass_rate": 1.0} and r.delta == 0.0
+        # at --wai-level=0.9: the baseline's Wilson interval, and Newcombe's for the delta of 3/3 vs 3/3
+        assert r.baseline == {"passes": 3, "n_scored": 3, "pass_rate": 1.0, "ci": pytest.approx([0.5258044, 1.0])}
+        assert r.delta == 0.0 and r.delta_ci == pytest.approx([-0.4741956, 0.4741956])
 
 @scenarios(["x"], repeats=3)
 @pytest.mark.wai(trials=2)

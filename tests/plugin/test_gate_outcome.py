@@ -78,7 +78,7 @@ def test_suite_regression_is_a_failed_test_everywhere(runner, pytester: pytest.P
     res = runner("--wai-baseline=main", "--junitxml=out/pytest.xml", "--wai-junitxml=out/wai.xml", "-rA")
     assert res.ret == 1
     res.assert_outcomes(passed=40, failed=1)
-    res.stdout.fnmatch_lines(["FAILED whileai::suite_gate - REGRESSION: pass@1 0.900 -> 0.500*",
+    res.stdout.fnmatch_lines(["FAILED whileai::suite_gate - REGRESSION: pass@1 0.900 [[]0.8*",
                               "*= 1 failed, 40 passed in *"])
     for name in ("pytest.xml", "wai.xml"):
         path = pytester.path / "out" / name
@@ -89,7 +89,8 @@ def test_suite_regression_is_a_failed_test_everywhere(runner, pytester: pytest.P
         assert failure is not None, name
         message = failure.get("message")
         assert "delta -0.400 [-0.4" in message and "permutation p=" in message, message
-        assert "n=40 paired scenarios" in message, message
+        assert "n=40 paired scenarios (160 -> 160 scored trials)" in message, message
+        assert "pass@1 0.900 [0.8" in message and "-> 0.500 [0.500, 0.500] (zero width: every paired" in message
         props = {p.get("name"): p.get("value") for p in case.iter("property")}
         assert props["whileai.gate"] == "regression" and props["whileai.n_paired"] == "40", name
         assert float(props["whileai.ci_high"]) < 0 and float(props["whileai.p"]) <= 0.05, name

@@ -112,7 +112,8 @@ def test_s(wai):
     out = res.stdout.str()
     assert "TypeError" not in out and "Traceback" not in out
     res.stdout.fnmatch_lines([
-        ("*pass@1 n/a [[]n/a[]] (0/0 trials passed, 4 unscored, 4 infra errors, 95% Wilson) | baseline 1.00 (4/4)"
+        ("*pass@1 n/a [[]n/a[]] (0/0 trials passed, 4 unscored, 4 infra errors, 95% Wilson) | baseline 1.00 "
+         "[[]0.51, 1.00[]] (4/4)"
         " | delta n/a, one-sided p=n/a*"),
         ("*no trial was scored (4 infra error(s), the backend failed: BackendError: HTTP 503 after 4 tries "
         "(first at trial 0)); a scenario with no scored trial is an error, not a pass*"),

@@ -1,8 +1,9 @@
 """Is the judge trustworthy? Agreement with gold labels, exploit probes, and the labels to attach.
 
-* ``judge_trust(rows, judge=None, ...)``: agreement with gold (Wilson lower bound), Cohen's kappa, held-out
-  halves, length bias, re-judge flips, probes; ``ok`` only when the floors are met (Wilson lower bound of
-  agreement >= 0.8 and kappa >= 0.6) and nothing is flagged; says how many labels would settle a short bound.
+* ``judge_trust(rows, judge=None, ...)``: agreement with gold (Wilson interval), Cohen's kappa (Fleiss, Cohen &
+  Everitt 1969 interval), held-out halves, length bias, re-judge flips, probes; ``ok`` only when the floors are
+  met by the lower bounds (Wilson lower bound of agreement >= 0.8 and kappa's lower bound >= 0.6) and nothing
+  is flagged; says how many labels would settle a short bound.
 * ``judge_probes(rows, judge, ...)``: the edits a policy finds first (filler, flattery, success claims, prompt
   echo, keyword stuffing, empty tool-call format, refusal), each reported with its exploit rate and interval.
   Sycophancy and flattery probes follow Sharma et al. 2024 ("Towards Understanding Sycophancy in LMs").
@@ -52,7 +53,7 @@ from whileai_core.defaults import (
     PROBE_RESOLVE_GRID,
 )
 from whileai_core.errors import InvalidArgument, InvalidArgumentType
-from whileai_core.measure.stats import cohen_kappa, wilson_interval
+from whileai_core.measure.stats import cohen_kappa, cohen_kappa_interval, wilson_interval
 from whileai_core.messages import reply_text
 from whileai_core.rowlist import RowList
 from whileai_core.rows import as_rows, read_jsonl, task_key
@@ -142,6 +143,12 @@ def _wilson_lower(k: np.ndarray, n: np.ndarray, level: float) -> np.ndarray:
     center = (p + z * z / (2 * n)) / denom
     half = z / denom * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
     return np.where(k == 0, 0.0, np.maximum(0.0, center - half))
+
+
+def _rate_ci(k: int, n: int, level: float) -> str:
+    """``"90% [79%..95%] (n=40)"``: a share with its Wilson interval and n (``"n/a (n=0)"`` without items)."""
+    ci = wilson_interval(k, n, level=level)
+    return f"n/a (n={n})" if ci is None else f"{k / n:.0%} [{ci[0]:.0%}..{ci[1]:.0%}] (n={n})"
 
 
 def labels_needed(agreement: float, floor: float, *, level: float = CI_LEVEL,
@@ -288,9 +295,10 @@ class ProbeReport:
             tail = "EXPLOITABLE" if p["flagged"] else (
                 f"low power (n={p['denominator']}; resolves about {p['resolves']} at "
                 f"{PROBE_POWER:.0%} power)" if p["low_power"] else "")
-            pb = f"{p['pass_before']:.0%}" if p["pass_before"] is not None else "-"
-            pa = f"{p['pass_after']:.0%}" if p["pass_after"] is not None else "-"
-            lines.append(f"  {name:<18} {rate:>4} {ci_txt:<12} pass {pb} -> {pa}  "
+            # pass counts, not bare rates: the rate worth an interval is the exploit rate beside them
+            pb = f"{round(p['pass_before'] * p['n'])}/{p['n']}" if p["pass_before"] is not None else "-"
+            pa = f"{round(p['pass_after'] * p['n'])}/{p['n']}" if p["pass_after"] is not None else "-"
+            lines.append(f"  {name:<18} {rate:>4} {ci_txt:<12} passed {pb} -> {pa}  "
                          f"+{p['flips_up']}/-{p['flips_down']} (n={p['denominator']})  {tail}".rstrip())
         return "\n".join(lines)
 
@@ -389,6 +397,7 @@ class JudgeTrustReport:
     confusion: dict[str, int]
     floors: dict[str, float]
     level: float
+    kappa_ci: tuple[float, float] | None = None
     labels_needed: int | None = None
     halves: dict[str, Any] = field(default_factory=dict)
     length: dict[str, Any] = field(default_factory=dict)
@@ -406,9 +415,16 @@ class JudgeTrustReport:
         if self.agreement is None:
             return f"judge trust: {head}: no usable gold labels in {self.n_rows} rows"
         lo, hi = self.agreement_ci or (float("nan"), float("nan"))
-        kappa = "undefined" if self.kappa is None or math.isnan(self.kappa) else f"{self.kappa:.2f}"
-        return (f"judge trust: {head}: agreement {self.agreement:.0%} ({round(self.level * 100)}% CI "
-                f"{lo:.0%}..{hi:.0%}, n={self.n_labeled}), kappa {kappa}; floors: lower bound >= "
+        level = f"{round(self.level * 100)}% CI"
+        if self.kappa is None or math.isnan(self.kappa):
+            kappa = "kappa undefined (one label throughout)"
+        elif self.kappa_ci is None:
+            kappa = f"kappa {self.kappa:.2f} (no interval, n={self.n_labeled})"
+        else:
+            kappa = (f"kappa {self.kappa:.2f} ({level} {self.kappa_ci[0]:.2f}..{self.kappa_ci[1]:.2f}, "
+                     f"n={self.n_labeled}{'; zero width: every item agreed' if self.kappa_ci[0] == self.kappa_ci[1] else ''})")
+        return (f"judge trust: {head}: agreement {self.agreement:.0%} ({level} {lo:.0%}..{hi:.0%}, "
+                f"n={self.n_labeled}), {kappa}; floors on the lower bounds: agreement >= "
                 f"{self.floors['min_agreement']:.0%}, kappa >= {self.floors['min_kappa']:.2f}"
                 + (f"; {len(self.warnings)} warning(s)" if self.warnings else ""))
 
@@ -420,14 +436,16 @@ class JudgeTrustReport:
         for half in ("a", "b"):
             h = self.halves.get(half)
             if h and h.get("agreement") is not None:
-                lines.append(f"  half {half}: {h['agreement']:.0%} (n={h['n']})")
+                lines.append(f"  half {half}: agreement {_rate_ci(round(h['agreement'] * h['n']), h['n'], self.level)}")
         for label, d in self.length.get("by_gold", {}).items():
-            lines.append(f"  gold={label}: judge pass short {d['pass_short']:.0%} (n={d['n_short']}) vs long "
-                         f"{d['pass_long']:.0%} (n={d['n_long']}), p={d['p']:.3f}")
+            short = _rate_ci(round(d["pass_short"] * d["n_short"]), d["n_short"], self.level)
+            long_ = _rate_ci(round(d["pass_long"] * d["n_long"]), d["n_long"], self.level)
+            lines.append(f"  gold={label}: judge pass short {short} vs long {long_}, p={d['p']:.3f}")
         if self.perturbation:
             p = self.perturbation
-            lines.append(f"  re-judge flips {p['consistency_flip_rate']:.0%}, filler net flips "
-                         f"{p['filler_net_rate']:+.0%} (n={p['n']})")
+            flips = _rate_ci(p["consistency_flips"], p["n"], self.level)
+            lines.append(f"  re-judge flips {flips}; filler flips +{p['filler_up']}/-{p['filler_down']} of "
+                         f"{p['n']} (sign test p={p['filler_p']:.3g})")
         if self.probes:
             lines.append("  " + str(self.probes).replace("\n", "\n  "))
         if self.disagreements:
@@ -440,6 +458,7 @@ class JudgeTrustReport:
             "ok": self.ok, "verdict": self.verdict, "n_rows": self.n_rows, "n_labeled": self.n_labeled,
             "n_skipped": self.n_skipped, "gold_kind": self.gold_kind, "agreement": self.agreement,
             "agreement_ci": list(self.agreement_ci) if self.agreement_ci else None, "kappa": self.kappa,
+            "kappa_ci": list(self.kappa_ci) if self.kappa_ci else None,
             "confusion": dict(self.confusion), "floors": dict(self.floors), "level": self.level,
             "labels_needed": self.labels_needed, "halves": copy.deepcopy(self.halves),
             "length": copy.deepcopy(self.length), "perturbation": dict(self.perturbation),
@@ -500,13 +519,13 @@ def _halves(labeled: list[tuple[Row, int, int]], j: np.ndarray, g: np.ndarray, *
         halves["gap"] = gap
         if gap >= halves_gap:
             flagged = True
-            warnings.append(f"held-out halves disagree: {halves['a']['agreement']:.0%} vs "
-                            f"{halves['b']['agreement']:.0%} (gap {gap:.0%} >= {halves_gap:.0%})")
+            warnings.append(f"held-out halves disagree: {halves['a']['agreement']:.0%} (n={halves['a']['n']}) vs "
+                            f"{halves['b']['agreement']:.0%} (n={halves['b']['n']}) (gap {gap:.0%} >= {halves_gap:.0%})")
     return halves, flagged
 
 
 def _length_bias(labeled: list[tuple[Row, int, int]], j: np.ndarray, g: np.ndarray, *, gap: float, alpha: float,
-                 min_per_label: int, warnings: list[str]) -> dict[str, Any]:
+                 min_per_label: int, level: float, warnings: list[str]) -> dict[str, Any]:
     """With the gold label fixed, does the judge pass long replies more (or less) than short ones?"""
     length: dict[str, Any] = {"by_gold": {}, "flagged": False}
     lens = np.array([len(reply_text(r)) for r, _, _ in labeled])
@@ -529,8 +548,10 @@ def _length_bias(labeled: list[tuple[Row, int, int]], j: np.ndarray, g: np.ndarr
             length["flagged"] = True
     if length["flagged"]:
         worst = max(length["by_gold"].values(), key=lambda d: abs(d["gap"]))
-        warnings.append(f"length bias: with the gold label fixed, the judge passes long replies "
-                        f"{worst['pass_long']:.0%} vs short {worst['pass_short']:.0%} (p={worst['p']:.3g})")
+        long_ = _rate_ci(round(worst["pass_long"] * worst["n_long"]), worst["n_long"], level)
+        short = _rate_ci(round(worst["pass_short"] * worst["n_short"]), worst["n_short"], level)
+        warnings.append(f"length bias: with the gold label fixed, the judge passes long replies {long_} vs short "
+                        f"{short} (p={worst['p']:.3g})")
     return length
 
 
@@ -578,10 +599,11 @@ def _rejudge(judge: Judge, data: list[Row], labeled: list[tuple[Row, int, int]],
     return perturbation, probe_report, flagged
 
 
-def _agreement_checks(agreement: float, ci: tuple[float, float], kappa: float, n: int, *, min_agreement: float,
+def _agreement_checks(agreement: float, ci: tuple[float, float], kappa: float, kappa_ci: tuple[float, float] | None,
+                      n: int, *, min_agreement: float,
                       min_kappa: float, min_gold: int, level: float, label_search_max: int, gold_degenerate: bool,
                       first_gold: int, trusted: bool, kind: str, warnings: list[str]) -> tuple[bool, bool, int | None]:
-    """Agreement's lower bound and kappa against their floors, with a warning for each miss (and how many more
+    """Agreement's and kappa's lower bounds against their floors, with a warning for each miss (and how many more
     labels would clear the agreement floor). Returns (agreement ok, kappa ok, labels needed or None)."""
     need = None
     if n < min_gold:
@@ -592,7 +614,7 @@ def _agreement_checks(agreement: float, ci: tuple[float, float], kappa: float, n
     if not trusted:
         warnings.append(f"gold is {kind!r}, not human or program labels; pass allow_model_gold=True to accept it")
     agreement_ok = ci[0] >= min_agreement
-    kappa_ok = not math.isnan(kappa) and kappa >= min_kappa
+    kappa_ok = kappa_ci is not None and kappa_ci[0] >= min_kappa
     if not agreement_ok:
         need = labels_needed(agreement, min_agreement, level=level, search_max=label_search_max)
         if need is not None:
@@ -602,8 +624,14 @@ def _agreement_checks(agreement: float, ci: tuple[float, float], kappa: float, n
         else:
             warnings.append(f"agreement {agreement:.0%} (lower bound {ci[0]:.0%}) is under the {min_agreement:.0%} "
                             "floor; more labels will not fix it, the judge or its rubric must change")
-    if not kappa_ok and not gold_degenerate:
-        msg = f"kappa {kappa:.2f} is under {min_kappa:.2f}"
+    if not kappa_ok and not gold_degenerate and kappa_ci is None:
+        warnings.append(f"kappa is undefined (judge and gold both constant): it cannot clear {min_kappa:.2f}")
+    elif not kappa_ok and not gold_degenerate:
+        assert kappa_ci is not None
+        msg = (f"kappa {kappa:.2f} ({round(level * 100)}% CI {kappa_ci[0]:.2f}..{kappa_ci[1]:.2f}, n={n}): its lower "
+               f"bound is under {min_kappa:.2f}")
+        if kappa >= min_kappa:
+            msg += "; the estimate clears the floor but the sample is too small to show it"
         if kappa < JUDGE_GUESSING_KAPPA:
             msg += ": the judge is guessing (agreement beyond chance is slight)"
         warnings.append(msg)
@@ -618,6 +646,20 @@ def _check_trust_arguments(judge: Any, min_kappa: Any, **shares: Any) -> None:
         raise InvalidArgument(f"min_kappa= must be a number in [-1, 1]; got {min_kappa!r}")
     if judge is not None and not callable(judge):
         raise InvalidArgumentType(f"judge= must be a callable judge(row) -> verdict; got {type(judge).__name__}")
+
+
+def _confusion(j: np.ndarray, g: np.ndarray) -> dict[str, int]:
+    """Counts of (judge, gold) = (1, 1), (1, 0), (0, 1), (0, 0)."""
+    return {"tp": int(np.sum((j == 1) & (g == 1))), "fp": int(np.sum((j == 1) & (g == 0))),
+            "fn": int(np.sum((j == 0) & (g == 1))), "tn": int(np.sum((j == 0) & (g == 0)))}
+
+
+def _leak(confusion: Mapping[str, int], leak_warn: float, level: float, warnings: list[str]) -> None:
+    """A warning when the judge passes ``leak_warn`` or more of the rows gold fails (with its interval and n)."""
+    gold_fails = confusion["fp"] + confusion["tn"]
+    if confusion["fp"] and confusion["fp"] / gold_fails >= leak_warn:
+        warnings.append(f"the judge passes {_rate_ci(confusion['fp'], gold_fails, level)} of rows gold fails "
+                        "(leak rate)")
 
 
 def _inconclusive(skipped: int, n_gold: int, max_skipped_share: float, warnings: list[str]) -> bool:
@@ -658,7 +700,8 @@ def judge_trust(
 
     Uses rows where both ``reward`` and the gold (``row[gold]``, or a second row list matched by
     ``row_label_key``) are 0/1. ``ok`` needs: labels, trusted gold (human or program, or any with
-    ``allow_model_gold``), Wilson lower bound of agreement >= ``min_agreement``, kappa >= ``min_kappa``, no
+    ``allow_model_gold``), Wilson lower bound of agreement >= ``min_agreement``, the lower bound of kappa's
+    interval (Fleiss, Cohen & Everitt 1969 standard error) >= ``min_kappa``, no
     held-out-halves gap, no length bias, and, with ``judge=``, no unstable re-judging and no exploitable
     probe (``probes="all"`` or names from ``PROBES``). A short bound says how many labels would lift it.
     """
@@ -689,26 +732,25 @@ def judge_trust(
     j = np.array([x[1] for x in labeled])
     g = np.array([x[2] for x in labeled])
     n = len(labeled)
-    confusion = {"tp": int(np.sum((j == 1) & (g == 1))), "fp": int(np.sum((j == 1) & (g == 0))),
-                 "fn": int(np.sum((j == 0) & (g == 1))), "tn": int(np.sum((j == 0) & (g == 0)))}
+    confusion = _confusion(j, g)
     agree = int(np.sum(j == g))
     agreement = agree / n
     ci = wilson_interval(agree, n, level=level)
     kappa = cohen_kappa(list(j), list(g), labels=[0, 1])
+    kappa_ci = cohen_kappa_interval(list(j), list(g), labels=[0, 1], level=level)
     flagged = False
     gold_degenerate = len(set(g.tolist())) == 1
     assert ci is not None
     agreement_ok, kappa_ok, need = _agreement_checks(
-        agreement, ci, kappa, n, min_agreement=min_agreement, min_kappa=min_kappa, min_gold=min_gold,
+        agreement, ci, kappa, kappa_ci, n, min_agreement=min_agreement, min_kappa=min_kappa, min_gold=min_gold,
         level=level, label_search_max=label_search_max, gold_degenerate=gold_degenerate, first_gold=int(g[0]),
         trusted=trusted, kind=kind, warnings=warnings)
-    pass_when_gold_fail = confusion["fp"] / max(1, confusion["fp"] + confusion["tn"])
 
     halves, halves_flag = _halves(labeled, j, g, half_min=half_min, halves_gap=halves_gap, warnings=warnings)
     flagged = flagged or halves_flag
 
     length = _length_bias(labeled, j, g, gap=length_gap, alpha=length_alpha, min_per_label=length_min_per_label,
-                          warnings=warnings)
+                          level=level, warnings=warnings)
     flagged = flagged or length["flagged"]
 
     perturbation: dict[str, Any] = {}
@@ -720,13 +762,13 @@ def judge_trust(
         flagged = flagged or judge_flag
 
     inconclusive = _inconclusive(skipped, len(with_gold), max_skipped_share, warnings)
-    if pass_when_gold_fail >= leak_warn and confusion["fp"]:
-        warnings.append(f"the judge passes {pass_when_gold_fail:.0%} of rows gold fails (leak rate)")
+    _leak(confusion, leak_warn, level, warnings)
     ok = bool(trusted and agreement_ok and kappa_ok and not flagged and not inconclusive and not gold_degenerate)
     verdict = "INCONCLUSIVE" if inconclusive else ("PASS" if ok else "FAIL")
     disagreements = [{"task": task_key(r), "gold": gb, "judge": jb, "reason": r.get("reason"),
                       "final_text": reply_text(r)[:200]} for r, jb, gb in labeled if jb != gb]
     return report(ok, verdict, agreement=agreement, agreement_ci=ci, kappa=None if math.isnan(kappa) else kappa,
+                  kappa_ci=kappa_ci,
                   confusion=confusion, labels_needed=need, halves=halves, length=length,
                   perturbation=perturbation, probes=probe_report, disagreements=disagreements)
 

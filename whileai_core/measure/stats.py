@@ -12,7 +12,8 @@ Everything here works on per-task numbers (pass counts, per-task rates, paired d
 
 Sources: Chen et al. 2021 (pass@k), Yao et al. 2024 (pass^k), Miller 2024 "Adding Error Bars to Evals"
 (clustered SE, paired SE, power), Efron & Tibshirani 1993 (percentile / basic / BCa), Phipson & Smyth 2010
-(+1 on random permutation p-values), Wilson 1927 / Newcombe 1998, Cohen 1960.
+(+1 on random permutation p-values), Wilson 1927 / Newcombe 1998 (and his hybrid score interval of a
+difference), Cohen 1960 with the Fleiss, Cohen & Everitt 1969 standard error.
 """
 
 from __future__ import annotations
@@ -610,7 +611,7 @@ def wilson_mean_interval(mean: float, n: int, *, level: float = CI_LEVEL) -> Int
     """
     n = check_int(n, "n", 0)
     if isinstance(mean, bool) or not isinstance(mean, (int, float, np.floating)) or not 0 <= float(mean) <= 1:
-        raise ValueError(f"mean= must be a number in [0, 1] (a mean of per-task values in [0, 1]); got {mean!r}")
+        raise InvalidArgument(f"mean= must be a number in [0, 1] (a mean of per-task values in [0, 1]); got {mean!r}")
     if n == 0:
         return None
     z = z_value(level)
@@ -621,19 +622,8 @@ def wilson_mean_interval(mean: float, n: int, *, level: float = CI_LEVEL) -> Int
     return (0.0 if p == 0 else max(0.0, center - half), 1.0 if p == 1 else min(1.0, center + half))
 
 
-def cohen_kappa(
-    rater_a: Sequence[Any],
-    rater_b: Sequence[Any],
-    *,
-    labels: Sequence[Any] | None = None,
-    weights: str | None = None,
-) -> float:
-    """Cohen's kappa, (p_o - p_e) / (1 - p_e) (Cohen 1960); ``weights`` None, "linear" or "quadratic".
-
-    Returns NaN when chance agreement is total (both raters constant on one label): kappa is undefined there,
-    so report raw agreement beside it. Labels are compared as given; ``labels`` fixes their order (needed for
-    weighted kappa on ordinal labels; default: sorted distinct labels).
-    """
+def _agreement_table(rater_a: Sequence[Any], rater_b: Sequence[Any], labels: Sequence[Any] | None) -> np.ndarray:
+    """The L x L table of counts (rows: rater_a's label, columns: rater_b's), after checking the two lists."""
     for name, rater in (("rater_a", rater_a), ("rater_b", rater_b)):
         if isinstance(rater, (str, bytes)):
             raise InvalidArgumentType(f"{name}= is a string; pass a list of labels, one per item (e.g. [1, 0, 1])")
@@ -647,8 +637,6 @@ def cohen_kappa(
         raise InvalidArgument(f"rater_a and rater_b must rate the same items; got {len(a)} and {len(b)} labels")
     if not a:
         raise InvalidArgument("rater_a= is empty; kappa needs at least one item rated by both")
-    if weights not in (None, "linear", "quadratic"):
-        raise InvalidArgument(f"weights= must be None, 'linear' or 'quadratic'; got {weights!r}")
     if labels is None:
         try:
             labels = sorted(set(a) | set(b))
@@ -661,7 +649,27 @@ def cohen_kappa(
     L = len(labels)
     table = np.zeros((L, L))
     np.add.at(table, (np.array([index[x] for x in a]), np.array([index[x] for x in b])), 1)
+    return table
+
+
+def cohen_kappa(
+    rater_a: Sequence[Any],
+    rater_b: Sequence[Any],
+    *,
+    labels: Sequence[Any] | None = None,
+    weights: str | None = None,
+) -> float:
+    """Cohen's kappa, (p_o - p_e) / (1 - p_e) (Cohen 1960); ``weights`` None, "linear" or "quadratic".
+
+    Returns NaN when chance agreement is total (both raters constant on one label): kappa is undefined there,
+    so report raw agreement beside it. Labels are compared as given; ``labels`` fixes their order (needed for
+    weighted kappa on ordinal labels; default: sorted distinct labels). Its interval: ``cohen_kappa_interval``.
+    """
+    if weights not in (None, "linear", "quadratic"):
+        raise InvalidArgument(f"weights= must be None, 'linear' or 'quadratic'; got {weights!r}")
+    table = _agreement_table(rater_a, rater_b, labels)
     table /= table.sum()
+    L = len(table)
     expected = np.outer(table.sum(axis=1), table.sum(axis=0))
     i, j = np.indices((L, L))
     if weights is None:
@@ -674,6 +682,69 @@ def cohen_kappa(
     if den == 0:
         return float("nan")
     return float(1 - np.sum(w * table) / den)
+
+
+def cohen_kappa_interval(
+    rater_a: Sequence[Any],
+    rater_b: Sequence[Any],
+    *,
+    labels: Sequence[Any] | None = None,
+    level: float = CI_LEVEL,
+) -> Interval | None:
+    """Large-sample interval of (unweighted) Cohen's kappa: kappa +- z * SE, clipped to [-1, 1].
+
+    SE is the non-null asymptotic standard error of Fleiss, Cohen & Everitt (1969), the "ASE" SAS PROC FREQ
+    and statsmodels print: with cell shares p_ij, margins p_i. and p_.j, chance agreement p_e and n items,
+    var = (A + B - C) / (n (1 - p_e)^2), A = sum_i p_ii [1 - (p_i. + p_.i)(1 - kappa)]^2,
+    B = (1 - kappa)^2 sum_(i != j) p_ij (p_.i + p_j.)^2, C = [kappa - p_e (1 - kappa)]^2.
+    None when kappa is undefined (both raters constant on one label). It is a Wald interval: at perfect
+    agreement it has zero width, so read it beside the agreement's Wilson interval, which does not collapse.
+
+    Example: ``cohen_kappa_interval([0, 1, 1, 0, 1], [0, 1, 0, 0, 1])`` -> about (-0.01, 1.0) around kappa 0.62:
+    five items say little. SAS's worked table [[0, 4, 1], [0, 8, 0], [0, 1, 5]] gives 0.4842 [0.2137, 0.7547].
+    """
+    level = check_level(level)
+    counts = _agreement_table(rater_a, rater_b, labels)
+    n = float(counts.sum())
+    p = counts / n
+    rows, cols = p.sum(axis=1), p.sum(axis=0)
+    pe = float(rows @ cols)
+    if pe >= 1:
+        return None
+    kappa = (float(np.trace(p)) - pe) / (1 - pe)
+    diag = np.diag(p)
+    a = float(np.sum(diag * (1 - (rows + cols) * (1 - kappa)) ** 2))
+    off = p.copy()
+    np.fill_diagonal(off, 0.0)
+    b = (1 - kappa) ** 2 * float(np.sum(off * (cols[:, None] + rows[None, :]) ** 2))
+    c = (kappa - pe * (1 - kappa)) ** 2
+    se = math.sqrt(max(0.0, a + b - c) / (n * (1 - pe) ** 2))
+    half = z_value(level) * se
+    return (max(-1.0, kappa - half), min(1.0, kappa + half))
+
+
+def newcombe_interval(successes_1: int, n_1: int, successes_2: int, n_2: int, *,
+                      level: float = CI_LEVEL) -> Interval | None:
+    """Interval of a difference of two independent proportions p1 - p2: Newcombe's (1998) hybrid score
+    interval (his method 10), built from each side's Wilson interval; None when either n is 0.
+
+    With d = p1 - p2 and Wilson intervals (l1, u1), (l2, u2):
+    [d - sqrt((p1 - l1)^2 + (u2 - p2)^2), d + sqrt((u1 - p1)^2 + (p2 - l2)^2)]. It stays inside [-1, 1] and
+    keeps its width at 0 or n successes, where the Wald interval collapses. Newcombe 1998's example (a),
+    56/70 - 48/80, gives [0.0524, 0.3339].
+
+    Example: ``newcombe_interval(5, 10, 9, 10)`` -> about (-0.68, 0.00) for a drop from 9/10 to 5/10.
+    """
+    level = check_level(level)
+    one = wilson_interval(successes_1, n_1, level=level)
+    two = wilson_interval(successes_2, n_2, level=level)
+    if one is None or two is None:
+        return None
+    p1, p2 = successes_1 / n_1, successes_2 / n_2
+    d = p1 - p2
+    lo = d - math.sqrt((p1 - one[0]) ** 2 + (two[1] - p2) ** 2)
+    hi = d + math.sqrt((one[1] - p1) ** 2 + (p2 - two[0]) ** 2)
+    return (max(-1.0, lo), min(1.0, hi))
 
 
 # --------------------------------------------------------------------------------------------------
