@@ -129,7 +129,7 @@ class TaskKeyTypes:
         raw = row.get(field)
         seen = self.first.setdefault(key, (index, field, raw))
         if type(seen[2]) is not type(raw):
-            raise ValueError(
+            raise InvalidArgument(
                 f"{self.name}[{seen[0]}] has {seen[1]} {seen[2]!r} ({type(seen[2]).__name__}) and {self.name}[{index}] "
                 f"has {field} {raw!r} ({type(raw).__name__}): two different ids that print alike, so whileai will not "
                 f"merge them into one task. Give every row's {field} one type, e.g. str({field})")
@@ -159,7 +159,7 @@ def unique_rows(rows: Sequence[Mapping[str, Any]], *, name: str = "rows", dedupe
             first, what = seen_slot[slot], f"task {slot[0]!r} rollout_index {index!r}"
         if first is not None:
             if not dedupe:
-                raise ValueError(
+                raise InvalidArgument(
                     f"{name}[{i}] repeats {name}[{first}] ({what}): each rollout must appear once (docs/rows.md); "
                     f"the same run appended twice inflates k and biases pass^k. Drop the repeats, or pass "
                     f"dedupe=True to drop them and count them")

@@ -28,8 +28,9 @@ from typing import Any
 
 import numpy as np
 
-from whileai_core.measure import stats
 from whileai_core.defaults import ALPHA, BOOTSTRAP_DRAWS, CI_LEVEL, MIN_CI_TASKS, PERMUTATIONS
+from whileai_core.errors import InvalidArgument
+from whileai_core.measure import stats
 from whileai_core.measure.measure import DeltaReport, _est, delta_report, task_counts
 from whileai_core.rows import as_rows, task_key, unique_rows
 
@@ -153,14 +154,14 @@ def _field(row: Mapping[str, Any], name: str) -> Any:
 
 def _slices(before: list, after: list, by: str, **common: Any) -> list[PairedDelta]:
     if not isinstance(by, str) or not by:
-        raise ValueError(f"by= names a row field to slice on (e.g. 'tool', 'world_state', 'stance'); got {by!r}")
+        raise InvalidArgument(f"by= names a row field to slice on (e.g. 'tool', 'world_state', 'stance'); got {by!r}")
     label: dict[str, str] = {}
     for row in before + after:
         value = _field(row, by)
         label.setdefault(task_key(row), MISSING if value in (None, "") else str(value))
     if set(label.values()) == {MISSING}:
         seen = sorted({str(k) for r in before[:50] for k in r})[:15]
-        raise ValueError(f"by={by!r}: no row carries that field (nor scenario.{by}); row fields are {seen}")
+        raise InvalidArgument(f"by={by!r}: no row carries that field (nor scenario.{by}); row fields are {seen}")
     b, a = task_counts(before, name="before"), task_counts(after, name="after")
     b_rate = dict(zip(b.keys, b.c / b.n))
     a_rate = dict(zip(a.keys, a.c / a.n))
@@ -179,7 +180,7 @@ def _guard_names(spec: Any) -> list[tuple[str, str | None]]:
     if isinstance(spec, Mapping):
         for name, bad in spec.items():
             if bad not in ("up", "down"):
-                raise ValueError(f"must_not_regress[{name!r}] is the bad direction, 'up' or 'down'; got {bad!r}")
+                raise InvalidArgument(f"must_not_regress[{name!r}] is the bad direction, 'up' or 'down'; got {bad!r}")
         return [(str(name), bad) for name, bad in spec.items()]
     return [(str(name), None) for name in spec]
 
@@ -226,7 +227,7 @@ def _resolve(rows: list, name: str) -> tuple[Any, str]:
     if any(number(_field(r, name)) is not None for r in rows):
         return (lambda r: number(_field(r, name))), "up"
     seen = sorted({str(k) for r in rows[:50] for k in r})[:15]
-    raise ValueError(f"must_not_regress: no row gives {name!r}: no numeric field, no marker of that name"
+    raise InvalidArgument(f"must_not_regress: no row gives {name!r}: no numeric field, no marker of that name"
                      f"{', no trace_flags (run wai.trace_markers(rows) first)' if name.endswith('_rate') else ''}; "
                      f"row fields are {seen}")
 
@@ -236,7 +237,7 @@ def _paired(name: str, before: np.ndarray, after: np.ndarray, *, bad: str, level
     """Paired per-task delta of one slice or guard: bootstrap interval over tasks and exact sign-flip p."""
     n = len(before)
     if n == 0:
-        raise ValueError(f"{name}: no task has a value on both sides; pair the runs on the same tasks")
+        raise InvalidArgument(f"{name}: no task has a value on both sides; pair the runs on the same tasks")
     d = after - before
     cis: list[Interval | None] = [None, None, None]
     if n >= min_tasks:

@@ -84,7 +84,7 @@ def covering_array(axes: Mapping[str, Sequence[str]], *, n: int | None = None,
         raise InvalidArgument(f"n= must be an int >= 1 or None; got {n!r}")
     ax = _check_axes(axes)
     if grow_along is not None and grow_along not in dict(ax):
-        raise ValueError(f"grow_along={grow_along!r} is not an axis; axes are {[name for name, _ in ax]}")
+        raise InvalidArgument(f"grow_along={grow_along!r} is not an axis; axes are {[name for name, _ in ax]}")
     if len(ax) == 1 or strength == 1:
         width = max(len(v) for _, v in ax)
         base = [{name: vals[i % len(vals)] for name, vals in ax} for i in range(width)]

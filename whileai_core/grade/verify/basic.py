@@ -17,6 +17,7 @@ from fractions import Fraction
 from typing import Any
 
 from whileai_core.defaults import MATH_MAX_DIGITS, NUMERIC_ABS_TOL, NUMERIC_REL_TOL
+from whileai_core.errors import InvalidArgument, InvalidArgumentType
 from whileai_core.grade.verify.answers import extract_answer
 from whileai_core.grade.verify.checks import extract_json
 from whileai_core.grade.verify.contract import Row, Verifier, VerifierError
@@ -55,9 +56,9 @@ class _TextVerifier(Verifier):
                  name: str | None, default_name: str) -> None:
         super().__init__(field=field, name=name or default_name)
         if whitespace not in WHITESPACE:
-            raise ValueError(f"whitespace= must be one of {WHITESPACE}; got {whitespace!r}")
+            raise InvalidArgument(f"whitespace= must be one of {WHITESPACE}; got {whitespace!r}")
         if answer is not None and not _answers(answer):
-            raise ValueError("answer= is an empty list; give at least one acceptable answer")
+            raise InvalidArgument("answer= is an empty list; give at least one acceptable answer")
         self.answer = answer
         self.case_sensitive = bool(case_sensitive)
         self.whitespace = whitespace
@@ -137,11 +138,11 @@ class Regex(Verifier):
         super().__init__(field=field, name=name or "regex")
         if pattern is not None:
             if not isinstance(pattern, str):
-                raise TypeError(f"pattern= must be a regular expression string; got {type(pattern).__name__}")
+                raise InvalidArgumentType(f"pattern= must be a regular expression string; got {type(pattern).__name__}")
             try:
                 re.compile(pattern, flags)
             except re.error as exc:
-                raise ValueError(f"pattern= is not a valid regular expression: {exc}") from None
+                raise InvalidArgument(f"pattern= is not a valid regular expression: {exc}") from None
         self.pattern, self.flags, self.fullmatch = pattern, flags, bool(fullmatch)
 
     def reference(self, row: Row) -> tuple[Any, bool]:
@@ -193,7 +194,7 @@ class MultipleChoice(Verifier):
                  name: str | None = None) -> None:
         super().__init__(field=field, name=name or "multiple_choice")
         if not isinstance(letters, str) or not letters.isalpha() or not letters.isupper():
-            raise ValueError(f"letters= must be upper-case letters such as 'ABCD'; got {letters!r}")
+            raise InvalidArgument(f"letters= must be upper-case letters such as 'ABCD'; got {letters!r}")
         self.answer, self.letters = answer, letters
         self._patterns = _choice_patterns(letters)
 
@@ -279,9 +280,9 @@ class Numeric(Verifier):
         super().__init__(field=field, name=name or "numeric")
         for arg, v in (("tol", tol), ("rel", rel)):
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not v >= 0 or not math.isfinite(v):
-                raise ValueError(f"{arg}= must be a finite number >= 0; got {v!r}")
+                raise InvalidArgument(f"{arg}= must be a finite number >= 0; got {v!r}")
         if answer is not None and read_number(answer) is None:
-            raise ValueError(f"answer= must be a number (or text with one); got {answer!r}")
+            raise InvalidArgument(f"answer= must be a number (or text with one); got {answer!r}")
         self.answer, self.tol, self.rel = answer, Fraction(tol), Fraction(rel)
 
     def reference(self, row: Row) -> tuple[Any, bool]:
@@ -327,7 +328,7 @@ class JSONValid(Verifier):
     def __init__(self, *, top_type: str | None = None, whole: bool = False, name: str | None = None) -> None:
         super().__init__(name=name or "json_valid")
         if top_type is not None and top_type not in _TOP_TYPES:
-            raise ValueError(f"top_type= must be 'object', 'array' or None; got {top_type!r}")
+            raise InvalidArgument(f"top_type= must be 'object', 'array' or None; got {top_type!r}")
         self.top_type, self.whole = top_type, bool(whole)
 
     def reference(self, row: Row) -> tuple[Any, bool]:
@@ -351,7 +352,7 @@ class JSONValid(Verifier):
 
 def _path_parts(path: str) -> list[str]:
     if not isinstance(path, str) or not path:
-        raise ValueError(f"a field path is a non-empty dotted string such as 'order.items.0.id'; got {path!r}")
+        raise InvalidArgument(f"a field path is a non-empty dotted string such as 'order.items.0.id'; got {path!r}")
     return path.split(".")
 
 
@@ -417,7 +418,7 @@ class JSONFields(Verifier):
         super().__init__(field=field, name=name or "json_fields")
         if fields is not None:
             if not isinstance(fields, Mapping) or not fields:
-                raise ValueError("fields= must be a non-empty dict {dotted path: expected value or predicate}")
+                raise InvalidArgument("fields= must be a non-empty dict {dotted path: expected value or predicate}")
             for path in fields:
                 _path_parts(path)
         self.fields = fields
@@ -458,7 +459,7 @@ class FunctionVerifier(Verifier):
     def __init__(self, fn: Callable[..., Any], *, answer: Any = None, field: str | None = None,
                  name: str | None = None) -> None:
         if not callable(fn):
-            raise TypeError(f"@verifier wraps a function fn(reply, reference); got {type(fn).__name__}")
+            raise InvalidArgumentType(f"@verifier wraps a function fn(reply, reference); got {type(fn).__name__}")
         super().__init__(field=field, name=name or getattr(fn, "__name__", None) or "verifier")
         self.fn, self.answer = fn, answer
         self._takes_row = _n_positional(fn) >= 3

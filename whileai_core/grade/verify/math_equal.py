@@ -35,7 +35,7 @@ from whileai_core.defaults import (
     MATH_REL_TOL,
     MATH_TIMEOUT_S,
 )
-from whileai_core.errors import AnswerTooLarge
+from whileai_core.errors import AnswerTooLarge, InvalidArgument
 from whileai_core.grade.verify.answers import extract_answer
 from whileai_core.grade.verify.contract import Row, Verifier, VerifierError
 
@@ -238,13 +238,13 @@ class MathEqual(Verifier):
         super().__init__(field=field, name=name or "math_equal")
         for arg, v in (("tol", tol), ("rel", rel), ("timeout", timeout)):
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not v >= 0 or not math.isfinite(v):
-                raise ValueError(f"{arg}= must be a number >= 0; got {v!r}")
+                raise InvalidArgument(f"{arg}= must be a number >= 0; got {v!r}")
         if timeout == 0:
-            raise ValueError("timeout= must be a number of seconds > 0; got 0")
+            raise InvalidArgument("timeout= must be a number of seconds > 0; got 0")
         for arg, v in (("float_rounding", float_rounding), ("numeric_precision", numeric_precision),
                        ("max_reply_chars", max_reply_chars), ("max_digits", max_digits)):
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise ValueError(f"{arg}= must be an int >= 1; got {v!r}")
+                raise InvalidArgument(f"{arg}= must be an int >= 1; got {v!r}")
         self.answer = answer
         self.tol, self.rel, self.timeout = float(tol), float(rel), float(timeout)
         self.float_rounding, self.numeric_precision = float_rounding, numeric_precision

@@ -21,6 +21,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from whileai_core.errors import InvalidArgument
 from whileai_core.grade.verify.basic import ANY, match_value
 from whileai_core.grade.verify.contract import Row, Verifier, VerifierError
 from whileai_core.messages import tool_calls as row_tool_calls
@@ -68,16 +69,16 @@ def _spec(item: Any, where: str) -> dict[str, Any]:
         args = item.get("arguments", item.get("args"))
         item = (item.get("tool", item.get("name")),)
     else:
-        raise ValueError(f"{where} must be a tool name, (name, arguments) or {{'tool': name, 'arguments': {{...}}}}; "
+        raise InvalidArgument(f"{where} must be a tool name, (name, arguments) or {{'tool': name, 'arguments': {{...}}}}; "
                          f"got {item!r:.80}")
     if args is not None and not isinstance(args, Mapping):
-        raise ValueError(f"{where}'s arguments must be a dict {{name: value, ANY or predicate}}; got {args!r:.80}")
+        raise InvalidArgument(f"{where}'s arguments must be a dict {{name: value, ANY or predicate}}; got {args!r:.80}")
     return {"name": _canon(item[0]), "arguments": None if args is None else dict(args)}
 
 
 def _specs(expected: Any, where: str) -> list[dict[str, Any]]:
     if not isinstance(expected, Sequence) or isinstance(expected, (str, bytes)):
-        raise ValueError(f"{where} must be a list of expected calls; got {type(expected).__name__}")  # noqa: TRY004
+        raise InvalidArgument(f"{where} must be a list of expected calls; got {type(expected).__name__}")  # noqa: TRY004
     return [_spec(item, f"{where}[{i}]") for i, item in enumerate(expected)]
 
 
@@ -108,7 +109,7 @@ class ToolCalls(Verifier):
                  allow_extra_args: bool = False, field: str | None = None, name: str | None = None) -> None:
         super().__init__(field=field, name=name or "tool_calls")
         if mode not in MODES:
-            raise ValueError(f"mode= must be one of {MODES}; got {mode!r}")
+            raise InvalidArgument(f"mode= must be one of {MODES}; got {mode!r}")
         self.expected = None if expected is None else _specs(expected, "expected")
         self.mode, self.allow_extra_args = mode, bool(allow_extra_args)
 
