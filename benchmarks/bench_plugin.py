@@ -105,10 +105,11 @@ def overhead(items: int, repeats: int) -> None:
 def false_alarms(reps: int) -> None:
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     import whileai as wai
-    from pytest_whileai import gate
+    from pytest_whileai.gate import scenario
     from pytest_whileai.markers import Thresholds
     from pytest_whileai.options import Settings
     from whileai_core.measure.stats import wilson_interval
+    from whileai_core.gate import compare
     from whileai_core.simulate.run import rollout
 
     @wai.tool
@@ -134,7 +135,7 @@ def false_alarms(reps: int) -> None:
         out = {}
         for sc in scenarios:
             rewards = [float(not rollout(agent, sc, rollout_index=i, tools=tools)["seeded"]) for i in range(k)]
-            out[sc.task_id] = gate.judge_scenario(
+            out[sc.task_id] = scenario.judge_scenario(
                 key=sc.task_id, nodeid=sc.task_id, rewards=rewards, k=k, seed=0, judge="label", errors=0,
                 pass_reward=1.0, level=0.95, thresholds=Thresholds(), baseline=None, baseline_note=None, settings=s,
                 family=len(scenarios), trial_index=None, scenario=sc, location=None)
@@ -145,7 +146,7 @@ def false_alarms(reps: int) -> None:
     for r in range(reps):
         a, b = run(2 * r + 1), run(2 * r + 2)
         index = {key: {"key": key, "k": k, "judge": "label", "rewards": e["rewards"]} for key, e in a.items()}
-        red += gate.compute_gate(b, index, baseline_name="A", settings=s).red
+        red += compare.compute_gate(b, index, baseline_name="A", settings=s).red
     lo, hi = wilson_interval(red, reps)
     print(f"A/A: unchanged seeded agent (share 1/3), {len(scenarios)} scenarios x k={k}, {reps} independent pairs: "
           f"gate red in {red}/{reps} = {red / reps:.3f} [{lo:.3f}, {hi:.3f}] (95% Wilson) vs alpha 0.05 "

@@ -13,14 +13,10 @@ from typing import Any
 
 import pytest
 
-from pytest_whileai.lines import first_line, summary_line
+from pytest_whileai.keys import MARK_ERROR, WAI_KEY, WAI_RESULT, WAI_SESSION, WAI_THRESHOLDS
 from pytest_whileai.markers import Thresholds, parse_scenarios_marker
+from pytest_whileai.report.lines import first_line, summary_line
 from whileai_core import defaults as D
-
-WAI_RESULT = pytest.StashKey["WaiResult"]()
-WAI_THRESHOLDS = pytest.StashKey[Thresholds]()
-WAI_KEY = pytest.StashKey[str]()
-MARK_ERROR = pytest.StashKey[str]()
 
 
 class WaiResult:
@@ -140,7 +136,7 @@ class WaiHandle:
 
     def _finish(self, rewards: list[float | None], *, judge: str | None, errors: int, pass_reward: float,
                 scenario: Any, **trouble: Any) -> WaiResult:
-        from pytest_whileai.gate import judge_scenario
+        from pytest_whileai.gate.scenario import judge_scenario
 
         if WAI_RESULT in self._item.stash:
             raise RuntimeError("wai.run()/wai.record() was already called in this test; one test is one scenario "
@@ -155,7 +151,7 @@ class WaiHandle:
         self._item.stash[WAI_RESULT] = result
         self._session.add_result(entry)  # xdist workers send these to the controller in workeroutput
         if entry["failures"]:
-            from pytest_whileai.gate import failure_message
+            from pytest_whileai.gate.scenario import failure_message
 
             __tracebackhide__ = True
             pytest.fail(failure_message(entry, baseline_name=self._session.settings.baseline), pytrace=False)
@@ -222,8 +218,6 @@ def wai_judge() -> Callable[[Any], Any] | None:
 @pytest.fixture(scope="session")
 def wai_session(request: pytest.FixtureRequest) -> Any:
     """The plugin's run state (settings, baseline, results so far)."""
-    from pytest_whileai.session import WAI_SESSION
-
     return request.config.stash[WAI_SESSION]
 
 
@@ -236,8 +230,6 @@ def wai_baseline(request: pytest.FixtureRequest, wai_session: Any) -> dict[str, 
 @pytest.fixture
 def wai(request: pytest.FixtureRequest) -> WaiHandle:
     """Run k trials of an agent on the current scenario: ``result = wai.run(agent, judge=...)``."""
-    from pytest_whileai.session import WAI_SESSION
-
     error = request.node.stash.get(MARK_ERROR, None)
     if error is not None:
         pytest.fail(error, pytrace=False)

@@ -88,6 +88,10 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "JudgeReplyError": ("whileai_core.errors", "JudgeReplyError"),
     "VerifierError": ("whileai_core.errors", "VerifierError"),
     "UnsupportedAnnotation": ("whileai_core.errors", "UnsupportedAnnotation"),
+    "BaselineError": ("whileai_core.errors", "BaselineError"),
+    "CorruptBaseline": ("whileai_core.errors", "CorruptBaseline"),
+    "MissingBaseline": ("whileai_core.errors", "MissingBaseline"),
+    "IncompatibleBaseline": ("whileai_core.errors", "IncompatibleBaseline"),
     # numbers
     "defaults": ("whileai_core.defaults", None),
 }

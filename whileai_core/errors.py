@@ -12,7 +12,11 @@ everything the engine raises on purpose::
     ├── JudgeError (ValueError)           the judge raised or broke the judge contract on a named row
     ├── JudgeReplyError (ValueError)      an LLM judge's reply could not be read as {"reason", "score"}
     ├── VerifierError                     a row cannot be checked by a verifier (its reward is None)
-    └── UnsupportedAnnotation             a tool's type annotation has no JSON schema
+    ├── UnsupportedAnnotation             a tool's type annotation has no JSON schema
+    └── BaselineError                     a stored run document cannot serve as the gate's baseline
+        ├── CorruptBaseline (ValueError)      the file is not a valid run document
+        ├── MissingBaseline (LookupError)     no stored run matches the requested baseline
+        └── IncompatibleBaseline (ValueError) measured under other conditions (schema, k, judge, config)
 """
 
 from __future__ import annotations
@@ -21,11 +25,15 @@ from typing import Any
 
 __all__ = [
     "BackendError",
+    "BaselineError",
     "CassetteMiss",
+    "CorruptBaseline",
+    "IncompatibleBaseline",
     "InvalidArgument",
     "InvalidArgumentType",
     "JudgeError",
     "JudgeReplyError",
+    "MissingBaseline",
     "UnsupportedAnnotation",
     "VerifierError",
     "WaiError",
@@ -82,3 +90,24 @@ class VerifierError(WaiError):
 
 class UnsupportedAnnotation(WaiError):
     """A tool parameter's annotation has no JSON schema (internal: ``tools`` turns it into a clear error)."""
+
+
+class BaselineError(WaiError):
+    """Base class of the run-document and baseline-store errors (each message names the file and the fix)."""
+
+
+class CorruptBaseline(BaselineError, ValueError):
+    """A baseline file that is not a valid run document."""
+
+
+class MissingBaseline(BaselineError, LookupError):
+    """No stored run matches the requested baseline; ``names`` lists what the store does hold (empty when the
+    store is empty: a first run)."""
+
+    def __init__(self, message: str, names: list[str] | None = None) -> None:
+        super().__init__(message)
+        self.names = list(names or [])
+
+
+class IncompatibleBaseline(BaselineError, ValueError):
+    """A baseline measured under different conditions (schema, k, judge or config fingerprint)."""

@@ -163,7 +163,7 @@ def test_s(wai, wai_scenario):
     assert len(gate["scenario_regressions"]) == 1 and "breaks" in gate["scenario_regressions"][0]
     assert gate["status"] == "regression"
     # the same verdict from the two stored documents, outside pytest
-    from pytest_whileai.gate import compare_documents
+    from pytest_whileai import compare_documents
 
     again = compare_documents(_doc(pytester, ".whileai/baselines/main.json"), _doc(pytester, "r.json"),
                               baseline_name="main").to_dict()

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_whileai import gate
+from whileai_core.gate import compare
 from pytest_whileai.options import Settings
 
 SUITE = """
@@ -184,16 +184,16 @@ def _entry(key: str) -> dict:
 def test_paired_share_below_the_minimum_warns_and_is_red_only_when_required():
     results = {f"t[{i}]": _entry(f"t[{i}]") for i in range(40)}
     index = {f"t[{i}]": _entry(f"t[{i}]") for i in range(30, 70)}  # 10 of 40 pair
-    loose = gate.compute_gate(results, index, baseline_name="main", settings=_settings())
+    loose = compare.compute_gate(results, index, baseline_name="main", settings=_settings())
     assert loose.status == "unpaired" and not loose.red and loose.n_paired == 10 and loose.paired_share == 0.25
     assert loose.message.startswith("UNPAIRED: only 10 of 40") and loose.delta == 0
-    strict = gate.compute_gate(results, index, baseline_name="main", settings=_settings(), require_baseline=True)
+    strict = compare.compute_gate(results, index, baseline_name="main", settings=_settings(), require_baseline=True)
     assert strict.status == "unpaired" and strict.red
-    enough = gate.compute_gate(results, index, baseline_name="main", settings=_settings(), min_paired_share=0.25)
+    enough = compare.compute_gate(results, index, baseline_name="main", settings=_settings(), min_paired_share=0.25)
     assert enough.status == "ok" and enough.warning is None
     # a -k subset pairs fully: the share is over the scenarios that could pair
-    subset = gate.compute_gate({k: results[k] for k in ("t[30]", "t[31]")}, index, baseline_name="main",
+    subset = compare.compute_gate({k: results[k] for k in ("t[30]", "t[31]")}, index, baseline_name="main",
                                settings=_settings(), require_baseline=True)
     assert subset.status == "ok" and not subset.red and subset.paired_share == 1.0
-    crashed = gate.compute_gate(results, index, baseline_name="main", settings=_settings(), failed_workers=["gw1"])
+    crashed = compare.compute_gate(results, index, baseline_name="main", settings=_settings(), failed_workers=["gw1"])
     assert crashed.status == "incomplete" and crashed.red and "gw1 crashed" in crashed.message
