@@ -1,7 +1,7 @@
 """Benchmarks of the pytest plugin, measured side by side in one run (no timed assertions anywhere in tests).
 
-1. Overhead: 10,000 trivial scenario items through ``@pytest.mark.wai_scenarios`` + ``wai.record`` (the test
-   reads ``wai.scenario``; a second arm also requests the ``wai_scenario`` fixture, one more fixture per item) against the
+1. Overhead: 10,000 trivial scenario items through ``@pytest.mark.wai_scenarios`` + ``wai_eval.record`` (the test
+   reads ``wai_eval.scenario``; a second arm also requests the ``wai_scenario`` fixture, one more fixture per item) against the
    same 10,000 items as plain ``@pytest.mark.parametrize``, each in a fresh ``pytest`` subprocess, interleaved
    ``--repeats`` times; the median wall times and their ratio are printed (goal <= 1.3x). A third arm runs the
    plain suite with the plugin disabled (``-p no:whileai``) to show what merely installing the plugin costs.
@@ -30,9 +30,9 @@ ASKS = [f"ask number {{i}}" for i in range({n})]
 
 @pytest.mark.wai_scenarios(ASKS)
 @pytest.mark.wai(trials=1)
-def test_item(wai):
-    assert wai.scenario.startswith("ask")
-    wai.record([1.0])
+def test_item(wai_eval):
+    assert wai_eval.scenario.startswith("ask")
+    wai_eval.record([1.0])
 """
 
 PLUGIN_SUITE_TWO_FIXTURES = """
@@ -41,9 +41,9 @@ ASKS = [f"ask number {{i}}" for i in range({n})]
 
 @pytest.mark.wai_scenarios(ASKS)
 @pytest.mark.wai(trials=1)
-def test_item(wai, wai_scenario):
+def test_item(wai_eval, wai_scenario):
     assert wai_scenario.startswith("ask")
-    wai.record([1.0])
+    wai_eval.record([1.0])
 """
 
 PLAIN_SUITE = """
@@ -73,7 +73,7 @@ def _time_suite(folder: Path, *extra: str) -> tuple[float, float]:
 def overhead(items: int, repeats: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        arms = {"plugin (wai_scenarios + wai.record)": (root / "plugin", PLUGIN_SUITE, ()),
+        arms = {"plugin (wai_scenarios + wai_eval.record)": (root / "plugin", PLUGIN_SUITE, ()),
                 "plugin, also requesting wai_scenario": (root / "plugin2", PLUGIN_SUITE_TWO_FIXTURES, ()),
                 "plain parametrize, plugin loaded": (root / "plain", PLAIN_SUITE, ()),
                 "plain parametrize, -p no:whileai": (root / "plain", PLAIN_SUITE, ("-p", "no:whileai"))}
@@ -93,7 +93,7 @@ def overhead(items: int, repeats: int) -> None:
         for name in arms:
             print(f"  {name:<40} {statistics.median(wall[name]):7.2f} {statistics.median(cpu[name]):7.2f}  "
                   f"(wall runs: {', '.join(f'{x:.2f}' for x in wall[name])})")
-        plug, off, on = ("plugin (wai_scenarios + wai.record)", "plain parametrize, -p no:whileai",
+        plug, off, on = ("plugin (wai_scenarios + wai_eval.record)", "plain parametrize, -p no:whileai",
                          "plain parametrize, plugin loaded")
         for label, d in (("wall", wall), ("cpu", cpu)):
             base = statistics.median(d[off])

@@ -73,7 +73,7 @@ def test_all_unscored(wai):
     res = pytester.runpytest_inprocess("-p", "no:cacheprovider")
     res.assert_outcomes(passed=1, failed=1)
     res.stdout.fnmatch_lines(["*test_all_unscored did not meet its thresholds*",
-                              "*trials: - -*", "*no trial was scored (2 judge error(s), the judge raised: ValueError: "
+                              "*trials: - -*", "*no trial was scored (2 judge error(s), the judge raised: InvalidArgument: "
                                                  "the judge returned a dict without 'reward'*(first at trial 0))*"])
 
 
