@@ -111,13 +111,13 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
     from pytest_whileai.collect import baseline_key
-    from pytest_whileai.keys import MARK_ERROR, WAI_KEY, WAI_THRESHOLDS
+    from pytest_whileai.keys import EVAL_FIXTURES, MARK_ERROR, WAI_KEY, WAI_THRESHOLDS
     from pytest_whileai.markers import WaiMarkerError, parse_key_marker, parse_scenarios_marker, parse_wai_marker
 
     marker = pytest.mark.whileai
     for item in items:
         names = getattr(item, "fixturenames", ())
-        if "wai" not in names and "wai_scenario" not in names:
+        if not any(n in names for n in (*EVAL_FIXTURES, "wai_scenario")):
             continue  # not a whileai test: nothing to do (keeps plain suites at plain speed)
         item.add_marker(marker)
         try:
@@ -130,7 +130,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
             item.stash[WAI_KEY] = baseline_key(item, parse_key_marker(item.get_closest_marker("wai_key"),
                                                                       where=item.nodeid))
         except WaiMarkerError as exc:
-            item.stash[MARK_ERROR] = str(exc)  # the wai fixture fails the item with it at setup
+            item.stash[MARK_ERROR] = str(exc)  # the wai_eval fixture fails the item with it at setup
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

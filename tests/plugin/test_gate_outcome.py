@@ -22,10 +22,10 @@ BAD = os.environ.get("WAI_T_BAD") == "1"
 
 @pytest.mark.wai(trials=4)
 @pytest.mark.parametrize("i", range(40))
-def test_s(wai, i):
+def test_s(wai_eval, i):
     # 0.9 -> 0.5 pass@1: every item keeps passing (no floor; at k=4 one scenario cannot reach significance),
     # only the suite delta sees the drop
-    wai.record([1, 1, 0, 0] if BAD else ([1, 1, 1, 0] if i < 16 else [1, 1, 1, 1]))
+    wai_eval.record([1, 1, 0, 0] if BAD else ([1, 1, 1, 0] if i < 16 else [1, 1, 1, 1]))
 """
 
 OTHER_SUITE = """
@@ -34,8 +34,8 @@ import pytest
 
 @pytest.mark.wai(trials=4)
 @pytest.mark.parametrize("j", range(10))
-def test_other(wai, j):
-    wai.record([1, 1, 1, 1])
+def test_other(wai_eval, j):
+    wai_eval.record([1, 1, 1, 1])
 """
 
 
@@ -140,12 +140,12 @@ DONE = []
 
 @pytest.mark.wai(trials=4)
 @pytest.mark.parametrize("i", range(12))
-def test_c(wai, i):
+def test_c(wai_eval, i):
     flag = os.path.join(os.path.dirname(__file__), "crashed.flag")
     if os.environ.get("PYTEST_XDIST_WORKER") == "gw1" and len(DONE) >= 3 and not os.path.exists(flag):
         open(flag, "w").write(os.environ["PYTEST_XDIST_WORKER"])
         os._exit(3)  # this worker dies after it finished 3 scenarios
-    wai.record([1, 1, 1, 0])
+    wai_eval.record([1, 1, 1, 0])
     DONE.append(i)
 """
 

@@ -42,8 +42,8 @@ def wai_judge():
 
 
 @pytest.mark.wai_scenarios(tools=TOOLS{budget})
-def test_desk(wai):
-    wai.run(agent)
+def test_desk(wai_eval):
+    wai_eval.run(agent)
 """
 
 
@@ -148,8 +148,8 @@ def test_exclusive_write_has_exactly_one_winner(tmp_path: Path):
 
 
 RECORD = """
-def test_k(wai):
-    wai.record([1.0, 1.0, 0.0, 1.0])
+def test_k(wai_eval):
+    wai_eval.record([1.0, 1.0, 0.0, 1.0])
 """
 
 

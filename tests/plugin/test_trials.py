@@ -39,8 +39,8 @@ def agent(message):
     return 1 / 0
 
 @pytest.mark.wai(trials=4)
-def test_raises(wai):
-    wai.run(agent, "Hello", judge=lambda row: {"reward": 1})
+def test_raises(wai_eval):
+    wai_eval.run(agent, "Hello", judge=lambda row: {"reward": 1})
 """)
     res = _run(pytester, extra, "--wai-json=r.json")
     assert res.ret == 1
@@ -70,8 +70,8 @@ def agent(message):
     return {"steps": [], "final_text": "done"}
 
 @pytest.mark.wai(trials=4, min_pass_rate=0.9)
-def test_half(wai):
-    wai.run(agent, "Hello", judge=judge)
+def test_half(wai_eval):
+    wai_eval.run(agent, "Hello", judge=judge)
 
 def test_judge_never_saw_an_error_row():
     assert SEEN == ["ok", "ok"]
@@ -103,8 +103,8 @@ def agent(message):
 
 @pytest.mark.wai_scenarios(["one ask", "two asks"])
 @pytest.mark.wai(trials=4)
-def test_s(wai):
-    wai.run(agent, judge=lambda row: 1.0)
+def test_s(wai_eval):
+    wai_eval.run(agent, judge=lambda row: 1.0)
 """)
     assert pytester.runpytest_inprocess("-p", "no:cacheprovider", "--wai-save=main").ret == 0
     monkeypatch.setenv("DOWN", "1")
@@ -143,12 +143,12 @@ def half_judge(row):
     return 0.0
 
 @pytest.mark.wai(trials=4)
-def test_all(wai):
-    wai.run(agent, "Hello", judge=judge)
+def test_all(wai_eval):
+    wai_eval.run(agent, "Hello", judge=judge)
 
 @pytest.mark.wai(trials=4, min_pass_rate=0.9)
-def test_some(wai):
-    wai.run(agent, "Hello", judge=half_judge)
+def test_some(wai_eval):
+    wai_eval.run(agent, "Hello", judge=half_judge)
 """)
     res = pytester.runpytest_inprocess("-p", "no:cacheprovider", "--wai-json=r.json")
     res.assert_outcomes(failed=2)
@@ -224,8 +224,8 @@ def test_pass_pow_k_is_the_unbiased_estimator_wai_pass_at_uses(pytester: pytest.
 import pytest
 
 @pytest.mark.wai(trials=8, metric="pass^k")
-def test_seven_of_eight(wai):
-    wai.record([1] * 7 + [0])
+def test_seven_of_eight(wai_eval):
+    wai_eval.record([1] * 7 + [0])
 """)
     res = pytester.runpytest_inprocess("-p", "no:cacheprovider", "--wai-json=r.json")
     res.assert_outcomes(passed=1)
@@ -247,9 +247,9 @@ import pytest
 
 @pytest.mark.wai_scenarios(["first ask", "second ask"])
 @pytest.mark.wai(trials=8)
-def test_s(wai):
+def test_s(wai_eval):
     reward = 0.0 if os.environ.get("BAD") == "1" else 0.7
-    wai.record([reward] * 8, pass_reward=0.5)
+    wai_eval.record([reward] * 8, pass_reward=0.5)
 """)
     assert pytester.runpytest_inprocess("-p", "no:cacheprovider", "--wai-save=main").ret == 0
     monkeypatch.setenv("BAD", "1")
@@ -288,8 +288,8 @@ import pytest
 
 @pytest.mark.wai_scenarios(["first ask", "second ask", "third ask"])
 @pytest.mark.wai(trials=4)
-def test_s(wai):
-    wai.record([1, 0, 1, 0])
+def test_s(wai_eval):
+    wai_eval.record([1, 0, 1, 0])
 """)
     assert pytester.runpytest_inprocess("-p", "no:cacheprovider", "--wai-save=main").ret == 0
     res = pytester.runpytest_inprocess("-p", "no:cacheprovider", "--wai-baseline=main",

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from whileai_core import defaults as D
+from whileai_core import distribution_version
 from whileai_core.errors import BaselineError, CorruptBaseline, IncompatibleBaseline, MissingBaseline
 from whileai_core.rows import stable_id
 
@@ -32,12 +33,6 @@ _REQUIRED_SCENARIO: dict[str, type] = {"key": str, "k": int, "rewards": list}
 def schema_major(schema: str) -> str:
     """The major version of a schema name: ``"whileai.run/1.2"`` -> ``"1"``."""
     return schema.split("/")[-1].split(".")[0]
-
-
-def whileai_version() -> str:
-    from whileai_core import distribution_version
-
-    return distribution_version()
 
 
 def fingerprint(run_info: Mapping[str, Any], extra: str = "") -> dict[str, Any]:
@@ -61,7 +56,7 @@ def run_document(results: Iterable[Mapping[str, Any]], *, settings: Mapping[str,
     scenarios = sorted((dict(r) for r in results), key=lambda r: r["key"])
     return {
         "schema": SCHEMA,
-        "whileai_version": whileai_version(),
+        "whileai_version": distribution_version(),
         "created": utc_now(),
         "name": name,
         "store": None if store is None else os.path.abspath(store),
