@@ -129,7 +129,7 @@ def scenarios(source: Any = None, *, tools: Any = None, system_prompt: str | Non
     (``wai(trials=)`` wins when both are given).
 
     >>> @scenarios(tools=[get_order], system_prompt="Help with orders.", budget=8, repeats=4)
-    ... def test_orders(wai): ...
+    ... def test_orders(wai_eval): ...
     """
     kwargs: dict[str, Any] = {"tools": tools, "system_prompt": system_prompt, "budget": budget, "seed": seed,
                               "ids": ids, "repeats": repeats}
