@@ -331,3 +331,9 @@ def test_cli_gate_between_two_run_documents(tmp_path):
     assert same.returncode == 0, same.stdout + same.stderr
     assert worse.returncode == 1 and "REGRESSION" in worse.stdout and "-0.50" in worse.stdout
     assert missing.returncode == 2 and "nope.json" in missing.stderr
+    # the engine's gate needs neither pytest nor the plugin: the same verdict with both made unimportable
+    blocked = ("import sys; sys.modules.update(pytest=None, _pytest=None, pytest_whileai=None); "
+               "from whileai_core.cli import main; sys.exit(main(sys.argv[1:]))")
+    alone = subprocess.run([sys.executable, "-c", blocked, "gate", str(tmp_path / "base.json"),
+                            str(tmp_path / "worse.json")], capture_output=True, text=True)
+    assert alone.returncode == 1 and alone.stdout == worse.stdout, alone.stderr
