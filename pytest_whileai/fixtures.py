@@ -95,7 +95,8 @@ class WaiHandle:
 
         scenario = self.scenario if scenario is None else scenario
         if scenario is None:
-            raise InvalidArgument("wai_eval.run() needs a scenario: parametrize the test with @pytest.mark.wai_scenarios(...) "
+            raise InvalidArgument("wai_eval.run() needs a scenario: parametrize the test with "
+                                  "@pytest.mark.wai_scenarios(...) "
                              "or pass scenario='the user message'")
         if judge is None:
             judge = self._request.getfixturevalue("wai_judge")
@@ -134,7 +135,8 @@ class WaiHandle:
                 continue
             v = float(r)
             if not 0.0 <= v <= 1.0:
-                raise InvalidArgument(f"wai_eval.record(): rewards[{i}] = {r!r}; a reward is a number in [0, 1] or None")
+                raise InvalidArgument(f"wai_eval.record(): rewards[{i}] = {r!r}; a reward is a number in [0, 1] "
+                                      "or None")
             clean.append(v)
         return self._finish(clean, judge=judge, errors=0, pass_reward=pass_reward, scenario=self.scenario)
 
@@ -143,7 +145,8 @@ class WaiHandle:
         from pytest_whileai.gate.scenario import judge_scenario
 
         if WAI_RESULT in self._item.stash:
-            raise RuntimeError("wai_eval.run()/wai_eval.record() was already called in this test; one test is one scenario "
+            raise RuntimeError("wai_eval.run()/wai_eval.record() was already called in this test; one test is one "
+                               "scenario "
                                "(parametrize with @pytest.mark.wai_scenarios for more)")
         entry = judge_scenario(
             key=self.key, nodeid=self._item.nodeid, rewards=rewards, k=self.trials, seed=self.seed, judge=judge,

@@ -27,7 +27,7 @@ ENTRY_ATTR = "wai_entry"  # the TestReport attribute that carries a scenario's e
 
 
 def attach_entry(item: pytest.Item, report: pytest.TestReport) -> None:
-    """Put the item's scenario entry on the first report made after ``wai_eval.run``/``wai_eval.record`` finished, so the
+    """Put the item's scenario entry on the first report made after ``wai_eval.run``/``record`` finished, so the
     result leaves an xdist worker as the test finishes (a worker that crashes later loses nothing finished)."""
     result = item.stash.get(WAI_RESULT, None)
     if result is None or item.stash.get(ENTRY_SENT, False):

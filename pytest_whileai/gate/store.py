@@ -30,8 +30,6 @@ from whileai_core.rows import atomic_write_text
 
 _RUN_FILE = re.compile(r"^(\d{4,})_.*\.json$")
 _SAVE_NAME = re.compile(r"^[A-Za-z0-9._\-]+$")
-_REQUIRED_TOP: dict[str, type] = {"schema": str, "scenarios": list, "fingerprint": dict}
-_REQUIRED_SCENARIO: dict[str, type] = {"key": str, "k": int, "rewards": list}
 
 
 def _git(*args: str, cwd: str | os.PathLike[str] | None = None) -> str | None:

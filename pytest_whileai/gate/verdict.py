@@ -52,7 +52,8 @@ def gate_details(gate: Any) -> list[str]:
     out = []
     if gate.delta is not None:
         out.append(f"delta={gate.delta:+.3f} interval={fmt_ci(gate.ci, 3, signed=True)} ({round(gate.level * 100)}%) "
-                   f"p={fmt_p(gate.p_value)} n={gate.n_paired} paired scenarios; alpha={gate.alpha:g} max_drop={gate.max_drop:g}")
+                   f"p={fmt_p(gate.p_value)} n={gate.n_paired} paired scenarios; alpha={gate.alpha:g} "
+                   f"max_drop={gate.max_drop:g}")
     if gate.baseline:
         out.append(f"baseline: {gate.baseline}")
     if gate.warning:

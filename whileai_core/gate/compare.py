@@ -247,9 +247,10 @@ def _paired_gate(results: Mapping[str, Mapping[str, Any]], baseline_index: Mappi
     holm, scen_reg, reach = scenario_drops(results, baseline_index, paired, alpha=settings.alpha,
                                            max_drop=settings.max_drop)
     suite_red = rep.verdict == "worse"
-    fields: dict[str, Any] = dict(n_paired=rep.n_paired, delta=rep.delta, ci=None if rep.ci is None else [float(x) for x in rep.ci],
-                  p_value=rep.p_value, before=rep.before, after=rep.after, verdict=rep.verdict, reason=rep.reason,
-                  scenario_regressions=scen_reg, holm=holm, holm_reach=reach, report=rep.to_dict())
+    fields: dict[str, Any] = dict(
+        n_paired=rep.n_paired, delta=rep.delta, ci=None if rep.ci is None else [float(x) for x in rep.ci],
+        p_value=rep.p_value, before=rep.before, after=rep.after, verdict=rep.verdict, reason=rep.reason,
+        scenario_regressions=scen_reg, holm=holm, holm_reach=reach, report=rep.to_dict())
     text = _delta_text(rep)
     if suite_red or scen_reg:
         parts = []
@@ -257,8 +258,8 @@ def _paired_gate(results: Mapping[str, Mapping[str, Any]], baseline_index: Mappi
             parts.append(f"{text}; the drop clears the noise and max_drop={settings.max_drop:g}")
         if scen_reg:
             parts.append(f"{len(scen_reg)} scenario(s) dropped significantly after Holm correction "
-                         f"(alpha/2={settings.alpha / 2:g}): {', '.join(scen_reg[:5])}"
-                         + (" ..." if len(scen_reg) > 5 else ""))
+                         f"(alpha/2={settings.alpha / 2:g}): {', '.join(scen_reg[:D.GATE_MESSAGE_SCENARIOS])}"
+                         + (" ..." if len(scen_reg) > D.GATE_MESSAGE_SCENARIOS else ""))
         return Gate("regression", True, "REGRESSION: " + "; ".join(parts), **fields, **common)
     if rep.verdict == "better":
         return Gate("improved", False, f"improved: {text}", **fields, **common)
