@@ -96,8 +96,7 @@ class WaiHandle:
         scenario = self.scenario if scenario is None else scenario
         if scenario is None:
             raise InvalidArgument("wai_eval.run() needs a scenario: parametrize the test with "
-                                  "@pytest.mark.wai_scenarios(...) "
-                             "or pass scenario='the user message'")
+                                  "@pytest.mark.wai_scenarios(...) or pass scenario='the user message'")
         if judge is None:
             judge = self._request.getfixturevalue("wai_judge")
         if judge is None or not callable(judge):
@@ -146,8 +145,7 @@ class WaiHandle:
 
         if WAI_RESULT in self._item.stash:
             raise RuntimeError("wai_eval.run()/wai_eval.record() was already called in this test; one test is one "
-                               "scenario "
-                               "(parametrize with @pytest.mark.wai_scenarios for more)")
+                               "scenario (parametrize with @pytest.mark.wai_scenarios for more)")
         entry = judge_scenario(
             key=self.key, nodeid=self._item.nodeid, rewards=rewards, k=self.trials, seed=self.seed, judge=judge,
             errors=errors, pass_reward=pass_reward, level=self.level, thresholds=self.thresholds,
