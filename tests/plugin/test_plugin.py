@@ -183,7 +183,7 @@ def test_k(wai_eval):
     pytester.runpytest_inprocess("-p", "no:cacheprovider").assert_outcomes(passed=1)
     off = pytester.runpytest_inprocess("-p", "no:cacheprovider", "-p", "no:whileai")
     off.assert_outcomes(errors=1)
-    off.stdout.fnmatch_lines(["*fixture 'wai' not found*"])
+    off.stdout.fnmatch_lines(["*fixture 'wai_eval' not found*"])
     bad = pytester.runpytest_inprocess("-p", "no:cacheprovider", "--wai-trials=0")
     assert bad.ret == pytest.ExitCode.USAGE_ERROR
     bad.stderr.fnmatch_lines(["*--wai-trials: must be an int >= 1; got 0*"])

@@ -12,7 +12,7 @@ import scipy.stats as sps
 from pytest_whileai.gate import scenario
 from pytest_whileai.report import lines, markdown
 from whileai_core.gate import compare, text
-from whileai_core import measure
+from whileai_core.measure import measure
 
 MODES = [[], ["-n", "2"]]
 MODE_IDS = ["inprocess", "xdist2"]
@@ -97,7 +97,7 @@ import pytest
 
 def agent(message):
     if os.environ.get("DOWN") == "1":
-        from whileai_core.backends import BackendError
+        from whileai_core.models.backends import BackendError
         raise BackendError("HTTP 503 after 4 tries")
     return {"steps": [], "final_text": "done"}
 

@@ -26,7 +26,7 @@ from typing import Any
 
 from whileai_core import defaults as D
 from whileai_core.arguments import integer
-from whileai_core.errors import InvalidArgument, InvalidArgumentType
+from whileai_core.errors import BackendError, CassetteMiss, InvalidArgument, InvalidArgumentType
 from whileai_core.messages import chat_messages, loss_mask
 from whileai_core.rowlist import RowList
 from whileai_core.rows import json_safe, scrub, stable_id, write_jsonl
@@ -100,16 +100,13 @@ def _version() -> str:
 
 
 def _is_infra_error(exc: BaseException) -> bool:
-    """A backend that could not be reached (after retries) is infrastructure, not a wrong answer."""
-    backends = sys.modules.get("whileai_core.models.backends")
-    kind = getattr(backends, "BackendError", None) if backends is not None else None
-    return kind is not None and isinstance(exc, kind)
+    """A backend that could not be reached (after retries) is infrastructure, not a wrong answer (the class lives
+    in ``errors``, so one raised by the agent's own code counts without the backends being imported)."""
+    return isinstance(exc, BackendError)
 
 
 def _is_replay_miss(exc: BaseException) -> bool:
-    cache = sys.modules.get("whileai_core.models.cache")
-    kind = getattr(cache, "CassetteMiss", None) if cache is not None else None
-    return kind is not None and isinstance(exc, kind)
+    return isinstance(exc, CassetteMiss)
 
 
 def rollout(agent: Callable[[Any], Any], scenario: Scenario | str, *, rollout_index: int = 0, seed: int = 0,
