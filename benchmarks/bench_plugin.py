@@ -1,7 +1,7 @@
 """Benchmarks of the pytest plugin, measured side by side in one run (no timed assertions anywhere in tests).
 
-1. Overhead: 10,000 trivial scenario items through ``@pytest.mark.wai_scenarios`` + ``wai.record`` (the test
-   reads ``wai.scenario``; a second arm also requests the ``wai_scenario`` fixture, one more fixture per item) against the
+1. Overhead: 10,000 trivial scenario items through ``@pytest.mark.wai_scenarios`` + ``wai_eval.record`` (the test
+   reads ``wai_eval.scenario``; a second arm also requests the ``wai_scenario`` fixture, one more fixture per item) against the
    same 10,000 items as plain ``@pytest.mark.parametrize``, each in a fresh ``pytest`` subprocess, interleaved
    ``--repeats`` times; the median wall times and their ratio are printed (goal <= 1.3x). A third arm runs the
    plain suite with the plugin disabled (``-p no:whileai``) to show what merely installing the plugin costs.
@@ -30,9 +30,9 @@ ASKS = [f"ask number {{i}}" for i in range({n})]
 
 @pytest.mark.wai_scenarios(ASKS)
 @pytest.mark.wai(trials=1)
-def test_item(wai):
-    assert wai.scenario.startswith("ask")
-    wai.record([1.0])
+def test_item(wai_eval):
+    assert wai_eval.scenario.startswith("ask")
+    wai_eval.record([1.0])
 """
 
 PLUGIN_SUITE_TWO_FIXTURES = """
@@ -41,9 +41,9 @@ ASKS = [f"ask number {{i}}" for i in range({n})]
 
 @pytest.mark.wai_scenarios(ASKS)
 @pytest.mark.wai(trials=1)
-def test_item(wai, wai_scenario):
+def test_item(wai_eval, wai_scenario):
     assert wai_scenario.startswith("ask")
-    wai.record([1.0])
+    wai_eval.record([1.0])
 """
 
 PLAIN_SUITE = """
@@ -73,7 +73,7 @@ def _time_suite(folder: Path, *extra: str) -> tuple[float, float]:
 def overhead(items: int, repeats: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        arms = {"plugin (wai_scenarios + wai.record)": (root / "plugin", PLUGIN_SUITE, ()),
+        arms = {"plugin (wai_scenarios + wai_eval.record)": (root / "plugin", PLUGIN_SUITE, ()),
                 "plugin, also requesting wai_scenario": (root / "plugin2", PLUGIN_SUITE_TWO_FIXTURES, ()),
                 "plain parametrize, plugin loaded": (root / "plain", PLAIN_SUITE, ()),
                 "plain parametrize, -p no:whileai": (root / "plain", PLAIN_SUITE, ("-p", "no:whileai"))}
@@ -93,7 +93,7 @@ def overhead(items: int, repeats: int) -> None:
         for name in arms:
             print(f"  {name:<40} {statistics.median(wall[name]):7.2f} {statistics.median(cpu[name]):7.2f}  "
                   f"(wall runs: {', '.join(f'{x:.2f}' for x in wall[name])})")
-        plug, off, on = ("plugin (wai_scenarios + wai.record)", "plain parametrize, -p no:whileai",
+        plug, off, on = ("plugin (wai_scenarios + wai_eval.record)", "plain parametrize, -p no:whileai",
                          "plain parametrize, plugin loaded")
         for label, d in (("wall", wall), ("cpu", cpu)):
             base = statistics.median(d[off])
@@ -105,10 +105,11 @@ def overhead(items: int, repeats: int) -> None:
 def false_alarms(reps: int) -> None:
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     import whileai as wai
-    from pytest_whileai import gate
+    from pytest_whileai.gate import scenario
     from pytest_whileai.markers import Thresholds
     from pytest_whileai.options import Settings
     from whileai_core.measure.stats import wilson_interval
+    from whileai_core.gate import compare
     from whileai_core.simulate.run import rollout
 
     @wai.tool
@@ -134,7 +135,7 @@ def false_alarms(reps: int) -> None:
         out = {}
         for sc in scenarios:
             rewards = [float(not rollout(agent, sc, rollout_index=i, tools=tools)["seeded"]) for i in range(k)]
-            out[sc.task_id] = gate.judge_scenario(
+            out[sc.task_id] = scenario.judge_scenario(
                 key=sc.task_id, nodeid=sc.task_id, rewards=rewards, k=k, seed=0, judge="label", errors=0,
                 pass_reward=1.0, level=0.95, thresholds=Thresholds(), baseline=None, baseline_note=None, settings=s,
                 family=len(scenarios), trial_index=None, scenario=sc, location=None)
@@ -145,7 +146,7 @@ def false_alarms(reps: int) -> None:
     for r in range(reps):
         a, b = run(2 * r + 1), run(2 * r + 2)
         index = {key: {"key": key, "k": k, "judge": "label", "rewards": e["rewards"]} for key, e in a.items()}
-        red += gate.compute_gate(b, index, baseline_name="A", settings=s).red
+        red += compare.compute_gate(b, index, baseline_name="A", settings=s).red
     lo, hi = wilson_interval(red, reps)
     print(f"A/A: unchanged seeded agent (share 1/3), {len(scenarios)} scenarios x k={k}, {reps} independent pairs: "
           f"gate red in {red}/{reps} = {red / reps:.3f} [{lo:.3f}, {hi:.3f}] (95% Wilson) vs alpha 0.05 "

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 _LAZY = {"scenarios": ("pytest_whileai.markers", "scenarios"),
-         "compare_documents": ("pytest_whileai.gate", "compare_documents")}
+         "compare_documents": ("whileai_core.gate.compare", "compare_documents")}
 
 __all__ = sorted(_LAZY)
 

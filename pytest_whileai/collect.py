@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from pytest_whileai.keys import EVAL_FIXTURES
 from pytest_whileai.markers import WaiMarkerError, parse_scenarios_marker
 from whileai_core import defaults as D
 
@@ -142,10 +143,11 @@ def generate(metafunc: pytest.Metafunc) -> None:
     base_dir = Path(str(metafunc.definition.path)).parent
     scenarios = load_scenarios(metafunc.config, spec, base_dir=base_dir, where=where)
     ids = scenario_ids(scenarios, spec["ids"], where=where, nodeid=metafunc.definition.nodeid)
-    if "wai_scenario" not in metafunc.fixturenames and "wai" in metafunc.fixturenames:
-        # the test reads the scenario through wai.scenario: parametrize the wai fixture itself (one fixture
-        # per item instead of two; cheaper on large suites)
-        metafunc.parametrize("wai", scenarios, ids=ids, indirect=True)
+    if "wai_scenario" not in metafunc.fixturenames and any(n in metafunc.fixturenames for n in EVAL_FIXTURES):
+        # the test reads the scenario through wai_eval.scenario: parametrize the wai_eval fixture itself (one
+        # fixture per item instead of two; cheaper on large suites). The deprecated ``wai`` requests wai_eval,
+        # so it gets the same handle.
+        metafunc.parametrize("wai_eval", scenarios, ids=ids, indirect=True)
         return
     if "wai_scenario" not in metafunc.fixturenames:
         metafunc.fixturenames.append("wai_scenario")

@@ -1,5 +1,6 @@
-"""Fixtures: ``wai`` (run k trials on the current scenario), ``wai_scenario``, ``wai_baseline``, ``wai_judge``,
-``wai_session``, and the ``WaiResult`` a run returns.
+"""Fixtures: ``wai_eval`` (run k trials on the current scenario), ``wai_scenario``, ``wai_baseline``,
+``wai_judge``, ``wai_session``, and the ``WaiResult`` a run returns. ``wai`` is the deprecated name of
+``wai_eval`` (it shadowed ``import whileai as wai`` inside a test); it warns and goes in the next release.
 
 One test item is one scenario run k times; its verdict is statistical (the item fails on its thresholds, with
 pass counts, the interval, the baseline and the delta), never one pytest failure per trial.
@@ -8,19 +9,17 @@ pass counts, the interval, the baseline and the delta), never one pytest failure
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import pytest
 
-from pytest_whileai.lines import first_line, summary_line
+from pytest_whileai.keys import MARK_ERROR, WAI_KEY, WAI_RESULT, WAI_SESSION, WAI_THRESHOLDS
 from pytest_whileai.markers import Thresholds, parse_scenarios_marker
+from pytest_whileai.report.lines import first_line, summary_line
 from whileai_core import defaults as D
-
-WAI_RESULT = pytest.StashKey["WaiResult"]()
-WAI_THRESHOLDS = pytest.StashKey[Thresholds]()
-WAI_KEY = pytest.StashKey[str]()
-MARK_ERROR = pytest.StashKey[str]()
+from whileai_core.errors import InvalidArgument
 
 
 class WaiResult:
@@ -54,7 +53,7 @@ class WaiResult:
 
 
 class WaiHandle:
-    """The ``wai`` fixture: ``wai.run(agent, judge=...)`` or ``wai.record(rewards)``, once per test.
+    """The ``wai_eval`` fixture: ``wai_eval.run(agent, judge=...)`` or ``wai_eval.record(rewards)``, once per test.
 
     Either call fails the test (with counts, interval, baseline, delta and a reproduce line) when the scenario
     misses its thresholds, so code after it runs only for a scenario that met them."""
@@ -80,7 +79,8 @@ class WaiHandle:
         only = self._session.settings.trial_index
         if only is not None:
             if only >= self.trials:
-                raise ValueError(f"--wai-trial-index={only} but this test runs k={self.trials} trials (0..{self.trials - 1})")
+                raise InvalidArgument(f"--wai-trial-index={only} but this test runs k={self.trials} trials "
+                                      f"(0..{self.trials - 1})")
             return [only]
         return list(range(self.trials))
 
@@ -95,13 +95,13 @@ class WaiHandle:
 
         scenario = self.scenario if scenario is None else scenario
         if scenario is None:
-            raise ValueError("wai.run() needs a scenario: parametrize the test with @pytest.mark.wai_scenarios(...) "
-                             "or pass scenario='the user message'")
+            raise InvalidArgument("wai_eval.run() needs a scenario: parametrize the test with "
+                                  "@pytest.mark.wai_scenarios(...) or pass scenario='the user message'")
         if judge is None:
             judge = self._request.getfixturevalue("wai_judge")
         if judge is None or not callable(judge):
-            raise ValueError("wai.run() needs judge=: a callable row -> reward in [0, 1] (or {'reward': ...}), or "
-                             "define a wai_judge fixture in conftest.py")
+            raise InvalidArgument("wai_eval.run() needs judge=: a callable row -> reward in [0, 1] (or {'reward': "
+                                  "...}), or define a wai_judge fixture in conftest.py")
         mark = self._item.get_closest_marker("wai_scenarios")
         spec = parse_scenarios_marker(mark) if mark is not None else {}
         tools = tools if tools is not None else spec.get("tools")
@@ -125,8 +125,8 @@ class WaiHandle:
         values = list(rewards)
         expected = len(self.trial_indices())
         if len(values) != expected:
-            raise ValueError(f"wai.record() got {len(values)} rewards; this test runs k={expected} trial(s) "
-                             "(set @pytest.mark.wai(trials=...) or --wai-trials)")
+            raise InvalidArgument(f"wai_eval.record() got {len(values)} rewards; this test runs k={expected} "
+                                  "trial(s) (set @pytest.mark.wai(trials=...) or --wai-trials)")
         clean: list[float | None] = []
         for i, r in enumerate(values):
             if r is None:
@@ -134,17 +134,18 @@ class WaiHandle:
                 continue
             v = float(r)
             if not 0.0 <= v <= 1.0:
-                raise ValueError(f"wai.record(): rewards[{i}] = {r!r}; a reward is a number in [0, 1] or None")
+                raise InvalidArgument(f"wai_eval.record(): rewards[{i}] = {r!r}; a reward is a number in [0, 1] "
+                                      "or None")
             clean.append(v)
         return self._finish(clean, judge=judge, errors=0, pass_reward=pass_reward, scenario=self.scenario)
 
     def _finish(self, rewards: list[float | None], *, judge: str | None, errors: int, pass_reward: float,
                 scenario: Any, **trouble: Any) -> WaiResult:
-        from pytest_whileai.gate import judge_scenario
+        from pytest_whileai.gate.scenario import judge_scenario
 
         if WAI_RESULT in self._item.stash:
-            raise RuntimeError("wai.run()/wai.record() was already called in this test; one test is one scenario "
-                               "(parametrize with @pytest.mark.wai_scenarios for more)")
+            raise RuntimeError("wai_eval.run()/wai_eval.record() was already called in this test; one test is one "
+                               "scenario (parametrize with @pytest.mark.wai_scenarios for more)")
         entry = judge_scenario(
             key=self.key, nodeid=self._item.nodeid, rewards=rewards, k=self.trials, seed=self.seed, judge=judge,
             errors=errors, pass_reward=pass_reward, level=self.level, thresholds=self.thresholds,
@@ -155,7 +156,7 @@ class WaiHandle:
         self._item.stash[WAI_RESULT] = result
         self._session.add_result(entry)  # xdist workers send these to the controller in workeroutput
         if entry["failures"]:
-            from pytest_whileai.gate import failure_message
+            from pytest_whileai.gate.scenario import failure_message
 
             __tracebackhide__ = True
             pytest.fail(failure_message(entry, baseline_name=self._session.settings.baseline), pytrace=False)
@@ -163,7 +164,7 @@ class WaiHandle:
 
 
 class _Trouble:
-    """Grades the trials of one ``wai.run`` and counts what went wrong, keeping the first text of each kind.
+    """Grades the trials of one ``wai_eval.run`` and counts what went wrong, keeping the first text of each kind.
 
     An agent that raised (``agent_error``) fails its trial (reward 0) and a failed backend (``infra_error``)
     leaves it unscored; neither row is sent to the judge. A judge that raises leaves its trial unscored."""
@@ -215,15 +216,13 @@ def wai_scenario(request: pytest.FixtureRequest) -> Any:
 
 @pytest.fixture
 def wai_judge() -> Callable[[Any], Any] | None:
-    """The default judge for ``wai.run``; override this fixture in conftest.py to set one for a suite."""
+    """The default judge for ``wai_eval.run``; override this fixture in conftest.py to set one for a suite."""
     return None
 
 
 @pytest.fixture(scope="session")
 def wai_session(request: pytest.FixtureRequest) -> Any:
     """The plugin's run state (settings, baseline, results so far)."""
-    from pytest_whileai.session import WAI_SESSION
-
     return request.config.stash[WAI_SESSION]
 
 
@@ -234,15 +233,32 @@ def wai_baseline(request: pytest.FixtureRequest, wai_session: Any) -> dict[str, 
 
 
 @pytest.fixture
-def wai(request: pytest.FixtureRequest) -> WaiHandle:
-    """Run k trials of an agent on the current scenario: ``result = wai.run(agent, judge=...)``."""
-    from pytest_whileai.session import WAI_SESSION
+def wai_eval(request: pytest.FixtureRequest) -> WaiHandle:
+    """Run k trials of an agent on the current scenario: ``result = wai_eval.run(agent, judge=...)``.
 
+    Example::
+
+        @pytest.mark.wai_scenarios(tools=[get_order], system_prompt="Help customers with orders.")
+        def test_order_desk(wai_eval):
+            wai_eval.run(agent, judge=lambda row: {"reward": int("order" in row["final_text"].lower())})
+    """
     error = request.node.stash.get(MARK_ERROR, None)
     if error is not None:
         pytest.fail(error, pytrace=False)
-    scenario = getattr(request, "param", None)  # wai_scenarios parametrized wai itself
+    scenario = getattr(request, "param", None)  # wai_scenarios parametrized wai_eval itself
     if scenario is None:
         callspec = getattr(request.node, "callspec", None)
         scenario = callspec.params.get("wai_scenario") if callspec is not None else None
     return WaiHandle(request, request.config.stash[WAI_SESSION], scenario)
+
+
+WAI_RENAMED = ("the wai fixture is now wai_eval: it shadowed `import whileai as wai` inside the test. Rename the "
+               "argument (def test_x(wai_eval): wai_eval.run(...)); wai goes in the next release")
+
+
+@pytest.fixture
+def wai(request: pytest.FixtureRequest, wai_eval: WaiHandle) -> WaiHandle:
+    """Deprecated name of ``wai_eval``: the same handle, with a ``DeprecationWarning`` at the test's line."""
+    path, line = _location(request.node)
+    warnings.warn_explicit(WAI_RENAMED, DeprecationWarning, path, line)
+    return wai_eval

@@ -7,6 +7,8 @@ from typing import Any
 
 import pytest
 
+from whileai_core.errors import WaiError
+
 METRICS = ("pass@1", "pass^k", "pass@k")
 
 MARKER_LINES = (
@@ -22,8 +24,9 @@ _WAI_KWARGS = ("trials", "min_pass_rate", "max_drop", "metric", "level")
 SCENARIO_KWARGS = ("source", "tools", "system_prompt", "budget", "seed", "ids", "repeats")
 
 
-class WaiMarkerError(ValueError):
-    """A ``wai`` marker with a bad argument."""
+class WaiMarkerError(WaiError, ValueError):
+    """A whileai marker (``wai``, ``wai_key``, ``wai_scenarios``) with a bad argument; a ``WaiError`` and a
+    ``ValueError``, like every error of the engine's tree (``whileai_core.errors``)."""
 
 
 @dataclass(frozen=True)
@@ -126,7 +129,7 @@ def scenarios(source: Any = None, *, tools: Any = None, system_prompt: str | Non
     (``wai(trials=)`` wins when both are given).
 
     >>> @scenarios(tools=[get_order], system_prompt="Help with orders.", budget=8, repeats=4)
-    ... def test_orders(wai): ...
+    ... def test_orders(wai_eval): ...
     """
     kwargs: dict[str, Any] = {"tools": tools, "system_prompt": system_prompt, "budget": budget, "seed": seed,
                               "ids": ids, "repeats": repeats}

@@ -16,7 +16,7 @@ from pytest_whileai.markers import MARKER_LINES
 
 
 def _wai(config: pytest.Config) -> Any:
-    from pytest_whileai.session import WAI_SESSION
+    from pytest_whileai.keys import WAI_SESSION
 
     return config.stash.get(WAI_SESSION, None)
 
@@ -33,7 +33,7 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 
 @pytest.hookimpl(trylast=True)
 def pytest_whileai_generate_commit_info(config: pytest.Config) -> dict[str, Any]:
-    from pytest_whileai.store import commit_info
+    from pytest_whileai.gate.store import commit_info
 
     return commit_info(config.rootpath)
 
@@ -46,7 +46,8 @@ def pytest_whileai_generate_run_info(config: pytest.Config) -> dict[str, Any]:
 @pytest.hookimpl(trylast=True)
 def pytest_configure(config: pytest.Config) -> None:
     from pytest_whileai import fixtures
-    from pytest_whileai.session import WAI_SESSION, WaiSession, is_worker
+    from pytest_whileai.keys import WAI_SESSION
+    from pytest_whileai.session import WaiSession, is_worker
 
     for line in MARKER_LINES:
         config.addinivalue_line("markers", line)
@@ -110,13 +111,13 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
     from pytest_whileai.collect import baseline_key
-    from pytest_whileai.fixtures import MARK_ERROR, WAI_KEY, WAI_THRESHOLDS
+    from pytest_whileai.keys import EVAL_FIXTURES, MARK_ERROR, WAI_KEY, WAI_THRESHOLDS
     from pytest_whileai.markers import WaiMarkerError, parse_key_marker, parse_scenarios_marker, parse_wai_marker
 
     marker = pytest.mark.whileai
     for item in items:
         names = getattr(item, "fixturenames", ())
-        if "wai" not in names and "wai_scenario" not in names:
+        if not any(n in names for n in (*EVAL_FIXTURES, "wai_scenario")):
             continue  # not a whileai test: nothing to do (keeps plain suites at plain speed)
         item.add_marker(marker)
         try:
@@ -129,7 +130,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
             item.stash[WAI_KEY] = baseline_key(item, parse_key_marker(item.get_closest_marker("wai_key"),
                                                                       where=item.nodeid))
         except WaiMarkerError as exc:
-            item.stash[MARK_ERROR] = str(exc)  # the wai fixture fails the item with it at setup
+            item.stash[MARK_ERROR] = str(exc)  # the wai_eval fixture fails the item with it at setup
     from pytest_whileai.collect import refuse_shared_keys
 
     refuse_shared_keys(items, WAI_KEY, MARK_ERROR)  # two tests with one baseline key: both error, naming each
@@ -139,7 +140,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     wai = _wai(session.config)
     if wai is None or not wai.baseline_index:
         return
-    from pytest_whileai.fixtures import WAI_KEY
+    from pytest_whileai.keys import WAI_KEY
 
     wai.n_compared = sum(1 for item in session.items if item.stash.get(WAI_KEY, None) in wai.baseline_index)
 
@@ -176,8 +177,8 @@ def pytest_runtestloop(session: pytest.Session) -> Any:
     if session.config.option.collectonly:
         return out
     if wai is not None and not wai.worker and (wai.results or wai.baseline is not None or wai.failed_workers):
-        from pytest_whileai.gate import compute_gate
-        from pytest_whileai.verdict import forget_gate_failure, gate_reports
+        from pytest_whileai.gate.verdict import forget_gate_failure, gate_reports
+        from whileai_core.gate.compare import compute_gate
 
         s = wai.settings
         wai.gate = compute_gate(wai.results, wai.baseline_index if wai.baseline is not None else None,
@@ -203,7 +204,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
         publish(session.config, wai)
         return
-    from pytest_whileai.publish import write_outputs
+    from pytest_whileai.report.publish import write_outputs
 
     write_outputs(wai)
     if wai.write_errors and session.exitstatus == 0:
@@ -217,7 +218,7 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     wai = _wai(config)
     if wai is None or wai.worker or not (wai.results or wai.gate is not None or wai.write_errors):
         return
-    from pytest_whileai.report import summary_lines
+    from pytest_whileai.report.markdown import summary_lines
 
     terminalreporter.section("whileai")
     red = wai.gate is not None and wai.gate.red

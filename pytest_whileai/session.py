@@ -12,24 +12,23 @@ from typing import Any
 
 import pytest
 
-from pytest_whileai import store as S
+from pytest_whileai.gate import store as S
+from pytest_whileai.keys import ENTRY_SENT, WAI_RESULT
 from pytest_whileai.options import Settings
+from whileai_core.errors import CorruptBaseline, IncompatibleBaseline, MissingBaseline
+from whileai_core.gate import document as rundoc
 
 
 class WaiWarning(pytest.PytestWarning):
     """A whileai plugin warning (filter with ``-W ignore::pytest_whileai.session.WaiWarning``)."""
 
 
-WAI_SESSION = pytest.StashKey["WaiSession"]()
 ENTRY_ATTR = "wai_entry"  # the TestReport attribute that carries a scenario's entry (xdist serializes __dict__)
-ENTRY_SENT = pytest.StashKey[bool]()
 
 
 def attach_entry(item: pytest.Item, report: pytest.TestReport) -> None:
-    """Put the item's scenario entry on the first report made after ``wai.run``/``wai.record`` finished, so the
+    """Put the item's scenario entry on the first report made after ``wai_eval.run``/``record`` finished, so the
     result leaves an xdist worker as the test finishes (a worker that crashes later loses nothing finished)."""
-    from pytest_whileai.fixtures import WAI_RESULT
-
     result = item.stash.get(WAI_RESULT, None)
     if result is None or item.stash.get(ENTRY_SENT, False):
         return
@@ -71,7 +70,7 @@ class WaiSession:
         info = hook.pytest_whileai_generate_run_info(config=self.config)
         self.run_info = dict(info or {})
         hook.pytest_whileai_update_run_info(config=self.config, run_info=self.run_info)
-        self.fingerprint = S.fingerprint(self.run_info, self.settings.fingerprint)
+        self.fingerprint = rundoc.fingerprint(self.run_info, self.settings.fingerprint)
         spec = self.settings.baseline
         if not spec:
             if self.settings.require_baseline:
@@ -82,13 +81,13 @@ class WaiSession:
             if self.worker and self.config.workerinput.get("wai_baseline_path"):  # type: ignore[attr-defined]
                 path = self.config.workerinput["wai_baseline_path"]  # type: ignore[attr-defined]
             elif self.worker and self.config.workerinput.get("wai_baseline_missing"):  # type: ignore[attr-defined]
-                raise S.MissingBaseline(self.config.workerinput["wai_baseline_missing"])  # type: ignore[attr-defined]
+                raise MissingBaseline(self.config.workerinput["wai_baseline_missing"])  # type: ignore[attr-defined]
             else:
                 head = (self.commit_info() or {}).get("id")
                 path = str(store.resolve(spec, head=head))
-            doc = S.load_document(path)
-            S.check_compatible(doc, fingerprint_now=self.fingerprint, source=path)
-        except S.MissingBaseline as exc:
+            doc = rundoc.load_document(path)
+            rundoc.check_compatible(doc, fingerprint_now=self.fingerprint, source=path)
+        except MissingBaseline as exc:
             if self.settings.require_baseline:
                 raise pytest.UsageError(f"whileai: {exc} (--wai-require-baseline is set)") from None
             if exc.names:  # the store holds runs, just not this one: a mistyped name is an error, never a green
@@ -98,11 +97,11 @@ class WaiSession:
                 self.config.issue_config_time_warning(
                     WaiWarning(f"whileai: {exc}; the regression gate is off for this run"), stacklevel=2)
             return
-        except (S.CorruptBaseline, S.IncompatibleBaseline) as exc:
+        except (CorruptBaseline, IncompatibleBaseline) as exc:
             raise pytest.UsageError(f"whileai: {exc}") from None
         self.baseline = doc
         self.baseline_path = path
-        self.baseline_index = S.baseline_index(doc)
+        self.baseline_index = rundoc.baseline_index(doc)
 
     def storage_dir(self) -> str:
         root = self.settings.storage
@@ -145,7 +144,7 @@ class WaiSession:
 
     def document(self, *, name: str | None = None) -> dict[str, Any]:
         gate = self.gate.to_dict() if self.gate is not None else None
-        return S.run_document(self.results.values(), settings=self.settings.gate_settings(),
-                              commit=self.commit_info(), machine=S.machine_info(), run_info=self.run_info,
-                              fingerprint_extra=self.settings.fingerprint, name=name, gate=gate,
-                              store=self.storage_dir())
+        return rundoc.run_document(self.results.values(), settings=self.settings.gate_settings(),
+                                   commit=self.commit_info(), machine=S.machine_info(), run_info=self.run_info,
+                                   fingerprint_extra=self.settings.fingerprint, name=name, gate=gate,
+                                   store=self.storage_dir())

@@ -3,7 +3,8 @@
 - no import cycle among the modules of a root;
 - ``whileai_core`` never imports pytest or the plugin;
 - no folder holds more than ``MAX_MODULES`` modules flat;
-- no function longer than ``MAX_FUNCTION_LINES`` lines.
+- no function longer than ``MAX_FUNCTION_LINES`` lines;
+- the plugin's hook implementations live in ``plugin.py`` (``hookspecs.py`` declares the plugin's own hooks).
 
 An edge of the import graph is every ``import``/``from ... import`` statement anywhere in a module: at module
 level *and* inside functions and methods (a late import still ties the two modules together; it only hides
@@ -11,8 +12,9 @@ the cycle until run time). ``from pkg import name`` is an edge to ``pkg.name`` w
 ``pkg``. Running a package's ``__init__`` on the way to one of its modules is not counted as an edge (every
 ``__init__`` here only names its package, except ``grade/verify``'s and ``traces``', which re-export their own modules).
 
-The roots are parameters: the lead extends ``ROOTS``/``LENGTH_ROOTS`` with ``pytest_whileai`` once the plugin
-follows the same rules.
+The roots are parameters (``ROOTS``/``LENGTH_ROOTS``): the engine, the facade and the plugin. In the plugin,
+pytest hook implementations live only in ``plugin.py`` (the ``pytest11`` entry point), plus the methods of
+the plugin objects ``plugin.py`` registers itself (``HOOK_CLASSES``).
 """
 
 from __future__ import annotations
@@ -24,18 +26,16 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-ROOTS = ("whileai_core", "whileai")  # import-graph roots checked for cycles and folder size
-LENGTH_ROOTS = ("whileai_core", "whileai")  # roots checked for long functions
+ROOTS = ("whileai_core", "whileai", "pytest_whileai")  # import-graph roots checked for cycles and folder size
+LENGTH_ROOTS = ("whileai_core", "whileai", "pytest_whileai")  # roots checked for long functions
 MAX_MODULES = 12
 MAX_FUNCTION_LINES = 100
 FORBIDDEN_IN_ENGINE = ("pytest", "_pytest", "pytest_whileai")
+HOOK_MODULES = ("pytest_whileai.plugin", "pytest_whileai.hookspecs")  # implementations | the plugin's own specs
+# Plugin objects whose methods are hooks, each registered by plugin.py only when its condition holds
+# (``config.pluginmanager.register(...)``), so pytest never sees their hooks otherwise.
+HOOK_CLASSES = {"pytest_whileai.xdist.XdistHooks": "registered by plugin.py when pytest-xdist is active"}
 
-# Imports of the plugin the engine still makes, each with the issue that removes it. The test fails when an
-# entry is no longer needed, so the list can only shrink.
-PENDING_PLUGIN_IMPORTS = {
-    ("whileai_core.cli", "pytest_whileai.store"): "issue 13: the lead moves the baseline store out of the plugin",
-    ("whileai_core.cli", "pytest_whileai.gate"): "issue 13: the lead moves the gate comparison out of the plugin",
-}
 
 
 def modules(root: str) -> dict[str, Path]:
@@ -132,10 +132,7 @@ def test_the_engine_never_imports_pytest_or_the_plugin():
         for target in imports_of(m, p, known):
             if target.split(".")[0] in FORBIDDEN_IN_ENGINE:
                 seen.add((m, target))
-    unexpected = sorted(seen - set(PENDING_PLUGIN_IMPORTS))
-    stale = sorted(set(PENDING_PLUGIN_IMPORTS) - seen)
-    assert unexpected == [], f"whileai_core imports pytest or the plugin: {unexpected}"
-    assert stale == [], f"these imports are gone: delete them from PENDING_PLUGIN_IMPORTS: {stale}"
+    assert sorted(seen) == [], f"whileai_core imports pytest or the plugin: {sorted(seen)}"
 
 
 @pytest.mark.parametrize("root", ROOTS)
@@ -179,3 +176,27 @@ def test_every_engine_constant_is_read_somewhere():
                 if len(re.findall(rf"\b{target.id}\b", text)) < 2:  # the definition itself is one
                     dead.append(f"{m}.{target.id}")
     assert dead == [], f"constants defined but never read: {dead}"
+
+
+def hook_functions(root: str) -> set[tuple[str, str]]:
+    """Every function named ``pytest_*`` in ``root``: (module, ``function`` or ``Class.method``)."""
+    out = set()
+    for m, path in modules(root).items():
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            scopes = [(f"{node.name}.", node.body)] if isinstance(node, ast.ClassDef) else [("", [node])]
+            for prefix, body in scopes:
+                for fn in body:
+                    if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and fn.name.startswith("pytest_"):
+                        out.add((m, prefix + fn.name))
+    return out
+
+
+def test_the_plugin_implements_hooks_only_in_plugin_py():
+    found = hook_functions("pytest_whileai")
+    elsewhere = sorted(f"{m}.{name}" for m, name in found
+                       if m not in HOOK_MODULES and f"{m}.{name.split('.')[0]}" not in HOOK_CLASSES)
+    assert elsewhere == [], f"pytest hooks outside pytest_whileai/plugin.py: {elsewhere}"
+    registered = (REPO / "pytest_whileai" / "plugin.py").read_text(encoding="utf-8")
+    for cls in HOOK_CLASSES:
+        assert f"{cls.rsplit('.', 1)[1]}(" in registered and "pluginmanager.register" in registered, cls
+    assert any(m == "pytest_whileai.plugin" for m, _ in found)

@@ -21,6 +21,9 @@ BUILTIN_OF = {
     "PlatformError": RuntimeError,
     "LoginError": RuntimeError,
     "TrainingSelectionError": ValueError,
+    "CorruptBaseline": ValueError,
+    "MissingBaseline": LookupError,
+    "IncompatibleBaseline": ValueError,
 }
 
 
@@ -66,3 +69,17 @@ def test_old_import_paths_of_the_errors_still_work():
     from whileai_core.models.cache import CassetteMiss
 
     assert (JudgeError, BackendError, CassetteMiss) == (wai.JudgeError, wai.BackendError, wai.CassetteMiss)
+
+
+def test_the_plugins_errors_are_in_the_same_tree(tmp_path):
+    from pytest_whileai.gate import store
+    from pytest_whileai.markers import WaiMarkerError
+    from whileai_core.gate.document import load_document
+
+    assert issubclass(WaiMarkerError, wai.WaiError) and issubclass(WaiMarkerError, ValueError)
+    (tmp_path / "bad.json").write_text("{", encoding="utf-8")
+    with pytest.raises(wai.CorruptBaseline) as bad:
+        load_document(tmp_path / "bad.json")
+    assert all(isinstance(bad.value, c) for c in (wai.BaselineError, wai.WaiError, ValueError))
+    with pytest.raises(LookupError, match="empty"):
+        store.Store(tmp_path / "store").resolve("main")

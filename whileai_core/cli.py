@@ -1,4 +1,4 @@
-"""The ``whileai`` command: ``whileai quickstart``, ``whileai defaults``, ``whileai version``."""
+"""The ``whileai`` command: ``whileai quickstart``, ``whileai defaults``, ``whileai gate``, ``whileai version``."""
 
 from __future__ import annotations
 
@@ -21,14 +21,15 @@ def _defaults() -> int:
 
 
 def _gate(baseline: str, current: str, *, max_drop: float | None, alpha: float | None) -> int:
-    from pytest_whileai import store
-    from pytest_whileai.gate import compare_documents
+    from whileai_core.errors import BaselineError
+    from whileai_core.gate.compare import compare_documents
+    from whileai_core.gate.document import load_document
 
     kwargs = {k: v for k, v in (("max_drop", max_drop), ("alpha", alpha)) if v is not None}
     try:
-        verdict = compare_documents(store.load_document(baseline), store.load_document(current),
+        verdict = compare_documents(load_document(baseline), load_document(current),
                                     baseline_name=baseline, current_name=current, **kwargs)
-    except (OSError, ValueError, store.BaselineError) as exc:
+    except (OSError, ValueError, BaselineError) as exc:
         print(f"whileai gate: {exc}", file=sys.stderr)
         return 2
     print(verdict)

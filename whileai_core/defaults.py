@@ -147,7 +147,7 @@ CURRICULUM_TIERS = 3  # equal-count tiers of trainable tasks; whileai SDK tiers=
 CURRICULUM_MIN_ROLLOUTS = 2  # tasks with fewer graded rollouts are "thin"; whileai SDK min_rollouts=2
 
 # --------------------------------------------------------------------------------------------------
-# pytest plugin and CI regression gate (pytest_whileai/)
+# CI regression gate (whileai_core/gate/) and pytest plugin (pytest_whileai/)
 # --------------------------------------------------------------------------------------------------
 GATE_ALPHA = 0.05  # two-sided test level of the suite gate and the Holm family; Fisher 1925 convention, matches CI_LEVEL=0.95
 GATE_MAX_DROP = 0.05  # smallest pass@1 drop the gate calls a regression (practical threshold beside significance); convention, untested
@@ -164,6 +164,7 @@ STORE_DIR = ".whileai"  # default baseline store, ini wai_storage; Hypothesis .h
 STORE_CLAIM_ATTEMPTS = 10_000  # run numbers --wai-autosave tries before giving up; far above any plausible count of CI jobs autosaving into one store at once (this repo's docs/plugin.md)
 SCENARIO_ID_CHARS = 32  # characters of the readable part of a scenario test id; convention, untested
 GITHUB_MAX_ANNOTATIONS = 10  # ::error lines per step GitHub shows (per-step cap, GitHub docs "Workflow commands"); convention
+GATE_MESSAGE_SCENARIOS = 5  # scenario keys a red gate's one-line message names before "..." (the report lists all); convention, untested
 PLUGIN_TABLE_ROWS = 50  # scenario rows printed in the terminal table before "... N more"; convention, untested
 PLUGIN_ERROR_LINE_CHARS = 300  # characters of an agent/judge/backend error's first line in a failure message and the run document; convention, untested
 

@@ -16,7 +16,12 @@ everything the engine raises on purpose::
     ├── PlatformError (RuntimeError)      the While service refused or failed a call: ``status`` and its message
     │   └── LoginError                    the device login was denied, expired or never finished
     ├── TrainingSelectionError (ValueError)  platform.train's pre-flight: the dataset cannot train that method
-    └── UnsupportedAnnotation             a tool's type annotation has no JSON schema
+    ├── UnsupportedAnnotation             a tool's type annotation has no JSON schema
+    └── BaselineError                     a stored run document cannot serve as the gate's baseline
+        ├── CorruptBaseline (ValueError)      the file is not a valid run document
+        │   └── NonFiniteReward               a NaN or infinite reward (never counted as a pass or a failure)
+        ├── MissingBaseline (LookupError)     no stored run matches the requested baseline
+        └── IncompatibleBaseline (ValueError) measured under other conditions (schema, k, judge, config)
 """
 
 from __future__ import annotations
@@ -26,7 +31,10 @@ from typing import Any
 __all__ = [
     "AnswerTooLarge",
     "BackendError",
+    "BaselineError",
     "CassetteMiss",
+    "CorruptBaseline",
+    "IncompatibleBaseline",
     "InvalidArgument",
     "InvalidArgumentType",
     "JudgeError",
@@ -34,6 +42,8 @@ __all__ = [
     "LoginError",
     "PlatformError",
     "TrainingSelectionError",
+    "MissingBaseline",
+    "NonFiniteReward",
     "UnsupportedAnnotation",
     "VerifierError",
     "WaiError",
@@ -126,3 +136,28 @@ class UnsupportedAnnotation(WaiError):
 
 class AnswerTooLarge(InvalidArgument):
     """A number in an answer whose value would be too large to evaluate in bounded time (``MATH_MAX_DIGITS``)."""
+
+
+class BaselineError(WaiError):
+    """Base class of the run-document and baseline-store errors (each message names the file and the fix)."""
+
+
+class CorruptBaseline(BaselineError, ValueError):
+    """A baseline file that is not a valid run document."""
+
+
+class NonFiniteReward(CorruptBaseline):
+    """A run document with a NaN or infinite reward: not a score, so never counted as a pass or a failure."""
+
+
+class MissingBaseline(BaselineError, LookupError):
+    """No stored run matches the requested baseline; ``names`` lists what the store does hold (empty when the
+    store is empty: a first run)."""
+
+    def __init__(self, message: str, names: list[str] | None = None) -> None:
+        super().__init__(message)
+        self.names = list(names or [])
+
+
+class IncompatibleBaseline(BaselineError, ValueError):
+    """A baseline measured under different conditions (schema, k, judge or config fingerprint)."""

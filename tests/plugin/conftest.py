@@ -13,10 +13,11 @@ import pytest
 import scipy.stats  # noqa: F401
 
 import pytest_whileai.collect
-import pytest_whileai.gate
-import pytest_whileai.junit
-import pytest_whileai.publish
-import pytest_whileai.report  # noqa: F401
+import pytest_whileai.gate.scenario
+import pytest_whileai.report.junit
+import pytest_whileai.report.markdown
+import pytest_whileai.report.publish  # noqa: F401
+import whileai_core.gate.compare
 import whileai  # noqa: F401
 import whileai_core.simulate.agents
 import whileai_core.grade.run

@@ -24,14 +24,14 @@ import pytest
 
 @pytest.mark.wai_scenarios("asks.jsonl", budget=2)
 @pytest.mark.wai(trials=2)
-def test_file(wai, wai_scenario):
-    wai.record([1.0, 1.0])
+def test_file(wai_eval, wai_scenario):
+    wai_eval.record([1.0, 1.0])
 
 @pytest.mark.wai_scenarios("upper:ping,pong", ids=["first", "second"])
 @pytest.mark.wai(trials=1)
-def test_hooked(wai, wai_scenario):
+def test_hooked(wai_eval, wai_scenario):
     assert wai_scenario.isupper()
-    wai.record([1.0])
+    wai_eval.record([1.0])
 """)
     res = pytester.runpytest_inprocess("-p", "no:cacheprovider", "-v", "--wai-json=run.json")
     res.assert_outcomes(passed=4)
@@ -60,15 +60,15 @@ def agent(message):
     return {"steps": [], "final_text": "done"}
 
 @pytest.mark.wai(trials=5)
-def test_mixed(wai):
-    r = wai.run(agent, "Hello", judge=flaky_judge)
+def test_mixed(wai_eval):
+    r = wai_eval.run(agent, "Hello", judge=flaky_judge)
     assert r.rewards == [1.0, None, 0.0, 1.0, None] and r.unscored == 2 and r.errors == 1
     assert r.infra_errors == 1 and r.passes == 2 and r.n_scored == 3
     assert "2 unscored, 1 infra errors" in str(r)
 
 @pytest.mark.wai(trials=2)
-def test_all_unscored(wai):
-    wai.run(agent, "Hello", judge=lambda row: {"no_reward": 1})
+def test_all_unscored(wai_eval):
+    wai_eval.run(agent, "Hello", judge=lambda row: {"no_reward": 1})
 """)
     res = pytester.runpytest_inprocess("-p", "no:cacheprovider")
     res.assert_outcomes(passed=1, failed=1)
@@ -97,8 +97,8 @@ def pytest_whileai_update_run_info(config, run_info):
 import pytest
 
 @pytest.mark.wai(trials=3)
-def test_a(wai):
-    wai.run(lambda m: {"steps": [], "final_text": "ok"}, "hi", judge=lambda row: 1.0)
+def test_a(wai_eval):
+    wai_eval.run(lambda m: {"steps": [], "final_text": "ok"}, "hi", judge=lambda row: 1.0)
 """)
     assert pytester.runpytest_inprocess("-p", "no:cacheprovider", "--wai-json=r.json", "--wai-autosave").ret == 0
     doc = _doc(pytester, "r.json")
@@ -129,8 +129,8 @@ def test_pass_pow_k_metric_and_floor(pytester: pytest.Pytester):
 import pytest
 
 @pytest.mark.wai(trials=4, metric="pass^k", min_pass_rate=0.9)
-def test_reliable(wai):
-    r = wai.record([1, 1, 1, 0])
+def test_reliable(wai_eval):
+    r = wai_eval.record([1, 1, 1, 0])
 """)
     res = pytester.runpytest_inprocess("-p", "no:cacheprovider")
     res.assert_outcomes(failed=1)
@@ -149,9 +149,9 @@ BAD = os.environ.get("BAD") == "1"
 
 @pytest.mark.wai_scenarios(["stable one", "stable two", "stable three", "the one that breaks"])
 @pytest.mark.wai(trials=K)
-def test_s(wai, wai_scenario):
+def test_s(wai_eval, wai_scenario):
     breaks = BAD and "breaks" in wai_scenario
-    wai.record([0.0 if breaks else 1.0] * K)
+    wai_eval.record([0.0 if breaks else 1.0] * K)
 """)
     assert pytester.runpytest_inprocess("-p", "no:cacheprovider", "--wai-save=main").ret == 0
     monkeypatch.setenv("BAD", "1")
@@ -163,7 +163,7 @@ def test_s(wai, wai_scenario):
     assert len(gate["scenario_regressions"]) == 1 and "breaks" in gate["scenario_regressions"][0]
     assert gate["status"] == "regression"
     # the same verdict from the two stored documents, outside pytest
-    from pytest_whileai.gate import compare_documents
+    from pytest_whileai import compare_documents
 
     again = compare_documents(_doc(pytester, ".whileai/baselines/main.json"), _doc(pytester, "r.json"),
                               baseline_name="main").to_dict()
@@ -177,10 +177,10 @@ import pytest
 from pytest_whileai import scenarios
 
 @scenarios(["one ask", "two asks"], repeats=3)
-def test_deco(wai, wai_baseline, wai_session):
-    assert wai.trials == 3 and wai.scenario in ("one ask", "two asks")
+def test_deco(wai_eval, wai_baseline, wai_session):
+    assert wai_eval.trials == 3 and wai_eval.scenario in ("one ask", "two asks")
     assert wai_session.settings.trials == 4
-    r = wai.record([1.0, 1.0, 1.0])
+    r = wai_eval.record([1.0, 1.0, 1.0])
     if wai_session.baseline is not None:
         assert wai_baseline["k"] == 3 and wai_baseline["rewards"] == [1.0, 1.0, 1.0]
         # at --wai-level=0.9: the baseline's Wilson interval, and Newcombe's for the delta of 3/3 vs 3/3
@@ -189,9 +189,9 @@ def test_deco(wai, wai_baseline, wai_session):
 
 @scenarios(["x"], repeats=3)
 @pytest.mark.wai(trials=2)
-def test_marker_wins(wai):
-    assert wai.trials == 2
-    wai.record([1.0, 0.0])
+def test_marker_wins(wai_eval):
+    assert wai_eval.trials == 2
+    wai_eval.record([1.0, 0.0])
 """)
     assert pytester.runpytest_inprocess("-p", "no:cacheprovider", "--wai-save=main").ret == 0
     res = pytester.runpytest_inprocess("-p", "no:cacheprovider", "--wai-baseline=main", "--wai-level=0.9")

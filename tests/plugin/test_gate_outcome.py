@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_whileai import gate
+from whileai_core.gate import compare
 from pytest_whileai.options import Settings
 
 SUITE = """
@@ -22,10 +22,10 @@ BAD = os.environ.get("WAI_T_BAD") == "1"
 
 @pytest.mark.wai(trials=4)
 @pytest.mark.parametrize("i", range(40))
-def test_s(wai, i):
+def test_s(wai_eval, i):
     # 0.9 -> 0.5 pass@1: every item keeps passing (no floor; at k=4 one scenario cannot reach significance),
     # only the suite delta sees the drop
-    wai.record([1, 1, 0, 0] if BAD else ([1, 1, 1, 0] if i < 16 else [1, 1, 1, 1]))
+    wai_eval.record([1, 1, 0, 0] if BAD else ([1, 1, 1, 0] if i < 16 else [1, 1, 1, 1]))
 """
 
 OTHER_SUITE = """
@@ -34,8 +34,8 @@ import pytest
 
 @pytest.mark.wai(trials=4)
 @pytest.mark.parametrize("j", range(10))
-def test_other(wai, j):
-    wai.record([1, 1, 1, 1])
+def test_other(wai_eval, j):
+    wai_eval.record([1, 1, 1, 1])
 """
 
 
@@ -141,12 +141,12 @@ DONE = []
 
 @pytest.mark.wai(trials=4)
 @pytest.mark.parametrize("i", range(12))
-def test_c(wai, i):
+def test_c(wai_eval, i):
     flag = os.path.join(os.path.dirname(__file__), "crashed.flag")
     if os.environ.get("PYTEST_XDIST_WORKER") == "gw1" and len(DONE) >= 3 and not os.path.exists(flag):
         open(flag, "w").write(os.environ["PYTEST_XDIST_WORKER"])
         os._exit(3)  # this worker dies after it finished 3 scenarios
-    wai.record([1, 1, 1, 0])
+    wai_eval.record([1, 1, 1, 0])
     DONE.append(i)
 """
 
@@ -185,16 +185,16 @@ def _entry(key: str) -> dict:
 def test_paired_share_below_the_minimum_warns_and_is_red_only_when_required():
     results = {f"t[{i}]": _entry(f"t[{i}]") for i in range(40)}
     index = {f"t[{i}]": _entry(f"t[{i}]") for i in range(30, 70)}  # 10 of 40 pair
-    loose = gate.compute_gate(results, index, baseline_name="main", settings=_settings())
+    loose = compare.compute_gate(results, index, baseline_name="main", settings=_settings())
     assert loose.status == "unpaired" and not loose.red and loose.n_paired == 10 and loose.paired_share == 0.25
     assert loose.message.startswith("UNPAIRED: only 10 of 40") and loose.delta == 0
-    strict = gate.compute_gate(results, index, baseline_name="main", settings=_settings(), require_baseline=True)
+    strict = compare.compute_gate(results, index, baseline_name="main", settings=_settings(), require_baseline=True)
     assert strict.status == "unpaired" and strict.red
-    enough = gate.compute_gate(results, index, baseline_name="main", settings=_settings(), min_paired_share=0.25)
+    enough = compare.compute_gate(results, index, baseline_name="main", settings=_settings(), min_paired_share=0.25)
     assert enough.status == "ok" and enough.warning is None
     # a -k subset pairs fully: the share is over the scenarios that could pair
-    subset = gate.compute_gate({k: results[k] for k in ("t[30]", "t[31]")}, index, baseline_name="main",
+    subset = compare.compute_gate({k: results[k] for k in ("t[30]", "t[31]")}, index, baseline_name="main",
                                settings=_settings(), require_baseline=True)
     assert subset.status == "ok" and not subset.red and subset.paired_share == 1.0
-    crashed = gate.compute_gate(results, index, baseline_name="main", settings=_settings(), failed_workers=["gw1"])
+    crashed = compare.compute_gate(results, index, baseline_name="main", settings=_settings(), failed_workers=["gw1"])
     assert crashed.status == "incomplete" and crashed.red and "gw1 crashed" in crashed.message

@@ -42,8 +42,8 @@ def wai_judge():
 
 
 @pytest.mark.wai_scenarios(tools=TOOLS{budget})
-def test_desk(wai):
-    wai.run(agent)
+def test_desk(wai_eval):
+    wai_eval.run(agent)
 """
 
 
@@ -83,7 +83,7 @@ def test_raising_the_budget_keeps_every_scenario_paired(pytester: pytest.Pyteste
 _RACER = """
 import json, os, sys, time
 from pathlib import Path
-from pytest_whileai.store import Store
+from pytest_whileai.gate.store import Store
 from whileai_core.rows import atomic_write_text
 root, go, me, what = sys.argv[1], Path(sys.argv[2]), sys.argv[3], sys.argv[4]
 doc = {"schema": "whileai.run/1", "fingerprint": {}, "scenarios": [], "who": me,
@@ -123,7 +123,7 @@ def _debris(root: Path) -> list[str]:
 
 
 def test_concurrent_autosaves_keep_every_run_with_unique_numbers(tmp_path: Path):
-    from pytest_whileai.store import Store
+    from pytest_whileai.gate.store import Store
 
     paths = _race(tmp_path, "autosave")
     runs = Store(tmp_path / "store").run_files()
@@ -148,8 +148,8 @@ def test_exclusive_write_has_exactly_one_winner(tmp_path: Path):
 
 
 RECORD = """
-def test_k(wai):
-    wai.record([1.0, 1.0, 0.0, 1.0])
+def test_k(wai_eval):
+    wai_eval.record([1.0, 1.0, 0.0, 1.0])
 """
 
 

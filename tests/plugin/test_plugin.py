@@ -141,13 +141,13 @@ ASKS = ["Where is order A1?", "Cancel order B2.", "What is my balance?"]
 
 @pytest.mark.wai_scenarios({asks})
 @pytest.mark.wai(trials=2)
-def test_asks(wai, wai_scenario):
-    wai.record([1.0, float(len(wai_scenario) % 2)])
+def test_asks(wai_eval, wai_scenario):
+    wai_eval.record([1.0, float(len(wai_scenario) % 2)])
 
 @pytest.mark.wai_key("pinned")
 @pytest.mark.wai(trials=2)
-def {name}(wai):
-    wai.record([1.0, 0.0])
+def {name}(wai_eval):
+    wai_eval.record([1.0, 0.0])
 """
     pytester.makepyfile(test_a=body.format(asks="ASKS", name="test_old_name"))
     assert pytester.runpytest_inprocess("-p", "no:cacheprovider", "--wai-save=b").ret == 0
@@ -165,8 +165,8 @@ def test_bad_marker_arguments_are_named(pytester: pytest.Pytester):
 import pytest
 
 @pytest.mark.wai(trails=3)
-def test_x(wai):
-    wai.record([1.0] * 4)
+def test_x(wai_eval):
+    wai_eval.record([1.0] * 4)
 """)
     res = pytester.runpytest_inprocess("-p", "no:cacheprovider")
     res.assert_outcomes(errors=1)
@@ -176,14 +176,14 @@ def test_x(wai):
 def test_plugin_can_be_disabled_and_ini_twins_work(pytester: pytest.Pytester):
     pytester.makeini("[pytest]\nwai_trials = 3\n")
     pytester.makepyfile("""
-def test_k(wai):
-    r = wai.record([1.0, 1.0, 0.0])
+def test_k(wai_eval):
+    r = wai_eval.record([1.0, 1.0, 0.0])
     assert r.k == 3 and r.passes == 2
 """)
     pytester.runpytest_inprocess("-p", "no:cacheprovider").assert_outcomes(passed=1)
     off = pytester.runpytest_inprocess("-p", "no:cacheprovider", "-p", "no:whileai")
     off.assert_outcomes(errors=1)
-    off.stdout.fnmatch_lines(["*fixture 'wai' not found*"])
+    off.stdout.fnmatch_lines(["*fixture 'wai_eval' not found*"])
     bad = pytester.runpytest_inprocess("-p", "no:cacheprovider", "--wai-trials=0")
     assert bad.ret == pytest.ExitCode.USAGE_ERROR
     bad.stderr.fnmatch_lines(["*--wai-trials: must be an int >= 1; got 0*"])
@@ -200,8 +200,8 @@ def test_reproduce_mode_runs_one_trial_and_never_saves(example):
 
 def test_autosave_and_latest_branch_lookup(pytester: pytest.Pytester):
     pytester.makepyfile("""
-def test_k(wai):
-    wai.record([1.0, 1.0, 0.0, 1.0])
+def test_k(wai_eval):
+    wai_eval.record([1.0, 1.0, 0.0, 1.0])
 """)
     pytester.run("git", "init", "-q", "-b", "main")
     pytester.run("git", "-c", "user.email=a@b", "-c", "user.name=a", "commit", "-q", "--allow-empty", "-m", "x")
@@ -212,3 +212,30 @@ def test_k(wai):
     assert res.ret == 0
     res.stdout.fnmatch_lines(["*baseline: main (*0001_main_*.json; commit * on main*"])
     assert len(list((pytester.path / ".whileai" / "runs").iterdir())) == 2
+
+
+def test_the_old_wai_fixture_name_still_works_and_warns(pytester: pytest.Pytester):
+    """``wai`` is ``wai_eval``'s deprecated name for one release: same handle, same scenario parametrization,
+    a DeprecationWarning at the test's line naming wai_eval. The new name leaves ``import whileai as wai`` usable."""
+    pytester.makepyfile(test_names="""
+import pytest
+import whileai as wai
+
+@pytest.mark.wai_scenarios(["Where is order A1?", "Cancel order B2."])
+@pytest.mark.wai(trials=2)
+def test_old(wai):
+    assert wai.scenario in ("Where is order A1?", "Cancel order B2.")
+    wai.record([1.0, 1.0])
+
+@pytest.mark.wai(trials=2)
+def test_new(wai_eval):
+    assert wai.__name__ == "whileai"  # the module, not the fixture
+    wai_eval.record([1.0, 0.0])
+""")
+    res = pytester.runpytest_inprocess("-p", "no:cacheprovider", "--wai-json=r.json")
+    res.assert_outcomes(passed=3, warnings=2)
+    res.stdout.fnmatch_lines(["*test_names.py:4: DeprecationWarning: the wai fixture is now wai_eval*"])
+    keys = sorted(s["key"] for s in json.loads((pytester.path / "r.json").read_text())["scenarios"])
+    assert len(keys) == 3 and keys[0] == "test_names.py::test_new"
+    strict = pytester.runpytest_inprocess("-p", "no:cacheprovider", "-W", "error::DeprecationWarning")
+    strict.assert_outcomes(passed=1, errors=2)

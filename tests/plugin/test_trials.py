@@ -9,7 +9,9 @@ import math
 import pytest
 import scipy.stats as sps
 
-from pytest_whileai import gate, lines, report
+from pytest_whileai.gate import scenario
+from pytest_whileai.report import lines, markdown
+from whileai_core.gate import compare, text
 from whileai_core.measure import measure
 
 MODES = [[], ["-n", "2"]]
@@ -37,8 +39,8 @@ def agent(message):
     return 1 / 0
 
 @pytest.mark.wai(trials=4)
-def test_raises(wai):
-    wai.run(agent, "Hello", judge=lambda row: {"reward": 1})
+def test_raises(wai_eval):
+    wai_eval.run(agent, "Hello", judge=lambda row: {"reward": 1})
 """)
     res = _run(pytester, extra, "--wai-json=r.json")
     assert res.ret == 1
@@ -68,8 +70,8 @@ def agent(message):
     return {"steps": [], "final_text": "done"}
 
 @pytest.mark.wai(trials=4, min_pass_rate=0.9)
-def test_half(wai):
-    wai.run(agent, "Hello", judge=judge)
+def test_half(wai_eval):
+    wai_eval.run(agent, "Hello", judge=judge)
 
 def test_judge_never_saw_an_error_row():
     assert SEEN == ["ok", "ok"]
@@ -101,8 +103,8 @@ def agent(message):
 
 @pytest.mark.wai_scenarios(["one ask", "two asks"])
 @pytest.mark.wai(trials=4)
-def test_s(wai):
-    wai.run(agent, judge=lambda row: 1.0)
+def test_s(wai_eval):
+    wai_eval.run(agent, judge=lambda row: 1.0)
 """)
     assert pytester.runpytest_inprocess("-p", "no:cacheprovider", "--wai-save=main").ret == 0
     monkeypatch.setenv("DOWN", "1")
@@ -142,12 +144,12 @@ def half_judge(row):
     return 0.0
 
 @pytest.mark.wai(trials=4)
-def test_all(wai):
-    wai.run(agent, "Hello", judge=judge)
+def test_all(wai_eval):
+    wai_eval.run(agent, "Hello", judge=judge)
 
 @pytest.mark.wai(trials=4, min_pass_rate=0.9)
-def test_some(wai):
-    wai.run(agent, "Hello", judge=half_judge)
+def test_some(wai_eval):
+    wai_eval.run(agent, "Hello", judge=half_judge)
 """)
     res = pytester.runpytest_inprocess("-p", "no:cacheprovider", "--wai-json=r.json")
     res.assert_outcomes(failed=2)
@@ -186,35 +188,35 @@ def test_every_formatter_is_none_safe(over):
     e = _entry(**over)
     line = lines.summary_line(e)
     assert "n/a" in line and "None" not in line
-    msg = gate.failure_message(e, baseline_name="main")
+    msg = scenario.failure_message(e, baseline_name="main")
     assert "reproduce: pytest" in msg and "None" not in msg
-    g = gate.Gate("not evaluated", False, "m")
-    row = report.table_rows({"t::a": e}, g)[0]
+    g = compare.Gate("not evaluated", False, "m")
+    row = markdown.table_rows({"t::a": e}, g)[0]
     assert "None" not in " ".join(row)
 
 
 def test_formatters_on_numbers():
-    assert lines.fmt(None) == lines.fmt(float("nan")) == lines.fmt("x") == "n/a"
-    assert lines.fmt(0.125, 3, signed=True) == "+0.125" and lines.fmt_p(2e-7) == "2e-07"
-    assert lines.fmt_ci([0.1, None]) == "[0.10, n/a]" and lines.fmt_ci(None) == "[n/a]"
+    assert text.fmt(None) == text.fmt(float("nan")) == text.fmt("x") == "n/a"
+    assert text.fmt(0.125, 3, signed=True) == "+0.125" and text.fmt_p(2e-7) == "2e-07"
+    assert text.fmt_ci([0.1, None]) == "[0.10, n/a]" and text.fmt_ci(None) == "[n/a]"
     assert lines.first_line("A: b\nc", 300) == "A: b" and lines.first_line("x" * 50, 10) == "xxxxxxx..."
 
 
 def test_gate_and_junit_no_longer_import_the_fixture_module():
     import pathlib
 
-    for mod in (gate, __import__("pytest_whileai.junit", fromlist=["x"])):
+    for mod in (scenario, __import__("pytest_whileai.report.junit", fromlist=["x"])):
         assert "pytest_whileai.fixtures" not in pathlib.Path(mod.__file__).read_text()
 
 
 def test_unsaveable_names_the_empty_scenario():
     ok = {"a": _entry(n_scored=2, infra_errors=0)}
-    assert gate.unsaveable(ok) is None
+    assert scenario.unsaveable(ok) is None
     bad = {"a": ok["a"], "b": _entry(key="b", infra_error="BackendError: 503 (first at trial 0)")}
-    why = gate.unsaveable(bad)
+    why = scenario.unsaveable(bad)
     assert why is not None and why.startswith("1 of 2 scenario(s) have no scored trial (e.g. b: the backend failed")
     with pytest.raises(ValueError, match="refusing to save this run as a baseline"):
-        gate.require_saveable({"scenarios": list(bad.values())})
+        scenario.require_saveable({"scenarios": list(bad.values())})
 
 
 # --- item 11: one estimator, the Holm check at pass_reward, and when Holm cannot fire -------------------------
@@ -223,8 +225,8 @@ def test_pass_pow_k_is_the_unbiased_estimator_wai_pass_at_uses(pytester: pytest.
 import pytest
 
 @pytest.mark.wai(trials=8, metric="pass^k")
-def test_seven_of_eight(wai):
-    wai.record([1] * 7 + [0])
+def test_seven_of_eight(wai_eval):
+    wai_eval.record([1] * 7 + [0])
 """)
     res = pytester.runpytest_inprocess("-p", "no:cacheprovider", "--wai-json=r.json")
     res.assert_outcomes(passed=1)
@@ -235,7 +237,7 @@ def test_seven_of_eight(wai):
     assert entry["ci"][0] == 0.0 and 0.8 < entry["ci"][1] < 0.9  # holds the estimate; the plug-in 0.34 is gone
     assert "Holm p" not in res.stdout.str()  # no baseline: no Holm column
     # with n > k the unbiased estimate is inside the mapped Wilson interval: C(6,4)/C(8,4) = 3/14
-    value, ci = gate.metric_interval("pass^k", 6, 8, 4, 0.95)
+    value, ci = scenario.metric_interval("pass^k", 6, 8, 4, 0.95)
     assert value == pytest.approx(3 / 14) and ci[0] < value < ci[1]
 
 
@@ -246,9 +248,9 @@ import pytest
 
 @pytest.mark.wai_scenarios(["first ask", "second ask"])
 @pytest.mark.wai(trials=8)
-def test_s(wai):
+def test_s(wai_eval):
     reward = 0.0 if os.environ.get("BAD") == "1" else 0.7
-    wai.record([reward] * 8, pass_reward=0.5)
+    wai_eval.record([reward] * 8, pass_reward=0.5)
 """)
     assert pytester.runpytest_inprocess("-p", "no:cacheprovider", "--wai-save=main").ret == 0
     monkeypatch.setenv("BAD", "1")
@@ -265,7 +267,7 @@ def test_s(wai):
 
 @pytest.mark.parametrize("bn,an", [(4, 4), (8, 8), (4, 8), (3, 5), (1, 1), (20, 20)])
 def test_min_drop_p_is_fishers_most_extreme_table(bn: int, an: int):
-    p = gate.min_drop_p(bn, an)
+    p = compare.min_drop_p(bn, an)
     assert p == pytest.approx(sps.fisher_exact([[bn, 0], [0, an]], alternative="greater").pvalue, rel=1e-12)
     assert p == pytest.approx(sps.hypergeom.sf(bn - 1, bn + an, bn, bn), rel=1e-12)
     # no other table with these margins goes lower
@@ -274,11 +276,11 @@ def test_min_drop_p_is_fishers_most_extreme_table(bn: int, an: int):
 
 
 def test_holm_reach_at_k4():
-    two = gate.holm_reach([(4, 4), (4, 4)], alpha=0.05)
+    two = compare.holm_reach([(4, 4), (4, 4)], alpha=0.05)
     assert two["possible"] is False and two["min_p"] == pytest.approx(1 / 70) and two["k_needed"] == 5
     assert "1/C(8,4) = 0.0143" in two["text"] and "k >= 5" in two["text"]
-    assert gate.holm_reach([(4, 4)], alpha=0.05)["possible"] is True  # m=1: 1/70 <= 0.025
-    assert gate.holm_reach([(4, 4)] * 20, alpha=0.05)["k_needed"] == 6  # 1/C(12,6) = 1.1e-3 <= 0.025/20
+    assert compare.holm_reach([(4, 4)], alpha=0.05)["possible"] is True  # m=1: 1/70 <= 0.025
+    assert compare.holm_reach([(4, 4)] * 20, alpha=0.05)["k_needed"] == 6  # 1/C(12,6) = 1.1e-3 <= 0.025/20
 
 
 def test_holm_note_once_and_no_dead_column_at_k4(pytester: pytest.Pytester):
@@ -287,8 +289,8 @@ import pytest
 
 @pytest.mark.wai_scenarios(["first ask", "second ask", "third ask"])
 @pytest.mark.wai(trials=4)
-def test_s(wai):
-    wai.record([1, 0, 1, 0])
+def test_s(wai_eval):
+    wai_eval.record([1, 0, 1, 0])
 """)
     assert pytester.runpytest_inprocess("-p", "no:cacheprovider", "--wai-save=main").ret == 0
     res = pytester.runpytest_inprocess("-p", "no:cacheprovider", "--wai-baseline=main",

@@ -12,9 +12,12 @@ import pytest
 from whileai_core.measure import stats
 from scipy import stats as sps
 
-from pytest_whileai import gate, junit, markers, report, store
+from pytest_whileai import markers
+from pytest_whileai.gate import scenario, store
+from pytest_whileai.report import junit, markdown
 from pytest_whileai.options import Settings
 from whileai_core import defaults as D
+from whileai_core.gate import compare, document
 
 
 def settings(**kw) -> Settings:
@@ -60,7 +63,7 @@ def test_holm_adjust_closed_form_and_monotone():
 
 
 def test_metric_interval_is_wilson_and_transforms_monotonically():
-    value, ci = gate.metric_interval("pass@1", 3, 4, 4, 0.95)
+    value, ci = scenario.metric_interval("pass@1", 3, 4, 4, 0.95)
     z = sps.norm.ppf(0.975)
     p, n = 0.75, 4
     center = (p + z * z / (2 * n)) / (1 + z * z / n)
@@ -68,14 +71,14 @@ def test_metric_interval_is_wilson_and_transforms_monotonically():
     assert value == 0.75 and ci == pytest.approx([center - half, center + half])
     # pass^k and pass@k: the unbiased estimators (C(3,4)/C(4,4) = 0, 1 - C(1,4)/C(4,4) = 1), the Wilson bounds
     # mapped through p^k and 1-(1-p)^k, widened to contain the estimate
-    v2, ci2 = gate.metric_interval("pass^k", 3, 4, 4, 0.95)
+    v2, ci2 = scenario.metric_interval("pass^k", 3, 4, 4, 0.95)
     assert v2 == 0.0 and ci2 == pytest.approx([0.0, ci[1] ** 4])
-    v3, ci3 = gate.metric_interval("pass@k", 3, 4, 4, 0.95)
+    v3, ci3 = scenario.metric_interval("pass@k", 3, 4, 4, 0.95)
     assert v3 == 1.0 and ci3 == pytest.approx([1 - (1 - ci[0]) ** 4, 1.0])
 
 
 def _entry(key, rewards, **kw):
-    e = gate.judge_scenario(key=key, nodeid=key, rewards=rewards, k=len(rewards), seed=0, judge="j", errors=0,
+    e = scenario.judge_scenario(key=key, nodeid=key, rewards=rewards, k=len(rewards), seed=0, judge="j", errors=0,
                             pass_reward=1.0, level=0.95, thresholds=markers.Thresholds(**kw), baseline=None,
                             baseline_note=None, settings=settings(), family=1, trial_index=None, scenario=None,
                             location=["t.py", 1])
@@ -93,15 +96,15 @@ def test_judge_scenario_drop_needs_significance_at_bonferroni_level():
               level=0.95, thresholds=markers.Thresholds(), baseline=base, baseline_note=None, settings=settings(),
               trial_index=None, scenario=None, location=["t.py", 1])
     p = 1 / math.comb(16, 8)
-    one = gate.judge_scenario(family=1, **kw)
+    one = scenario.judge_scenario(family=1, **kw)
     assert one["p_value"] == pytest.approx(p) and one["failures"]
-    many = gate.judge_scenario(family=int(0.025 / p) + 1, **kw)  # alpha/2/m below p: not significant
+    many = scenario.judge_scenario(family=int(0.025 / p) + 1, **kw)  # alpha/2/m below p: not significant
     assert not many["failures"]
 
 
 def test_judge_scenario_refuses_another_k():
     base = {"key": "a", "k": 8, "judge": "j", "rewards": [1.0] * 8}
-    e = gate.judge_scenario(key="a", nodeid="a", rewards=[1.0] * 4, k=4, seed=0, judge="j", errors=0,
+    e = scenario.judge_scenario(key="a", nodeid="a", rewards=[1.0] * 4, k=4, seed=0, judge="j", errors=0,
                             pass_reward=1.0, level=0.95, thresholds=markers.Thresholds(), baseline=base,
                             baseline_note=None, settings=settings(), family=1, trial_index=None, scenario=None,
                             location=None)
@@ -121,10 +124,10 @@ def test_compute_gate_unchanged_is_green_and_drop_is_red():
     rates = np.linspace(0.3, 0.9, 30)
     before = _results(rates, seed=1)
     index = {k: {"key": k, "k": 4, "judge": "j", "rewards": v["rewards"]} for k, v in before.items()}
-    same = gate.compute_gate(before, index, baseline_name="main", settings=settings())
+    same = compare.compute_gate(before, index, baseline_name="main", settings=settings())
     assert same.status == "ok" and not same.red and same.delta == 0
     worse = _results(np.clip(rates - 0.5, 0, 1), seed=2)
-    g = gate.compute_gate(worse, index, baseline_name="main", settings=settings())
+    g = compare.compute_gate(worse, index, baseline_name="main", settings=settings())
     assert g.status == "regression" and g.red and g.delta < -0.3 and g.ci[1] < 0
     assert g.p_value <= 0.05 and "REGRESSION" in g.message and g.n_paired == 30
 
@@ -132,9 +135,9 @@ def test_compute_gate_unchanged_is_green_and_drop_is_red():
 def test_compute_gate_refuses_incompatible_and_skips_without_baseline():
     cur = _results([0.5] * 5)
     index = {k: {"key": k, "k": 8, "judge": "j", "rewards": [1.0] * 8} for k in cur}
-    g = gate.compute_gate(cur, index, baseline_name="main", settings=settings())
+    g = compare.compute_gate(cur, index, baseline_name="main", settings=settings())
     assert g.status == "incompatible" and g.red and "k=4 trials now but k=8" in g.message
-    g2 = gate.compute_gate(cur, None, baseline_name=None, settings=settings(baseline=None))
+    g2 = compare.compute_gate(cur, None, baseline_name=None, settings=settings(baseline=None))
     assert g2.status == "not evaluated" and not g2.red
 
 
@@ -150,7 +153,7 @@ def test_gate_false_alarm_rate_under_alpha_a_a():
         a = _results(rates, seed=1000 + r)
         b = _results(rates, seed=5000 + r)
         index = {k: {"key": k, "k": 4, "judge": "j", "rewards": v["rewards"]} for k, v in a.items()}
-        g = gate.compute_gate(b, index, baseline_name="A", settings=settings(draws=500, permutations=2000, seed=r))
+        g = compare.compute_gate(b, index, baseline_name="A", settings=settings(draws=500, permutations=2000, seed=r))
         alarms += g.red
     assert alarms / reps <= 0.05 + 1e-12
     assert sps.binomtest(alarms, reps, 0.05, alternative="greater").pvalue > 0.01
@@ -159,7 +162,7 @@ def test_gate_false_alarm_rate_under_alpha_a_a():
 # --- store --------------------------------------------------------------------------------------------------
 def _doc(**kw):
     results = [{"key": "t[a]", "k": 2, "rewards": [1.0, 0.0], "judge": "j"}]
-    return store.run_document(results, settings={"trials": 2}, commit={"id": "abc", "branch": "main"},
+    return document.run_document(results, settings={"trials": 2}, commit={"id": "abc", "branch": "main"},
                               machine=store.machine_info(), run_info=kw, name="main")
 
 
@@ -177,9 +180,9 @@ def test_store_save_autosave_and_resolve(tmp_path: Path):
     assert first.name.startswith("0001_main_abc") and second.name.startswith("0002_feature_def")
     assert st.resolve("latest") == second
     assert st.resolve("feature") == second
-    with pytest.raises(store.MissingBaseline, match="--wai-save=nope"):
+    with pytest.raises(document.MissingBaseline, match="--wai-save=nope"):
         st.resolve("nope")
-    loaded = store.load_document(saved)
+    loaded = document.load_document(saved)
     assert loaded["scenarios"][0]["rewards"] == [1.0, 0.0] and loaded["schema"] == D.RUN_SCHEMA
 
 
@@ -205,18 +208,18 @@ def test_store_branch_prefers_other_commit(tmp_path: Path):
 def test_corrupt_documents_are_clear_errors(tmp_path: Path, text: str, match: str):
     p = tmp_path / "b.json"
     p.write_text(text)
-    with pytest.raises(store.CorruptBaseline, match=match):
-        store.load_document(p)
+    with pytest.raises(document.CorruptBaseline, match=match):
+        document.load_document(p)
 
 
 def test_check_compatible_names_the_difference():
     doc = _doc(model="m1")
-    store.check_compatible(doc, fingerprint_now=store.fingerprint({"model": "m1"}), source="b.json")
-    with pytest.raises(store.IncompatibleBaseline, match="run_info.model: baseline 'm1', now 'm2'"):
-        store.check_compatible(doc, fingerprint_now=store.fingerprint({"model": "m2"}), source="b.json")
+    document.check_compatible(doc, fingerprint_now=document.fingerprint({"model": "m1"}), source="b.json")
+    with pytest.raises(document.IncompatibleBaseline, match="run_info.model: baseline 'm1', now 'm2'"):
+        document.check_compatible(doc, fingerprint_now=document.fingerprint({"model": "m2"}), source="b.json")
     old = dict(doc, schema="whileai.run/9")
-    with pytest.raises(store.IncompatibleBaseline, match="schema"):
-        store.check_compatible(old, fingerprint_now=store.fingerprint({"model": "m1"}), source="b.json")
+    with pytest.raises(document.IncompatibleBaseline, match="schema"):
+        document.check_compatible(old, fingerprint_now=document.fingerprint({"model": "m1"}), source="b.json")
 
 
 # --- markers ------------------------------------------------------------------------------------------------
@@ -238,7 +241,7 @@ def test_wai_marker_validation():
 
 # --- reports ------------------------------------------------------------------------------------------------
 def test_annotation_escaping():
-    line = report.annotation("error", "50% worse\nsee: a,b", file="t/x.py", line=3, title="a:b,c")
+    line = markdown.annotation("error", "50% worse\nsee: a,b", file="t/x.py", line=3, title="a:b,c")
     assert line == "::error file=t/x.py,line=3,title=a%3Ab%2Cc::50%25 worse%0Asee: a,b"
 
 
@@ -250,7 +253,7 @@ def test_junit_build_parses_with_junitparser(tmp_path: Path):
     before = _results(rates, seed=3)
     index = {k: {"key": k, "k": 4, "judge": "j", "rewards": [1.0] * 4} for k in before}
     cur = {k: _entry(k, [0.0] * 4, min_pass_rate=0.5) for k in before}
-    g = gate.compute_gate(cur, index, baseline_name="main", settings=settings())
+    g = compare.compute_gate(cur, index, baseline_name="main", settings=settings())
     path = junit.write(tmp_path / "w.xml", cur, g, baseline="main")
     xml = JUnitXml.fromfile(path)
     suite = next(iter(xml))
@@ -296,7 +299,7 @@ def test_gate_false_alarm_rate_on_the_seeded_agent_a_a():
     for r in range(reps):
         a, b = run(10_000 + 2 * r), run(10_001 + 2 * r)
         index = {k: {"key": k, "k": 4, "judge": "j", "rewards": v["rewards"]} for k, v in a.items()}
-        red += gate.compute_gate(b, index, baseline_name="A", settings=settings(draws=500, seed=r)).red
+        red += compare.compute_gate(b, index, baseline_name="A", settings=settings(draws=500, seed=r)).red
     assert red / reps <= 0.05
     assert sps.binomtest(red, reps, 0.05, alternative="greater").pvalue > 0.01
 
@@ -328,3 +331,9 @@ def test_cli_gate_between_two_run_documents(tmp_path):
     assert same.returncode == 0, same.stdout + same.stderr
     assert worse.returncode == 1 and "REGRESSION" in worse.stdout and "-0.50" in worse.stdout
     assert missing.returncode == 2 and "nope.json" in missing.stderr
+    # the engine's gate needs neither pytest nor the plugin: the same verdict with both made unimportable
+    blocked = ("import sys; sys.modules.update(pytest=None, _pytest=None, pytest_whileai=None); "
+               "from whileai_core.cli import main; sys.exit(main(sys.argv[1:]))")
+    alone = subprocess.run([sys.executable, "-c", blocked, "gate", str(tmp_path / "base.json"),
+                            str(tmp_path / "worse.json")], capture_output=True, text=True)
+    assert alone.returncode == 1 and alone.stdout == worse.stdout, alone.stderr

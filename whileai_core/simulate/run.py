@@ -103,7 +103,8 @@ def _version() -> str:
 
 
 def _is_infra_error(exc: BaseException) -> bool:
-    """A backend that could not be reached (after retries) is infrastructure, not a wrong answer."""
+    """A backend that could not be reached (after retries) is infrastructure, not a wrong answer (the class lives
+    in ``errors``, so one raised by the agent's own code counts without the backends being imported)."""
     return isinstance(exc, BackendError)
 
 

@@ -4,7 +4,7 @@ from agent_under_test import judge
 
 @pytest.fixture
 def wai_judge():
-    """The suite's judge: every wai.run() in this folder grades with it."""
+    """The suite's judge: every wai_eval.run() in this folder grades with it."""
     return judge
 
 

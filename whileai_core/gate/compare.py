@@ -1,17 +1,14 @@
-"""The statistics the plugin applies, built on ``whileai_core.measure.measure`` and ``whileai_core.measure.stats``.
+"""The suite gate between two runs: is the current run significantly worse than its baseline?
 
-* Per scenario (one test item): the pass rate with a Wilson interval, a floor (``min_pass_rate``: the item
-  fails only when the whole interval lies below it), and a one-sided exact test (Fisher's, from the
-  hypergeometric tail) of "fewer passes than the baseline". Judging scenarios one by one is a family of
-  tests, so drops are held to Holm (1979) at level alpha/2 one-sided: an item fails at run time only at
-  Holm's first (Bonferroni) threshold alpha/(2m), and the session gate then applies the full Holm step-down.
-* Per scenario against its baseline: the delta of pass@1 with Newcombe's (1998) hybrid score interval for a
-  difference of two independent proportions (the two runs' trials), the baseline's rate with its Wilson interval.
-* The suite gate: ``measure.delta_report`` on the scenarios both runs share (paired by scenario key,
-  scenario-bootstrap interval, sign-flip permutation p), ``min_effect=max_drop``; each side's pass@1 prints with
-  its scenario-bootstrap interval (trials within a scenario are not independent, so not Wilson over trials). It is red only on a
-  "worse" verdict (interval excludes 0, p <= alpha, drop >= max_drop) or a Holm-significant scenario drop,
-  and on an incompatible baseline; noise stays green.
+* The suite delta: ``measure.delta_report`` on the scenarios both runs share (paired by scenario key,
+  scenario-bootstrap interval, sign-flip permutation p), ``min_effect=max_drop``. Red only on a "worse" verdict
+  (interval excludes 0, p <= alpha, drop >= max_drop); noise stays green.
+* Scenario by scenario: one-sided exact (Fisher) drops, held to Holm (1979) at alpha/2, each scenario
+  binarized at its own pass_reward on both sides.
+* Refused (red) on an incompatible baseline; loud (red under ``require_baseline``) when too few scenarios pair.
+
+``compute_gate`` judges per-scenario results (the plugin's entries); ``compare_documents`` judges two stored
+run documents, outside pytest.
 """
 
 from __future__ import annotations
@@ -21,169 +18,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from pytest_whileai.lines import fmt, fmt_ci, fmt_p, summary_line, trouble_lines
-from pytest_whileai.markers import Thresholds
-from pytest_whileai.store import scenario_incompatibility
 from whileai_core import defaults as D
+from whileai_core.gate import document
+from whileai_core.gate.document import scenario_incompatibility
+from whileai_core.gate.text import fmt, fmt_ci, fmt_p
 from whileai_core.measure.stats import fisher_drop_pvalues as drop_p_values
 from whileai_core.measure.stats import holm_adjust, newcombe_interval, wilson_interval
-
-RED_STATUSES = ("regression", "incompatible", "incomplete")  # always red; "unpaired" is red under --wai-require-baseline
 
 
 def binarize(rewards: Sequence[float | None], pass_reward: float = D.GATE_PASS_REWARD) -> list[int]:
     """Scored trials as 0|1 (reward >= pass_reward passes); unscored (None) trials are left out."""
     return [int(r >= pass_reward) for r in rewards if r is not None]
-
-
-def metric_interval(metric: str, passes: int, n: int, k: int, level: float) -> tuple[float | None, list[float] | None]:
-    """The per-scenario estimate and interval of ``metric`` from ``passes`` of ``n`` scored trials.
-
-    The estimate is the one ``wai.pass_at`` reports: pass@1 is p = passes/n; pass^k and pass@k are the unbiased
-    estimators C(c,k)/C(n,k) (Yao et al. 2024) and 1 - C(n-c,k)/C(n,k) (Chen et al. 2021) of
-    ``whileai_core.measure.stats`` (None when fewer than k trials were scored: they need n >= k).
-    The interval is the Wilson interval of p mapped through p^k or 1-(1-p)^k: the map is monotone, so the image
-    is an interval for pass^k / pass@k at the same level. The unbiased estimate can fall outside it (7/8 at k=8
-    estimates pass^k = 0 while the interval is [0.006, 0.83]); the interval is then widened to contain the
-    estimate, and a superset of a confidence interval keeps its coverage.
-    """
-    from whileai_core.measure import stats
-
-    if n == 0:
-        return None, None
-    lo, hi = stats.wilson_interval(passes, n, level=level)  # type: ignore[misc]
-    if metric not in ("pass^k", "pass@k"):
-        return passes / n, [lo, hi]
-    if metric == "pass^k":
-        ci = [lo**k, hi**k]
-        value = float(stats.pass_pow_k([n], [passes], k)[0]) if n >= k else None
-    else:
-        ci = [1 - (1 - lo) ** k, 1 - (1 - hi) ** k]
-        value = float(stats.pass_at_k([n], [passes], k)[0]) if n >= k else None
-    if value is not None:
-        ci = [min(ci[0], value), max(ci[1], value)]
-    return value, ci
-
-
-def _no_scored_trial(rewards: Sequence[float | None], judge_errors: int, judge_error: str | None,
-                     infra_errors: int, infra_error: str | None) -> str:
-    """Why no trial was scored, naming each cause with its count and first error text."""
-    causes = []
-    if infra_errors:
-        causes.append(f"{infra_errors} infra error(s), the backend failed" + (f": {infra_error}" if infra_error else ""))
-    if judge_errors:
-        causes.append(f"{judge_errors} judge error(s), the judge raised" + (f": {judge_error}" if judge_error else ""))
-    abstained = len(rewards) - infra_errors - judge_errors
-    if abstained > 0:
-        causes.append(f"{abstained} abstention(s), the judge returned no reward")
-    return f"no trial was scored ({'; '.join(causes)}); a scenario with no scored trial is an error, not a pass"
-
-
-def judge_scenario(*, key: str, nodeid: str, rewards: Sequence[float | None], k: int, seed: int,
-                   judge: str | None, errors: int, pass_reward: float, level: float, thresholds: Thresholds,
-                   baseline: Mapping[str, Any] | None, baseline_note: str | None, settings: Any, family: int,
-                   trial_index: int | None, scenario: Any, location: list[Any], agent_error: str | None = None,
-                   judge_errors: int = 0, judge_error: str | None = None, infra_errors: int = 0,
-                   infra_error: str | None = None) -> dict[str, Any]:
-    """The JSON entry of one scenario's run, with its failures (empty when it met every threshold).
-
-    ``errors`` trials raised in the agent (scored as failed, reward 0), ``judge_errors`` raised in the judge and
-    ``infra_errors`` met a failed backend (both unscored); each ``*_error`` is the first one's text."""
-    scored = [r for r in rewards if r is not None]
-    flags = binarize(scored, pass_reward)
-    passes, n_scored = sum(flags), len(flags)
-    metric = thresholds.metric
-    value, ci = metric_interval(metric, passes, n_scored, k, level)
-    max_drop = thresholds.max_drop if thresholds.max_drop is not None else settings.max_drop
-    entry: dict[str, Any] = {
-        "key": key, "nodeid": nodeid, "k": k, "seed": seed, "judge": judge,
-        "rewards": [None if r is None else float(r) for r in rewards],
-        "trial_indices": [trial_index] if trial_index is not None else list(range(len(rewards))),
-        "pass_reward": pass_reward, "passes": passes, "n_scored": n_scored, "unscored": len(rewards) - n_scored,
-        "errors": errors, "agent_error": agent_error, "judge_errors": judge_errors, "judge_error": judge_error,
-        "infra_errors": infra_errors, "infra_error": infra_error,
-        "pass_rate": passes / n_scored if n_scored else None, "metric": metric, "value": value,
-        "ci": ci, "level": level, "min_pass_rate": thresholds.min_pass_rate, "max_drop": max_drop,
-        "baseline": None, "baseline_note": None, "delta": None, "delta_ci": None, "p_value": None, "failures": [],
-        "scenario_id": getattr(scenario, "task_id", None), "scenario": dict(getattr(scenario, "scenario", {}) or {}),
-        "prompt": None if scenario is None else str(scenario)[:300], "location": location,
-    }
-    failures: list[str] = entry["failures"]
-    if n_scored == 0:
-        failures.append(_no_scored_trial(rewards, judge_errors, judge_error, infra_errors, infra_error))
-    elif errors >= n_scored:
-        failures.append(f"the agent raised on every scored trial ({errors} of {len(rewards)})"
-                        + (f": {agent_error}" if agent_error else ""))
-    if thresholds.min_pass_rate is not None and ci is not None and ci[1] < thresholds.min_pass_rate:
-        failures.append(f"{metric} {fmt(value)} {fmt_ci(ci)}: the whole interval lies below "
-                        f"min_pass_rate={thresholds.min_pass_rate:g}")
-    if trial_index is not None:
-        entry["baseline_note"] = "reproduce mode (--wai-trial-index): no baseline comparison"
-        return entry
-    if baseline is None:
-        entry["baseline_note"] = "none stored for this key" if baseline_note is None else "no baseline run"
-        return entry
-    why = scenario_incompatibility(baseline, entry)
-    if why is not None:
-        entry["baseline_note"] = f"not comparable: {why}"
-        failures.append(f"cannot compare with the baseline: {why}")
-        return entry
-    b_flags = binarize(baseline.get("rewards", []), pass_reward)
-    b_pass, b_n = sum(b_flags), len(b_flags)
-    b_ci = wilson_interval(b_pass, b_n, level=level)
-    entry["baseline"] = {"passes": b_pass, "n_scored": b_n, "pass_rate": b_pass / b_n if b_n else None,
-                         "ci": None if b_ci is None else list(b_ci)}
-    if b_n and n_scored:
-        delta = passes / n_scored - b_pass / b_n
-        entry["delta_ci"] = list(newcombe_interval(passes, n_scored, b_pass, b_n, level=level))  # type: ignore[arg-type]
-        p = float(drop_p_values(b_pass, b_n, passes, n_scored))
-        entry["delta"], entry["p_value"] = delta, p
-        threshold = settings.alpha / 2 / max(1, family)
-        entry["p_threshold"] = threshold
-        if p <= threshold and -delta >= max_drop:
-            failures.append(f"pass@1 dropped {delta:+.2f} vs the baseline (one-sided exact p={p:.3g} <= "
-                            f"alpha/2/m = {settings.alpha:g}/2/{family}), beyond max_drop={max_drop:g}")
-    return entry
-
-
-def failure_message(entry: Mapping[str, Any], *, baseline_name: str | None) -> str:
-    """The per-test failure text: counts, interval, baseline, delta, trials, what raised, and a reproduce line."""
-    lines = [f"whileai: {entry.get('nodeid')} did not meet its thresholds", "  " + summary_line(entry)]
-    if baseline_name and entry.get("baseline"):
-        lines.append(f"  baseline: {baseline_name}")
-    rewards = entry.get("rewards") or []
-    lines.append("  trials: " + " ".join("-" if r is None else f"{r:g}" for r in rewards))
-    lines.extend(f"  - {f}" for f in entry.get("failures") or [])
-    lines.extend(f"  - {t}" for t in trouble_lines(entry, skip=" ".join(entry.get("failures") or [])))
-    first_bad = next((i for i, r in zip(entry.get("trial_indices") or [], rewards)
-                      if r is None or r < entry.get("pass_reward", D.GATE_PASS_REWARD)), None)
-    repro = f"  reproduce: pytest \"{entry.get('nodeid')}\" --wai-seed={entry.get('seed')}"
-    if first_bad is not None:
-        repro += f" --wai-trial-index={first_bad}  (first failing trial)"
-    lines.append(repro)
-    return "\n".join(lines)
-
-
-def unsaveable(results: Mapping[str, Mapping[str, Any]]) -> str | None:
-    """Why these results must not be saved as a baseline (``None`` when they may): a scenario with no scored
-    trial can never pair, so a later regression on it would be green."""
-    empty = [key for key, e in sorted(results.items()) if not e.get("n_scored")]
-    if not results:
-        return "the run has no whileai result"
-    if not empty:
-        return None
-    e = results[empty[0]]
-    why = trouble_lines(e) or ["the judge returned no reward"]
-    return (f"{len(empty)} of {len(results)} scenario(s) have no scored trial (e.g. {empty[0]}: {why[0]}); "
-            "a baseline must score every scenario: fix the cause and run again")
-
-
-def require_saveable(doc: dict[str, Any]) -> dict[str, Any]:
-    """``doc`` unchanged, or a ValueError naming why it cannot be a baseline (see ``unsaveable``)."""
-    why = unsaveable({str(sc.get("key")): sc for sc in doc.get("scenarios") or []})
-    if why is not None:
-        raise ValueError(f"refusing to save this run as a baseline: {why}")
-    return doc
 
 
 @dataclass
@@ -426,17 +271,13 @@ def _paired_gate(results: Mapping[str, Mapping[str, Any]], baseline_index: Mappi
             parts.append(f"{text}; the drop clears the noise and max_drop={settings.max_drop:g}")
         if scen_reg:
             parts.append(f"{len(scen_reg)} scenario(s) dropped significantly after Holm correction "
-                         f"(alpha/2={settings.alpha / 2:g}): {', '.join(scen_reg[:5])}"
-                         + (" ..." if len(scen_reg) > 5 else ""))
+                         f"(alpha/2={settings.alpha / 2:g}): {', '.join(scen_reg[:D.GATE_MESSAGE_SCENARIOS])}"
+                         + (" ..." if len(scen_reg) > D.GATE_MESSAGE_SCENARIOS else ""))
         return Gate("regression", True, "REGRESSION: " + "; ".join(parts), **fields, **common)
     if rep.verdict == "better":
         return Gate("improved", False, f"improved: {text}", **fields, **common)
     why = rep.reason or "no significant change"
     return Gate("ok", False, f"no regression: {text} ({why})", **fields, **common)
-
-
-def finite(x: Any) -> bool:
-    return isinstance(x, (int, float)) and math.isfinite(x)
 
 
 def compare_documents(baseline: Mapping[str, Any], current: Mapping[str, Any], *, level: float = D.CI_LEVEL,
@@ -448,20 +289,22 @@ def compare_documents(baseline: Mapping[str, Any], current: Mapping[str, Any], *
     """The suite gate between two stored run documents, outside pytest (e.g. from a CLI or a notebook).
 
     Gives what the plugin computed at the end of the session that wrote ``current`` when the settings match.
-    Raises ``store.CorruptBaseline`` for a document that is not a valid run document (``store.NonFiniteReward``
-    for a NaN or infinite reward, naming the scenario key and the reward's index: never counted as a failure)
-    and ``store.IncompatibleBaseline`` for another schema major or config fingerprint.
+    Raises ``CorruptBaseline`` (a ``ValueError``) for a document that is not a valid run document
+    (``NonFiniteReward`` for a NaN or infinite reward, naming the scenario key and the reward's index: never counted
+    as a failure) and ``IncompatibleBaseline`` (a ``ValueError``) for another schema major or config fingerprint.
+
+    Example::
+
+        gate = compare_documents(load_document("base.json"), load_document("run.json"), baseline_name="main")
+        print(gate)  # REGRESSION: pass@1 0.90 -> 0.60, delta -0.30 [-0.45, -0.15] (95% ...), p=..., n=12 ...
     """
     from types import SimpleNamespace
 
-    from pytest_whileai.store import check_compatible, validate_document
-
-    validate_document(baseline, source=baseline_name or "baseline")
-    validate_document(current, source=current_name or "current")
-    check_compatible(baseline, fingerprint_now=current.get("fingerprint") or {}, source=baseline_name or "baseline")
+    document.validate_document(baseline, source=baseline_name or "baseline")
+    document.validate_document(current, source=current_name or "current")
+    document.check_compatible(baseline, fingerprint_now=current.get("fingerprint") or {},
+                              source=baseline_name or "baseline")
     settings = SimpleNamespace(level=level, alpha=alpha, max_drop=max_drop, draws=draws, permutations=permutations,
                                seed=seed, power=power, trial_index=None)
-    results = {sc["key"]: sc for sc in current.get("scenarios", [])}
-    index = {sc["key"]: sc for sc in baseline.get("scenarios", [])}
-    return compute_gate(results, index, baseline_name=baseline_name, settings=settings,
-                        min_paired_share=min_paired_share)
+    return compute_gate(document.baseline_index(current), document.baseline_index(baseline),
+                        baseline_name=baseline_name, settings=settings, min_paired_share=min_paired_share)

@@ -10,7 +10,7 @@ import sys
 from collections.abc import Mapping
 from typing import Any, TextIO
 
-from pytest_whileai.lines import fmt, fmt_ci, fmt_p
+from whileai_core.gate.text import fmt, fmt_ci, fmt_p
 from whileai_core import defaults as D
 
 NAME_WIDTH = 58  # characters of a scenario name in the terminal table (layout, not statistics)

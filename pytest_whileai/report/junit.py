@@ -32,7 +32,7 @@ def build(results: Mapping[str, Mapping[str, Any]], gate: Any, *, baseline: str 
     from junitparser import Failure
     from junitparser.xunit2 import JUnitXml, TestCase, TestSuite
 
-    from pytest_whileai.lines import summary_line
+    from pytest_whileai.report.lines import summary_line
 
     suite = TestSuite(SUITE_NAME)
     flagged = set(getattr(gate, "scenario_regressions", []) or [])
@@ -85,7 +85,7 @@ def gate_suite(gate: Any) -> Any:
     from junitparser import Failure
     from junitparser.xunit2 import TestCase, TestSuite
 
-    from pytest_whileai.verdict import GATE_FILE, GATE_NAME, gate_details, gate_properties
+    from pytest_whileai.gate.verdict import GATE_FILE, GATE_NAME, gate_details, gate_properties
 
     suite = TestSuite(f"{SUITE_NAME}.gate")
     case = TestCase(GATE_NAME, GATE_FILE, 0.0)

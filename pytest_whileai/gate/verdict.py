@@ -15,6 +15,7 @@ from typing import Any
 from pytest import TestReport
 
 from whileai_core import defaults as D
+from whileai_core.gate.text import fmt_ci, fmt_p
 
 GATE_FILE, GATE_NAME = D.GATE_NODEID.split("::", 1)
 
@@ -50,10 +51,9 @@ def gate_details(gate: Any) -> list[str]:
     """The lines below the message: the numbers a CI reader needs, each with its interval and n."""
     out = []
     if gate.delta is not None:
-        ci = "n/a" if gate.ci is None else f"[{gate.ci[0]:+.3f}, {gate.ci[1]:+.3f}]"
-        p = "n/a" if gate.p_value is None else f"{gate.p_value:.3g}"
-        out.append(f"delta={gate.delta:+.3f} interval={ci} ({round(gate.level * 100)}%) p={p} n={gate.n_paired} "
-                   f"paired scenarios; alpha={gate.alpha:g} max_drop={gate.max_drop:g}")
+        out.append(f"delta={gate.delta:+.3f} interval={fmt_ci(gate.ci, 3, signed=True)} ({round(gate.level * 100)}%) "
+                   f"p={fmt_p(gate.p_value)} n={gate.n_paired} paired scenarios; alpha={gate.alpha:g} "
+                   f"max_drop={gate.max_drop:g}")
     if gate.baseline:
         out.append(f"baseline: {gate.baseline}")
     if gate.warning:

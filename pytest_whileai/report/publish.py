@@ -8,7 +8,9 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from pytest_whileai import store as S
+from pytest_whileai.gate.store import Store
+from pytest_whileai.report import markdown
+from whileai_core.gate.document import dump_document
 
 
 def write_outputs(wai: Any) -> None:
@@ -29,9 +31,9 @@ def write_outputs(wai: Any) -> None:
         wai.notes.append(f"not saving a baseline: xdist worker(s) {', '.join(wai.failed_workers)} crashed, so this run "
                          "is partial (--wai-save/--wai-autosave refuse it; the report lists every finished scenario)")
     elif s.trial_index is None and wai.results:
-        store = S.Store(wai.storage_dir())
+        store = Store(wai.storage_dir())
         if s.save:
-            from pytest_whileai.gate import require_saveable  # a baseline must score every scenario
+            from pytest_whileai.gate.scenario import require_saveable  # a baseline must score every scenario
 
             jobs.append(("baseline", lambda: store.save(require_saveable(document()), s.save)))
         if s.autosave:
@@ -41,12 +43,11 @@ def write_outputs(wai: Any) -> None:
     if s.json:
         jobs.append(("json", lambda: _write_json(s.json, document())))
     if s.markdown:
-        from pytest_whileai import report as R
         from whileai_core.rows import atomic_write_text
 
-        jobs.append(("markdown", lambda: atomic_write_text(s.markdown, R.markdown(wai), overwrite=True)))
+        jobs.append(("markdown", lambda: atomic_write_text(s.markdown, markdown.markdown(wai), overwrite=True)))
     if s.junitxml:
-        from pytest_whileai import junit
+        from pytest_whileai.report import junit
 
         jobs.append(("junitxml", lambda: junit.write(s.junitxml, wai.results, wai.gate, baseline=s.baseline)))
     for what, job in jobs:
@@ -54,19 +55,17 @@ def write_outputs(wai: Any) -> None:
             wai.saved.append(str(job()))
         except (OSError, ValueError) as exc:
             wai.write_errors.append(f"could not write the {what} file: {exc}")
-    from pytest_whileai import report
-
-    if report.github_enabled(s.github):
+    if markdown.github_enabled(s.github):
         try:
-            path = report.write_step_summary(wai)
+            path = markdown.write_step_summary(wai)
             if path:
                 wai.saved.append(f"{path} (GitHub step summary)")
         except OSError as exc:
             wai.write_errors.append(f"could not append to GITHUB_STEP_SUMMARY: {exc}")
-        report.emit_annotations(wai, stream=sys.stderr)
+        markdown.emit_annotations(wai, stream=sys.stderr)
 
 
 def _write_json(path: str, doc: dict[str, Any]) -> str:
     from whileai_core.rows import atomic_write_text
 
-    return str(atomic_write_text(os.fspath(path), S.dump_document(doc), overwrite=True))
+    return str(atomic_write_text(os.fspath(path), dump_document(doc), overwrite=True))

@@ -1,34 +1,16 @@
 """One-line texts of a scenario's result: the summary line, and the lines that name what went wrong in its trials.
 
-Pure formatting of the JSON entry ``gate.judge_scenario`` builds, so the fixture, the gate and the JUnit writer
-share it without importing each other. Every formatter accepts a missing or ``None`` field (no scored trial,
-no baseline, no delta) and prints ``n/a`` for it.
+Pure formatting of the JSON entry ``gate.scenario.judge_scenario`` builds, so the fixture, the scenario
+verdict and the JUnit writer share it without importing each other. Every formatter accepts a missing or
+``None`` field (no scored trial, no baseline, no delta) and prints ``n/a`` for it (``whileai_core.gate.text``).
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
-
-def fmt(x: Any, digits: int = 2, *, signed: bool = False) -> str:
-    """A number with ``digits`` decimals, or ``n/a`` for None / NaN / a non-number."""
-    if isinstance(x, bool) or not isinstance(x, (int, float)) or math.isnan(x):
-        return "n/a"
-    return f"{x:+.{digits}f}" if signed else f"{x:.{digits}f}"
-
-
-def fmt_p(p: Any) -> str:
-    """A p-value with 3 significant digits, or ``n/a``."""
-    return "n/a" if isinstance(p, bool) or not isinstance(p, (int, float)) or math.isnan(p) else f"{p:.3g}"
-
-
-def fmt_ci(ci: Sequence[Any] | None, digits: int = 2, *, signed: bool = False) -> str:
-    """``[lo, hi]``, or ``[n/a]`` when there is no interval."""
-    if not ci or len(ci) < 2:
-        return "[n/a]"
-    return f"[{fmt(ci[0], digits, signed=signed)}, {fmt(ci[1], digits, signed=signed)}]"
+from whileai_core.gate.text import fmt, fmt_ci, fmt_p
 
 
 def first_line(text: Any, limit: int) -> str:

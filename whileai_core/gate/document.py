@@ -1,0 +1,158 @@
+"""The versioned run document (``schema: "whileai.run/1"``): build, check, read and write one, and say whether
+two can be compared.
+
+A run document holds the whileai version, commit and machine info, the run info and its fingerprint, the gate
+settings, and one entry per scenario with every trial's reward. The pytest plugin writes one per session
+(``pytest_whileai.gate.store`` keeps them on disk); ``whileai gate BASE CUR`` and ``compare.compare_documents``
+read two back.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Iterable, Mapping
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from whileai_core import defaults as D
+from whileai_core import distribution_version
+from whileai_core.errors import BaselineError, CorruptBaseline, IncompatibleBaseline, MissingBaseline, NonFiniteReward
+from whileai_core.rows import stable_id
+
+__all__ = ["SCHEMA", "BaselineError", "CorruptBaseline", "IncompatibleBaseline", "MissingBaseline",
+           "baseline_index", "check_compatible", "dump_document", "fingerprint", "load_document", "run_document",
+           "scenario_incompatibility", "schema_major", "validate_document"]
+
+SCHEMA = D.RUN_SCHEMA
+_REQUIRED_TOP: dict[str, type] = {"schema": str, "scenarios": list, "fingerprint": dict}
+_REQUIRED_SCENARIO: dict[str, type] = {"key": str, "k": int, "rewards": list}
+
+
+def schema_major(schema: str) -> str:
+    """The major version of a schema name: ``"whileai.run/1.2"`` -> ``"1"``."""
+    return schema.split("/")[-1].split(".")[0]
+
+
+def fingerprint(run_info: Mapping[str, Any], extra: str = "") -> dict[str, Any]:
+    """What must match for two runs to be compared: the schema major, the run info and ``--wai-fingerprint``."""
+    items = {"schema": schema_major(SCHEMA), "run_info": dict(run_info), "fingerprint": extra}
+    return {"config": stable_id(items, length=16), "items": items}
+
+
+def utc_now() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def run_document(results: Iterable[Mapping[str, Any]], *, settings: Mapping[str, Any], commit: Mapping[str, Any],
+                 machine: Mapping[str, Any], run_info: Mapping[str, Any], fingerprint_extra: str = "",
+                 name: str | None = None, gate: Mapping[str, Any] | None = None,
+                 store: str | os.PathLike[str] | None = None) -> dict[str, Any]:
+    """A JSON-able run document from per-scenario results (sorted by key, so files diff cleanly).
+
+    ``store`` is the absolute store directory of the run, so CI steps find the saved baseline without
+    guessing where pytest's rootdir put it."""
+    scenarios = sorted((dict(r) for r in results), key=lambda r: r["key"])
+    return {
+        "schema": SCHEMA,
+        "whileai_version": distribution_version(),
+        "created": utc_now(),
+        "name": name,
+        "store": None if store is None else os.path.abspath(store),
+        "commit_info": dict(commit),
+        "machine_info": dict(machine),
+        "run_info": dict(run_info),
+        "fingerprint": fingerprint(run_info, fingerprint_extra),
+        "settings": dict(settings),
+        "gate": dict(gate) if gate is not None else None,
+        "scenarios": scenarios,
+    }
+
+
+def validate_document(doc: Any, *, source: str) -> dict[str, Any]:
+    """Check a loaded document's shape; anything off is a ``CorruptBaseline`` naming the field."""
+    fix = "delete it, or re-save it with --wai-save=NAME"
+    if not isinstance(doc, dict):
+        raise CorruptBaseline(f"{source}: a run document must be a JSON object, got {type(doc).__name__}; {fix}")
+    for key, kind in _REQUIRED_TOP.items():
+        if not isinstance(doc.get(key), kind):
+            raise CorruptBaseline(f"{source}: field {key!r} missing or not a {kind.__name__}; {fix}")
+    if not doc["schema"].startswith("whileai.run/"):
+        raise CorruptBaseline(f"{source}: schema {doc['schema']!r} is not a whileai run document; {fix}")
+    for i, sc in enumerate(doc["scenarios"]):
+        if not isinstance(sc, dict):
+            raise CorruptBaseline(f"{source}: scenarios[{i}] is not an object; {fix}")
+        for key, kind in _REQUIRED_SCENARIO.items():
+            if not isinstance(sc.get(key), kind):
+                raise CorruptBaseline(f"{source}: scenarios[{i}].{key} missing or not a {kind.__name__}; {fix}")
+        for j, r in enumerate(sc["rewards"]):
+            if isinstance(r, float) and not math.isfinite(r):
+                raise NonFiniteReward(f"{source}: scenario {sc['key']!r} (scenarios[{i}]) has reward {r!r} at "
+                                      f"rewards[{j}]; NaN and infinity are not scores and are never counted as "
+                                      "failures: write null for an unscored trial, or fix what wrote it")
+            if r is not None and (isinstance(r, bool) or not isinstance(r, (int, float)) or not 0 <= r <= 1):
+                raise CorruptBaseline(f"{source}: scenario {sc['key']!r} (scenarios[{i}]) has reward {r!r} at "
+                                      f"rewards[{j}], not in [0, 1]; {fix}")
+    return doc
+
+
+def load_document(path: str | os.PathLike[str]) -> dict[str, Any]:
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise MissingBaseline(f"no baseline file at {p}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CorruptBaseline(f"{p}: cannot be read ({exc}); delete it, or re-save it with --wai-save=NAME") from None
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise CorruptBaseline(f"{p}: not valid JSON (line {exc.lineno}: {exc.msg}); the file is corrupted or "
+                              "truncated; delete it, or re-save it with --wai-save=NAME") from None
+    return validate_document(doc, source=str(p))
+
+
+def dump_document(doc: Mapping[str, Any]) -> str:
+    return json.dumps(doc, indent=1, sort_keys=False, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def baseline_index(doc: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """Scenario entries of a run document by key."""
+    return {sc["key"]: sc for sc in doc.get("scenarios", [])}
+
+
+def check_compatible(baseline: Mapping[str, Any], *, fingerprint_now: Mapping[str, Any], source: str) -> None:
+    """Refuse a baseline from another schema major or another config fingerprint, saying what differs."""
+    major_then, major_now = schema_major(str(baseline.get("schema", ""))), schema_major(SCHEMA)
+    if major_then != major_now:
+        raise IncompatibleBaseline(f"baseline {source} has schema {baseline.get('schema')!r}, this plugin writes "
+                                   f"{SCHEMA!r}; re-save the baseline with this version (--wai-save=NAME)")
+    then = baseline.get("fingerprint") or {}
+    if then.get("config") != fingerprint_now.get("config"):
+        a = (then.get("items") or {})
+        b = dict(fingerprint_now.get("items") or {})
+        diffs = []
+        for field in ("run_info", "fingerprint"):
+            va, vb = a.get(field), b.get(field)
+            if isinstance(va, dict) and isinstance(vb, dict):
+                for k in sorted(set(va) | set(vb)):
+                    if va.get(k) != vb.get(k):
+                        diffs.append(f"run_info.{k}: baseline {va.get(k)!r}, now {vb.get(k)!r}")
+            elif va != vb:
+                diffs.append(f"{field}: baseline {va!r}, now {vb!r}")
+        what = "; ".join(diffs) or "config fingerprint differs"
+        raise IncompatibleBaseline(f"baseline {source} was measured under another configuration ({what}); "
+                                   "compare runs of one configuration, or re-save the baseline (--wai-save=NAME)")
+
+
+def scenario_incompatibility(then: Mapping[str, Any], now: Mapping[str, Any]) -> str | None:
+    """Why one scenario's baseline entry cannot be paired with the current one (``None`` if it can)."""
+    if int(then.get("k", -1)) != int(now.get("k", -2)):
+        return (f"k={now.get('k')} trials now but k={then.get('k')} in the baseline; run with "
+                f"--wai-trials={then.get('k')} or re-save the baseline")
+    if (then.get("judge") or None) != (now.get("judge") or None):
+        return (f"judge {now.get('judge')!r} now but {then.get('judge')!r} in the baseline; "
+                "a baseline graded by another judge is not comparable; re-save it")
+    return None
