@@ -11,7 +11,11 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from pytest_whileai import collect, gate, markers, report, store
+from pytest_whileai import collect, markers
+from pytest_whileai.gate import scenario as gate_scenario
+from pytest_whileai.report import markdown as report
+from whileai_core import errors
+from whileai_core.gate import compare
 from pytest_whileai.options import Settings
 from whileai_core.measure.measure import delta_report
 from whileai_core.measure.stats import newcombe_interval, wilson_interval
@@ -27,7 +31,7 @@ def settings(**kw) -> Settings:
 
 
 def scenario(key: str, rewards: list, baseline: dict | None = None) -> dict:
-    return gate.judge_scenario(key=key, nodeid=f"test_x.py::test[{key}]", rewards=rewards, k=len(rewards), seed=0,
+    return gate_scenario.judge_scenario(key=key, nodeid=f"test_x.py::test[{key}]", rewards=rewards, k=len(rewards), seed=0,
                                judge="j", errors=0, pass_reward=1.0, level=0.95, thresholds=markers.Thresholds(),
                                baseline=baseline, baseline_note=None, settings=settings(), family=1,
                                trial_index=None, scenario=None, location=None)
@@ -48,7 +52,7 @@ def test_suite_line_prints_each_side_with_its_interval_and_n():
     after = {k: [float(x) for x in rng.uniform(size=4) < 0.5] for k in keys}
     results = {k: scenario(k, after[k]) for k in keys}
     index = {k: {"key": k, "k": 4, "judge": "j", "rewards": before[k]} for k in keys}
-    g = gate.compute_gate(results, index, baseline_name="main", settings=settings())
+    g = compare.compute_gate(results, index, baseline_name="main", settings=settings())
     def rows(side: dict) -> list[dict]:  # in the gate's order of keys
         return [{"task_id": k, "rollout_index": i, "reward": r} for k in sorted(keys) for i, r in enumerate(side[k])]
 
@@ -72,10 +76,10 @@ def test_scenario_delta_carries_newcombes_interval():
     assert e["delta_ci"] == pytest.approx([-0.6759121533048664, 0.002356109392247785], abs=1e-12)
     assert e["delta_ci"] == pytest.approx(list(newcombe_interval(5, 10, 9, 10)))
     assert e["baseline"]["ci"] == pytest.approx(list(wilson_interval(9, 10)))
-    line = gate.failure_message(e, baseline_name="main")
+    line = gate_scenario.failure_message(e, baseline_name="main")
     assert "| baseline 0.90 [0.60, 0.98] (9/10) | delta -0.40 [-0.68, +0.00] (Newcombe), one-sided p=" in line
 
-    g = gate.Gate("ok", False, "no regression", holm={"a": 0.2}, holm_reach={"possible": True})
+    g = compare.Gate("ok", False, "no regression", holm={"a": 0.2}, holm_reach={"possible": True})
     row = report.table_rows({"a": e}, g)[0]
     assert row[3:5] == ["9/10", "-0.40 [-0.68, +0.00]"]  # the baseline's counts; the delta with its interval
     table = report.format_table(report.table_rows({"a": e}, g), report.header(g))
@@ -92,16 +96,16 @@ def test_compare_documents_refuses_a_nan_reward_naming_key_and_index():
     good = {f"t{i}": [1.0, 1.0, 1.0, 0.0] for i in range(30)}
     nan = {k: list(v) for k, v in good.items()}
     nan["t3"][1] = float("nan")
-    with pytest.raises(store.NonFiniteReward, match=r"current: scenario 't3' \(scenarios\[3\]\) has reward nan at "
+    with pytest.raises(errors.NonFiniteReward, match=r"current: scenario 't3' \(scenarios\[3\]\) has reward nan at "
                                                     r"rewards\[1\]; NaN and infinity are not scores"):
-        gate.compare_documents(document(good), document(nan))
+        compare.compare_documents(document(good), document(nan))
     inf = {k: list(v) for k, v in good.items()}
     inf["t7"][3] = float("inf")
-    with pytest.raises(store.NonFiniteReward, match=r"main: scenario 't7' \(scenarios\[7\]\) has reward inf at "
+    with pytest.raises(errors.NonFiniteReward, match=r"main: scenario 't7' \(scenarios\[7\]\) has reward inf at "
                                                     r"rewards\[3\]"):
-        gate.compare_documents(document(inf), document(good), baseline_name="main")
-    assert issubclass(store.NonFiniteReward, store.CorruptBaseline)
-    assert gate.compare_documents(document(good), document(good)).status == "ok"
+        compare.compare_documents(document(inf), document(good), baseline_name="main")
+    assert issubclass(errors.NonFiniteReward, errors.CorruptBaseline)
+    assert compare.compare_documents(document(good), document(good)).status == "ok"
 
 
 def test_cli_gate_names_the_nan_reward_and_exits_2(tmp_path):
