@@ -63,10 +63,7 @@ class _TextVerifier(Verifier):
         self.case_sensitive = bool(case_sensitive)
         self.whitespace = whitespace
 
-    def reference(self, row: Row) -> tuple[Any, bool]:
-        if self.answer is not None:
-            return self.answer, False
-        return super().reference(row)
+    fixed_reference = "answer"
 
     def normalize(self, text: str) -> str:
         if self.whitespace == "strip":
@@ -145,10 +142,7 @@ class Regex(Verifier):
                 raise InvalidArgument(f"pattern= is not a valid regular expression: {exc}") from None
         self.pattern, self.flags, self.fullmatch = pattern, flags, bool(fullmatch)
 
-    def reference(self, row: Row) -> tuple[Any, bool]:
-        if self.pattern is not None:
-            return self.pattern, False
-        return super().reference(row)
+    fixed_reference = "pattern"
 
     def check(self, candidate: str, reference: Any, row: Row) -> Any:
         if reference is None:
@@ -198,10 +192,7 @@ class MultipleChoice(Verifier):
         self.answer, self.letters = answer, letters
         self._patterns = _choice_patterns(letters)
 
-    def reference(self, row: Row) -> tuple[Any, bool]:
-        if self.answer is not None:
-            return self.answer, False
-        return super().reference(row)
+    fixed_reference = "answer"
 
     def _want(self, reference: Any) -> str:
         if isinstance(reference, int) and not isinstance(reference, bool) and 0 <= reference < len(self.letters):
@@ -285,10 +276,7 @@ class Numeric(Verifier):
             raise InvalidArgument(f"answer= must be a number (or text with one); got {answer!r}")
         self.answer, self.tol, self.rel = answer, Fraction(tol), Fraction(rel)
 
-    def reference(self, row: Row) -> tuple[Any, bool]:
-        if self.answer is not None:
-            return self.answer, False
-        return super().reference(row)
+    fixed_reference = "answer"
 
     def check(self, candidate: str, reference: Any, row: Row) -> Any:
         if reference is None:
@@ -423,10 +411,7 @@ class JSONFields(Verifier):
                 _path_parts(path)
         self.fields = fields
 
-    def reference(self, row: Row) -> tuple[Any, bool]:
-        if self.fields is not None:
-            return self.fields, False
-        return super().reference(row)
+    fixed_reference = "fields"
 
     def check(self, candidate: str, reference: Any, row: Row) -> Any:
         if reference is None:
@@ -465,10 +450,7 @@ class FunctionVerifier(Verifier):
         self._takes_row = _n_positional(fn) >= 3
         self.__doc__ = getattr(fn, "__doc__", None)
 
-    def reference(self, row: Row) -> tuple[Any, bool]:
-        if self.answer is not None:
-            return self.answer, False
-        return super().reference(row)
+    fixed_reference = "answer"
 
     def check(self, candidate: str, reference: Any, row: Row) -> Any:
         return self.fn(candidate, reference, row) if self._takes_row else self.fn(candidate, reference)

@@ -161,10 +161,7 @@ class JSONSchema(Verifier):
 
         return first_error, True
 
-    def reference(self, row: Row) -> tuple[Any, bool]:
-        if self.schema is not None:
-            return self.schema, False
-        return super().reference(row)
+    fixed_reference = "schema"
 
     def check(self, candidate: str, reference: Any, row: Row) -> Any:
         if reference is None:

@@ -47,6 +47,9 @@ class Verifier:
     """
 
     kind = "rule"
+    #: the attribute that holds a reference given at construction (``answer=``, ``pattern=``, ``schema=``...):
+    #: when it is set, it wins over the row's reference (and is not privileged, so reasons may show it)
+    fixed_reference: str | None = None
 
     def __init__(self, *, field: str | None = None, name: str | None = None) -> None:
         if field is not None and (not isinstance(field, str) or not field):
@@ -65,6 +68,9 @@ class Verifier:
 
     # the answer, and whether it came from the privileged block (then it is redacted from reasons)
     def reference(self, row: Row) -> tuple[Any, bool]:
+        fixed = getattr(self, self.fixed_reference, None) if self.fixed_reference else None
+        if fixed is not None:
+            return fixed, False
         if self.field is not None:
             value = _get_path(row, self.field)
             return (None if value is _MISSING else value), self.field.startswith("privileged")

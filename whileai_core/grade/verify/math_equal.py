@@ -250,10 +250,7 @@ class MathEqual(Verifier):
         self.float_rounding, self.numeric_precision = float_rounding, numeric_precision
         self.max_reply_chars, self.max_digits = max_reply_chars, max_digits
 
-    def reference(self, row: Row) -> tuple[Any, bool]:
-        if self.answer is not None:
-            return self.answer, False
-        return super().reference(row)
+    fixed_reference = "answer"
 
     def check(self, candidate: str, reference: Any, row: Row) -> Any:
         if reference is None:
