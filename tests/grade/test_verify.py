@@ -252,3 +252,10 @@ def test_json_verifier_fails_a_too_deep_reply_instead_of_crashing_the_grading_ru
     rows = [{"task_id": "a", "rollout_index": i, "final_text": text} for i, text in enumerate([deep, "[]"])]
     scored = wai.run_judge(rows, verifier)
     assert [r["reward"] for r in scored.rows] == [0, 1]
+
+
+def test_parse_number_on_an_int_beyond_float_range_is_none_not_an_overflow():
+    from whileai_core.grade.verify.answers import parse_number
+
+    assert parse_number(10**400) is None and parse_number(-(10**400)) is None
+    assert parse_number(12) == 12.0 and parse_number(float("inf")) is None

@@ -127,7 +127,11 @@ def parse_number(text: Any) -> float | list[float] | None:
     if isinstance(text, bool):
         return None
     if isinstance(text, (int, float)):
-        return float(text) if math.isfinite(text) else None
+        try:
+            value = float(text)
+        except OverflowError:  # an int beyond float range (10**400): no number this reader can compare
+            return None
+        return value if math.isfinite(value) else None
     if not isinstance(text, str) or not text.strip():
         return None
     expr = _latex_to_expr(text)
