@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from whileai_core.arguments import integer
 from whileai_core.errors import InvalidArgument, InvalidArgumentType, JudgeError
 from whileai_core.rowlist import RowList
 from whileai_core.rows import as_rows, json_safe, scrub, write_jsonl
@@ -194,8 +195,7 @@ def run_judge(source: Any, judge: Callable[[dict[str, Any]], Any] | None, *, jud
                         f"{type(judge).__name__}")
     if on_error not in ON_ERROR:
         raise InvalidArgument(f"on_error= must be 'raise' or 'keep'; got {on_error!r}")
-    if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
-        raise InvalidArgument(f"concurrency= must be an int >= 1; got {concurrency!r}")
+    concurrency = integer("concurrency", concurrency, minimum=1)
     rows = as_rows(source, name="source")
     name = judge_name_of(judge, judge_name)
     scoring_run_id = "score_" + uuid.uuid4().hex[:12]

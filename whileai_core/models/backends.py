@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import KW_ONLY, dataclass, field
 from typing import Any, ClassVar
 
+from whileai_core.arguments import integer
 from whileai_core.defaults import (
     AGENT_MAX_TOKENS,
     AGENT_TEMPERATURE,
@@ -441,8 +442,7 @@ class _HTTPBackend(_Transport):
                 raise InvalidArgument(f"{name}= must be a number >= 0; got {v!r}")
         for name in ("max_attempts", "max_connections", "dead_host_strikes"):
             v = getattr(self, name)
-            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
-                raise InvalidArgument(f"{name}= must be an int >= 1; got {v!r}")
+            integer(name, v, minimum=1)
 
     # ---- http ----------------------------------------------------------------------------------
     def _pool(self) -> _ClientPool:
@@ -572,10 +572,8 @@ class _HTTPBackend(_Transport):
             raise InvalidArgument("messages= must be a non-empty list of {'role', 'content'} dicts")
         if not messages:
             raise InvalidArgument("messages= must be a non-empty list of {'role', 'content'} dicts")
-        if type(trial) is not int or trial < 0:
-            raise InvalidArgument(f"trial= must be an int >= 0; got {trial!r}")
-        if type(max_tokens) is not int or max_tokens < 1:
-            raise InvalidArgument(f"max_tokens= must be an int >= 1; got {max_tokens!r}")
+        trial = integer("trial", trial, minimum=0)
+        max_tokens = integer("max_tokens", max_tokens, minimum=1)
         if type(tools) is list and all(type(t) is dict and "function" in t for t in tools):
             schemas = tools  # already OpenAI function dicts (the agent loop normalises once)
         else:
@@ -868,8 +866,7 @@ class Anthropic(_HTTPBackend):
         self._check()
         for name, lo in (("min_max_tokens", 1), ("adapt_tries", 0)):
             v = getattr(self, name)
-            if type(v) is not int or v < lo:
-                raise InvalidArgument(f"{name}= must be an int >= {lo}; got {v!r}")
+            integer(name, v, minimum=lo)
 
     @property
     def base_url(self) -> str:

@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from whileai_core.arguments import integer
 from whileai_core.defaults import CASSETTE_DIFF_CANDIDATES, CASSETTE_DIFF_LINES
 from whileai_core.errors import CassetteMiss, InvalidArgument, InvalidArgumentType
 
@@ -47,8 +48,7 @@ class Cassette:
         if mode not in MODES:
             raise InvalidArgument(f"mode= must be one of {list(MODES)}; got {mode!r}")
         for name, v in (("diff_candidates", diff_candidates), ("diff_lines", diff_lines)):
-            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
-                raise InvalidArgument(f"{name}= must be an int >= 1; got {v!r}")
+            integer(name, v, minimum=1)
         self.path = Path(path)
         self.mode = mode
         self.diff_candidates = diff_candidates

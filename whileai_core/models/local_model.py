@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from whileai_core.arguments import integer
 from whileai_core.defaults import (
     LOCAL_BATCH_SIZE,
     LOCAL_MAX_NEW_TOKENS,
@@ -86,10 +87,8 @@ class LocalModel:
         seed: int = 0,
         name: str | None = None,
     ) -> None:
-        if not isinstance(max_new_tokens, int) or isinstance(max_new_tokens, bool) or max_new_tokens < 1:
-            raise InvalidArgument(f"max_new_tokens= must be an int >= 1; got {max_new_tokens!r}")
-        if not isinstance(max_tool_turns, int) or isinstance(max_tool_turns, bool) or max_tool_turns < 0:
-            raise InvalidArgument(f"max_tool_turns= must be an int >= 0; got {max_tool_turns!r}")
+        max_new_tokens = integer("max_new_tokens", max_new_tokens, minimum=1)
+        max_tool_turns = integer("max_tool_turns", max_tool_turns, minimum=0)
         if not 0.0 <= float(temperature):
             raise InvalidArgument(f"temperature= must be >= 0 (0 decodes greedily); got {temperature!r}")
         if not 0.0 < float(top_p) <= 1.0:
@@ -225,8 +224,7 @@ class LocalModel:
         """Replies to many prompts, decoded ``batch_size`` at a time (left-padded); same order as ``prompts``."""
         import torch
 
-        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-            raise InvalidArgument(f"batch_size= must be an int >= 1; got {batch_size!r}")
+        batch_size = integer("batch_size", batch_size, minimum=1)
         temp = self.temperature if temperature is None else float(temperature)
         budget = max_new_tokens or self.max_new_tokens
         model, tok = self.model, self.tokenizer

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from whileai_core.arguments import integer
 from whileai_core.defaults import (
     CI_LEVEL,
     CURRICULUM_FIRM_ROLLOUTS,
@@ -94,10 +95,8 @@ def curriculum(
             raise InvalidArgument(f"{name}= must be a pass rate in [0, 1]; got {v!r}")
     if floor > solved:
         raise InvalidArgument(f"floor= ({floor}) must be <= solved= ({solved})")
-    if isinstance(tiers, bool) or not isinstance(tiers, int) or tiers < 1:
-        raise InvalidArgument(f"tiers= must be an int >= 1; got {tiers!r}")
-    if isinstance(min_rollouts, bool) or not isinstance(min_rollouts, int) or min_rollouts < 1:
-        raise InvalidArgument(f"min_rollouts= must be an int >= 1; got {min_rollouts!r}")
+    tiers = integer("tiers", tiers, minimum=1)
+    min_rollouts = integer("min_rollouts", min_rollouts, minimum=1)
     data = as_rows(rows, name="rows")
     rewards: dict[str, list[float]] = {}
     for row in data:

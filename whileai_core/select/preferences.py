@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from whileai_core.arguments import integer
 from whileai_core.defaults import (
     CI_LEVEL,
     NUMERIC_SLACK,
@@ -103,8 +104,7 @@ def build_preference_pairs(
     ``length_confound_min``+ pairs (or in every pair once there are 3), when first turns are identical, and
     when pairs come from eval-sourced rows.
     """
-    if isinstance(max_pairs_per_prompt, bool) or not isinstance(max_pairs_per_prompt, int) or max_pairs_per_prompt < 1:
-        raise InvalidArgument(f"max_pairs_per_prompt= must be an int >= 1; got {max_pairs_per_prompt!r}")
+    max_pairs_per_prompt = integer("max_pairs_per_prompt", max_pairs_per_prompt, minimum=1)
     if isinstance(min_margin, bool) or not isinstance(min_margin, (int, float)) or not min_margin > 0:
         raise InvalidArgument(f"min_margin= must be a number > 0 (rewards live in [0, 1]; 1.0 pairs passes with "
                          f"fails); got {min_margin!r}")

@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from whileai_core import defaults as D
+from whileai_core.arguments import integer
 from whileai_core.errors import InvalidArgument
 from whileai_core.rowlist import RowList
 from whileai_core.rows import (
@@ -212,8 +213,7 @@ def select(source: Any, *, mode: str = "rl", band: tuple[float, float] = D.DIFFI
                          f"{hack_threshold!r}")
     for name, value in (("leak_min_chars", leak_min_chars), ("truncation_min_chars", truncation_min_chars),
                         ("min_k", min_k)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise InvalidArgument(f"{name}= must be an int >= 1; got {value!r}")
+        integer(name, value, minimum=1)
     rows = [dict(r) for r in as_rows(source, name="source")]
     system_prompt = getattr(source, "system_prompt", None)
     tools = getattr(source, "tools", []) or []

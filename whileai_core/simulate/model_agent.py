@@ -18,6 +18,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from whileai_core.arguments import integer
 from whileai_core.defaults import AGENT_MAX_TOKENS, AGENT_TEMPERATURE, MAX_TURNS, USER_MAX_TURNS
 from whileai_core.errors import InvalidArgument, InvalidArgumentType
 from whileai_core.models.cache import resolve_cache as _resolve_cache
@@ -64,10 +65,8 @@ class ModelAgent:
                  user_model: Any = None, user_max_turns: int = USER_MAX_TURNS) -> None:
         from whileai_core.models.backends import tool_schemas
 
-        if not isinstance(max_turns, int) or isinstance(max_turns, bool) or max_turns < 1:
-            raise InvalidArgument(f"max_turns= must be an int >= 1; got {max_turns!r}")
-        if not isinstance(user_max_turns, int) or isinstance(user_max_turns, bool) or user_max_turns < 0:
-            raise InvalidArgument(f"user_max_turns= must be an int >= 0; got {user_max_turns!r}")
+        max_turns = integer("max_turns", max_turns, minimum=1)
+        user_max_turns = integer("user_max_turns", user_max_turns, minimum=0)
         if system_prompt is not None and not isinstance(system_prompt, str):
             raise InvalidArgumentType(f"system_prompt= must be a str or None; got {type(system_prompt).__name__}")
         self.backend = backend

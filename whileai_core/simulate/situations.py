@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from whileai_core.arguments import integer
 from whileai_core.defaults import EDGE_ID_MAX, EDGE_ID_MIN, FAULT_SHARE
 from whileai_core.errors import InvalidArgument, InvalidArgumentType
 from whileai_core.rows import stable_id
@@ -56,8 +57,7 @@ class Scenario(str):
         if not isinstance(prompt, str):
             raise InvalidArgumentType(f"Scenario(prompt) takes the user's message as a string; got {type(prompt).__name__}")
         index = fields.get("rollout_index", 0)
-        if isinstance(index, bool) or not isinstance(index, int) or index < 0:
-            raise InvalidArgument(f"rollout_index= must be an int >= 0; got {index!r}")
+        index = integer("rollout_index", index, minimum=0)
         obj = super().__new__(cls, prompt)
         obj.task_id = str(fields.get("task_id") or "sc-" + stable_id(prompt))
         obj.rollout_index = index

@@ -14,6 +14,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from whileai_core.arguments import integer
 from whileai_core.defaults import WRITER_BATCH, WRITER_MAX_CALLS, WRITER_MAX_TOKENS, WRITER_TEMPERATURE
 from whileai_core.errors import InvalidArgument
 
@@ -92,8 +93,7 @@ def write_situations(model: Any, *, tools: Any, system_prompt: str | None, n: in
     from whileai_core.models.cache import resolve_cache as _resolve_cache
 
     for name, v, lo in (("n", n, 1), ("batch", batch, 1), ("max_calls", max_calls, 1), ("seed", seed, 0)):
-        if not isinstance(v, int) or isinstance(v, bool) or v < lo:
-            raise InvalidArgument(f"{name}= must be an int >= {lo}; got {v!r}")
+        integer(name, v, minimum=lo)
     backend = resolve_model(model, role="simulator")
     schemas = tool_schemas(tools)
     names = [_schema_name(s) for s in schemas]

@@ -16,3 +16,9 @@ from whileai_core.grade.verify.sandbox import SandboxResult, run_sandboxed
 
 __all__ = ["AllOf", "AnyOf", "CodeExec", "JSONSchema", "MathEqual", "SandboxResult", "Verifier", "VerifierError",
            "extract_answer", "extract_code", "extract_json", "parse_number", "run_sandboxed"]
+
+# helpers wai.verify offered before it was split, kept where users found them (not part of __all__)
+from whileai_core.grade.verify.checks import minimal_schema_error  # noqa: F401
+from whileai_core.grade.verify.contract import redact  # noqa: F401
+from whileai_core.grade.verify.sandbox import sandbox_python  # noqa: F401
+from whileai_core.messages import reply_text as candidate_text  # noqa: F401

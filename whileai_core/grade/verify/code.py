@@ -8,6 +8,7 @@ import secrets
 from collections.abc import Mapping
 from typing import Any
 
+from whileai_core.arguments import integer
 from whileai_core.defaults import (
     CODE_CPU_S,
     CODE_FSIZE_MB,
@@ -89,8 +90,7 @@ class CodeExec(Verifier):
         # validate the limits now, not on the first row
         for arg, v in (*((k, self.limits[k]) for k in ("cpu_seconds", "mem_mb", "nproc", "fsize_mb", "nofile",
                                                         "output_cap", "tmpfs_mb")), ("secret_bytes", secret_bytes)):
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise InvalidArgument(f"{arg}= must be an int >= 1; got {v!r}")
+            integer(arg, v, minimum=1)
         self.secret_bytes = secret_bytes
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
             raise InvalidArgument(f"timeout= must be a number of seconds > 0; got {timeout!r}")

@@ -16,6 +16,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from whileai_core.arguments import integer
 from whileai_core.defaults import (
     CODE_BWRAP_PROBE_S,
     CODE_CPU_S,
@@ -379,8 +380,7 @@ def _check_run_arguments(program: Any, timeout: Any, **limits: Any) -> None:
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not v >= lo:
             raise InvalidArgument(f"{arg}= must be a number of seconds >= {lo}; got {v!r}")
     for arg, v in limits.items():
-        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-            raise InvalidArgument(f"{arg}= must be an int >= 1; got {v!r}")
+        integer(arg, v, minimum=1)
 
 
 def _read_status(r_fd: int) -> dict[str, Any]:
