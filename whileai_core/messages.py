@@ -144,7 +144,9 @@ def content_text(content: Any) -> str:
     return json.dumps(content, ensure_ascii=False, default=str)
 
 
-def _parsed(arguments: Any) -> Any:
+def parse_arguments(arguments: Any) -> Any:
+    """Tool-call arguments as sent, decoded: a JSON string becomes its value, ``""`` and None become ``{}``, and
+    broken JSON stays the string the model sent (it will match no expected argument dict)."""
     if isinstance(arguments, str):
         try:
             return json.loads(arguments) if arguments.strip() else {}
@@ -189,7 +191,8 @@ def steps_from_messages(messages: Sequence[Mapping[str, Any]]) -> dict[str, Any]
                 fn = call.get("function", call) if isinstance(call, Mapping) else {}
                 cid = str(call.get("id")) if isinstance(call, Mapping) and call.get("id") else None
                 result = results[cid] if cid in results else (loose.pop(0) if loose else None)
-                step = {"tool": fn.get("name"), "arguments": _parsed(fn.get("arguments")), "result": _parsed(result)}
+                step = {"tool": fn.get("name"), "arguments": parse_arguments(fn.get("arguments")),
+                        "result": parse_arguments(result)}
                 if text and n == 0:
                     step["text"] = text
                 if len(m["tool_calls"]) > 1:

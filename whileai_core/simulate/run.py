@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextvars
 import difflib
-import functools
 import hashlib
 import json
 import logging
@@ -25,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from whileai_core import defaults as D
+from whileai_core import distribution_version
 from whileai_core.arguments import integer
 from whileai_core.errors import BackendError, CassetteMiss, InvalidArgument, InvalidArgumentType
 from whileai_core.messages import chat_messages, flat_steps, loss_mask
@@ -95,13 +95,6 @@ def _check_output(out: Any) -> tuple[list[dict[str, Any]], str, dict[str, Any]]:
     return clean, final_text, extra
 
 
-@functools.lru_cache(maxsize=1)
-def _version() -> str:
-    from whileai_core import distribution_version
-
-    return distribution_version()
-
-
 def _is_infra_error(exc: BaseException) -> bool:
     """A backend that could not be reached (after retries) is infrastructure, not a wrong answer (the class lives
     in ``errors``, so one raised by the agent's own code counts without the backends being imported)."""
@@ -170,7 +163,8 @@ def rollout(agent: Callable[[Any], Any], scenario: Scenario | str, *, rollout_in
         "agent_extra": extra,
         "latency_s": round(time.perf_counter() - started, 6),
         "lineage": {
-            "run_id": run_id, "seed": seed, "writer": "template", "agent": agent_name, "whileai_version": _version(),
+            "run_id": run_id, "seed": seed, "writer": "template", "agent": agent_name,
+            "whileai_version": distribution_version(),
             "system_prompt_sha": hashlib.sha256((system_prompt or "").encode()).hexdigest()[:16],
             "mode": mode, "repeat_policy": repeat_policy,
         },

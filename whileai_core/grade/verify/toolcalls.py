@@ -17,13 +17,13 @@ call and the argument that differed.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from whileai_core.errors import InvalidArgument
 from whileai_core.grade.verify.basic import ANY, match_value
 from whileai_core.grade.verify.contract import Row, Verifier, VerifierError
+from whileai_core.messages import parse_arguments
 from whileai_core.messages import tool_calls as row_tool_calls
 from whileai_core.tools import model_name
 
@@ -31,15 +31,6 @@ __all__ = ["ANY", "MODES", "ToolCalls", "tool_calls"]
 
 MODES = ("strict", "unordered", "subset", "superset")
 _SHOW = 80  # characters of a call shown in a reason
-
-
-def _decode(args: Any) -> Any:
-    if isinstance(args, str):
-        try:
-            return json.loads(args) if args.strip() else {}
-        except ValueError:
-            return args  # broken JSON stays as sent: it will not match an expected argument dict
-    return {} if args is None else args
 
 
 def _canon(name: Any) -> str:
@@ -56,7 +47,7 @@ def _canon(name: Any) -> str:
 def tool_calls(row: Row) -> list[dict[str, Any]]:
     """The calls a row made, in order, as ``{"name", "arguments"}`` (``messages.tool_calls``: ``steps``, else
     the assistant messages' ``tool_calls``), names as the model sees them."""
-    return [{"name": _canon(c["tool"]), "arguments": _decode(c.get("arguments"))} for c in row_tool_calls(row)]
+    return [{"name": _canon(c["tool"]), "arguments": parse_arguments(c.get("arguments"))} for c in row_tool_calls(row)]
 
 
 def _spec(item: Any, where: str) -> dict[str, Any]:
