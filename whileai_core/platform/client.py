@@ -80,7 +80,8 @@ class Client:
         timeout: read timeout per request in seconds (PLATFORM_REQUEST_TIMEOUT_S).
         connect_timeout: TCP connect timeout (PLATFORM_CONNECT_TIMEOUT_S).
         max_attempts: tries of an idempotent request on 429/5xx/transport errors (PLATFORM_MAX_ATTEMPTS).
-        backoff_s, backoff_cap_s: the first backoff ceiling and its cap (PLATFORM_BACKOFF_BASE_S/_CAP_S).
+        backoff_s: the first backoff ceiling (PLATFORM_BACKOFF_BASE_S).
+        backoff_cap_s: the cap on any backoff (PLATFORM_BACKOFF_CAP_S).
 
     Example::
 

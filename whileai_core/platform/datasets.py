@@ -72,10 +72,14 @@ def push(rows: Any, name: str, *, purpose: str = "train", mode: str = "rl", hold
         mode: ``explore``, ``sft``, ``rl`` (default) or ``adaptive``.
         holdout: None (no holdout), True (hold out HOLDOUT_FRACTION of tasks), a fraction in (0, 1), or rows
             already held out. The holdout is pushed as a second dataset linked to the first.
-        agent, description: shown on the platform.
+        agent: shown on the platform.
+        description: shown on the platform.
         seed: the seed of the task split (TRAIN_SEED).
-        put_timeout_s, put_s_per_mb: the upload timeout, base plus per MB.
-        api_key, api_url, client: see ``Client``.
+        put_timeout_s: the upload timeout's base.
+        put_s_per_mb: the upload timeout added per MB.
+        api_key: see ``Client``.
+        api_url: see ``Client``.
+        client: an open ``Client`` to reuse.
 
     Returns:
         the ``Dataset`` (with ``.holdout`` when one was pushed).

@@ -109,13 +109,19 @@ def train(dataset: Any, *, method: str = "sft", steps: int | None = None, epochs
     Args:
         dataset: a dataset id or a ``Dataset`` from ``push`` (its linked holdout is used unless ``holdout=``).
         method: ``sft`` (default), ``grpo``, ``dpo`` or ``rm``.
-        steps, epochs, learning_rate, seed, base_model: the run's knobs (None lets the service choose).
+        steps: the run's steps (None lets the service choose).
+        epochs: the run's epochs (None lets the service choose).
+        learning_rate: the run's learning rate (None lets the service choose).
+        seed: the run's seed (None lets the service choose).
+        base_model: the run's base model (None lets the service choose).
         holdout: a holdout dataset id or ``Dataset``.
         truncated: ``mask`` (default) or ``zero``: what the loss does with truncated rows.
         check: ``require`` (default: refuse with TrainingSelectionError), ``warn``, or ``off`` (see ``preflight``).
         min_mixed_tasks: fewer mixed tasks than this warns (PLATFORM_MIN_MIXED_TASKS).
         wait: poll ``GET /runs/{id}`` every ``poll`` seconds until the run ends or ``timeout`` passes.
-        api_key, api_url, client: see ``Client``.
+        api_key: see ``Client``.
+        api_url: see ``Client``.
+        client: an open ``Client`` to reuse.
 
     Returns:
         the ``Run``.
