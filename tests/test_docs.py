@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-DOCS = ("README.md", "docs/simulate.md", "docs/measure.md", "docs/guards.md", "docs/traces.md", "docs/platform.md")
+DOCS = ("README.md", "docs/simulate.md", "docs/measure.md", "docs/guards.md", "docs/traces.md", "docs/platform.md",
+        "docs/guides/simulator.md", "docs/guides/reward-gap.md", "docs/guides/security.md")
 NOT_RUN = re.compile(r"^<!--\s*not-run:\s*(?P<reason>.+?)\s*-->\s*$")
 OUTPUT = re.compile(r"^<!--\s*output\s*-->\s*$")
 BLOCK_TIMEOUT_S = 60  # a hung block fails instead of hanging the suite; convention, untested
