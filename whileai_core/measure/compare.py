@@ -119,7 +119,42 @@ def compare(
     min_tasks: int = MIN_CI_TASKS,
     dedupe: bool = False,
 ) -> Comparison:
-    """Compare two runs of the same tasks: headline pass@1 delta, per-slice deltas, guard metrics, a verdict."""
+    """Compare two runs of the same tasks: headline pass@1 delta, per-slice deltas, guard metrics, a verdict.
+
+    Args:
+        before: the baseline run's rows.
+        after: the candidate run's rows, same tasks.
+        by: a row field (or dotted path, or a key of ``scenario``) to slice by.
+        must_not_regress: guard metrics (``"hack_rate"``, a marker name, a numeric field, or ``{name:
+            "up"|"down"}``).
+        target: the smallest drop that makes the headline or a slice worse.
+        level: the two-sided interval level. Default ``CI_LEVEL`` (0.95) in defaults.py: Miller 2024, "Adding
+            Error Bars to Evals" (arXiv 2411.00640): report 95% intervals.
+        alpha: the level of each Holm-adjusted test. Default ``ALPHA`` (0.05) in defaults.py: two-sided test level
+            of delta_report and holdout_size.
+        draws: bootstrap resamples. Default ``BOOTSTRAP_DRAWS`` (2000) in defaults.py: Efron & Tibshirani 1993 put
+            the floor at 1000 for percentile intervals.
+        permutations: sign-flip permutations. Default ``PERMUTATIONS`` (10000) in defaults.py: random sign flips
+            behind a paired permutation p.
+        seed: the seed of the bootstrap and permutations.
+        noise: an ``eval_variance`` result for the headline.
+        min_tasks: below this many paired tasks there is no interval. Default ``MIN_CI_TASKS`` (3) in defaults.py:
+            a bootstrap over fewer than 3 tasks has no spread worth printing.
+        dedupe: drop repeated rollouts instead of raising.
+
+    Returns:
+        a ``Comparison``: ``headline`` (a ``DeltaReport``), ``slices``, ``guards``, ``ok`` and ``reasons``; it
+            prints a table.
+
+    Raises:
+        InvalidArgument: an unknown guard name (the message lists the row's fields) or an argument out of range (a
+            ``ValueError``).
+
+    Example:
+        gate = wai.compare(before, after, by="tool", must_not_regress=["hack_rate"])
+        if not gate.ok:
+            print(gate.reasons)
+    """
     headline = delta_report(before, after, level=level, draws=draws, permutations=permutations, seed=seed,
                             alpha=alpha, noise=noise, min_effect=target, min_tasks=min_tasks, dedupe=dedupe)
     b_rows, _ = unique_rows(as_rows(before, name="before"), name="before", dedupe=dedupe)

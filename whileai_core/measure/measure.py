@@ -558,6 +558,25 @@ def eval_variance(
     flat ``multiplier`` is given.
     Each run's pass@1 is the mean per-task rate over the tasks graded in every run. Repeated rollouts within a
     run are an error unless ``dedupe=True``.
+
+    Args:
+        runs: more re-runs of the same eval, each a row source.
+        level: the two-sided interval level. (``CI_LEVEL``)
+        multiplier: a flat multiple of the run sd in place of the t rule.
+        min_reruns: fewer runs than this draw a note. (``MIN_RERUNS``)
+        dedupe: drop repeated rollouts instead of raising.
+
+    Returns:
+        an ``EvalVariance``: ``means``, ``run_sd`` with its interval, ``noise_band``, ``band(n_a, n_b)``; it
+            prints one line.
+
+    Raises:
+        InvalidArgument: no runs, repeated rollouts without ``dedupe`` or an argument out of range (a
+            ``ValueError``).
+
+    Example:
+        noise = wai.eval_variance(run1, run2, run3)
+        print(wai.delta_report(before, after, noise=noise))
     """
     if runs is not None and (isinstance(runs, (str, bytes, Mapping)) or not isinstance(runs, (list, tuple))):
         raise InvalidArgumentType("runs= takes a list of re-runs, each one run's rows: eval_variance(runs=[run1, run2])")

@@ -585,6 +585,22 @@ def wilson_interval(successes: int, n: int, *, level: float = CI_LEVEL) -> Inter
 
     Clipped to [0, 1], with lo = 0 exactly at 0 successes and hi = 1 exactly at n (as scipy's binomtest).
     Apply it to independent units (tasks), not to rollouts pooled across tasks.
+
+    Args:
+        successes: the number of successes, 0 <= successes <= n.
+        n: the number of independent trials (tasks, not pooled rollouts).
+        level: the two-sided interval level. Default ``CI_LEVEL`` (0.95) in defaults.py: Miller 2024, "Adding
+            Error Bars to Evals" (arXiv 2411.00640): report 95% intervals.
+
+    Returns:
+        ``(lo, hi)``, or None when ``n`` is 0.
+
+    Raises:
+        InvalidArgument: ``successes`` outside [0, n], a negative ``n`` or a ``level`` outside (0, 1) (a
+            ``ValueError``).
+
+    Example:
+        lo, hi = wai.wilson_interval(45, 50)   # about (0.786, 0.957)
     """
     n = check_int(n, "n", 0)
     successes = check_int(successes, "successes", 0)
@@ -664,6 +680,22 @@ def cohen_kappa(
     Returns NaN when chance agreement is total (both raters constant on one label): kappa is undefined there,
     so report raw agreement beside it. Labels are compared as given; ``labels`` fixes their order (needed for
     weighted kappa on ordinal labels; default: sorted distinct labels). Its interval: ``cohen_kappa_interval``.
+
+    Args:
+        rater_a: the first rater's labels, one per item.
+        rater_b: the second rater's labels, same items in the same order.
+        labels: the label order (needed for weighted kappa on ordinal labels); default: the sorted distinct labels.
+        weights: None (unweighted), ``"linear"`` or ``"quadratic"``.
+
+    Returns:
+        kappa as a float; NaN when chance agreement is total (both raters constant on one label).
+
+    Raises:
+        InvalidArgument: rater lists of different lengths, empty lists or an unknown ``weights`` (a
+            ``ValueError``).
+
+    Example:
+        wai.cohen_kappa([1, 1, 0, 0, 1], [1, 0, 0, 0, 1])   # 0.615
     """
     if weights not in (None, "linear", "quadratic"):
         raise InvalidArgument(f"weights= must be None, 'linear' or 'quadratic'; got {weights!r}")
@@ -702,6 +734,19 @@ def cohen_kappa_interval(
 
     Example: ``cohen_kappa_interval([0, 1, 1, 0, 1], [0, 1, 0, 0, 1])`` -> about (-0.01, 1.0) around kappa 0.62:
     five items say little. SAS's worked table [[0, 4, 1], [0, 8, 0], [0, 1, 5]] gives 0.4842 [0.2137, 0.7547].
+
+    Args:
+        rater_a: the first rater's labels.
+        rater_b: the second rater's labels, same items.
+        labels: the label order; default: sorted distinct labels.
+        level: the two-sided interval level. Default ``CI_LEVEL`` (0.95) in defaults.py: Miller 2024, "Adding
+            Error Bars to Evals" (arXiv 2411.00640): report 95% intervals.
+
+    Returns:
+        ``(lo, hi)`` clipped to [-1, 1], or None when kappa is undefined.
+
+    Raises:
+        InvalidArgument: rater lists of different lengths or a ``level`` outside (0, 1) (a ``ValueError``).
     """
     level = check_level(level)
     counts = _agreement_table(rater_a, rater_b, labels)
@@ -734,6 +779,23 @@ def newcombe_interval(successes_1: int, n_1: int, successes_2: int, n_2: int, *,
     56/70 - 48/80, gives [0.0524, 0.3339].
 
     Example: ``newcombe_interval(5, 10, 9, 10)`` -> about (-0.68, 0.00) for a drop from 9/10 to 5/10.
+
+    Args:
+        successes_1: successes on the first side.
+        n_1: trials on the first side.
+        successes_2: successes on the second side.
+        n_2: trials on the second side.
+        level: the two-sided interval level. Default ``CI_LEVEL`` (0.95) in defaults.py: Miller 2024, "Adding
+            Error Bars to Evals" (arXiv 2411.00640): report 95% intervals.
+
+    Returns:
+        ``(lo, hi)`` for p1 - p2, or None when either n is 0.
+
+    Raises:
+        InvalidArgument: counts out of range or a ``level`` outside (0, 1) (a ``ValueError``).
+
+    Example:
+        wai.newcombe_interval(56, 70, 48, 80)   # about (0.0524, 0.3339), Newcombe 1998 example (a)
     """
     level = check_level(level)
     one = wilson_interval(successes_1, n_1, level=level)
