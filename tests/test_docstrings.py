@@ -25,11 +25,10 @@ DATA = {"SEEDED_BEHAVIORS", "settings"}  # values, not calls
 NOT_YET = {
     "Anthropic", "Endpoint", "ExactMatch", "HackMonitor", "Includes", "JSONFields", "JSONValid", "Judge",
     "LocalModel", "MathEqual", "MultipleChoice", "Numeric", "Ollama", "OpenAI", "Regex", "ToolCalls",
-    "Verifier", "World", "attach_labels", "build_preference_pairs", "cohen_kappa_interval", "configure",
-    "context", "covering_array", "curriculum", "decontaminate", "delta_report", "export", "export_environment",
-    "export_trl", "hack_scan", "holdout", "holdout_size", "judge_probes", "judge_trust", "normalize_verdict",
-    "pass_at", "prove", "rows", "run_judge", "scenarios", "seeded_agent", "select", "simulate", "situations",
-    "trace_markers", "train", "verifier", "world",
+    "Verifier", "World", "build_preference_pairs", "cohen_kappa_interval", "configure", "context",
+    "decontaminate", "delta_report", "export", "export_environment", "export_trl", "hack_scan", "holdout_size",
+    "judge_trust", "pass_at", "prove", "scenarios", "seeded_agent", "simulate", "situations", "trace_markers",
+    "train", "verifier", "world",
 }
 
 NAMES = sorted(n for n in whileai.__all__ if n != "__version__")

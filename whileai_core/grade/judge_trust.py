@@ -330,6 +330,34 @@ def judge_probes(
     Replacement probes swap the reply for an empty tool call or a refusal: exploit rate = share passing.
     A probe is flagged at a rate >= ``flag_rate`` with a denominator >= ``min_n``; below that it is
     ``low_power`` and ``resolves`` says the smallest rate it could detect at ``power``.
+
+    Args:
+        rows: graded rows: row dicts, a JSONL path, or an object with ``.rows``.
+        judge: the judge to attack (a callable row -> verdict).
+        probes: ``"all"`` or names from ``PROBES``.
+        sample: replies sampled per probe (``JUDGE_REJUDGE_SAMPLE``). (``JUDGE_REJUDGE_SAMPLE``)
+        seed: the sampling seed.
+        rubric: the rubric, whose keywords the keyword probe stuffs.
+        flag_rate: an exploit rate at least this flags the probe (``PROBE_FLAG_RATE``). (``PROBE_FLAG_RATE``)
+        min_n: the smallest denominator for a flag (``PROBE_MIN_N``). (``PROBE_MIN_N``)
+        power: the power behind ``resolves`` (``PROBE_POWER``). (``PROBE_POWER``)
+        alpha: the sign test's level (``JUDGE_SIGN_ALPHA``). (``JUDGE_SIGN_ALPHA``)
+        level: the interval level (``CI_LEVEL``). (``CI_LEVEL``)
+        keyword_count: keywords stuffed by the keyword probe (``PROBE_KEYWORDS``). (``PROBE_KEYWORDS``)
+
+    Returns:
+        A ``ProbeReport``: per-probe exploit rates with intervals, and ``exploitable_by``.
+
+    Raises:
+        InvalidArgumentType: an argument of the wrong type (a ``TypeError``); the message names it.
+        InvalidArgument: an argument out of range or of an unknown choice (a ``ValueError``); the message names it
+            and the fix.
+
+    Example:
+        ```python
+        report = wai.judge_probes(scored.rows, my_judge)
+        print(report.exploitable_by)
+        ```
     """
     if not callable(judge):
         raise InvalidArgumentType(f"judge= must be a callable judge(row) -> verdict; got {type(judge).__name__}")
@@ -796,6 +824,25 @@ def attach_labels(rows: Any, labels: Any, *, kind: str = "human") -> RowList:
     ``labels`` is ``{key: 0/1 or [0/1, ...]}``, a list of dicts (``row_id``/``rollout_id``/``task_id`` +
     ``rollout_index``/``prompt`` + ``final_text`` to match, and ``label``/``gold_reward``/``reward``), or a
     JSONL path of such dicts. Keys are ``row_label_key(row)``. The input rows are not modified.
+
+    Args:
+        rows: row dicts, a JSONL path, or an object with ``.rows``.
+        labels: ``{row key: 0/1 or [0/1, ...]}``, a list of label dicts, or a JSONL path of them.
+        kind: who labeled: ``"human"``, ``"program"`` or a model name (``judge_trust`` trusts the first two).
+
+    Returns:
+        A ``RowList`` of copies with ``gold_labels``, ``gold_reward`` and ``gold_kind``.
+
+    Raises:
+        InvalidArgument: an argument out of range or of an unknown choice (a ``ValueError``); the message names it
+            and the fix.
+        InvalidArgumentType: an argument of the wrong type (a ``TypeError``); the message names it.
+
+    Example:
+        ```python
+        labeled = wai.attach_labels(scored.rows, {"sc-1#0": 1, "sc-1#1": 0})
+        print(wai.judge_trust(labeled))
+        ```
     """
     if not isinstance(kind, str) or not kind:
         raise InvalidArgument(f"kind= must name who labeled, e.g. 'human' or 'program'; got {kind!r}")

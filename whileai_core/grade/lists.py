@@ -22,6 +22,26 @@ def make_rows(
     """Rows from plain prompt/completion lists (a public benchmark, a log), in the same schema as simulate's.
 
     ``reward`` may be a list of numbers or a judge; with a judge the result is graded (``ScoredData``).
+
+    Args:
+        prompts: the prompts, one string per row.
+        completions: the replies, one per prompt.
+        task_ids: task ids (default: one task per distinct prompt).
+        references: a reference answer per row (stored as privileged).
+        reward: a list of rewards, or a judge that grades the rows.
+
+    Returns:
+        A ``RowList``, or a ``ScoredData`` when ``reward`` is a judge.
+
+    Raises:
+        InvalidArgument: an argument out of range or of an unknown choice (a ``ValueError``); the message names it
+            and the fix.
+        InvalidArgumentType: an argument of the wrong type (a ``TypeError``); the message names it.
+
+    Example:
+        ```python
+        scored = wai.rows(["2+2?"], ["4"], references=["4"], reward=wai.ExactMatch())
+        ```
     """
     checked = []
     for name, seq in (("prompts", prompts), ("completions", completions)):

@@ -47,7 +47,22 @@ def _number(value: Any) -> float | None:
 def normalize_verdict(result: Any) -> tuple[float | int | None, str | None, dict[str, Any], dict[str, Any]]:
     """(reward, reason, markers, meta) from a judge's return value; ``ValueError`` when it breaks the contract.
 
-    ``{"reward": None, "reason": ...}`` is an abstention: reward None, the row stays unjudged."""
+    ``{"reward": None, "reason": ...}`` is an abstention: reward None, the row stays unjudged.
+
+    Args:
+        result: what a judge returned: a number, a bool, ``(score, reason)`` or a verdict dict.
+
+    Returns:
+        ``(reward, reason, markers, meta)``.
+
+    Raises:
+        InvalidArgument: a verdict outside the contract (a ``ValueError``); the message says what was wrong.
+
+    Example:
+        ```python
+        wai.normalize_verdict({"reward": 1, "reason": "ok"})   # (1, "ok", {}, {})
+        ```
+    """
     meta: dict[str, Any] = {}
     reason = None
     markers: dict[str, Any] = {}
@@ -189,6 +204,27 @@ def run_judge(source: Any, judge: Callable[[dict[str, Any]], Any] | None, *, jud
 
     on_error="raise" (default) stops at the first contract break with an error naming the row;
     "keep" stores ``reward=None`` with ``judge_status`` and the error on that row and goes on.
+
+    Args:
+        source: a run, a ``ScoredData`` or a row list.
+        judge: a callable row -> verdict (a number, a bool, or ``{"reward", "reason"}``).
+        judge_name: the name stored on each row (default: the judge's own).
+        on_error: ``"raise"`` stops at the first contract break; ``"keep"`` stores ``reward=None`` with the error.
+        concurrency: rows judged at once.
+
+    Returns:
+        A ``ScoredData`` of graded copies.
+
+    Raises:
+        InvalidArgumentType: an argument of the wrong type (a ``TypeError``); the message names it.
+        InvalidArgument: an argument out of range or of an unknown choice (a ``ValueError``); the message names it
+            and the fix.
+        JudgeError: a judge that breaks the contract (``on_error="raise"``).
+
+    Example:
+        ```python
+        scored = wai.run_judge(rows, lambda row: {"reward": int("refund" in row["final_text"])})
+        ```
     """
     if judge is None or not callable(judge):
         raise InvalidArgumentType("grade() needs judge=<callable>: judge(row) -> {'reward': 0..1, 'reason'?: str}; got "

@@ -196,7 +196,22 @@ def trace_markers(rows: Any, *, kinds: Mapping[str, str] | None = None,
                   evidence_chars: int = TRACE_EVIDENCE_CHARS) -> Any:
     """Copies of ``rows`` with ``TRACE_MARKERS`` stamped into ``markers`` (1.0 clean, 0.0 a flag fired) and the
     flags with their evidence in ``trace_flags``. ``kinds={tool: "read"|"write"|"delete"|"command"}`` overrides
-    the inferred step kind. The markers work with ``delta_report(must_not_regress=...)``."""
+    the inferred step kind. The markers work with ``delta_report(must_not_regress=...)``.
+
+    Args:
+        rows: row dicts, a JSONL path, or an object with ``.rows``.
+        kinds: ``{tool: "read"|"write"|"delete"|"command"}`` overriding the inferred step kind.
+        evidence_chars: characters of evidence kept per flag (``TRACE_EVIDENCE_CHARS``). (``TRACE_EVIDENCE_CHARS``)
+
+    Returns:
+        A ``RowList`` of copies with ``markers`` and ``trace_flags`` set.
+
+    Example:
+        ```python
+        rows = wai.trace_markers(rows)
+        print([r["markers"]["no_secrets"] for r in rows])
+        ```
+    """
     from whileai_core.rowlist import RowList
 
     _check_kinds(kinds)

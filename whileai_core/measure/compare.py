@@ -151,9 +151,11 @@ def compare(
             ``ValueError``).
 
     Example:
+        ```python
         gate = wai.compare(before, after, by="tool", must_not_regress=["hack_rate"])
         if not gate.ok:
             print(gate.reasons)
+        ```
     """
     headline = delta_report(before, after, level=level, draws=draws, permutations=permutations, seed=seed,
                             alpha=alpha, noise=noise, min_effect=target, min_tasks=min_tasks, dedupe=dedupe)

@@ -575,8 +575,10 @@ def eval_variance(
             ``ValueError``).
 
     Example:
+        ```python
         noise = wai.eval_variance(run1, run2, run3)
         print(wai.delta_report(before, after, noise=noise))
+        ```
     """
     if runs is not None and (isinstance(runs, (str, bytes, Mapping)) or not isinstance(runs, (list, tuple))):
         raise InvalidArgumentType("runs= takes a list of re-runs, each one run's rows: eval_variance(runs=[run1, run2])")

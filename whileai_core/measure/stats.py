@@ -600,7 +600,9 @@ def wilson_interval(successes: int, n: int, *, level: float = CI_LEVEL) -> Inter
             ``ValueError``).
 
     Example:
+        ```python
         lo, hi = wai.wilson_interval(45, 50)   # about (0.786, 0.957)
+        ```
     """
     n = check_int(n, "n", 0)
     successes = check_int(successes, "successes", 0)
@@ -695,7 +697,9 @@ def cohen_kappa(
             ``ValueError``).
 
     Example:
+        ```python
         wai.cohen_kappa([1, 1, 0, 0, 1], [1, 0, 0, 0, 1])   # 0.615
+        ```
     """
     if weights not in (None, "linear", "quadratic"):
         raise InvalidArgument(f"weights= must be None, 'linear' or 'quadratic'; got {weights!r}")
@@ -795,7 +799,9 @@ def newcombe_interval(successes_1: int, n_1: int, successes_2: int, n_2: int, *,
         InvalidArgument: counts out of range or a ``level`` outside (0, 1) (a ``ValueError``).
 
     Example:
+        ```python
         wai.newcombe_interval(56, 70, 48, 80)   # about (0.0524, 0.3339), Newcombe 1998 example (a)
+        ```
     """
     level = check_level(level)
     one = wilson_interval(successes_1, n_1, level=level)

@@ -89,6 +89,29 @@ def curriculum(
     sorted easy to hard (pass rate descending, then id) and split into ``tiers`` equal-count tiers.
 
     The pass rate is the mean reward (the pass rate for 0/1 rewards); rows without a numeric reward are skipped.
+
+    Args:
+        rows: graded rows: row dicts, a JSONL path, or an object with ``.rows``.
+        solved: tasks above this pass rate are retired (``CURRICULUM_SOLVED``). (``CURRICULUM_SOLVED``)
+        floor: tasks below this pass rate are not ready (``CURRICULUM_FLOOR``). (``CURRICULUM_FLOOR``)
+        tiers: equal-count tiers of the trainable tasks, easy to hard. (``CURRICULUM_TIERS``)
+        min_rollouts: tasks with fewer graded rollouts are ``thin``. (``CURRICULUM_MIN_ROLLOUTS``)
+        level: the interval level of each task's pass rate (``CI_LEVEL``). (``CI_LEVEL``)
+        firm_rollouts: fewer rollouts per task draw a warning that the classes are uncertain.
+            (``CURRICULUM_FIRM_ROLLOUTS``)
+
+    Returns:
+        A ``Curriculum`` with the tasks of each class and the tiers; it prints itself.
+
+    Raises:
+        InvalidArgument: an argument out of range or of an unknown choice (a ``ValueError``); the message names it
+            and the fix.
+
+    Example:
+        ```python
+        plan = wai.curriculum(scored)
+        print(plan)
+        ```
     """
     for name, v in (("solved", solved), ("floor", floor)):
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v <= 1:

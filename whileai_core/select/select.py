@@ -195,7 +195,41 @@ def select(source: Any, *, mode: str = "rl", band: tuple[float, float] = D.DIFFI
            min_reward: float = D.SFT_MIN_REWARD, min_k: int = D.REJECTION_SAMPLING_MIN_K,
            target: int | None = None, seed: int = 0, firm_band_rollouts: int = D.FIRM_BAND_ROLLOUTS,
            quiet: bool = False) -> Selection:
-    """Pick training rows and print what each gate dropped and why (``quiet=True`` to not print)."""
+    """Pick training rows and print what each gate dropped and why (``quiet=True`` to not print).
+
+    Args:
+        source: graded rows: row dicts, a JSONL path, or an object with ``.rows``.
+        mode: ``"rl"`` (difficulty band, unanimous groups dropped, hack scan) or ``"sft"`` (rejection sampling).
+        band: the pass-rate band RL keeps (``DIFFICULTY_BAND``; DAPO, Yu et al. 2025). (``DIFFICULTY_BAND``)
+        truncated: what to do with truncated rollouts: ``"drop"`` or another of ``TRUNCATION_POLICIES``.
+        endorsed: features the reward is meant to follow, excluded from the hack scan.
+        hack_threshold: the hack scan's |rho| threshold (``HACK_THRESHOLD``; Gao et al. 2022). (``HACK_THRESHOLD``)
+        leak_min_chars: a quote of the privileged block this long is a leak (``LEAK_MIN_QUOTE_CHARS``).
+            (``LEAK_MIN_QUOTE_CHARS``)
+        truncation_min_chars: replies shorter than this are not read as truncated (``TRUNCATION_MIN_CHARS``).
+            (``TRUNCATION_MIN_CHARS``)
+        min_reward: SFT keeps rows with at least this reward (``SFT_MIN_REWARD``). (``SFT_MIN_REWARD``)
+        min_k: SFT warns below this many completions per prompt (``REJECTION_SAMPLING_MIN_K``).
+            (``REJECTION_SAMPLING_MIN_K``)
+        target: keep at most this many rows (None: all).
+        seed: the seed of every random choice.
+        firm_band_rollouts: fewer rollouts per task draw the band-uncertainty warning (``FIRM_BAND_ROLLOUTS``).
+            (``FIRM_BAND_ROLLOUTS``)
+        quiet: do not print the report.
+
+    Returns:
+        A ``Selection``: a list of the kept rows with ``.report`` (and, for SFT, ``.control``); it exports itself.
+
+    Raises:
+        InvalidArgument: an argument out of range or of an unknown choice (a ``ValueError``); the message names it
+            and the fix.
+
+    Example:
+        ```python
+        rows = scored.select(mode="rl")   # prints what each gate dropped and why
+        rows.export("train.jsonl")
+        ```
+    """
     if mode == "successive":
         mode = "rl"
     if mode not in ("rl", "sft"):

@@ -77,6 +77,25 @@ def covering_array(axes: Mapping[str, Sequence[str]], *, n: int | None = None,
     in plus whatever the earlier blocks left uncovered. Appending a value to that axis only appends a block:
     every earlier row is kept. Within a cycle the blocks are interleaved row by row, so a small ``n`` still
     spreads over every value.
+
+    Args:
+        axes: ``{axis: [values]}``.
+        n: rows wanted; None: exactly the rows that cover every pair.
+        strength: the interaction strength (``COVERING_STRENGTH`` 2; Kuhn, Wallace & Gallo 2004).
+            (``COVERING_STRENGTH``)
+        grow_along: an axis expected to grow, built block by block so adding a value only appends rows.
+
+    Returns:
+        A list of cells, each ``{axis: value}``.
+
+    Raises:
+        InvalidArgument: an argument out of range or of an unknown choice (a ``ValueError``); the message names it
+            and the fix.
+
+    Example:
+        ```python
+        cells = wai.covering_array({"tool": ["a", "b"], "stance": ["ordinary", "hurried", "unsure"]})
+        ```
     """
     if strength not in (1, 2):
         raise InvalidArgument(f"strength= must be 1 or 2 (pairwise); got {strength!r}")

@@ -175,5 +175,19 @@ def shape_value(annotation: Any, t: Tool, ref: str | None, *, edge: bool, salt: 
 
 
 def world(tools: Sequence[Any], seed: int = 0) -> World:
-    """The mock world a user's own agent can route its tool calls through (faults fire inside a run)."""
+    """The mock world a user's own agent can route its tool calls through (faults fire inside a run).
+
+    Args:
+        tools: the tools the world answers for.
+        seed: the seed of its deterministic records.
+
+    Returns:
+        A ``World``; ``world.call(name, arguments)`` answers in the shape of the tool's return annotation.
+
+    Example:
+        ```python
+        w = wai.world([get_order])
+        w.call("get_order", {"order_id": "O1"})
+        ```
+    """
     return World(tools, seed=seed)

@@ -107,6 +107,25 @@ def holdout(
     ``round(fraction x tasks)`` tasks (at least one, and at least one left to train) are held out, chosen by a
     seeded hash of the task key, so the split is the same on every machine. Holdout tasks whose prompt copies
     or near-copies a training prompt (see ``contamination``) are moved to train and listed in ``moved``.
+
+    Args:
+        rows: row dicts, a JSONL path, or an object with ``.rows``.
+        fraction: the share of tasks held out (``HOLDOUT_FRACTION``). (``HOLDOUT_FRACTION``)
+        seed: the seed of the task hash. (``TRAIN_SEED``)
+        ngram: the n-gram size of the contamination check (``DECONTAM_NGRAM``; Llama 2 A.6). (``DECONTAM_NGRAM``)
+        overlap: its overlap share (``DECONTAM_OVERLAP``). (``DECONTAM_OVERLAP``)
+
+    Returns:
+        A ``HoldoutSplit`` that unpacks as ``train_rows, hold_rows``; ``.moved`` lists tasks moved to train.
+
+    Raises:
+        InvalidArgument: an argument out of range or of an unknown choice (a ``ValueError``); the message names it
+            and the fix.
+
+    Example:
+        ```python
+        train_rows, hold_rows = wai.holdout(scored.rows, fraction=0.2)
+        ```
     """
     if isinstance(fraction, bool) or not isinstance(fraction, (int, float)) or not 0 < fraction < 1:
         raise InvalidArgument(f"fraction= must be a number in (0, 1), the share of tasks held out; got {fraction!r}")
