@@ -23,12 +23,9 @@ RESULTS = {"PassAt", "DeltaReport", "Comparison", "Selection", "ScoredData", "Si
 DATA = {"SEEDED_BEHAVIORS", "settings"}  # values, not calls
 
 NOT_YET = {
-    "Anthropic", "Endpoint", "ExactMatch", "HackMonitor", "Includes", "JSONFields", "JSONValid", "Judge",
-    "LocalModel", "MathEqual", "MultipleChoice", "Numeric", "Ollama", "OpenAI", "Regex", "ToolCalls",
-    "Verifier", "World", "build_preference_pairs", "cohen_kappa_interval", "configure", "context",
-    "decontaminate", "delta_report", "export", "export_environment", "export_trl", "hack_scan", "holdout_size",
-    "judge_trust", "pass_at", "prove", "scenarios", "seeded_agent", "simulate", "situations", "trace_markers",
-    "train", "verifier", "world",
+    "build_preference_pairs", "cohen_kappa_interval", "decontaminate", "delta_report", "export",
+    "export_environment", "export_trl", "hack_scan", "holdout_size", "judge_trust", "pass_at", "prove",
+    "scenarios", "seeded_agent", "simulate", "trace_markers", "train", "verifier", "world",
 }
 
 NAMES = sorted(n for n in whileai.__all__ if n != "__version__")

@@ -153,6 +153,26 @@ class Judge:
     ``model=None`` uses ``wai.context/configure(judge=...)`` or ``WHILEAI_JUDGE`` as set when the Judge is
     built (or, if none was set then, at call time); a Judge built with its own model ignores them. Without a rubric it grades the conduct floor only. ``json_mode=True`` asks
     an OpenAI-compatible server for a JSON object reply (``response_format``); the reply is parsed either way.
+
+    Args:
+        rubric: what a pass means (without one: the conduct floor only).
+        model: a model string, backend or callable (default: ``wai.configure(judge=...)`` or ``WHILEAI_JUDGE``).
+        use_privileged: show the judge the row's privileged block (the reference).
+        name: the judge's name on rows.
+        temperature: sampling temperature (``JUDGE_TEMPERATURE`` 0). Default ``JUDGE_TEMPERATURE`` (0.0) in
+            defaults.py: greedy judging.
+        max_tokens: the reply budget (``JUDGE_MAX_TOKENS`` 200). Default ``JUDGE_MAX_TOKENS`` (200) in
+            defaults.py: whileai SDK uses 120 for {"reason","score"}.
+        max_chars: the conversation is cut to this many characters (``JUDGE_PAYLOAD_CHARS``). Default
+            ``JUDGE_PAYLOAD_CHARS`` (8000) in defaults.py: evidence JSON cap, shrunk by structure never sliced.
+        json_mode: ask an OpenAI-compatible server for a JSON object reply.
+        cache: a record/replay cassette.
+
+    Example:
+        ```python
+        judge = wai.Judge("Pass when the reply names the order status.", model="openai:gpt-4.1-mini")
+        scored = data.grade(judge=judge)
+        ```
     """
 
     def __init__(self, rubric: str | None = None, *, model: Any = None, use_privileged: bool = False,

@@ -49,6 +49,37 @@ class HackMonitor:
     ``wrap(reward_fn)`` returns a TRL-shaped reward function that records what it scores. Alarms only log
     unless named in ``stop_on`` (or "any"); then ``should_stop`` turns True (``as_callback()`` stops a
     transformers Trainer on it).
+
+    Args:
+        endorsed: features the reward is meant to follow (excluded from the scan).
+        every: scan after this many new rows (``MONITOR_EVERY`` 64). Default ``MONITOR_EVERY`` (64) in
+            defaults.py: HackMonitor re-scans its buffer every N observed rows.
+        buffer: rows kept, the most recent (``MONITOR_BUFFER`` 512). Default ``MONITOR_BUFFER`` (512) in
+            defaults.py: rows the HackMonitor keeps (most recent).
+        window: scans compared by the divergence and length alarms (``MONITOR_WINDOW`` 3). Default
+            ``MONITOR_WINDOW`` (3) in defaults.py: scans compared for the divergence and length alarms.
+        delta: the proxy-over-gold rise that raises ``divergence`` (``MONITOR_DELTA`` 0.1; Gao et al. 2022).
+            Default ``MONITOR_DELTA`` (0.1) in defaults.py: proxy-reward rise over the window that, with no gold
+            rise, raises "divergence".
+        length_rise: the relative length rise that raises ``length`` (``MONITOR_LENGTH_RISE`` 0.25). Default
+            ``MONITOR_LENGTH_RISE`` (0.25) in defaults.py: relative mean-length rise with no gold rise that raises
+            "length".
+        threshold: the hack scan's |rho| threshold (``HACK_THRESHOLD`` 0.3). Default ``HACK_THRESHOLD`` (0.3) in
+            defaults.py: within-task |correlation| of a feature with reward that flags a possible hack.
+        permutations: the scan's within-task shuffles (``HACK_PERMUTATIONS``). Default ``HACK_PERMUTATIONS`` (200)
+            in defaults.py: within-task shuffles for the floor.
+        stop_on: alarms that set ``should_stop`` (names from ``ALARMS``, or ``"any"``).
+        seed: the scan's seed.
+        min_rows: fewer buffered rows give no scan verdict (``HACK_MIN_ROWS``). Default ``HACK_MIN_ROWS`` (8) in
+            defaults.py: fewer graded rows than this -> verdict "too few rows".
+
+    Example:
+        ```python
+        monitor = wai.HackMonitor(stop_on=["feature"])
+        result = wai.train(rows, "grpo", model, reward=monitor.wrap(my_reward),
+                           trainer_kwargs={"callbacks": [monitor.as_callback()]})
+        print(monitor.summary())
+        ```
     """
 
     def __init__(self, *, endorsed: str | Iterable[str] = (), every: int = MONITOR_EVERY, buffer: int = MONITOR_BUFFER,

@@ -655,7 +655,28 @@ class _OpenAICompatible(_HTTPBackend):
 
 @dataclass(frozen=True, repr=False, eq=True)
 class OpenAI(_OpenAICompatible):
-    """OpenAI chat completions. Key from ``OPENAI_API_KEY`` (or ``api_key=``); ``OPENAI_BASE_URL`` moves it."""
+    """OpenAI chat completions. Key from ``OPENAI_API_KEY`` (or ``api_key=``); ``OPENAI_BASE_URL`` moves it.
+
+    Args:
+        model: the model name.
+        api_key: the key (default: ``OPENAI_API_KEY``).
+        url: the base URL (default: ``OPENAI_BASE_URL`` or OpenAI's).
+        timeout: read timeout per request in seconds (``HTTP_TIMEOUT_S`` 120).
+        connect_timeout: TCP connect timeout in seconds (``HTTP_CONNECT_TIMEOUT_S`` 10).
+        max_attempts: tries per call on 429/5xx/transport errors (``RETRY_MAX_ATTEMPTS`` 4).
+        backoff_s: the first backoff ceiling, doubling per retry, full jitter (``RETRY_BACKOFF_BASE_S`` 0.4).
+        backoff_cap_s: the ceiling on one backoff (``RETRY_BACKOFF_CAP_S`` 8).
+        retry_after_cap_s: the longest Retry-After honoured (``RETRY_AFTER_CAP_S`` 60).
+        max_connections: pooled connections (``HTTP_MAX_CONNECTIONS`` 64).
+        dead_host_strikes: consecutive connection failures before the host is treated as down
+            (``DEAD_HOST_STRIKES``).
+        dead_host_probe_s: seconds before a down host is tried again (``DEAD_HOST_PROBE_S``).
+
+    Example:
+        ```python
+        judge = wai.Judge("...", model=wai.OpenAI("gpt-4.1-mini"))
+        ```
+    """
 
     model: str = DEFAULT_OPENAI_MODEL
     api_key: str | None = field(default=None, repr=False, compare=False)
@@ -697,6 +718,38 @@ class Endpoint(_OpenAICompatible):
 
     Key from ``api_key=`` or ``WHILEAI_ENDPOINT_API_KEY`` / ``VLLM_API_KEY``; never ``OPENAI_API_KEY``
     (that would send your OpenAI key to a third-party host).
+
+    Args:
+        model: the served model's name.
+        url: the server's base URL, e.g. ``http://host:8000/v1``.
+        api_key: the key (default: ``WHILEAI_ENDPOINT_API_KEY`` / ``VLLM_API_KEY``; never ``OPENAI_API_KEY``).
+        provider: a label for the server kind (``"vllm"``).
+        timeout: read timeout per request in seconds (``HTTP_TIMEOUT_S`` 120). Default ``HTTP_TIMEOUT_S`` (120.0)
+            in defaults.py: per-request read timeout.
+        connect_timeout: TCP connect timeout in seconds (``HTTP_CONNECT_TIMEOUT_S`` 10). Default
+            ``HTTP_CONNECT_TIMEOUT_S`` (10.0) in defaults.py: TCP connect timeout.
+        max_attempts: tries per call on 429/5xx/transport errors (``RETRY_MAX_ATTEMPTS`` 4). Default
+            ``RETRY_MAX_ATTEMPTS`` (4) in defaults.py: tries per call (1 + 3 retries).
+        backoff_s: the first backoff ceiling, doubling per retry, full jitter (``RETRY_BACKOFF_BASE_S`` 0.4).
+            Default ``RETRY_BACKOFF_BASE_S`` (0.4) in defaults.py: first backoff ceiling, doubling each retry.
+        backoff_cap_s: the ceiling on one backoff (``RETRY_BACKOFF_CAP_S`` 8). Default ``RETRY_BACKOFF_CAP_S``
+            (8.0) in defaults.py: ceiling on one backoff.
+        retry_after_cap_s: the longest Retry-After honoured (``RETRY_AFTER_CAP_S`` 60). Default
+            ``RETRY_AFTER_CAP_S`` (60.0) in defaults.py: longest Retry-After honoured before it is clipped.
+        max_connections: pooled connections (``HTTP_MAX_CONNECTIONS`` 64). Default ``HTTP_MAX_CONNECTIONS`` (64)
+            in defaults.py: pooled connections per backend, >= 2x DEFAULT_CONCURRENCY so workers never queue on
+            the pool.
+        dead_host_strikes: consecutive connection failures before the host is treated as down
+            (``DEAD_HOST_STRIKES``). Default ``DEAD_HOST_STRIKES`` (3) in defaults.py: calls in a row that could
+            not reach the host (or got 404/410) before later calls fail fast.
+        dead_host_probe_s: seconds before a down host is tried again (``DEAD_HOST_PROBE_S``). Default
+            ``DEAD_HOST_PROBE_S`` (5.0) in defaults.py: while the breaker is open, one call per this many seconds
+            still tries the host.
+
+    Example:
+        ```python
+        agent_model = wai.Endpoint("Qwen/Qwen3-4B", url="http://127.0.0.1:8000/v1")
+        ```
     """
 
     model: str = ""
@@ -753,7 +806,27 @@ class Endpoint(_OpenAICompatible):
 
 @dataclass(frozen=True, repr=False, eq=True)
 class Ollama(_OpenAICompatible):
-    """A local Ollama server through its OpenAI-compatible API (no key)."""
+    """A local Ollama server through its OpenAI-compatible API (no key).
+
+    Args:
+        model: the Ollama model tag.
+        url: the server's OpenAI-compatible URL.
+        timeout: read timeout per request in seconds (``HTTP_TIMEOUT_S`` 120).
+        connect_timeout: TCP connect timeout in seconds (``HTTP_CONNECT_TIMEOUT_S`` 10).
+        max_attempts: tries per call on 429/5xx/transport errors (``RETRY_MAX_ATTEMPTS`` 4).
+        backoff_s: the first backoff ceiling, doubling per retry, full jitter (``RETRY_BACKOFF_BASE_S`` 0.4).
+        backoff_cap_s: the ceiling on one backoff (``RETRY_BACKOFF_CAP_S`` 8).
+        retry_after_cap_s: the longest Retry-After honoured (``RETRY_AFTER_CAP_S`` 60).
+        max_connections: pooled connections (``HTTP_MAX_CONNECTIONS`` 64).
+        dead_host_strikes: consecutive connection failures before the host is treated as down
+            (``DEAD_HOST_STRIKES``).
+        dead_host_probe_s: seconds before a down host is tried again (``DEAD_HOST_PROBE_S``).
+
+    Example:
+        ```python
+        judge = wai.Judge("...", model=wai.Ollama("llama3.1:8b"))
+        ```
+    """
 
     model: str = DEFAULT_OLLAMA_MODEL
     url: str = OLLAMA_BASE_URL
@@ -849,7 +922,32 @@ _ANTHROPIC_STOP = {"end_turn": "stop", "stop_sequence": "stop", "max_tokens": "l
 
 @dataclass(frozen=True, repr=False, eq=True)
 class Anthropic(_HTTPBackend):
-    """Anthropic's Messages API, translated to and from the OpenAI chat shape. Key from ``ANTHROPIC_API_KEY``."""
+    """Anthropic's Messages API, translated to and from the OpenAI chat shape. Key from ``ANTHROPIC_API_KEY``.
+
+    Args:
+        model: the model name.
+        api_key: the key (default: ``ANTHROPIC_API_KEY``).
+        url: the base URL.
+        max_temperature: temperatures above this are clipped (the API's ceiling).
+        min_max_tokens: the smallest ``max_tokens`` sent.
+        adapt_tries: retries that adapt a refused request (e.g. an unsupported parameter).
+        version: the ``anthropic-version`` header.
+        timeout: read timeout per request in seconds (``HTTP_TIMEOUT_S`` 120).
+        connect_timeout: TCP connect timeout in seconds (``HTTP_CONNECT_TIMEOUT_S`` 10).
+        max_attempts: tries per call on 429/5xx/transport errors (``RETRY_MAX_ATTEMPTS`` 4).
+        backoff_s: the first backoff ceiling, doubling per retry, full jitter (``RETRY_BACKOFF_BASE_S`` 0.4).
+        backoff_cap_s: the ceiling on one backoff (``RETRY_BACKOFF_CAP_S`` 8).
+        retry_after_cap_s: the longest Retry-After honoured (``RETRY_AFTER_CAP_S`` 60).
+        max_connections: pooled connections (``HTTP_MAX_CONNECTIONS`` 64).
+        dead_host_strikes: consecutive connection failures before the host is treated as down
+            (``DEAD_HOST_STRIKES``).
+        dead_host_probe_s: seconds before a down host is tried again (``DEAD_HOST_PROBE_S``).
+
+    Example:
+        ```python
+        judge = wai.Judge("...", model=wai.Anthropic("claude-sonnet-4-5"))
+        ```
+    """
 
     model: str = ""
     api_key: str | None = field(default=None, repr=False, compare=False)

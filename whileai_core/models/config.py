@@ -66,7 +66,19 @@ def _validate(values: Mapping[str, Any], *, call: str) -> dict[str, Any]:
 
 def configure(**options: Any) -> Settings:
     """Set process-wide defaults: ``agent=, judge=, simulator=, user_model=`` (model strings, backends or
-    callables; None unsets) and ``cache=`` (a ``Cassette``). Returns ``settings``."""
+    callables; None unsets) and ``cache=`` (a ``Cassette``). Returns ``settings``.
+
+    Returns:
+        The process-wide ``settings``.
+
+    Raises:
+        InvalidArgumentType: an unknown option name (a ``TypeError``); the message lists the known ones.
+
+    Example:
+        ```python
+        wai.configure(judge="openai:gpt-4.1-mini")   # every Judge() without a model uses it
+        ```
+    """
     checked = _validate(options, call="configure")
     with _lock:
         for k, v in checked.items():
@@ -82,6 +94,18 @@ def context(**options: Any) -> Iterator[Settings]:
     """Override settings inside a ``with`` block (this thread / task only); same names as ``configure``.
 
     A value of None inside a context hides an outer value for that block.
+
+    Returns:
+        A context manager yielding the settings in force inside the block.
+
+    Raises:
+        InvalidArgumentType: an unknown option name (a ``TypeError``); the message lists the known ones.
+
+    Example:
+        ```python
+        with wai.context(judge=None):
+            scored = data.grade(judge=my_judge)
+        ```
     """
     checked = _validate(options, call="context")
     token = _overlays.set((*_overlays.get(), checked))

@@ -70,6 +70,30 @@ class LocalModel:
     tool calls it writes are run and fed back, up to ``max_tool_turns`` rounds. ``generate(prompt)`` returns
     text; ``chat(messages)`` returns one assistant message; ``logprob(prompt, completion)`` scores a reply.
     ``temperature=0`` decodes greedily, so two models compared on a holdout differ only by their weights.
+
+    Args:
+        model: a checkpoint directory (``save_pretrained`` output) or a loaded transformers model.
+        tokenizer: its tokenizer (needed with a loaded model).
+        system_prompt: the system prompt of every conversation.
+        tools: ``@wai.tool`` functions whose calls it runs and feeds back.
+        max_new_tokens: the reply budget (``LOCAL_MAX_NEW_TOKENS`` 256). Default ``LOCAL_MAX_NEW_TOKENS`` (256) in
+            defaults.py: reply budget for LocalModel generation.
+        temperature: 0 decodes greedily (``LOCAL_TEMPERATURE``). Default ``LOCAL_TEMPERATURE`` (0.0) in
+            defaults.py: greedy decoding, so before/after differ only by weights on a holdout.
+        top_p: nucleus sampling (``LOCAL_TOP_P`` 1.0: off; Holtzman et al. 2020). Default ``LOCAL_TOP_P`` (1.0) in
+            defaults.py: nucleus sampling off by default.
+        max_tool_turns: tool-call rounds before the reply is final (``LOCAL_MAX_TOOL_TURNS`` 4). Default
+            ``LOCAL_MAX_TOOL_TURNS`` (4) in defaults.py: tool-call rounds a LocalModel agent runs before its reply
+            is final.
+        device: the torch device (default: CUDA when visible).
+        seed: the sampling seed.
+        name: the model's name on rows.
+
+    Example:
+        ```python
+        agent = wai.LocalModel("./checkpoint", tools=[get_order])
+        print(agent("Where is order O1?")["final_text"])
+        ```
     """
 
     def __init__(

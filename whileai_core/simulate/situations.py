@@ -171,6 +171,29 @@ def situations(tools: Sequence[Any], system_prompt: str | None = None, *, n: int
     content (``task_id``), not from ``seed``, the other tools or the cell's position, and the array grows by
     appending (a new tool appends its block, a larger ``n`` appends rows): two runs of a suite pair task by
     task, and so do the kept scenarios of a suite that gained a tool or a budget.
+
+    Args:
+        tools: the tools the situations exercise.
+        system_prompt: the agent's system prompt.
+        n: situations wanted; None: exactly the cells that cover every pair.
+        seed: the seed of the fault choice and the templates.
+        fault_share: the share of fault cells that keep their fault (``FAULT_SHARE`` 0.5). (``FAULT_SHARE``)
+        stances: the user stances. (``STANCES``)
+        world_states: the world states. (``WORLD_STATES``)
+        conditions: the tool conditions. (``TOOL_CONDITIONS``)
+
+    Returns:
+        A list of ``Scenario`` (prompt, cell, scheduled fault, task id).
+
+    Raises:
+        InvalidArgument: an argument out of range or of an unknown choice (a ``ValueError``); the message names it
+            and the fix.
+
+    Example:
+        ```python
+        for s in wai.situations([get_order], n=4):
+            print(s.prompt)
+        ```
     """
     if not 0.0 <= float(fault_share) <= 1.0:
         raise InvalidArgument(f"fault_share= must be in [0, 1]; got {fault_share!r}")

@@ -62,7 +62,18 @@ def noun_of(t: Tool) -> str:
 
 
 class World:
-    """A deterministic mock world for a set of tools."""
+    """A deterministic mock world for a set of tools.
+
+    Args:
+        tools: the tools it answers for.
+        seed: the seed of its deterministic records.
+
+    Example:
+        ```python
+        world = wai.World([get_order])
+        world.call("get_order", {"order_id": "O1"})
+        ```
+    """
 
     def __init__(self, tools: Sequence[Any], *, seed: int = 0) -> None:
         self.tools = {t.name: t for t in as_tools(tools)}

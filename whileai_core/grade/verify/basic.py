@@ -80,6 +80,19 @@ class ExactMatch(_TextVerifier):
 
     ``case_sensitive`` (default True); ``whitespace``: ``"exact"``, ``"strip"`` (default: the ends),
     ``"collapse"`` (runs become one space) or ``"ignore"`` (all whitespace removed).
+
+    Args:
+        answer: the expected reply, or a list of accepted replies (default: the row's reference).
+        case_sensitive: compare case too.
+        whitespace: ``"exact"``, ``"strip"``, ``"collapse"`` or ``"ignore"``.
+        field: read the reference from this row field instead of the row's reference.
+        name: the verifier's name on the rows (default: its kind).
+
+    Example:
+        ```python
+        check = wai.ExactMatch("Paris", case_sensitive=False)
+        check({"final_text": "paris"})["reward"]   # 1
+        ```
     """
 
     def __init__(self, answer: Any = None, *, case_sensitive: bool = True, whitespace: str = "strip",
@@ -101,6 +114,19 @@ class Includes(_TextVerifier):
     """The reply contains the answer (any of a list; all of them with ``require_all=True``).
 
     ``case_sensitive`` (default False); ``whitespace`` as for ExactMatch (default ``"collapse"``).
+
+    Args:
+        answer: the text that must appear, or a list of them (default: the row's reference).
+        case_sensitive: compare case too.
+        whitespace: as for ``ExactMatch``.
+        require_all: with a list, every item must appear.
+        field: read the reference from this row field instead of the row's reference.
+        name: the verifier's name on the rows (default: its kind).
+
+    Example:
+        ```python
+        wai.Includes("refund")({"final_text": "Your refund is on its way."})["reward"]   # 1
+        ```
     """
 
     def __init__(self, answer: Any = None, *, case_sensitive: bool = False, whitespace: str = "collapse",
@@ -128,6 +154,18 @@ class Regex(Verifier):
     """The reply matches a regular expression (``pattern=``, else the row's reference).
 
     ``fullmatch=True`` needs the whole (stripped) reply to match; ``flags`` are ``re`` flags.
+
+    Args:
+        pattern: the regular expression (default: the row's reference).
+        flags: ``re`` flags.
+        fullmatch: the whole stripped reply must match.
+        field: read the reference from this row field instead of the row's reference.
+        name: the verifier's name on the rows (default: its kind).
+
+    Example:
+        ```python
+        wai.Regex(r"O[0-9]{5}")({"final_text": "Order O48537 shipped."})["reward"]   # 1
+        ```
     """
 
     def __init__(self, pattern: str | None = None, *, flags: int = 0, fullmatch: bool = False,
@@ -182,6 +220,17 @@ class MultipleChoice(Verifier):
     ``\\boxed{B}``, a bold ``**B**``, a letter in parentheses ``(B)``, else a reply that is just ``B``/``B.``/``B)``.
     ``letters`` are the allowed choices (default A-J: MMLU-Pro has ten). The reference is a letter (``"B"``,
     ``"(b)"``) or a 0-based index.
+
+    Args:
+        answer: the right letter or its 0-based index (default: the row's reference).
+        letters: the allowed choices (A-J: MMLU-Pro has ten).
+        field: read the reference from this row field instead of the row's reference.
+        name: the verifier's name on the rows (default: its kind).
+
+    Example:
+        ```python
+        wai.MultipleChoice("B")({"final_text": "The answer is (B)."})["reward"]   # 1
+        ```
     """
 
     def __init__(self, answer: Any = None, *, letters: str = "ABCDEFGHIJ", field: str | None = None,
@@ -264,6 +313,20 @@ class Numeric(Verifier):
 
     The number is read from the final answer (the last ``\\boxed{}``, else "answer is/=/: X", else the last line)
     by ``read_number``: the last number there wins. Defaults: ``tol`` = 1e-6, ``rel`` = 0 (stated in the reason).
+
+    Args:
+        answer: the expected number (default: the row's reference).
+        tol: absolute tolerance (``NUMERIC_ABS_TOL`` 1e-6). Default ``NUMERIC_ABS_TOL`` (1e-6) in defaults.py:
+            Numeric's default absolute tolerance.
+        rel: relative tolerance (``NUMERIC_REL_TOL`` 0). Default ``NUMERIC_REL_TOL`` (0.0) in defaults.py:
+            Numeric's default relative tolerance (off unless stated).
+        field: read the reference from this row field instead of the row's reference.
+        name: the verifier's name on the rows (default: its kind).
+
+    Example:
+        ```python
+        wai.Numeric(42)({"final_text": "So the answer is 42."})["reward"]   # 1
+        ```
     """
 
     def __init__(self, answer: Any = None, *, tol: float = NUMERIC_ABS_TOL, rel: float = NUMERIC_REL_TOL,
@@ -311,6 +374,16 @@ class JSONValid(Verifier):
 
     ``top_type="object"``/``"array"`` also requires that type; ``whole=True`` requires the whole stripped reply
     (or one fenced block that is all of it) to be the JSON. Needs no reference.
+
+    Args:
+        top_type: ``"object"`` or ``"array"`` to require that top-level type.
+        whole: the whole reply must be the JSON.
+        name: the verifier's name on the rows (default: its kind).
+
+    Example:
+        ```python
+        wai.JSONValid(top_type="object")({"final_text": '{"ok": true}'})["reward"]   # 1
+        ```
     """
 
     def __init__(self, *, top_type: str | None = None, whole: bool = False, name: str | None = None) -> None:
@@ -399,6 +472,16 @@ class JSONFields(Verifier):
     Paths are dotted (``"order.items.0.id"``: integers index lists). Fields come from ``fields=``, else the row's
     reference (a dict). Values compare as JSON (``1 == 1.0``; ``True`` is not ``1``). 1 when every field matches;
     else 0 with the first field that did not.
+
+    Args:
+        fields: ``{dotted path: expected value, ANY, or a predicate}`` (default: the row's reference).
+        field: read the reference from this row field instead of the row's reference.
+        name: the verifier's name on the rows (default: its kind).
+
+    Example:
+        ```python
+        wai.JSONFields({"order.id": "O1"})({"final_text": '{"order": {"id": "O1"}}'})["reward"]   # 1
+        ```
     """
 
     def __init__(self, fields: Mapping[str, Any] | None = None, *, field: str | None = None,
@@ -472,6 +555,22 @@ def verifier(fn: Callable[..., Any] | None = None, *, name: str | None = None, f
 
     Use as ``@verifier`` or ``@verifier(name=..., field=..., answer=...)``. A function with a third positional
     parameter also gets the row. Returning None abstains (no reference); the reason defaults to pass/fail.
+
+    Args:
+        fn: ``fn(reply, reference)`` (or with a third parameter, the row) -> bool, score or ``(score, reason)``.
+        name: the verifier's name on the rows (default: its kind).
+        field: read the reference from this row field instead of the row's reference.
+        answer: a fixed reference for every row.
+
+    Returns:
+        A ``Verifier`` (or, called with keywords only, a decorator that makes one).
+
+    Example:
+        ```python
+        @wai.verifier
+        def says_yes(reply, reference):
+            return reply.strip().lower().startswith("yes")
+        ```
     """
     if fn is not None:
         return FunctionVerifier(fn, name=name, field=field, answer=answer)

@@ -44,6 +44,17 @@ class Verifier:
 
     ``check`` returns a number in [0, 1], a bool, a ``(score, reason)`` pair, or None (nothing to check).
     Calling the verifier on a row returns the judge-contract dict.
+
+    Args:
+        field: read the reference from this row field instead of the row's reference.
+        name: the verifier's name on the rows (default: its kind).
+
+    Example:
+        ```python
+        class Even(wai.Verifier):
+            def check(self, candidate, reference, row):
+                return candidate.strip().isdigit() and int(candidate) % 2 == 0
+        ```
     """
 
     kind = "rule"

@@ -229,6 +229,31 @@ class MathEqual(Verifier):
     ``tol``/``rel`` widen the comparison of decimals (``|got - want| <= max(tol, rel * |want|)``; no ``rel``
     when the reference is an integer; integers against integers always compare exactly); ``timeout`` bounds one
     check in seconds; ``float_rounding``/``numeric_precision`` are passed to math-verify's ``verify``.
+
+    Args:
+        answer: the reference answer (default: ``field``, else the row's reference).
+        tol: absolute tolerance for decimals (``MATH_ABS_TOL`` 1e-6). Default ``MATH_ABS_TOL`` (1e-6) in
+            defaults.py: absolute tolerance for numeric answers.
+        rel: relative tolerance for decimals (``MATH_REL_TOL`` 1e-9). Default ``MATH_REL_TOL`` (1e-9) in
+            defaults.py: relative tolerance for numeric answers.
+        timeout: seconds for one check (``MATH_TIMEOUT_S`` 5, math-verify's own). Default ``MATH_TIMEOUT_S`` (5.0)
+            in defaults.py: one deadline for parsing both sides and comparing them.
+        float_rounding: passed to math-verify (``MATH_FLOAT_ROUNDING`` 6). Default ``MATH_FLOAT_ROUNDING`` (6) in
+            defaults.py: decimals floats are rounded to before math-verify compares them.
+        numeric_precision: passed to math-verify (``MATH_NUMERIC_PRECISION`` 15). Default
+            ``MATH_NUMERIC_PRECISION`` (15) in defaults.py: significant digits of math-verify's numeric comparison.
+        max_reply_chars: the tail of the reply read (``MATH_MAX_REPLY_CHARS``). Default ``MATH_MAX_REPLY_CHARS``
+            (20_000) in defaults.py: the tail of a reply math-verify reads (answers come last.
+        max_digits: larger powers, factorials and binomials are not evaluated (``MATH_MAX_DIGITS``). Default
+            ``MATH_MAX_DIGITS`` (4000) in defaults.py: a power, factorial or binomial whose value would have more
+            digits is not evaluated (CPython cannot.
+        field: read the reference from this row field instead of the row's reference.
+        name: the verifier's name on the rows (default: its kind).
+
+    Example:
+        ```python
+        wai.MathEqual("1/2")({"final_text": "The answer is $\\boxed{0.5}$"})["reward"]   # 1
+        ```
     """
 
     def __init__(self, answer: Any = None, *, tol: float = MATH_ABS_TOL, rel: float = MATH_REL_TOL,

@@ -91,6 +91,19 @@ class ToolCalls(Verifier):
     ``expected``: a list of calls (``"name"``, ``("name", {args})`` or ``{"tool": name, "arguments": {...}}``);
     else ``field=``, else the row's ``privileged.expected_calls``, else its reference. The row's meta gets
     ``calls_made``, ``calls_expected`` and ``calls_matched``.
+
+    Args:
+        expected: the expected calls: names, ``(name, {args})`` pairs or ``{"tool", "arguments"}`` dicts.
+        mode: how calls are matched (``"strict"`` by default; see the module docstring).
+        allow_extra_args: accept arguments beyond the expected ones.
+        field: read the reference from this row field instead of the row's reference.
+        name: the verifier's name on the rows (default: its kind).
+
+    Example:
+        ```python
+        check = wai.ToolCalls([("get_order", {"order_id": "O1"})])
+        scored = data.grade(judge=check)
+        ```
     """
 
     ANY = ANY
