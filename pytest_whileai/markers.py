@@ -130,6 +130,29 @@ def scenarios(source: Any = None, *, tools: Any = None, system_prompt: str | Non
 
     >>> @scenarios(tools=[get_order], system_prompt="Help with orders.", budget=8, repeats=4)
     ... def test_orders(wai_eval): ...
+
+    Args:
+        source: a list of situations or rows to use instead of written ones.
+        tools: the agent's tools.
+        system_prompt: the agent's system prompt.
+        budget: the most scenarios.
+        seed: the situations' seed.
+        ids: test ids for the items (default: the scenario ids).
+        repeats: trials per scenario.
+
+    Returns:
+        A pytest mark decorator.
+
+    Raises:
+        WaiMarkerError: neither a source nor tools, or a bad argument (a ``ValueError``); raised when pytest
+            collects the test.
+
+    Example:
+        ```python
+        @wai.scenarios(tools=[get_order], system_prompt="Help with orders.", budget=8, repeats=4)
+        def test_orders(wai_eval, wai_scenario):
+            wai_eval.run(agent, judge=my_judge)
+        ```
     """
     kwargs: dict[str, Any] = {"tools": tools, "system_prompt": system_prompt, "budget": budget, "seed": seed,
                               "ids": ids, "repeats": repeats}

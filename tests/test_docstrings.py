@@ -23,9 +23,8 @@ RESULTS = {"PassAt", "DeltaReport", "Comparison", "Selection", "ScoredData", "Si
 DATA = {"SEEDED_BEHAVIORS", "settings"}  # values, not calls
 
 NOT_YET = {
-    "build_preference_pairs", "cohen_kappa_interval", "decontaminate", "delta_report", "export",
-    "export_environment", "export_trl", "hack_scan", "holdout_size", "judge_trust", "pass_at", "prove",
-    "scenarios", "seeded_agent", "simulate", "trace_markers", "train", "verifier", "world",
+    "build_preference_pairs", "decontaminate", "delta_report", "hack_scan", "holdout_size", "judge_trust",
+    "pass_at", "seeded_agent", "train",
 }
 
 NAMES = sorted(n for n in whileai.__all__ if n != "__version__")

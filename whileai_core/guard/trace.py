@@ -206,6 +206,9 @@ def trace_markers(rows: Any, *, kinds: Mapping[str, str] | None = None,
     Returns:
         A ``RowList`` of copies with ``markers`` and ``trace_flags`` set.
 
+    Raises:
+        InvalidArgument: a ``kinds`` value outside read, write, delete, command (a ``ValueError``).
+
     Example:
         ```python
         rows = wai.trace_markers(rows)

@@ -751,6 +751,11 @@ def cohen_kappa_interval(
 
     Raises:
         InvalidArgument: rater lists of different lengths or a ``level`` outside (0, 1) (a ``ValueError``).
+
+    Example:
+        ```python
+        wai.cohen_kappa_interval([0, 1, 1, 0, 1], [0, 1, 0, 0, 1])   # about (-0.01, 1.0) around kappa 0.62
+        ```
     """
     level = check_level(level)
     counts = _agreement_table(rater_a, rater_b, labels)

@@ -372,6 +372,47 @@ def simulate(agent: Any = None, *, tools: Sequence[Any] | None = None, system_pr
     disagree (DAPO, Yu et al. 2025), compared on ``judge=``'s rewards (``grader=`` is its older name) when one
     is given. ``budget`` caps rows. Same seed, same rows. ``traces=`` (``wai.traces.load`` rows, or
     ``wai.traces.situations(rows, eval_rows=...)``) plays the users' real first messages as the asks.
+
+    Args:
+        agent: a callable ``agent(message) -> {"steps", "final_text"}``, a model string or backend, or None
+            (``wai.configure(agent=...)``).
+        tools: the agent's tools (``@wai.tool`` functions or schemas).
+        system_prompt: the agent's system prompt.
+        simulator: False: the template writer (no model); a model string or backend: model-written situations.
+        mode: ``"eval"`` or ``"rl"`` (more repeats and faults, for mixed groups).
+        repeats: rollouts per situation, k (``DEFAULT_REPEATS`` 4; ``RL_REPEATS`` 8 under rl).
+        repeat_policy: ``"fixed"`` or ``"dynamic"`` (DAPO dynamic sampling).
+        budget: the most rows (``DEFAULT_BUDGET`` 64).
+        situations: situations wanted (default: what the budget pays for).
+        asks: your own user messages to play instead of written ones.
+        seed: same seed, same rows.
+        concurrency: rollouts in flight (``DEFAULT_CONCURRENCY``). (``DEFAULT_CONCURRENCY``)
+        fault_share: the share of fault cells that keep their fault (``FAULT_SHARE`` 0.5; ``RL_FAULT_SHARE`` 0.8
+            under rl).
+        probe: rollouts probed per situation under the dynamic policy (``DYNAMIC_PROBE`` 2). (``DYNAMIC_PROBE``)
+        judge: grades the dynamic policy's probes.
+        grader: the older name of ``judge``.
+        checkpoint: a JSONL file that saves rows as they finish and resumes a broken run.
+        progress: print progress lines (default: on for long runs).
+        on_progress: a callback given a progress dict.
+        max_turns: tool-call rounds a model agent may take.
+        cache: a record/replay cassette for model calls.
+        traces: ``wai.traces.load`` rows (or ``wai.traces.situations``): the users' real first messages as asks.
+        **aliases: the SDK's names (``rollouts_per_prompt``, ``policy``, ``fault_rate``, ``tasks``).
+
+    Returns:
+        ``SimulationData``: ``.rows``, ``.coverage``, ``.notes``, ``.warnings``; ``.grade(judge=...)`` chains on.
+
+    Raises:
+        InvalidArgumentType: an argument of the wrong type (a ``TypeError``); the message names it.
+        InvalidArgument: an unknown ``mode`` or ``repeat_policy``, or a number out of range (a ``ValueError``).
+
+    Example:
+        ```python
+        data = wai.simulate(wai.seeded_agent([get_order]), tools=[get_order],
+                            system_prompt="Help customers with orders.", simulator=False, repeats=4, budget=64)
+        scored = data.grade(judge=my_judge)
+        ```
     """
     given = _apply_aliases(aliases, {"repeats": repeats, "repeat_policy": repeat_policy,
                                      "fault_share": fault_share, "asks": asks})

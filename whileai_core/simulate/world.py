@@ -195,6 +195,9 @@ def world(tools: Sequence[Any], seed: int = 0) -> World:
     Returns:
         A ``World``; ``world.call(name, arguments)`` answers in the shape of the tool's return annotation.
 
+    Raises:
+        InvalidArgumentType: ``tools`` holds something that is not a tool (a ``TypeError``).
+
     Example:
         ```python
         w = wai.world([get_order])

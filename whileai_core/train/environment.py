@@ -335,6 +335,32 @@ def export_environment(
     train) go to ``data/holdout.jsonl``. ``judge`` must be importable (a module-level function or
     ``"module:attr"``). ``info`` carries the situation and, with ``include_privileged``, the privileged block the
     judge reads; the policy sees only ``prompt``.
+
+    Args:
+        source: graded rows or a JSONL path.
+        out: the directory the package is written to.
+        judge: an importable judge (a module-level function or ``"module:attr"``).
+        name: the package name.
+        system_prompt: the system prompt (default: the rows').
+        holdout: the share of tasks held out (``HOLDOUT_FRACTION``). (``HOLDOUT_FRACTION``)
+        seed: the split's seed. (``TRAIN_SEED``)
+        ngram: the contamination check's n-gram size (``DECONTAM_NGRAM``). (``DECONTAM_NGRAM``)
+        overlap: its overlap share (``DECONTAM_OVERLAP``). (``DECONTAM_OVERLAP``)
+        include_privileged: put the privileged block in each example's ``info`` for the judge.
+        overwrite: replace an existing package.
+
+    Returns:
+        An ``EnvironmentExport`` naming the files written.
+
+    Raises:
+        InvalidArgument: an argument out of range or of an unknown choice (a ``ValueError``); the message names it
+            and the fix.
+        FileExistsError: the output exists and ``overwrite`` is False.
+
+    Example:
+        ```python
+        env = wai.export_environment(scored.rows, "env_out", judge="my_judges:reference_judge")
+        ```
     """
     if not isinstance(name, str) or not name.isidentifier():
         raise InvalidArgument(f"name= must be a Python identifier (it becomes the package name); got {name!r}")

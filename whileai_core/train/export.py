@@ -111,7 +111,31 @@ def _is_earlier_export(path: Path) -> bool:
 def export(source: Any, path: str | Path | None = None, *, mode: str | None = None,
            system_prompt: str | None = None, tools: Any = None, mask_mode: str = "assistant",
            overwrite: bool = False, validate: bool = True) -> dict[str, Any]:
-    """Write trainer-ready JSONL to ``path`` (or only build it, with ``path=None``); returns a report dict."""
+    """Write trainer-ready JSONL to ``path`` (or only build it, with ``path=None``); returns a report dict.
+
+    Args:
+        source: rows, a ``Selection``, a ``ScoredData`` or a JSONL path.
+        path: the JSONL file to write (None: only build the rows).
+        mode: ``"rl"`` or ``"sft"`` (default: the source's).
+        system_prompt: a system prompt for rows that lack one.
+        tools: tool schemas for rows that lack them.
+        mask_mode: which assistant turns train: ``"assistant"`` (all) or another of the mask modes.
+        overwrite: replace a file that is not an earlier whileai export.
+        validate: check every row against the schema first.
+
+    Returns:
+        A report dict: the path, the row count and what was written.
+
+    Raises:
+        InvalidArgumentType: an argument of the wrong type (a ``TypeError``); the message names it.
+        InvalidArgument: an argument out of range or of an unknown choice (a ``ValueError``); the message names it
+            and the fix.
+
+    Example:
+        ```python
+        report = wai.export(scored.select(mode="sft"), "train.jsonl")
+        ```
+    """
     if mode is None:  # a run's own mode carries over; an eval run (simulate's default) exports as RL
         source_mode = getattr(source, "mode", None)
         mode = source_mode if source_mode in EXPORT_MODES else "rl"

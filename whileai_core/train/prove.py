@@ -147,6 +147,40 @@ def prove(
     With ``train_rows=`` the holdout is checked against the training rows first; contaminated tasks are
     named in a warning. ``rollouts > 1`` needs ``temperature > 0`` (greedy replies would repeat). A ``LocalModel``
     without tools decodes ``batch_size`` prompts at a time; with tools (or an agent callable) rollouts run one by one.
+
+    Args:
+        before_model: the model before training: a checkpoint directory, a ``TrainResult``, a ``LocalModel`` or an
+            agent callable.
+        after_model: the model after training, same kinds.
+        holdout_rows: the held-out rows (one task per distinct task key; ``wai.holdout``).
+        judge: the judge both arms are graded with (0/1 rewards: pass@1).
+        rollouts: rollouts per task per arm (``PROVE_ROLLOUTS`` 1). (``PROVE_ROLLOUTS``)
+        max_new_tokens: the reply budget of a checkpoint it loads (``LOCAL_MAX_NEW_TOKENS``).
+            (``LOCAL_MAX_NEW_TOKENS``)
+        temperature: decoding temperature (``LOCAL_TEMPERATURE`` 0: greedy, so the arms differ only by weights).
+            (``LOCAL_TEMPERATURE``)
+        system_prompt: the system prompt (default: each row's).
+        tools: tools a loaded checkpoint may call.
+        train_rows: the training rows, to check the holdout for contamination first.
+        seed: the sampling seed. (``TRAIN_SEED``)
+        batch_size: prompts decoded together without tools (``LOCAL_BATCH_SIZE`` 16). (``LOCAL_BATCH_SIZE``)
+        **delta_kwargs: passed to ``delta_report`` (``noise=``, ``min_effect=``, ``level=`` ...).
+
+    Returns:
+        A ``ProveReport``: ``.delta`` (a ``DeltaReport``), ``.before`` / ``.after`` graded rows, ``.warnings``; it
+            prints itself.
+
+    Raises:
+        InvalidArgument: an argument out of range or of an unknown choice (a ``ValueError``); the message names it
+            and the fix.
+        InvalidArgumentType: an argument of the wrong type (a ``TypeError``); the message names it.
+
+    Example:
+        ```python
+        train_rows, hold_rows = wai.holdout(scored.rows)
+        result = wai.train(wai.select(train_rows, mode="sft"), "sft", model="./base")
+        print(wai.prove("./base", result, hold_rows, my_judge, train_rows=train_rows))
+        ```
     """
     integer("rollouts", rollouts, minimum=1)
     integer("max_new_tokens", max_new_tokens, minimum=1)

@@ -367,6 +367,26 @@ def export_trl(source: Any, path: str | Any, method: str = "sft", *, overwrite: 
 
     For "dpo", ``source`` is pairs (or ``build_preference_pairs`` output), or graded rows it pairs itself.
     ``kwargs`` go to the ``to_*`` function.
+
+    Args:
+        source: rows, pairs, or a JSONL path written by ``wai.export``.
+        path: the JSONL file to write.
+        method: ``"sft"``, ``"dpo"`` or ``"grpo"``.
+        overwrite: replace an existing file.
+        **kwargs: passed to the ``to_sft`` / ``to_dpo`` / ``to_grpo`` function.
+
+    Returns:
+        ``{"path", "n", "method", "columns"}``.
+
+    Raises:
+        InvalidArgument: an unknown ``method`` (a ``ValueError``).
+        FileExistsError: ``path`` exists and ``overwrite`` is False.
+
+    Example:
+        ```python
+        wai.export_trl(scored.rows, "sft.jsonl", "sft")
+        # datasets.load_dataset("json", data_files="sft.jsonl")
+        ```
     """
     from whileai_core.defaults import TRAIN_METHODS
     from whileai_core.rows import write_jsonl

@@ -565,6 +565,9 @@ def verifier(fn: Callable[..., Any] | None = None, *, name: str | None = None, f
     Returns:
         A ``Verifier`` (or, called with keywords only, a decorator that makes one).
 
+    Raises:
+        InvalidArgumentType: ``fn`` is not callable (a ``TypeError``).
+
     Example:
         ```python
         @wai.verifier
