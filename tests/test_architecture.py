@@ -145,12 +145,21 @@ def test_no_folder_holds_more_than_twelve_modules(root):
     assert crowded == {}, f"folders with more than {MAX_MODULES} modules: {crowded}"
 
 
+def docstring_lines(node: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
+    """Lines of the function's docstring: a public call documents every argument (tests/test_docstrings.py), and
+    that text should not count against the size of the code."""
+    first = node.body[0]
+    if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
+        return first.end_lineno - first.lineno + 1
+    return 0
+
+
 def long_functions(root: str, limit: int = MAX_FUNCTION_LINES) -> dict[str, int]:
     out = {}
     for m, path in modules(root).items():
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                lines = node.end_lineno - node.lineno + 1  # decorators excluded, docstring included
+                lines = node.end_lineno - node.lineno + 1 - docstring_lines(node)  # decorators, docstring excluded
                 if lines > limit:
                     out[f"{m}.{node.name}"] = lines
     return out
