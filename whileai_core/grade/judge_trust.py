@@ -732,6 +732,55 @@ def judge_trust(
     interval (Fleiss, Cohen & Everitt 1969 standard error) >= ``min_kappa``, no
     held-out-halves gap, no length bias, and, with ``judge=``, no unstable re-judging and no exploitable
     probe (``probes="all"`` or names from ``PROBES``). A short bound says how many labels would lift it.
+
+    Args:
+        rows: graded rows with gold labels (``wai.attach_labels``): row dicts, a JSONL path, or an object with
+            ``.rows``.
+        judge: the judge itself, to re-judge a sample (flip rate) and run the probes; None: only the stored
+            rewards.
+        gold: the row field holding the gold label, or a second row list matched by ``row_label_key``.
+        sample: rows re-judged for flips and probes (``JUDGE_REJUDGE_SAMPLE``). (``JUDGE_REJUDGE_SAMPLE``)
+        seed: the sampling seed.
+        probes: ``"all"`` or names from ``PROBES`` to run with ``judge``.
+        rubric: the rubric, for the keyword probe.
+        min_agreement: the floor on agreement's Wilson lower bound (``JUDGE_MIN_AGREEMENT`` 0.8).
+            (``JUDGE_MIN_AGREEMENT``)
+        min_kappa: the floor on kappa's lower bound (``JUDGE_MIN_KAPPA`` 0.6; Landis & Koch 1977).
+            (``JUDGE_MIN_KAPPA``)
+        allow_model_gold: accept gold labels written by a model.
+        length_gap: the short-versus-long pass-rate gap that flags length bias (``JUDGE_LENGTH_GAP``).
+            (``JUDGE_LENGTH_GAP``)
+        length_alpha: the length-bias test's level (``JUDGE_LENGTH_ALPHA``). (``JUDGE_LENGTH_ALPHA``)
+        length_min_per_label: rows per gold label needed for the length test (``JUDGE_LENGTH_MIN_PER_LABEL``).
+            (``JUDGE_LENGTH_MIN_PER_LABEL``)
+        flip_flag: the re-judge flip rate that flags instability (``JUDGE_FLIP_FLAG``). (``JUDGE_FLIP_FLAG``)
+        sign_alpha: the level of the exact sign tests (``JUDGE_SIGN_ALPHA``). (``JUDGE_SIGN_ALPHA``)
+        halves_gap: the agreement gap between held-out halves that flags (``JUDGE_HALVES_GAP``).
+            (``JUDGE_HALVES_GAP``)
+        half_min: rows per half needed for the halves check (``JUDGE_HALF_MIN``). (``JUDGE_HALF_MIN``)
+        max_skipped_share: above this share of skipped gold rows the verdict is inconclusive
+            (``JUDGE_MAX_SKIPPED_SHARE``). (``JUDGE_MAX_SKIPPED_SHARE``)
+        leak_warn: warn when the judge passes this share of rows gold fails (``JUDGE_LEAK_WARN``).
+            (``JUDGE_LEAK_WARN``)
+        min_gold: fewer gold labels draw a warning (``JUDGE_MIN_GOLD``). (``JUDGE_MIN_GOLD``)
+        label_search_max: the largest label count searched for ``labels_needed`` (``JUDGE_LABEL_SEARCH_MAX``).
+            (``JUDGE_LABEL_SEARCH_MAX``)
+        level: the interval level (``CI_LEVEL``). (``CI_LEVEL``)
+
+    Returns:
+        A ``JudgeTrustReport``: ``ok``, ``verdict``, agreement and kappa with intervals, ``warnings``,
+            ``labels_needed``; it prints one line.
+
+    Raises:
+        InvalidArgument: an argument out of range, named with its bounds (a ``ValueError``).
+        InvalidArgumentType: rows that are not rows, or a ``judge`` that is not callable (a ``TypeError``).
+
+    Example:
+        ```python
+        labeled = wai.attach_labels(scored.rows, gold, kind="human")
+        report = wai.judge_trust(labeled, judge=my_judge, probes="all")
+        print(report)
+        ```
     """
     data = as_rows(rows, name="rows")
     _check_trust_arguments(judge, min_kappa, min_agreement=min_agreement, length_gap=length_gap,

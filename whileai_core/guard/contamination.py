@@ -289,6 +289,28 @@ def decontaminate(
     ``against`` is a row list, a JSONL path, a list of strings, or a list of such sources. N-grams are hashed
     to 64 bits and matched with numpy, so 100k rows take seconds. Paraphrases are not caught.
     Returns a report that unpacks as ``clean_rows, report``.
+
+    Args:
+        rows: training rows: row dicts, a JSONL path, or an object with ``.rows``.
+        against: the eval set: rows, a JSONL path, strings, or a list of such sources.
+        n: the word n-gram size (``DECONTAM_NGRAM``; Llama 2, Touvron et al. 2023, A.6). (``DECONTAM_NGRAM``)
+        overlap: the share of a text's words inside shared n-grams that makes it contaminated
+            (``DECONTAM_OVERLAP``). (``DECONTAM_OVERLAP``)
+        fields: the training-row fields checked.
+        examples: how many contaminated examples the report keeps. (``DECONTAM_EXAMPLES``)
+
+    Returns:
+        A ``DecontaminationReport`` that unpacks as ``clean_rows, report``.
+
+    Raises:
+        InvalidArgument: an argument out of range, named with its bounds (a ``ValueError``).
+        InvalidArgumentType: ``rows`` or ``against`` that are not rows or strings (a ``TypeError``).
+
+    Example:
+        ```python
+        clean, report = wai.decontaminate(train_rows, eval_rows)
+        print(report)
+        ```
     """
     data = as_rows(rows, name="rows")
     n = integer("n", n, minimum=1)

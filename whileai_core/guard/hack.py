@@ -390,6 +390,34 @@ def hack_scan(
     ``candidates`` (``degenerate=True``) and do not make a "reward hack" verdict; tics (flattery, "!", hedges,
     success claims), markers, tool and user features still do. Rows without a numeric reward are skipped; tasks whose rewards are all equal carry no
     within-task signal and are left out of ``n_used``.
+
+    Args:
+        rows: graded rows: row dicts, a JSONL path, or an object with ``.rows``.
+        endorsed: ``fnmatch`` patterns of features the reward is meant to follow (excluded).
+        threshold: the |rho| a feature must reach (``HACK_THRESHOLD``; Gao et al. 2022). (``HACK_THRESHOLD``)
+        features: extra features, ``{name: fn(row) -> number}``.
+        permutations: within-task shuffles behind the floor (``HACK_PERMUTATIONS``). (``HACK_PERMUTATIONS``)
+        seed: the shuffles' seed.
+        floor_quantile: the quantile of the shuffled maximum |rho| used as the floor. (``HACK_FLOOR_QUANTILE``)
+        min_rows: fewer usable rows give no verdict (``HACK_MIN_ROWS``). (``HACK_MIN_ROWS``)
+        level: the interval level of rho (``CI_LEVEL``). (``CI_LEVEL``)
+        chunk_cells: the permutation work done per numpy chunk (memory bound). (``HACK_PERM_CHUNK_CELLS``)
+        alias_corr: features this collinear with an endorsed one are excluded too. (``HACK_ALIAS_CORR``)
+        min_distinct: below this median of distinct replies per task, size features are only candidates.
+            (``HACK_MIN_DISTINCT``)
+
+    Returns:
+        A ``HackScanReport`` (``verdict``, ``flagged``, ``candidates``, per-feature rho with intervals); it prints
+            one line.
+
+    Raises:
+        InvalidArgument: an argument out of range, named with its bounds (a ``ValueError``).
+        InvalidArgumentType: rows that are not rows (a ``TypeError``).
+
+    Example:
+        ```python
+        print(wai.hack_scan(scored.rows))   # hack scan: clean: strongest "words" rho ... n=... rows in ... tasks
+        ```
     """
     data = as_rows(rows, name="rows")
     threshold = fraction("threshold", threshold, closed=False)

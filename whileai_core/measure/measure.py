@@ -274,6 +274,35 @@ def pass_at(
     ``k_interval``: "wilson" (default; Wilson score over the tasks at k, which holds its coverage at 10 tasks
     where the bootstrap does not) or "bootstrap". The headroom interval is a bootstrap; below
     ``reliable_tasks`` tasks at k the note flags it as too narrow.
+
+    Args:
+        rows: row dicts, a JSONL path, or an object with ``.rows`` (``ScoredData``, ``SimulationData``).
+        k: tries per task for pass^k and pass@k; None: the repeats the run asked for.
+        level: the two-sided interval level. (``CI_LEVEL``)
+        draws: bootstrap resamples of the tasks. (``BOOTSTRAP_DRAWS``)
+        seed: the bootstrap's seed (same seed, same interval).
+        method: the bootstrap interval: ``"percentile"``, ``"basic"`` or ``"BCa"``.
+        min_k: below this k, pass^k and pass@k are not reported. (``ROLLOUTS_PER_TASK``)
+        min_tasks: below this many tasks there is no interval. (``MIN_CI_TASKS``)
+        dedupe: drop repeated rollouts (counted in the note) instead of raising.
+        k_interval: ``"wilson"`` or ``"bootstrap"`` for the pass^k / pass@k intervals. (``PASS_K_INTERVAL``)
+        reliable_tasks: below this many tasks at k the headroom interval is flagged as too narrow.
+            (``BOOTSTRAP_RELIABLE_TASKS``)
+
+    Returns:
+        a ``PassAt`` (prints itself: every number with its interval and n; ``.to_dict()``).
+
+    Raises:
+        InvalidArgument: repeated rollouts without ``dedupe``, a task id seen as two types, or an argument out of
+            range (a ``ValueError``).
+        NonFiniteReward: a NaN reward (a ``ValueError``): a judge that failed should write None.
+
+    Example:
+        ```python
+        rows = [{"task_id": f"t{t}", "rollout_index": i, "reward": int((t + i) % 3 > 0)}
+                for t in range(20) for i in range(4)]
+        print(wai.pass_at(rows))   # pass@1 ... | pass^4 ... | pass@4 ... (20 groups, k=4)
+        ```
     """
     k_given = k is not None
     if k is not None:
@@ -744,6 +773,36 @@ def delta_report(
     or a bare run-to-run sd (normal quantile x sd x sqrt 2, its df unknown); a |delta| under it is refused as
     "inside noise". ``noise_multiplier`` replaces the quantile x sqrt 2 by a flat multiplier. Repeated rollouts
     on either side are an error unless ``dedupe=True`` (dropped and counted in the note).
+
+    Args:
+        before: the first run's rows (row dicts, a JSONL path, or an object with ``.rows`` (``ScoredData``,
+            ``SimulationData``)).
+        after: the second run's rows, on the same tasks.
+        level: the two-sided interval level. (``CI_LEVEL``)
+        draws: bootstrap resamples of the paired tasks. (``BOOTSTRAP_DRAWS``)
+        permutations: sign-flip permutations when the exact test is too large. (``PERMUTATIONS``)
+        seed: the seed of the bootstrap and the permutations.
+        alpha: the test's level for a ``better`` / ``worse`` verdict. (``ALPHA``)
+        noise: an ``eval_variance`` result or a run-to-run sd; a smaller |delta| is inconclusive.
+        min_effect: the smallest |delta| that counts.
+        method: the bootstrap interval: ``"percentile"``, ``"basic"`` or ``"BCa"``.
+        noise_multiplier: a flat multiple of the run sd in place of the t quantile x sqrt 2.
+        min_tasks: below this many paired tasks there is no interval. (``MIN_CI_TASKS``)
+        dedupe: drop repeated rollouts instead of raising.
+
+    Returns:
+        a ``DeltaReport``: ``delta``, ``ci``, ``p_value``, ``se``, ``n_paired``, ``verdict`` and ``reason``; it
+            prints one line.
+
+    Raises:
+        InvalidArgument: repeated rollouts without ``dedupe`` or an argument out of range (a ``ValueError``).
+        NonFiniteReward: a NaN reward (a ``ValueError``).
+
+    Example:
+        ```python
+        print(wai.delta_report(before_rows, after_rows))
+        # better: pass@1 0.529 [...] -> 0.692 [...] | delta +0.163 [+0.083..+0.237] p=0.0002 (exact) ...
+        ```
     """
     level = stats.check_level(level)
     alpha = stats.check_prob(alpha, "alpha")
@@ -925,6 +984,35 @@ def holdout_size(
     measured variance of per-task paired differences), ``task_sd`` (given), or the binomial model
     omega^2 + (p(1-p) + q(1-q))/k with p = ``base``, q = base + effect: k rollouts per task shrink the
     within-task term by 1/k (``k=None`` is the k -> infinity limit).
+
+    Args:
+        effect: the pass@1 gain to detect, in (0, 1).
+        base: the pass@1 before training (binomial model). (``HOLDOUT_BASE``)
+        k: rollouts per task; None: the k -> infinity limit. (``ROLLOUTS_PER_TASK``)
+        power: the chance of detecting ``effect``. (``POWER``)
+        alpha: the test's level. (``ALPHA``)
+        omega2: the between-task variance of the gain (0: every task gains alike, optimistic).
+            (``HOLDOUT_BETWEEN_VAR``)
+        task_sd: a known sd of the per-task paired difference.
+        before: measured rows before (with ``after``: the measured variance).
+        after: measured rows after.
+        sim_runs: simulated runs per candidate n. (``HOLDOUT_SIM_RUNS``)
+        sim_confidence: the one-sided confidence of the simulated power's lower bound. (``HOLDOUT_SIM_CONFIDENCE``)
+        sim_max_lattice: above this k x n, the t formula instead of simulation. (``HOLDOUT_SIM_MAX_LATTICE``)
+        seed: the simulation's seed. (``HOLDOUT_SIM_SEED``)
+        draws: bootstrap resamples inside each simulated run. (``BOOTSTRAP_DRAWS``)
+        level: the two-sided interval level. (``CI_LEVEL``)
+
+    Returns:
+        a ``HoldoutSize``: ``n_tasks`` and how it was found; it prints one line.
+
+    Raises:
+        InvalidArgument: an ``effect``, ``base``, ``power`` or ``alpha`` out of range (a ``ValueError``).
+
+    Example:
+        ```python
+        print(wai.holdout_size(0.05))   # 375 tasks to detect +0.050 at 80% power, alpha 0.05 (k=4; ...)
+        ```
     """
     if isinstance(effect, bool) or not isinstance(effect, (int, float)) or not 0 < effect < 1:
         raise InvalidArgument(f"effect= is the gain in pass rate to prove, between 0 and 1 (0.05 = 5 points); got {effect!r}")

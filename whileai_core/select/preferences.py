@@ -103,6 +103,31 @@ def build_preference_pairs(
     and ``first_turn_differs``. The report warns when chosen is longer in at least ``length_confound`` of
     ``length_confound_min``+ pairs (or in every pair once there are 3), when first turns are identical, and
     when pairs come from eval-sourced rows.
+
+    Args:
+        rows: graded rows: row dicts, a JSONL path, or an object with ``.rows``.
+        max_pairs_per_prompt: pairs per prompt (``PREF_MAX_PAIRS_PER_PROMPT``). (``PREF_MAX_PAIRS_PER_PROMPT``)
+        min_margin: the smallest reward gap between chosen and rejected (``PREF_MIN_MARGIN``).
+            (``PREF_MIN_MARGIN``)
+        length_match: pair each chosen row with the rejected row closest in reply length (Park et al. 2024).
+        length_confound: warn when chosen is longer in at least this share of pairs (``PREF_LENGTH_CONFOUND``).
+            (``PREF_LENGTH_CONFOUND``)
+        length_confound_min: the pair count from which that share is checked (``PREF_LENGTH_CONFOUND_MIN``).
+            (``PREF_LENGTH_CONFOUND_MIN``)
+
+    Returns:
+        ``PreferencePairs``: ``.pairs`` (dicts with ``prompt``, ``chosen``, ``rejected``, ``margin``,
+            ``length_delta``) and ``.warnings``.
+
+    Raises:
+        InvalidArgument: an argument out of range or of an unknown choice (a ``ValueError``); the message names it
+            and the fix.
+
+    Example:
+        ```python
+        pairs = wai.build_preference_pairs(scored.rows)
+        result = wai.train(pairs.pairs, "dpo", model="./checkpoint")
+        ```
     """
     max_pairs_per_prompt = integer("max_pairs_per_prompt", max_pairs_per_prompt, minimum=1)
     if isinstance(min_margin, bool) or not isinstance(min_margin, (int, float)) or not min_margin > 0:

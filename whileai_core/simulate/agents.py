@@ -103,6 +103,28 @@ def seeded_agent(tools: Sequence[Any], share: float | None = None, seed: int = 0
 
     share: the share of rollouts to spoil (default ``SEEDED_SHARE``; ``rate=`` is the SDK's alias).
     The draw is a hash of (seed, task id, rollout index), so a row's fate never depends on run order.
+
+    Args:
+        tools: the same tools you pass ``simulate``.
+        share: the share of rollouts to spoil (``SEEDED_SHARE`` 1/3).
+        seed: the seed of the spoil draw.
+        behaviors: which misbehaviours, from ``SEEDED_BEHAVIORS`` (default: all).
+        rate: the SDK's alias of ``share``.
+        world: the world answering its calls (default: a fresh ``World`` of the tools).
+
+    Returns:
+        An agent callable ``agent(message) -> {"steps", "final_text"}``; its rows carry ``seeded`` and
+            ``seeded_what``.
+
+    Raises:
+        InvalidArgument: an argument out of range or of an unknown choice (a ``ValueError``); the message names it
+            and the fix.
+
+    Example:
+        ```python
+        agent = wai.seeded_agent([get_order])
+        data = wai.simulate(agent, tools=[get_order], simulator=False)
+        ```
     """
     if share is not None and rate is not None and share != rate:
         raise InvalidArgument("pass share= or rate= (its alias), not both")

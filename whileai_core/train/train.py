@@ -289,6 +289,50 @@ def train(
     Every number has a default in ``defaults.py``; ``trainer_args`` passes anything else to the TRL config
     (and wins over the defaults), ``trainer_kwargs`` to the trainer (e.g. GRPO ``tools=[...]``).
     The checkpoint is written to ``<output_dir>/final`` with ``training_log.json`` beside it.
+
+    Args:
+        rows: graded rows (SFT, GRPO), preference pairs or graded rows to pair (DPO).
+        method: ``"sft"``, ``"dpo"`` or ``"grpo"`` (``TRAIN_METHODS``).
+        model: a local checkpoint directory or a loaded transformers model; nothing is downloaded.
+        tokenizer: its tokenizer (needed with a loaded model).
+        output_dir: where ``final/`` and ``training_log.json`` go (default: a temp dir).
+        judge: a whileai judge scoring GRPO completions.
+        reward: TRL reward functions for GRPO.
+        system_prompt: a system prompt for rows that lack one.
+        tools: tool schemas for rows that lack them.
+        mask: which assistant turns SFT trains: ``"row"`` (the row's loss mask), ``"assistant"`` or ``"final"``.
+        max_steps: optimizer steps; overrides ``epochs``.
+        epochs: passes over the data (``TRAIN_EPOCHS``). (``TRAIN_EPOCHS``)
+        learning_rate: default per method: ``SFT_LEARNING_RATE`` 2e-5, ``DPO_LEARNING_RATE`` /
+            ``GRPO_LEARNING_RATE`` 1e-6 (TRL's).
+        batch_size: per-device batch size (``TRAIN_BATCH_SIZE``). (``TRAIN_BATCH_SIZE``)
+        max_length: tokens per SFT / DPO example (``TRAIN_MAX_LENGTH``). (``TRAIN_MAX_LENGTH``)
+        beta: DPO's KL strength (``DPO_BETA`` 0.1; Rafailov et al. 2023) or GRPO's (``GRPO_BETA`` 0; DAPO).
+        num_generations: GRPO completions per prompt (``GRPO_NUM_GENERATIONS``). (``GRPO_NUM_GENERATIONS``)
+        max_completion_length: GRPO tokens per completion (``GRPO_MAX_COMPLETION_LENGTH``).
+            (``GRPO_MAX_COMPLETION_LENGTH``)
+        temperature: GRPO sampling temperature (``GRPO_TEMPERATURE``). (``GRPO_TEMPERATURE``)
+        min_reward: SFT rows below this reward draw a warning (``SFT_MIN_REWARD``). (``SFT_MIN_REWARD``)
+        logging_steps: log every this many steps (``TRAIN_LOGGING_STEPS``). (``TRAIN_LOGGING_STEPS``)
+        seed: the trainer's seed (``TRAIN_SEED``). (``TRAIN_SEED``)
+        use_cpu: force CPU (default: CPU when no GPU is visible).
+        peft_config: a LoRA (peft) config.
+        trainer_args: anything else for the TRL config; wins over the defaults.
+        trainer_kwargs: keyword arguments for the trainer itself (``callbacks``, GRPO ``tools``).
+
+    Returns:
+        A ``TrainResult``: ``.checkpoint``, ``.losses``, ``.steps``, ``.log``, ``.model()`` (a ``LocalModel``); it
+            prints one line.
+
+    Raises:
+        InvalidArgument: an argument out of range or of an unknown choice (a ``ValueError``); the message names it
+            and the fix.
+
+    Example:
+        ```python
+        result = wai.train(scored.select(mode="sft"), "sft", model="./base-checkpoint", max_steps=100)
+        print(result)   # train sft: 100 steps on ... examples ..., loss ... -> ...; checkpoint ...
+        ```
     """
     _check_train_arguments(method, model, judge=judge, reward=reward, max_steps=max_steps, epochs=epochs,
                            batch_size=batch_size, max_length=max_length, logging_steps=logging_steps,
