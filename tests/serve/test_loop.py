@@ -1,0 +1,45 @@
+"""``examples/loop.py`` (docs/train.md, "The loop in one program") runs end to end and the trained model wins.
+
+simulate -> grade -> select -> train (the tiny local Llama, CPU) -> serve (transformers serve on 127.0.0.1)
+-> simulate against the served endpoint -> prove against the base. The program stops its own server.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from whileai_core.serve import engines
+
+ROOT = Path(__file__).resolve().parents[2]
+
+pytestmark = [pytest.mark.train, pytest.mark.slow]
+
+
+@pytest.mark.skipif(bool(engines.missing("transformers")), reason="needs transformers[serving] (fastapi, uvicorn)")
+def test_the_loop_in_one_program_runs_and_the_served_model_beats_its_base(tmp_path):
+    pytest.importorskip("trl")
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1",
+           "TRANSFORMERS_OFFLINE": "1", "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, str(ROOT / "examples" / "loop.py"), "--dir", str(tmp_path)],
+                          capture_output=True, text=True, env=env, timeout=400, check=False)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    out = done.stdout
+    url = re.search(r"serving at (http://127\.0\.0\.1:(\d+)/v1)", out)
+    assert url, out
+    assert re.search(r"^stand-in agent: pass@1 0\.\d\d ", out, re.M)
+    assert re.search(r"^train sft: 60 steps on \d+ examples", out, re.M)
+    assert re.search(r"^served model: pass@1 \d\.\d\d ", out, re.M)
+    prove = re.search(r"prove: endpoint:.*sft/final@http://127\.0\.0\.1:\d+/v1 vs local:base on (\d+) holdout tasks", out)
+    assert prove and int(prove.group(1)) >= 8, out
+    verdict = re.search(r"^(better|worse|inconclusive)\b.*delta ([+-]\d\.\d+) ", out, re.M)
+    assert verdict and verdict.group(1) == "better" and float(verdict.group(2)) > 0, out
+    import socket
+
+    with socket.socket() as s:  # the program's server is gone with it
+        assert s.connect_ex(("127.0.0.1", int(url.group(2)))) != 0
