@@ -43,3 +43,31 @@ def test_the_loop_in_one_program_runs_and_the_served_model_beats_its_base(tmp_pa
 
     with socket.socket() as s:  # the program's server is gone with it
         assert s.connect_ex(("127.0.0.1", int(url.group(2)))) != 0
+
+
+def _anchor(heading: str) -> str:
+    """GitHub's anchor for a Markdown heading: lower case, punctuation dropped, spaces to hyphens."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def test_the_docs_block_is_the_example_verbatim():
+    doc = (ROOT / "docs" / "train.md").read_text(encoding="utf-8")
+    section = doc[doc.index("## The loop in one program"):]
+    block = re.search(r"```python\n(.*?)\n```", section, re.S).group(1)
+    assert block in (ROOT / "examples" / "loop.py").read_text(encoding="utf-8")
+    assert "tests/serve/test_loop.py" in section  # the not-run marker names the test that runs it
+
+
+def test_readme_loop_line_links_every_step_to_a_page_and_heading_that_exist():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    line = readme[readme.index("The loop: **"):readme.index("**;", readme.index("The loop: **"))]
+    links = re.findall(r"\[([^\]]+)\]\(([^)#]+)(?:#([^)]+))?\)", line)
+    steps = [name for name, _, _ in links]
+    assert steps == ["simulate", "grade", "measure with intervals", "select", "guard", "train", "prove on a holdout",
+                     "serve", "feed traces back"]
+    for name, page, anchor in links:
+        text = (ROOT / page).read_text(encoding="utf-8")
+        assert "```python" in text, f"{name}: {page} has no code"
+        if anchor:
+            headings = {_anchor(h.lstrip("#")) for h in text.splitlines() if h.startswith("#")}
+            assert anchor in headings, f"{name}: no heading #{anchor} in {page}"

@@ -212,3 +212,11 @@ def test_arguments_are_checked_before_anything_starts(tiny, tmp_path):
         wai.serve(object(), engine="transformers")
     with pytest.warns(UserWarning, match="beyond loopback"), pytest.raises(wai.InvalidArgument):
         wai.serve(tmp_path / "nothing", engine="transformers", host="0.0.0.0")
+
+
+def test_a_port_in_use_is_refused_before_anything_starts(tiny):
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        with pytest.raises(wai.ServeError, match=f"port {busy.getsockname()[1]} on 127.0.0.1 is already in use"):
+            wai.serve(tiny, engine="transformers", port=busy.getsockname()[1])

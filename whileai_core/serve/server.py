@@ -87,6 +87,14 @@ def _client_host(host: str) -> str:
     return f"[{host}]" if ":" in host else host
 
 
+def _in_use(host: str, port: int) -> bool:
+    try:
+        with socket.create_connection((host, port), timeout=SERVE_HEALTH_TIMEOUT_S):
+            return True
+    except OSError:
+        return False
+
+
 def free_port(host: str = SERVE_HOST) -> int:
     """A TCP port that is free on ``host`` now (the OS picks it)."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
@@ -100,7 +108,12 @@ class Server:
     ``.model``, ``.engine``, ``.pid``, ``.notes``, ``log_tail()``, ``close()``; a context manager.
 
     Made by ``wai.serve``; closing it (or leaving the ``with`` block, or the interpreter exiting) stops the process
-    group and removes its temp files."""
+    group and removes its temp files.
+
+    Example:
+        >>> with wai.serve("out/final") as server:   # doctest: +SKIP
+        ...     print(server.url, server.model)
+    """
 
     def __init__(self, launch: Launch, proc: subprocess.Popen[bytes], *, host: str, port: int, log_path: Path,
                  log: Any, scratch: str | None, stop_grace_s: float, notes: Sequence[str] = ()) -> None:
@@ -245,6 +258,9 @@ def serve(checkpoint_or_model: Any, engine: str = "auto", port: int | None = Non
     if not isinstance(host, str) or not host:
         raise InvalidArgumentType(f"host= must be an address string such as '127.0.0.1'; got {host!r}")
     port = free_port(host) if port is None else integer("port", port, minimum=1)
+    if _in_use(_client_host(host).strip("[]"), port):
+        raise ServeError(f"port {port} on {host} is already in use (another server would answer the health check); "
+                         "pass another port= or port=None for a free one", engine=engine)
     if not _loopback(host):
         warnings.warn(f"serve(host={host!r}) binds beyond loopback: anyone who reaches this machine on port {port} "
                       "can call the model, with no key. Use the default host='127.0.0.1' unless you mean it",
