@@ -21,6 +21,7 @@ BUILTIN_OF = {
     "PlatformError": RuntimeError,
     "LoginError": RuntimeError,
     "TrainingSelectionError": ValueError,
+    "ServeError": RuntimeError,
     "CorruptBaseline": ValueError,
     "MissingBaseline": LookupError,
     "IncompatibleBaseline": ValueError,

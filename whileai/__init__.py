@@ -81,6 +81,9 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "LocalModel": ("whileai_core.models.local_model", "LocalModel"),
     "export_environment": ("whileai_core.train.environment", "export_environment"),
     "export_trl": ("whileai_core.train.trl_formats", "export_trl"),
+    # serve a checkpoint behind an OpenAI-compatible server
+    "serve": ("whileai_core.serve.server", "serve"),
+    "Server": ("whileai_core.serve.server", "Server"),
     # feed traces back (a namespace: wai.traces.load, .situations, .redact_strings)
     "traces": ("whileai_core.traces", None),
     # models and configuration
@@ -112,6 +115,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "PlatformError": ("whileai_core.errors", "PlatformError"),
     "LoginError": ("whileai_core.errors", "LoginError"),
     "TrainingSelectionError": ("whileai_core.errors", "TrainingSelectionError"),
+    "ServeError": ("whileai_core.errors", "ServeError"),
     # the hosted While service (a namespace, loaded only when used)
     "platform": ("whileai.platform", None),
     # numbers

@@ -1,4 +1,5 @@
-"""The ``whileai`` command: ``whileai quickstart``, ``whileai defaults``, ``whileai gate``, ``whileai version``."""
+"""The ``whileai`` command: ``whileai quickstart``, ``whileai defaults``, ``whileai gate``, ``whileai serve``,
+``whileai version``."""
 
 from __future__ import annotations
 
@@ -36,6 +37,37 @@ def _gate(baseline: str, current: str, *, max_drop: float | None, alpha: float |
     return 1 if verdict.red else 0
 
 
+def _serve(checkpoint: str, *, engine: str, port: int | None, host: str, timeout: float) -> int:
+    import signal
+
+    from whileai_core.errors import InvalidArgument, InvalidArgumentType, ServeError
+    from whileai_core.serve.server import serve
+
+    def _interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt  # SIGTERM stops the server as Ctrl-C does
+
+    signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        server = serve(checkpoint, engine=engine, port=port, host=host, timeout_s=timeout)
+    except (ServeError, InvalidArgument, InvalidArgumentType) as exc:
+        print(f"whileai serve: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    with server:
+        try:
+            print(server.url, flush=True)
+            for note in server.notes:
+                print(f"note: {note}", file=sys.stderr)
+            print(f"serving {server.model!r} with {server.engine} (pid {server.pid}); model id for requests: "
+                  f"{server.model}; Ctrl-C stops it", file=sys.stderr, flush=True)
+            code = server.wait()
+        except KeyboardInterrupt:
+            return 0
+        print(f"whileai serve: the server exited with status {code}\n{server.log_tail()}", file=sys.stderr)
+        return 1
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="whileai", description="whileai: simulate, grade, measure, select, "
                                      "guard, train, prove. Offline by default.")
@@ -50,6 +82,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     gate.add_argument("current", help="the run document to judge")
     gate.add_argument("--max-drop", type=float, default=None, help="smallest pass@1 drop that can fail the gate")
     gate.add_argument("--alpha", type=float, default=None, help="significance level of the gate")
+    srv = sub.add_parser("serve", help="serve a local checkpoint behind an OpenAI-compatible server until Ctrl-C "
+                         "(prints its base URL)")
+    srv.add_argument("checkpoint", help="a checkpoint directory (full weights or a LoRA adapter on a local base)")
+    srv.add_argument("--engine", default="auto", choices=("auto", "transformers", "vllm"),
+                     help="auto: vLLM when installed and a GPU is visible, else transformers serve")
+    srv.add_argument("--port", type=int, default=None, help="TCP port (default: a free one)")
+    srv.add_argument("--host", default=None, help="bind address (default 127.0.0.1; anything else is warned about)")
+    srv.add_argument("--timeout", type=float, default=None, help="seconds to wait for the server to answer")
     args = parser.parse_args(argv)
     if args.command == "quickstart":
         from whileai_core.quickstart import run
@@ -59,6 +99,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if args.command == "defaults":
         return _defaults()
+    if args.command == "serve":
+        from whileai_core import defaults
+
+        return _serve(args.checkpoint, engine=args.engine, port=args.port, host=args.host or defaults.SERVE_HOST,
+                      timeout=args.timeout or defaults.SERVE_START_TIMEOUT_S)
     if args.command == "gate":
         return _gate(args.baseline, args.current, max_drop=args.max_drop, alpha=args.alpha)
     import whileai

@@ -294,3 +294,15 @@ PLATFORM_TRAIN_POLL_S = 15.0  # seconds between GET /runs/{id} while train(wait=
 PLATFORM_TRAIN_TIMEOUT_S = 6 * 3600.0  # train(wait=True) stops waiting after this long; convention, untested
 PLATFORM_MIN_MIXED_TASKS = 32  # fewer mixed tasks than this only warns in the train pre-flight; whileai SDK min_mixed_tasks=32
 TRACK_VERSION_MAX_CHARS = 40  # run versions are capped before the service refuses them; whileai SDK tracking client (40)
+
+# --------------------------------------------------------------------------------------------------
+# Serve a checkpoint (serve/)
+# --------------------------------------------------------------------------------------------------
+SERVE_HOST = "127.0.0.1"  # loopback only unless host= is given; OWASP "bind to localhost" default for dev servers
+SERVE_START_TIMEOUT_S = 300.0  # how long a start waits for GET /v1/models; the tiny test model on 2 shared CPU cores
+#                                answered in 9 s (transformers serve), vLLM's CUDA-graph capture takes minutes; convention
+SERVE_POLL_S = 0.25  # seconds between health checks while a server starts; convention, untested
+SERVE_HEALTH_TIMEOUT_S = 2.0  # read timeout of one health check (GET /v1/models answers from memory); convention
+SERVE_STOP_GRACE_S = 10.0  # SIGTERM, then this long before SIGKILL to the process group; uvicorn's graceful
+#                            shutdown of transformers serve took about 2 s here; Kubernetes' default grace is 30 s
+SERVE_LOG_TAIL_LINES = 40  # lines of the server's own log quoted in a start error; convention, untested

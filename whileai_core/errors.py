@@ -16,6 +16,7 @@ everything the engine raises on purpose::
     ├── PlatformError (RuntimeError)      the While service refused or failed a call: ``status`` and its message
     │   └── LoginError                    the device login was denied, expired or never finished
     ├── TrainingSelectionError (ValueError)  platform.train's pre-flight: the dataset cannot train that method
+    ├── ServeError (RuntimeError)         a model server could not start, answer its health check, or its engine is missing
     ├── UnsupportedAnnotation             a tool's type annotation has no JSON schema
     └── BaselineError                     a stored run document cannot serve as the gate's baseline
         ├── CorruptBaseline (ValueError)      the file is not a valid run document
@@ -41,6 +42,7 @@ __all__ = [
     "JudgeReplyError",
     "LoginError",
     "PlatformError",
+    "ServeError",
     "TrainingSelectionError",
     "MissingBaseline",
     "NonFiniteReward",
@@ -128,6 +130,22 @@ class TrainingSelectionError(WaiError, ValueError):
     def __init__(self, message: str, *, report: Any = None) -> None:
         super().__init__(message)
         self.report = report
+
+
+class ServeError(WaiError, RuntimeError):
+    """A model server (``wai.serve``) could not start: its engine or a package it needs is not installed, the
+    checkpoint cannot be served, or the process exited or missed its health check.
+
+    ``engine`` names the engine, ``log_tail`` holds the last lines of the server's own log (also in the message)
+    and ``returncode`` the exit status when the process died."""
+
+    def __init__(self, message: str, *, engine: str | None = None, log_tail: str = "",
+                 returncode: int | None = None) -> None:
+        text = f"{message}\n--- last lines of the server log ---\n{log_tail}" if log_tail else message
+        super().__init__(text)
+        self.engine = engine
+        self.log_tail = log_tail
+        self.returncode = returncode
 
 
 class UnsupportedAnnotation(WaiError):

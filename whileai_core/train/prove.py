@@ -62,9 +62,16 @@ def _as_player(model: Any, *, system_prompt: str | None, tools: Any, max_new_tok
                         system_prompt=system_prompt, tools=tools, max_new_tokens=max_new_tokens,
                         temperature=temperature, seed=seed)
         return lm, lm.name
+    if callable(getattr(model, "complete", None)):  # a backend, e.g. wai.serve(...).endpoint: same decoding as a LocalModel
+        from whileai_core.simulate.model_agent import as_agent
+
+        agent = as_agent(model, tools=tools, system_prompt=None, temperature=temperature, max_tokens=max_new_tokens,
+                         cache=False)
+        return agent, agent.__name__
     if callable(model):
         return model, getattr(model, "__name__", None) or getattr(model, "name", None) or type(model).__name__
-    raise InvalidArgumentType(f"a model for prove() must be a checkpoint path, a LocalModel, a TrainResult or an agent callable; "
+    raise InvalidArgumentType(f"a model for prove() must be a checkpoint path, a LocalModel, a TrainResult, a backend "
+                              "(wai.Endpoint) or an agent callable; "
                     f"got {type(model).__name__}")
 
 
@@ -96,6 +103,8 @@ def _play_all(player: Any, bases: Sequence[Mapping[str, Any]], rollouts: int, ar
               system_prompt: str | None, batch_size: int) -> list[Row]:
     """Every (task, rollout) played by one model: batched decoding for a tool-less LocalModel, else one by one."""
     from whileai_core.models.local_model import LocalModel, reply_message
+    from whileai_core.simulate.model_agent import ModelAgent
+    from whileai_core.simulate.situations import Scenario
 
     jobs = [(base, i) for base in bases for i in range(rollouts)]
     prompts = [_prompt_for(player, base, system_prompt) for base, _ in jobs]
@@ -114,7 +123,11 @@ def _play_all(player: Any, bases: Sequence[Mapping[str, Any]], rollouts: int, ar
             result: Any = player.run(prompt)
         else:
             user = next((m["content"] for m in reversed(prompt) if m.get("role") == "user"), "")
-            result = player(user)
+            if isinstance(player, ModelAgent):  # a served model sees the same system + user messages as a LocalModel
+                system = next((m["content"] for m in prompt if m.get("role") == "system"), None)
+                result = player(Scenario(user, system_prompt=system, task_id=task_key(base), rollout_index=i))
+            else:
+                result = player(user)
             if isinstance(result, str):
                 result = {"steps": [], "final_text": result}
             if not isinstance(result, Mapping) or "final_text" not in result:
@@ -143,7 +156,9 @@ def prove(
     """Play ``before_model`` and ``after_model`` on every holdout task, grade both with ``judge``, and report
     the paired delta (``measure.delta_report``: delta, interval, p-value, n paired, verdict).
 
-    A model is a checkpoint directory, a ``TrainResult``, a ``LocalModel`` or any agent callable.
+    A model is a checkpoint directory, a ``TrainResult``, a ``LocalModel``, a backend such as a served
+    checkpoint's ``wai.serve(...).endpoint`` (played with the same ``temperature`` and ``max_new_tokens``, on the
+    same system and user messages) or any agent callable.
     With ``train_rows=`` the holdout is checked against the training rows first; contaminated tasks are
     named in a warning. ``rollouts > 1`` needs ``temperature > 0`` (greedy replies would repeat). A ``LocalModel``
     without tools decodes ``batch_size`` prompts at a time; with tools (or an agent callable) rollouts run one by one.

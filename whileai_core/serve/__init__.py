@@ -1,0 +1,2 @@
+"""Serve: a trained checkpoint behind an OpenAI-compatible server (``transformers serve`` or vLLM), as a handle.
+"""
