@@ -143,7 +143,7 @@ def test_a_judge_failure_keeps_the_verdicts_already_paid_for(concurrency):
         return 1
 
     with pytest.raises(JudgeError) as info:
-        wai.run_judge(rows, judge, concurrency=concurrency)
+        wai.run_judge(rows, judge, concurrency=concurrency, on_error="raise")
     err = info.value
     assert "t20" in str(err) and "20 row(s) graded before it are in err.partial" in str(err)
     assert [r["task_id"] for r in err.partial] == [f"t{i}" for i in range(20)]
