@@ -69,6 +69,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "judge_probes": ("whileai_core.grade.judge_trust", "judge_probes"),
     "decontaminate": ("whileai_core.guard.contamination", "decontaminate"),
     "hack_scan": ("whileai_core.guard.hack", "hack_scan"),
+    "hack_scan_diff": ("whileai_core.guard.hack", "hack_scan_diff"),
     "trace_markers": ("whileai_core.guard.trace", "trace_markers"),
     "HackMonitor": ("whileai_core.guard.monitor", "HackMonitor"),
     # export and train

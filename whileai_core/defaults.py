@@ -96,6 +96,9 @@ HACK_PERM_CHUNK_CELLS = 2_000_000  # shuffled-reward cells held at once (memory 
 DECONTAM_NGRAM = 8  # word n-gram length; Llama 3 (Dubey et al. 2024, sec. 5.1.4) and PaLM (Chowdhery et al. 2022) use 8-grams
 DECONTAM_OVERLAP = 0.8  # share of a row's words inside shared n-grams that marks it dirty; Llama 2 (Touvron et al. 2023, A.6) "dirty" >= 80%
 DECONTAM_EXAMPLES = 20  # examples kept in the report; whileai SDK examples[:20]; convention
+DECONTAM_MAX_NGRAM = 256  # longest word n-gram decontaminate accepts (bounds the hashing loop; 8 is the norm, 50 the longest in use: GPT-3 used 13, Brown et al. 2020 App. C); convention
+DECONTAM_SIMILARITY = 0.85  # cosine at or above which an embedded row is a paraphrase of an eval prompt; whileai SDK similarity=0.85, convention
+DECONTAM_CALIBRATION_QUANTILE = 0.99  # quantile of cosine between distinct eval tasks reported as the paraphrase floor; whileai SDK (99th percentile)
 # trace_markers and HackMonitor (guards.py)
 TRACE_EVIDENCE_CHARS = 200  # evidence fragment kept per trajectory flag; whileai SDK score/trace.py; convention
 MONITOR_EVERY = 64  # HackMonitor re-scans its buffer every N observed rows; convention, untested
@@ -103,6 +106,9 @@ MONITOR_BUFFER = 512  # rows the HackMonitor keeps (most recent); whileai SDK Ha
 MONITOR_WINDOW = 3  # scans compared for the divergence and length alarms; whileai SDK window=3
 MONITOR_DELTA = 0.1  # proxy-reward rise over the window that, with no gold rise, raises "divergence"; Gao et al. 2022; SDK delta=0.1
 MONITOR_LENGTH_RISE = 0.25  # relative mean-length rise with no gold rise that raises "length"; whileai SDK length_pct=0.25
+MONITOR_HOLDOUT_PROMPTS = 32  # holdout prompts sampled per HackMonitor gold check; whileai SDK n_prompts=32
+MONITOR_HOLDOUT_K = 4  # completions per holdout prompt per gold check; whileai SDK k=4
+HACK_DIFF_TOP = 10  # features listed as moved by hack_scan_diff; whileai SDK top=10
 # verifiers (verify.py)
 MATH_ABS_TOL = 1e-6  # absolute tolerance for numeric answers; whileai SDK Numeric(tol=1e-6)
 MATH_REL_TOL = 1e-9  # relative tolerance for numeric answers; convention (math.isclose default)
