@@ -182,6 +182,10 @@ POWER = 0.8  # power holdout_size plans for; Cohen 1988 convention, used by Mill
 PERMUTATIONS = 10000  # random sign flips behind a paired permutation p; smallest two-sided p is 2/(P+1); statistics-methods.md C
 EXACT_PERMUTATION_MAX = 16  # at most this many non-zero paired differences: enumerate all 2^m sign flips (65,536); convention, untested
 MIN_RERUNS = 3  # below this many re-runs the run-to-run sd gets a note; whileai SDK MIN_RERUNS ("two is a difference, not a distribution")
+MIN_PAIRED_TASKS = 5  # compare_runs pairs by task from this many shared tasks, else compares unpaired task means; whileai SDK MIN_PAIRED_TASKS=5, convention
+EVAL_POWER_EFFECT = 0.05  # the gain eval_power asks a held-out set to be able to prove; whileai SDK effect=0.05 (5 points), convention
+EVAL_POWER_CEILING = 0.9  # base pass@1 at or above which a held-out set is saturated; whileai SDK ceiling_pass_rate=0.9, convention
+EVAL_POWER_FLOOR = 0.05  # base pass@1 at or below which a held-out set is floored (nothing passes); convention, untested
 HOLDOUT_BASE = 0.6  # base pass rate holdout_size assumes when none is measured; whileai SDK base=0.6, convention
 HOLDOUT_BETWEEN_VAR = 0.0  # omega^2, between-task variance of true paired gains when not measured; Miller 2024 Eq. 9 (0 = optimistic)
 HOLDOUT_SIM_RUNS = 2000  # simulated delta_report runs per candidate n when holdout_size plans on the binomial model; issue 15 (>= 2,000 runs); MC sd of power ~0.009
