@@ -56,6 +56,11 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "Selection": ("whileai_core.select.select", "Selection"),
     "build_preference_pairs": ("whileai_core.select.preferences", "build_preference_pairs"),
     "curriculum": ("whileai_core.select.curriculum", "curriculum"),
+    "retire_solved": ("whileai_core.select.curriculum", "retire_solved"),
+    "Rejection": ("whileai_core.select.rules", "Rejection"),
+    "next_round": ("whileai_core.select.rounds", "next_round"),
+    "group_signal": ("whileai_core.select.rounds", "group_signal"),
+    "recommend": ("whileai_core.train.recommend", "recommend"),
     # guard
     "verify": ("whileai_core.grade.verify", None),
     "Verifier": ("whileai_core.grade.verify", "Verifier"),

@@ -39,6 +39,11 @@ HACK_THRESHOLD = 0.3  # within-task |correlation| of a feature with reward that 
 LEAK_MIN_QUOTE_CHARS = 12  # a quote of the privileged block this long in the visible reply counts as a leak; whileai SDK, convention
 TRUNCATION_MIN_CHARS = 200  # a reply this long that stops mid-sentence counts as truncated; whileai SDK, convention
 SFT_MIN_REWARD = 1.0  # rejection sampling keeps completions at or above this reward; Touvron et al. 2023 (Llama 2 RS), convention
+RECOMMEND_SATURATION_COPIES = 5  # SFT rows per covering-grid cell before more rows stop adding coverage; whileai SDK SATURATION_COPIES=5, convention
+RECOMMEND_SFT_TARGET = 800  # SFT rows recommend() plans for when no target is given; whileai SDK, convention
+RECOMMEND_RL_TARGET = 1000  # RL rows recommend() plans for when no target is given; whileai SDK select(target=1000), convention
+RECOMMEND_MIN_MIXED_RATE = 0.02  # floor on the mixed-group rate recommend() plans with (a lower guess would ask for an unbounded budget); whileai SDK
+RECOMMEND_BUDGET_STEP = 100  # SFT budgets are rounded up to a multiple of this; whileai SDK, convention
 REJECTION_SAMPLING_MIN_K = 10  # below this many completions per prompt, best-of-n barely selects; Touvron et al. 2023, convention
 
 # --------------------------------------------------------------------------------------------------
