@@ -92,6 +92,8 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "LocalModel": ("whileai_core.models.local_model", "LocalModel"),
     "export_environment": ("whileai_core.train.environment", "export_environment"),
     "export_trl": ("whileai_core.train.trl_formats", "export_trl"),
+    "load_environment": ("whileai_core.train.environment", "load_environment"),
+    "export_preference": ("whileai_core.train.preferences", "export_preference"),
     # feed traces back (a namespace: wai.traces.load, .situations, .redact_strings)
     "traces": ("whileai_core.traces", None),
     # models and configuration

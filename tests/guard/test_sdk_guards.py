@@ -104,7 +104,8 @@ def test_decontaminate_with_an_embedder_catches_a_paraphrase():
     assert rep.n_semantic == 2 and [r["task_id"] for r in clean] == ["t3"]
     sem = [e for e in rep.examples if e["match"] == "semantic"]
     assert sem[0]["similarity"] >= 0.85 and "inexpensive car" in sem[0]["eval_text"]
-    assert rep.calibration is not None and rep.calibration < 0.85 and "semantic cosine >= 0.85 2" in str(rep)
+    assert rep.calibration is not None and rep.calibration < 0.85
+    assert "semantic cosine >= 0.85 2) against 3 eval texts" in str(rep)
 
     class Model:
         def embed(self, texts):
@@ -147,4 +148,4 @@ def test_hack_scan_diff_names_what_training_taught():
     assert "before:" in text and "n=240 rows" in text
     endorsed = wai.hack_scan_diff(_rows(0, shout_pays=False), _rows(1, shout_pays=True), endorsed="exclamations",
                                   permutations=100)
-    assert "which is endorsed" in endorsed["learned"] and not endorsed["warnings"][:1] == ["REWARD HACK"]
+    assert "which is endorsed" in endorsed["learned"] and not any(w.startswith("REWARD HACK") for w in endorsed["warnings"])

@@ -412,9 +412,9 @@ def _unjudged_warnings(rows: list[dict[str, Any]]) -> list[str]:
         return []
     first = next(r for r in rows if r.get("judge_status") in JUDGE_FAULTS)
     counts = ", ".join(f"{k} {v}" for k, v in sorted(faults.items()))
-    return [f"{sum(faults.values())} of {len(rows)} rows unjudged ({counts}); first: {first.get('judge_error')}; "
-            "they are not failures and are left out of pass@k: fix the judge, or grade with on_error='raise' "
-            "to stop at the first"]
+    return [(f"{sum(faults.values())} of {len(rows)} rows unjudged ({counts}); first: {first.get('judge_error')}; "
+             "they are not failures and are left out of pass@k: fix the judge, or grade with on_error='raise' "
+             "to stop at the first")]
 
 
 def _hollow_warnings(rows: list[dict[str, Any]], declared_tools: list[str]) -> list[str]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from whileai_core.defaults import CI_LEVEL, LEAK_MIN_QUOTE_CHARS
@@ -153,7 +153,13 @@ def report(scored: Any, *, level: float = CI_LEVEL) -> GradeReport:
     ci = bootstrap_mean_ci(means, level=level) if len(means) else None
     interval = getattr(ci, "ci", ci)
     n_scored = sum(1 for _, v in rewards if v is not None)
-    pa = pass_at(rows)
+    warnings = list(getattr(scored, "warnings", []) or [])
+    try:
+        pa = pass_at(rows)
+        pa_text = str(pa) if pa.n_groups else None
+    except ValueError as exc:  # e.g. repeated rollouts: say why there is no pass@k line, keep the rest
+        pa_text = None
+        warnings.append(f"no pass@k: {exc}")
     return GradeReport(
         judge=getattr(scored, "judge_name", None), n_rows=len(rows), n_scored=n_scored, n_tasks=len(means),
         mean_reward=float(means.mean()) if len(means) else None,
@@ -162,7 +168,7 @@ def report(scored: Any, *, level: float = CI_LEVEL) -> GradeReport:
         partials=sum(1 for _, v in rewards if v is not None and 0 < v < 1),
         unjudged=sum(1 for _, v in rewards if v is None),
         judge_status=dict(Counter(str(r["judge_status"]) for r in rows if r.get("judge_status"))),
-        pass_at=str(pa) if pa.n_groups else None, warnings=list(getattr(scored, "warnings", []) or []))
+        pass_at=pa_text, warnings=warnings)
 
 
 # --------------------------------------------------------------------------------------------------

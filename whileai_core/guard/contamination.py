@@ -237,7 +237,7 @@ class DecontaminationReport:
                 f"same task {self.n_same_task}, exact {self.n_exact}, {self.ngram}-gram overlap >= "
                 f"{self.overlap:.0%} {self.n_near}"
                 + (f", semantic cosine >= {self.similarity:.2f} {self.n_semantic}" if self.similarity is not None else "")
-                + ") against {self.n_eval_texts} eval texts; "
+                + f") against {self.n_eval_texts} eval texts; "
                 f"{self.n_eval_dirty} eval texts are >= {self.overlap:.0%} covered by training n-grams")
 
     def to_dict(self) -> dict[str, Any]:
@@ -434,8 +434,8 @@ def decontaminate(
     examples = integer("examples", examples, minimum=0)
     field_list = _check_fields(fields, data)
     eval_texts, eval_ids, n_eval_rows = _eval_texts(against)
-    notes = [] if embed else [f"paraphrases are not caught: {n}-gram overlap finds copies, not rewordings; pass "
-                              "embedder= to catch them"]
+    notes = [] if embed else [(f"paraphrases are not caught: {n}-gram overlap finds copies, not rewordings; pass "
+                               "embedder= to catch them")]
     rules_skipped: dict[str, str] = {}
     if not eval_texts:
         notes.append("the eval set gave no texts; nothing can be matched")

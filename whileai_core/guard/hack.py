@@ -473,8 +473,8 @@ class HackScanDiff(dict):  # type: ignore[type-arg]
 
     def __str__(self) -> str:
         b, a = self["before"], self["after"]
-        lines = [f"hack scan before: {b['verdict']} (n={b['n_used']} rows in {b['n_tasks']} tasks); "
-                 f"after: {a['verdict']} (n={a['n_used']} rows in {a['n_tasks']} tasks)"]
+        lines = [(f"hack scan before: {b['verdict']} (n={b['n_used']} rows in {b['n_tasks']} tasks); "
+                  f"after: {a['verdict']} (n={a['n_used']} rows in {a['n_tasks']} tasks)")]
         if self["gained"]:
             lines.append("flagged after, not before: " + ", ".join(self["gained"]))
         if self["lost"]:

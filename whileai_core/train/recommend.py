@@ -71,8 +71,8 @@ def recommend(tools: Sequence[Any], policy: str | None = None, *, system_prompt:
         n_sit = max(2 * cells, math.ceil(target / (k * rate)))
         kwargs = {"mode": "rl", "situations": n_sit, "repeats": k, "budget": n_sit * k}
         reasoning = [f"the covering grid has {cells} cells; RL plays each at least twice ({2 * cells} situations)",
-                     f"{target} rows in mixed groups of {k} at a mixed rate of {rate:.2f} need "
-                     f"{math.ceil(target / (k * rate))} situations",
-                     f"budget {n_sit * k} = {n_sit} situations x {k} rollouts; measure the mixed rate on a pilot "
-                     "with group_signal(rows) and pass it as mixed_rate="]
+                     (f"{target} rows in mixed groups of {k} at a mixed rate of {rate:.2f} need "
+                      f"{math.ceil(target / (k * rate))} situations"),
+                     (f"budget {n_sit * k} = {n_sit} situations x {k} rollouts; measure the mixed rate on a pilot "
+                      "with group_signal(rows) and pass it as mixed_rate=")]
     return Recommendation(mode=mode, cells=cells, target=target, simulate_kwargs=kwargs, reasoning=reasoning)
