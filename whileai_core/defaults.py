@@ -39,6 +39,11 @@ HACK_THRESHOLD = 0.3  # within-task |correlation| of a feature with reward that 
 LEAK_MIN_QUOTE_CHARS = 12  # a quote of the privileged block this long in the visible reply counts as a leak; whileai SDK, convention
 TRUNCATION_MIN_CHARS = 200  # a reply this long that stops mid-sentence counts as truncated; whileai SDK, convention
 SFT_MIN_REWARD = 1.0  # rejection sampling keeps completions at or above this reward; Touvron et al. 2023 (Llama 2 RS), convention
+RECOMMEND_SATURATION_COPIES = 5  # SFT rows per covering-grid cell before more rows stop adding coverage; whileai SDK SATURATION_COPIES=5, convention
+RECOMMEND_SFT_TARGET = 800  # SFT rows recommend() plans for when no target is given; whileai SDK, convention
+RECOMMEND_RL_TARGET = 1000  # RL rows recommend() plans for when no target is given; whileai SDK select(target=1000), convention
+RECOMMEND_MIN_MIXED_RATE = 0.02  # floor on the mixed-group rate recommend() plans with (a lower guess would ask for an unbounded budget); whileai SDK
+RECOMMEND_BUDGET_STEP = 100  # SFT budgets are rounded up to a multiple of this; whileai SDK, convention
 REJECTION_SAMPLING_MIN_K = 10  # below this many completions per prompt, best-of-n barely selects; Touvron et al. 2023, convention
 
 # --------------------------------------------------------------------------------------------------
@@ -96,6 +101,9 @@ HACK_PERM_CHUNK_CELLS = 2_000_000  # shuffled-reward cells held at once (memory 
 DECONTAM_NGRAM = 8  # word n-gram length; Llama 3 (Dubey et al. 2024, sec. 5.1.4) and PaLM (Chowdhery et al. 2022) use 8-grams
 DECONTAM_OVERLAP = 0.8  # share of a row's words inside shared n-grams that marks it dirty; Llama 2 (Touvron et al. 2023, A.6) "dirty" >= 80%
 DECONTAM_EXAMPLES = 20  # examples kept in the report; whileai SDK examples[:20]; convention
+DECONTAM_MAX_NGRAM = 256  # longest word n-gram decontaminate accepts (bounds the hashing loop; 8 is the norm, 50 the longest in use: GPT-3 used 13, Brown et al. 2020 App. C); convention
+DECONTAM_SIMILARITY = 0.85  # cosine at or above which an embedded row is a paraphrase of an eval prompt; whileai SDK similarity=0.85, convention
+DECONTAM_CALIBRATION_QUANTILE = 0.99  # quantile of cosine between distinct eval tasks reported as the paraphrase floor; whileai SDK (99th percentile)
 # trace_markers and HackMonitor (guards.py)
 TRACE_EVIDENCE_CHARS = 200  # evidence fragment kept per trajectory flag; whileai SDK score/trace.py; convention
 MONITOR_EVERY = 64  # HackMonitor re-scans its buffer every N observed rows; convention, untested
@@ -103,6 +111,9 @@ MONITOR_BUFFER = 512  # rows the HackMonitor keeps (most recent); whileai SDK Ha
 MONITOR_WINDOW = 3  # scans compared for the divergence and length alarms; whileai SDK window=3
 MONITOR_DELTA = 0.1  # proxy-reward rise over the window that, with no gold rise, raises "divergence"; Gao et al. 2022; SDK delta=0.1
 MONITOR_LENGTH_RISE = 0.25  # relative mean-length rise with no gold rise that raises "length"; whileai SDK length_pct=0.25
+MONITOR_HOLDOUT_PROMPTS = 32  # holdout prompts sampled per HackMonitor gold check; whileai SDK n_prompts=32
+MONITOR_HOLDOUT_K = 4  # completions per holdout prompt per gold check; whileai SDK k=4
+HACK_DIFF_TOP = 10  # features listed as moved by hack_scan_diff; whileai SDK top=10
 # verifiers (verify.py)
 MATH_ABS_TOL = 1e-6  # absolute tolerance for numeric answers; whileai SDK Numeric(tol=1e-6)
 MATH_REL_TOL = 1e-9  # relative tolerance for numeric answers; convention (math.isclose default)
@@ -176,6 +187,10 @@ POWER = 0.8  # power holdout_size plans for; Cohen 1988 convention, used by Mill
 PERMUTATIONS = 10000  # random sign flips behind a paired permutation p; smallest two-sided p is 2/(P+1); statistics-methods.md C
 EXACT_PERMUTATION_MAX = 16  # at most this many non-zero paired differences: enumerate all 2^m sign flips (65,536); convention, untested
 MIN_RERUNS = 3  # below this many re-runs the run-to-run sd gets a note; whileai SDK MIN_RERUNS ("two is a difference, not a distribution")
+MIN_PAIRED_TASKS = 5  # compare_runs pairs by task from this many shared tasks, else compares unpaired task means; whileai SDK MIN_PAIRED_TASKS=5, convention
+EVAL_POWER_EFFECT = 0.05  # the gain eval_power asks a held-out set to be able to prove; whileai SDK effect=0.05 (5 points), convention
+EVAL_POWER_CEILING = 0.9  # base pass@1 at or above which a held-out set is saturated; whileai SDK ceiling_pass_rate=0.9, convention
+EVAL_POWER_FLOOR = 0.05  # base pass@1 at or below which a held-out set is floored (nothing passes); convention, untested
 HOLDOUT_BASE = 0.6  # base pass rate holdout_size assumes when none is measured; whileai SDK base=0.6, convention
 HOLDOUT_BETWEEN_VAR = 0.0  # omega^2, between-task variance of true paired gains when not measured; Miller 2024 Eq. 9 (0 = optimistic)
 HOLDOUT_SIM_RUNS = 2000  # simulated delta_report runs per candidate n when holdout_size plans on the binomial model; issue 15 (>= 2,000 runs); MC sd of power ~0.009

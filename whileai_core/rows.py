@@ -63,6 +63,25 @@ def reward_field_hint(rows: Iterable[Mapping[str, Any]]) -> str | None:
             f"(0 or 1, or None); rename it, e.g. [dict(r, reward=r[{name!r}]) for r in rows]")
 
 
+def as_number(value: Any) -> float | None:
+    """A judge's number as a float (bools, ints, floats, numpy scalars); inf for an int past float range; else None."""
+    if isinstance(value, bool):
+        return float(value)
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        try:
+            return float(value)
+        except OverflowError:  # an int past float range (10**400): out of [0, 1], reported as such, never a crash
+            return math.inf
+    try:
+        import numpy as np
+
+        if isinstance(value, np.generic) and (np.issubdtype(type(value), np.number) or isinstance(value, np.bool_)):
+            return float(value)  # np.bool_ too: a judge written with numpy comparisons returns one
+    except ImportError:  # pragma: no cover
+        pass
+    return None
+
+
 def reward_of(row: Mapping[str, Any]) -> float | None:
     """The row's reward as a float when it is a finite number in [0, 1] (a bool counts as 0/1), else None."""
     value = row.get("reward")

@@ -62,7 +62,7 @@ def test_judge_junk_names_the_row(data):
 
     with pytest.raises(JudgeError, match=r"judge 'judge' failed on row sc-[0-9a-f]+#2 \(task sc-[0-9a-f]+, "
                                           r"rollout 2\).*reward is str"):
-        data.grade(judge=judge)
+        data.grade(judge=judge, on_error="raise")
 
 
 def test_judge_exception_names_the_row_or_is_kept(data):
@@ -72,7 +72,7 @@ def test_judge_exception_names_the_row_or_is_kept(data):
         return 1
 
     with pytest.raises(JudgeError, match=r"#1 .*raised KeyError"):
-        data.grade(judge=judge)
+        data.grade(judge=judge, on_error="raise")
     kept = data.grade(judge=judge, on_error="keep", concurrency=4)
     bad = kept.unjudged()
     assert len(bad) == 8 and all(r["judge_status"] == "error" and "KeyError" in r["judge_error"] for r in bad)
@@ -98,7 +98,7 @@ def test_abstention_is_unjudged_not_a_failure(data):
     scored = data.grade(judge=lambda row: {"reward": None, "reason": "no reference for this task"})
     assert scored.n_scored == 0 and all(r["judge_status"] == "abstained" for r in scored.rows)
     with pytest.raises(JudgeError, match="without a reason"):
-        data.grade(judge=lambda row: {"reward": None})
+        data.grade(judge=lambda row: {"reward": None}, on_error="raise")
 
 
 def test_context_reaches_judge_worker_threads(data):
@@ -143,7 +143,7 @@ def test_a_judge_failure_keeps_the_verdicts_already_paid_for(concurrency):
         return 1
 
     with pytest.raises(JudgeError) as info:
-        wai.run_judge(rows, judge, concurrency=concurrency)
+        wai.run_judge(rows, judge, concurrency=concurrency, on_error="raise")
     err = info.value
     assert "t20" in str(err) and "20 row(s) graded before it are in err.partial" in str(err)
     assert [r["task_id"] for r in err.partial] == [f"t{i}" for i in range(20)]

@@ -110,7 +110,7 @@ def test_unparseable_reply_is_a_loud_error_not_a_zero():
         assert "JudgeReplyError" in kept.rows[0]["judge_error"]
         srv.script({"text": "nope"})
         with pytest.raises(JudgeError, match="JudgeReplyError"):
-            run_judge([ROW], judge)
+            run_judge([ROW], judge, on_error="raise")
 
 
 @pytest.mark.parametrize("reply, reward, reason", [

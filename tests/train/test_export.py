@@ -51,7 +51,9 @@ def test_sft_export_and_masks(tmp_path, scored):
     assert any("below reward 1" in w for w in report["warnings"])
     back = read_jsonl(tmp_path / "sft.jsonl")
     assert all(sum(i["loss_mask"]) == 1 and i["loss_mask"][-1] == 1 for i in back)
-    assert "prompt" not in back[0] and "group_id" not in back[0]
+    assert "prompt" not in back[0] and "group" not in back[0]
+    # tasks repeat, so SFT rows carry the SDK's flat group stamp too (group_id, k, n0, n1, reward mean and sd)
+    assert {"group_id", "k", "n0", "n1", "reward_mean", "reward_std"} <= set(back[0])
     msgs = [{"role": "system"}, {"role": "user"}, {"role": "assistant"}, {"role": "tool"}, {"role": "assistant"}]
     assert mask_for(msgs) == [0, 0, 1, 0, 1] and mask_for(msgs, "final") == [0, 0, 0, 0, 1]
     with pytest.raises(ValueError, match="mask_mode="):

@@ -56,7 +56,7 @@ from whileai_core.errors import InvalidArgument, InvalidArgumentType
 from whileai_core.measure.stats import cohen_kappa, cohen_kappa_interval, wilson_interval
 from whileai_core.messages import reply_text
 from whileai_core.rowlist import RowList
-from whileai_core.rows import as_rows, read_jsonl, task_key
+from whileai_core.rows import as_number, as_rows, read_jsonl, task_key
 
 Row = Mapping[str, Any]
 Judge = Callable[[Row], Any]
@@ -125,11 +125,9 @@ def _judge_reward(judge: Judge, row: Row) -> float | None:
         out = judge(row)
     except Exception:  # noqa: BLE001 - a judge that raises on a probe counts as an error there, not a verdict
         return None
-    from whileai_core.grade.run import _number  # numpy numbers and np.bool_ count, as in grading
-
     if isinstance(out, Mapping):
         out = out.get("reward", out.get("score"))
-    value = _number(out)
+    value = as_number(out)  # numpy numbers and np.bool_ count, as in grading
     if value is not None and math.isfinite(value) and 0 <= value <= 1:
         return value
     return None
@@ -292,9 +290,10 @@ class ProbeReport:
             ci = p["ci"]
             ci_txt = f"[{ci[0]:.0%}..{ci[1]:.0%}]" if ci else "[-]"
             rate = f"{p['exploit_rate']:.0%}" if p["exploit_rate"] is not None else "-"
+            resolves = (f"resolves about {p['resolves']}" if p["resolves"] is not None
+                        else "too few rows to resolve any exploit rate")
             tail = "EXPLOITABLE" if p["flagged"] else (
-                f"low power (n={p['denominator']}; resolves about {p['resolves']} at "
-                f"{PROBE_POWER:.0%} power)" if p["low_power"] else "")
+                f"low power (n={p['denominator']}; {resolves} at {PROBE_POWER:.0%} power)" if p["low_power"] else "")
             # pass counts, not bare rates: the rate worth an interval is the exploit rate beside them
             pb = f"{round(p['pass_before'] * p['n'])}/{p['n']}" if p["pass_before"] is not None else "-"
             pa = f"{round(p['pass_after'] * p['n'])}/{p['n']}" if p["pass_after"] is not None else "-"
@@ -934,3 +933,58 @@ def attach_labels(rows: Any, labels: Any, *, kind: str = "human") -> RowList:
         if value is not None and not callable(value):
             setattr(out, attr, value)
     return out
+
+
+# --------------------------------------------------------------------------------------------------
+# compare_judges
+# --------------------------------------------------------------------------------------------------
+
+
+class JudgeRanking(list):  # type: ignore[type-arg]
+    """Judges ranked by Cohen's kappa against gold; prints one line per judge with intervals and n."""
+
+    def __str__(self) -> str:
+        lines = [f"{len(self)} judge(s) ranked by kappa against gold (floors: agreement and kappa lower bounds)"]
+        for e in self:
+            lines.append(f"  {e['name']:<24} {e['verdict']:<13} {e['line']}")
+        return "\n".join(lines)
+
+
+def compare_judges(source: Any, judges: Mapping[str, Callable[[Row], Any]] | Sequence[Callable[[Row], Any]], *,
+                   gold: Any = "gold_reward") -> JudgeRanking:
+    """Grade the same labelled rows with several judges and rank them by kappa against gold.
+
+    A judge that raises or breaks the contract on a row leaves that row unlabeled for it (as ``judge_probes``).
+
+    Args:
+        source: rows that carry gold labels (``gold_reward``), or any rows with ``gold=`` a gold row list.
+        judges: ``{name: judge}`` or a list of judges (named by ``__name__``).
+        gold: the gold field or gold rows, as in ``judge_trust(gold=)`` (default ``"gold_reward"``).
+
+    Returns:
+        JudgeRanking: a list of ``{name, ok, verdict, kappa, agreement, n_labeled, report, line}``, best first
+        (an unmeasured kappa ranks last).
+
+    Raises:
+        InvalidArgument: no judges given.
+
+    Example:
+        >>> rows = [{"task_id": str(i), "final_text": "yes" if i % 2 else "no", "gold_reward": i % 2,
+        ...          "gold_kind": "human"} for i in range(6)]
+        >>> compare_judges(rows, {"says_yes": lambda r: r["final_text"] == "yes", "always": lambda r: 1})[0]["name"]
+        'says_yes'
+    """
+    named = dict(judges) if isinstance(judges, Mapping) else {
+        getattr(j, "__name__", None) or getattr(j, "name", None) or type(j).__name__: j for j in judges}
+    if not named:
+        raise InvalidArgument("compare_judges needs at least one judge: {name: judge(row) -> verdict}")
+    rows = as_rows(source, name="source")
+    ranking = JudgeRanking()
+    for name, judge in named.items():
+        graded = [{**r, "reward": _judge_reward(judge, dict(r)), "judge_name": name} for r in rows]
+        rep = judge_trust(graded, gold=gold)
+        ranking.append({"name": name, "ok": rep.ok, "verdict": rep.verdict, "kappa": rep.kappa,
+                        "agreement": rep.agreement, "n_labeled": rep.n_labeled, "report": rep,
+                        "line": str(rep).split(": ", 2)[-1]})
+    ranking.sort(key=lambda e: (e["kappa"] is None, -(e["kappa"] or 0.0), e["name"]))
+    return ranking

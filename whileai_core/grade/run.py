@@ -19,29 +19,13 @@ from typing import Any
 from whileai_core.arguments import integer
 from whileai_core.errors import InvalidArgument, InvalidArgumentType, JudgeError
 from whileai_core.rowlist import RowList
+from whileai_core.rows import as_number as _number
 from whileai_core.rows import as_rows, json_safe, scrub, write_jsonl
 
 ON_ERROR = ("raise", "keep")
+JUDGE_FAULTS = ("error", "invalid_result", "missing_reward")  # judge_status values of a row the judge failed on
 CONTRACT = ("a judge returns a bool, a number in [0, 1], or a dict {'reward': number in [0, 1], "
             "'reason'?: str, 'markers'?: {name: number or None}}")
-
-
-def _number(value: Any) -> float | None:
-    if isinstance(value, bool):
-        return float(value)
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        try:
-            return float(value)
-        except OverflowError:  # an int past float range (10**400): out of [0, 1], reported as such, never a crash
-            return math.inf
-    try:
-        import numpy as np
-
-        if isinstance(value, np.generic) and (np.issubdtype(type(value), np.number) or isinstance(value, np.bool_)):
-            return float(value)  # np.bool_ too: a judge written with numpy comparisons returns one
-    except ImportError:  # pragma: no cover
-        pass
-    return None
 
 
 def normalize_verdict(result: Any) -> tuple[float | int | None, str | None, dict[str, Any], dict[str, Any]]:
@@ -134,6 +118,7 @@ class ScoredData:
         self.tools = list(tools)
         self.mode = mode
         self.warnings = list(warnings)
+        self.trust: Any = None  # the judge_trust report of grade(trust=...), when it ran
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -174,8 +159,56 @@ class ScoredData:
         """The failing rows (reward 0), e.g. the production traces a judge failed, for ``simulate(traces=...)``."""
         return self.failures()
 
+    @property
+    def traces(self) -> RowList:
+        """The SDK's name for ``failed_traces()``: the failures, to replay with ``simulate(traces=...)``."""
+        return self.failures()
+
+    @property
+    def trajectories(self) -> RowList:
+        """The graded rows in memory, ``privileged`` included (``grade.views.trajectories``)."""
+        from whileai_core.grade.views import trajectories
+
+        return trajectories(self)
+
+    def partials(self) -> RowList:
+        """Rows with 0 < reward < 1 (``grade.views.partials``)."""
+        from whileai_core.grade.views import partials
+
+        return partials(self)
+
     def unjudged(self) -> RowList:
         return RowList(r for r in self.rows if r.get("reward") is None)
+
+    def select_by_reward(self, reward: float) -> RowList:
+        """Rows whose reward equals ``reward`` (``grade.views.select_by_reward``)."""
+        from whileai_core.grade.views import select_by_reward
+
+        return select_by_reward(self, reward)
+
+    def select_by_reward_range(self, lo: float, hi: float, *, inclusive: bool = True) -> RowList:
+        """Rows with lo <= reward <= hi (``grade.views.select_by_reward_range``)."""
+        from whileai_core.grade.views import select_by_reward_range
+
+        return select_by_reward_range(self, lo, hi, inclusive=inclusive)
+
+    def leak_report(self, **kwargs: Any) -> Any:
+        """Rows that quote their own privileged block (``grade.views.leak_report``)."""
+        from whileai_core.grade.views import leak_report
+
+        return leak_report(self, **kwargs)
+
+    def report(self, **kwargs: Any) -> Any:
+        """Counts, mean reward with its interval and n, pass@k and warnings in one printable block."""
+        from whileai_core.grade.views import report
+
+        return report(self, **kwargs)
+
+    def compare_judges(self, judges: Any, **kwargs: Any) -> Any:
+        """Rank several judges by kappa against the gold labels these rows carry (``grade.views.compare_judges``)."""
+        from whileai_core.grade.judge_trust import compare_judges
+
+        return compare_judges(self, judges, **kwargs)
 
     def select(self, mode: str | None = None, **kwargs: Any) -> Any:
         """Training rows for RL or SFT, with a report of what each gate dropped (``select.select``)."""
@@ -198,85 +231,115 @@ def _describe(row: Mapping[str, Any], index: int) -> str:
     return f"row {rid} (task {row.get('task_id', '?')}, rollout {row.get('rollout_index', '?')})"
 
 
-def run_judge(source: Any, judge: Callable[[dict[str, Any]], Any] | None, *, judge_name: str | None = None,
-              on_error: str = "raise", concurrency: int = 1) -> ScoredData:
-    """Score ``source`` (a run, a ScoredData or a row list) with ``judge``; returns a ScoredData of copies.
+def _scaled(verdict: Any, scale: tuple[float, float]) -> Any:
+    """A rating on ``scale=(lo, hi)`` read as the reward ``(v - lo) / (hi - lo)`` (6 places); the rating and scale
+    stay in ``judge_meta``. A rating outside the scale is a contract break (recorded as ``invalid_result``)."""
+    lo, hi = scale
+    if isinstance(verdict, Mapping):
+        key = next((k for k in ("rating", "score", "reward") if k in verdict), None)
+        if key is None:
+            return verdict  # missing_reward, reported as such by normalize_verdict
+        raw, rest = verdict[key], {k: v for k, v in verdict.items() if k not in ("rating", "score", "reward")}
+    else:
+        raw, rest = verdict, {}
+    v = _number(raw)
+    if v is None:
+        return verdict if isinstance(verdict, Mapping) else raw
+    if not math.isfinite(v) or not lo <= v <= hi:
+        raise InvalidArgument(f"the judge's rating {raw!r} is outside scale=({lo}, {hi}); return a rating on the "
+                              "scale, or pass the scale the judge uses")
+    return {**rest, "reward": round((v - lo) / (hi - lo), 6), "rating": raw, "scale": [lo, hi]}
 
-    on_error="raise" (default) stops at the first contract break with an error naming the row;
-    "keep" stores ``reward=None`` with ``judge_status`` and the error on that row and goes on.
 
-    Args:
-        source: a run, a ``ScoredData`` or a row list.
-        judge: a callable row -> verdict (a number, a bool, or ``{"reward", "reason"}``).
-        judge_name: the name stored on each row (default: the judge's own).
-        on_error: ``"raise"`` stops at the first contract break; ``"keep"`` stores ``reward=None`` with the error.
-        concurrency: rows judged at once.
+def _check_scale(scale: Any) -> tuple[float, float] | None:
+    if scale is None:
+        return None
+    try:
+        lo, hi = (float(x) for x in scale)
+    except (TypeError, ValueError):
+        raise InvalidArgumentType(f"scale= is (lo, hi), two numbers, e.g. scale=(1, 5); got {scale!r}") from None
+    if not (math.isfinite(lo) and math.isfinite(hi)) or hi <= lo:
+        raise InvalidArgument(f"scale=({lo}, {hi}) needs hi > lo, both finite; e.g. scale=(1, 5)")
+    return lo, hi
 
-    Returns:
-        A ``ScoredData`` of graded copies.
 
-    Raises:
-        InvalidArgumentType: an argument of the wrong type (a ``TypeError``); the message names it.
-        InvalidArgument: an argument out of range or of an unknown choice (a ``ValueError``); the message names it
-            and the fix.
-        JudgeError: a judge that breaks the contract (``on_error="raise"``).
+def _contract_meta(verdict: Any, scale: tuple[float, float] | None) -> tuple[str, dict[str, Any]]:
+    """(judge_status, judge_meta) for a verdict that broke the contract, in the SDK's vocabulary."""
+    if isinstance(verdict, Mapping):
+        keys = ("reward", "score", "rating") if scale else ("reward", "score")
+        present = [k for k in keys if k in verdict]
+        if not present:
+            return "missing_reward", {"returned_keys": sorted(map(str, verdict))}
+        raw = verdict[present[-1] if scale else present[0]]
+    else:
+        raw = verdict
+    value = _number(raw)
+    if value is None:
+        return "invalid_result", {"returned_type": type(raw).__name__}
+    return "invalid_result", {"reward_out_of_range": json_safe(raw) if math.isfinite(value) else repr(raw)[:60]}
 
-    Example:
-        ```python
-        scored = wai.run_judge(rows, lambda row: {"reward": int("refund" in row["final_text"])})
-        ```
-    """
-    if judge is None or not callable(judge):
-        raise InvalidArgumentType("grade() needs judge=<callable>: judge(row) -> {'reward': 0..1, 'reason'?: str}; got "
-                        f"{type(judge).__name__}")
-    if on_error not in ON_ERROR:
-        raise InvalidArgument(f"on_error= must be 'raise' or 'keep'; got {on_error!r}")
-    concurrency = integer("concurrency", concurrency, minimum=1)
-    rows = as_rows(source, name="source")
-    name = judge_name_of(judge, judge_name)
-    scoring_run_id = "score_" + uuid.uuid4().hex[:12]
 
-    def score(item: tuple[int, dict[str, Any]]) -> dict[str, Any]:
+class _Scorer:
+    """Grades one row at a time under one judge; the same for the thread pool and the plain loop."""
+
+    def __init__(self, judge: Callable[[dict[str, Any]], Any], name: str, on_error: str,
+                 scale: tuple[float, float] | None) -> None:
+        self.judge, self.name, self.on_error, self.scale = judge, name, on_error, scale
+        self.scoring_run_id = "score_" + uuid.uuid4().hex[:12]
+
+    def __call__(self, item: tuple[int, dict[str, Any]]) -> dict[str, Any]:
         i, original = item
         row = copy.deepcopy(dict(original))
         if original.get("status") == "infra_error":  # the agent never answered: nothing to judge, not a failure
-            row.update(reward=None, reason=None, judge_name=name, judge_status="skipped_infra_error")
+            row.update(reward=None, reason=None, judge_name=self.name, judge_status="skipped_infra_error")
             return row
+        meta: dict[str, Any] = {}
+        verdict: Any = None
         try:
-            verdict = judge(copy.deepcopy(dict(original)))
+            verdict = self.judge(copy.deepcopy(dict(original)))
         except (KeyboardInterrupt, SystemExit):
             raise
         except Exception as exc:
-            problem = f"the judge raised {type(exc).__name__}: {exc}"
-            status = "error"
+            problem, status = f"the judge raised {type(exc).__name__}: {exc}", "error"
+            meta = {"error": f"{type(exc).__name__}: {exc}"[:400]}
         else:
             try:
-                reward, reason, markers, meta = normalize_verdict(verdict)
+                reward, reason, markers, meta = normalize_verdict(
+                    _scaled(verdict, self.scale) if self.scale else verdict)
             except ValueError as exc:
-                problem, status = str(exc), "invalid_result"
+                problem = str(exc)
+                status, meta = _contract_meta(verdict, self.scale)
             else:
-                status = "ok" if reward is not None else "abstained"
-                row.update(reward=reward, reason=reason, judge_name=name, judge_status=status)
-                row["markers"] = {**(row.get("markers") or {}), **markers}
-                if meta:
-                    row["judge_meta"] = meta
-                row.setdefault("lineage", {}).update(judge=name, scoring_run_id=scoring_run_id)
-                return row
-        if on_error == "raise":
+                return self._scored(row, reward, reason, markers, meta)
+        if self.on_error == "raise":
             contract = "" if CONTRACT in problem else f" {CONTRACT};"
-            raise JudgeError(f"judge {name!r} failed on {_describe(original, i)}: {problem}.{contract} "
+            raise JudgeError(f"judge {self.name!r} failed on {_describe(original, i)}: {problem}.{contract} "
                              "pass on_error='keep' to record the failure on the row and go on")
-        row.update(reward=None, reason=None, judge_name=name, judge_status=status, judge_error=problem)
-        row.setdefault("lineage", {}).update(judge=name, scoring_run_id=scoring_run_id)
+        row.update(reward=None, reason=None, judge_name=self.name, judge_status=status, judge_error=problem,
+                   judge_meta=meta)
+        row.setdefault("lineage", {}).update(judge=self.name, scoring_run_id=self.scoring_run_id)
         return row
 
-    items = list(enumerate(rows))
+    def _scored(self, row: dict[str, Any], reward: Any, reason: Any, markers: dict[str, Any],
+                meta: dict[str, Any]) -> dict[str, Any]:
+        status = "ok" if reward is not None else "abstained"
+        row.update(reward=reward, reason=reason, judge_name=self.name, judge_status=status)
+        row["markers"] = {**(row.get("markers") or {}), **markers}
+        if "failure_class" in meta:  # lifted onto the row, as the SDK does, so selectors and exports read it
+            row["failure_class"] = meta.pop("failure_class")
+        if meta:
+            row["judge_meta"] = meta
+        row.setdefault("lineage", {}).update(judge=self.name, scoring_run_id=self.scoring_run_id)
+        return row
+
+
+def _grade_all(items: list[tuple[int, dict[str, Any]]], scorer: _Scorer, concurrency: int) -> list[dict[str, Any]]:
     graded: list[dict[str, Any]] = []
     try:
         if concurrency > 1 and len(items) > 1:
             with ThreadPoolExecutor(max_workers=concurrency) as pool:  # workers see the caller's wai.context
                 contexts = [contextvars.copy_context() for _ in items]  # copied here, in the caller's thread
-                futures = [pool.submit(ctx.run, score, it) for ctx, it in zip(contexts, items)]
+                futures = [pool.submit(ctx.run, scorer, it) for ctx, it in zip(contexts, items)]
                 try:
                     for fut in futures:
                         graded.append(fut.result())
@@ -286,18 +349,87 @@ def run_judge(source: Any, judge: Callable[[dict[str, Any]], Any] | None, *, jud
                     raise
         else:
             for item in items:
-                graded.append(score(item))
+                graded.append(scorer(item))
     except JudgeError as exc:  # the verdicts already paid for are kept on the error, never thrown away
         exc.partial = RowList(graded)  # type: ignore[attr-defined]
         exc.args = (f"{exc.args[0]} (the {len(graded)} row(s) graded before it are in err.partial)",)
         raise
+    return graded
+
+
+def run_judge(source: Any, judge: Callable[[dict[str, Any]], Any] | None, *, judge_name: str | None = None,
+              on_error: str = "keep", concurrency: int = 1, scale: Any = None, trust: Any = "warn") -> ScoredData:
+    """Score ``source`` (a run, a ScoredData or a row list) with ``judge``; returns a ScoredData of copies.
+
+    Args:
+        source: the rows to grade (a SimulationData, a ScoredData, or a list of row dicts).
+        judge: ``judge(row) -> verdict`` under the judge contract (module docstring).
+        judge_name: the name stamped on each row (default: the callable's ``__name__``, ``lambda_judge``).
+        on_error: "keep" (default, as the SDK) records a judge that raised as ``judge_status="error"`` and a
+            verdict that broke the contract as ``"invalid_result"`` (out of range, wrong type) or
+            ``"missing_reward"`` (a dict without a reward), with the details in ``judge_meta``; the rows stay
+            unjudged (never failures) and ``scored.warnings`` counts them. "raise" stops at the first with a
+            ``JudgeError`` naming the row.
+        concurrency: threads grading at once (default 1).
+        scale: ``(lo, hi)``: the judge returns a rating on this scale (a number, or ``rating``/``score``/
+            ``reward`` in a dict); the reward is ``(v - lo) / (hi - lo)`` rounded to 6 places.
+        trust: after grading, check the judge against gold labels (``judge_trust``): a row list of gold
+            labels (``gold_reward`` and ``gold_kind``, default human, matched by ``row_label_key`` and copied onto
+            the graded rows) always runs it; "warn" (default) runs it when graded rows
+            carry ``gold_reward`` and adds a warning when it fails; "require" raises when it fails or
+            cannot be measured; "off" skips it. The summary is on ``scored.trust`` and each row's
+            ``judge_meta["trust"]``.
+
+    Returns:
+        ScoredData: graded copies; the originals are never mutated.
+
+    Raises:
+        InvalidArgumentType: ``judge`` is not callable, or ``scale`` is not two numbers.
+        InvalidArgument: a bad ``on_error``, ``scale`` or ``trust``; ``trust="require"`` and the judge fails.
+        JudgeError: ``on_error="raise"`` and the judge raised or broke the contract (``err.partial`` holds
+            the rows graded before it).
+
+    Example:
+        >>> scored = run_judge([{"prompt": "2+2", "final_text": "4"}], lambda r: {"rating": 5}, scale=(1, 5))
+        >>> scored.rows[0]["reward"]
+        1
+    """
+    if judge is None or not callable(judge):
+        raise InvalidArgumentType("grade() needs judge=<callable>: judge(row) -> {'reward': 0..1, 'reason'?: str}; got "
+                        f"{type(judge).__name__}")
+    if on_error not in ON_ERROR:
+        raise InvalidArgument(f"on_error= must be 'raise' or 'keep'; got {on_error!r}")
+    concurrency = integer("concurrency", concurrency, minimum=1)
+    from whileai_core.grade.views import check_trust, trust_after_grade
+
+    check_trust(trust)
+    rows = as_rows(source, name="source")
+    name = judge_name_of(judge, judge_name)
+    scorer = _Scorer(judge, name, on_error, _check_scale(scale))
+    graded = _grade_all(list(enumerate(rows)), scorer, concurrency)
     declared = [getattr(t, "name", None) or (t.get("name") if isinstance(t, Mapping) else None)
                 for t in getattr(source, "tools", []) or []]
-    warnings = _hollow_warnings(graded, [d for d in declared if d])
-    return ScoredData(graded, judge_name=name, run_id=getattr(source, "run_id", None),
-                      scoring_run_id=scoring_run_id, system_prompt=getattr(source, "system_prompt", None),
-                      tools=getattr(source, "tools", []) or [], mode=getattr(source, "mode", None),
-                      warnings=warnings)
+    warnings = _hollow_warnings(graded, [d for d in declared if d]) + _unjudged_warnings(graded)
+    scored = ScoredData(graded, judge_name=name, run_id=getattr(source, "run_id", None),
+                        scoring_run_id=scorer.scoring_run_id, system_prompt=getattr(source, "system_prompt", None),
+                        tools=getattr(source, "tools", []) or [], mode=getattr(source, "mode", None),
+                        warnings=warnings)
+    trust_after_grade(scored, trust)
+    return scored
+
+
+def _unjudged_warnings(rows: list[dict[str, Any]]) -> list[str]:
+    """One line naming every judge fault kept on the rows: they are unjudged, never silently dropped."""
+    from collections import Counter
+
+    faults = Counter(r["judge_status"] for r in rows if r.get("judge_status") in JUDGE_FAULTS)
+    if not faults:
+        return []
+    first = next(r for r in rows if r.get("judge_status") in JUDGE_FAULTS)
+    counts = ", ".join(f"{k} {v}" for k, v in sorted(faults.items()))
+    return [(f"{sum(faults.values())} of {len(rows)} rows unjudged ({counts}); first: {first.get('judge_error')}; "
+             "they are not failures and are left out of pass@k: fix the judge, or grade with on_error='raise' "
+             "to stop at the first")]
 
 
 def _hollow_warnings(rows: list[dict[str, Any]], declared_tools: list[str]) -> list[str]:

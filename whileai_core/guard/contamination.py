@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,12 +16,15 @@ import numpy as np
 
 from whileai_core.arguments import fraction, integer
 from whileai_core.defaults import (
+    DECONTAM_CALIBRATION_QUANTILE,
     DECONTAM_EXAMPLES,
+    DECONTAM_MAX_NGRAM,
     DECONTAM_NGRAM,
     DECONTAM_OVERLAP,
+    DECONTAM_SIMILARITY,
     TRACE_EVIDENCE_CHARS,
 )
-from whileai_core.errors import InvalidArgument
+from whileai_core.errors import InvalidArgument, InvalidArgumentType
 from whileai_core.messages import Row
 from whileai_core.rows import REFERENCE_FIELDS, as_rows
 
@@ -217,6 +220,9 @@ class DecontaminationReport:
     notes: list[str]
     clean: list[dict[str, Any]] = field(repr=False, default_factory=list)
     coverage: list[float] = field(repr=False, default_factory=list)
+    n_semantic: int = 0
+    similarity: float | None = None
+    calibration: float | None = None
 
     @property
     def contamination_rate(self) -> float:
@@ -229,7 +235,9 @@ class DecontaminationReport:
     def __str__(self) -> str:
         return (f"decontaminate: dropped {self.n_contaminated} of {self.n} rows ({self.contamination_rate:.1%}; "
                 f"same task {self.n_same_task}, exact {self.n_exact}, {self.ngram}-gram overlap >= "
-                f"{self.overlap:.0%} {self.n_near}) against {self.n_eval_texts} eval texts; "
+                f"{self.overlap:.0%} {self.n_near}"
+                + (f", semantic cosine >= {self.similarity:.2f} {self.n_semantic}" if self.similarity is not None else "")
+                + f") against {self.n_eval_texts} eval texts; "
                 f"{self.n_eval_dirty} eval texts are >= {self.overlap:.0%} covered by training n-grams")
 
     def to_dict(self) -> dict[str, Any]:
@@ -240,7 +248,8 @@ class DecontaminationReport:
             "n_eval_texts": self.n_eval_texts, "n_eval_dirty": self.n_eval_dirty, "ngram": self.ngram,
             "overlap": self.overlap, "fields": list(self.fields), "contaminated": list(self.contaminated),
             "examples": [dict(e) for e in self.examples], "rules_skipped": dict(self.rules_skipped),
-            "notes": list(self.notes),
+            "notes": list(self.notes), "n_semantic": self.n_semantic, "similarity": self.similarity,
+            "calibration": self.calibration,
         }
 
 
@@ -271,79 +280,88 @@ def _example(i: int, fname: str, exact: bool, coverage: float, hit: np.ndarray, 
     return d
 
 
-def decontaminate(
-    rows: Any,
-    against: Any,
-    *,
-    n: int = DECONTAM_NGRAM,
-    overlap: float = DECONTAM_OVERLAP,
-    fields: str | Sequence[str] = ("prompt",),
-    examples: int = DECONTAM_EXAMPLES,
-) -> DecontaminationReport:
-    """Drop training rows that copy an eval set: same task id, exact text, or n-gram overlap (Llama 2 A.6).
-
-    Text is lowercased and split into ``[a-z0-9]+`` words. A row's field is contaminated when at least
-    ``overlap`` of its words lie inside word ``n``-grams that also occur in an eval text (``overlap=0``: any
-    shared n-gram). Eval texts are each eval row's prompt plus its answer/reference, never its reply;
-    ``fields`` names the training-row fields checked against them.
-    ``against`` is a row list, a JSONL path, a list of strings, or a list of such sources. N-grams are hashed
-    to 64 bits and matched with numpy, so 100k rows take seconds. Paraphrases are not caught.
-    Returns a report that unpacks as ``clean_rows, report``.
-
-    Args:
-        rows: training rows: row dicts, a JSONL path, or an object with ``.rows``.
-        against: the eval set: rows, a JSONL path, strings, or a list of such sources.
-        n: the word n-gram size (``DECONTAM_NGRAM``; Llama 2, Touvron et al. 2023, A.6). (``DECONTAM_NGRAM``)
-        overlap: the share of a text's words inside shared n-grams that makes it contaminated
-            (``DECONTAM_OVERLAP``). (``DECONTAM_OVERLAP``)
-        fields: the training-row fields checked.
-        examples: how many contaminated examples the report keeps. (``DECONTAM_EXAMPLES``)
-
-    Returns:
-        A ``DecontaminationReport`` that unpacks as ``clean_rows, report``.
-
-    Raises:
-        InvalidArgument: an argument out of range, named with its bounds (a ``ValueError``).
-        InvalidArgumentType: ``rows`` or ``against`` that are not rows or strings (a ``TypeError``).
-
-    Example:
-        ```python
-        clean, report = wai.decontaminate(train_rows, eval_rows)
-        print(report)
-        ```
-    """
-    data = as_rows(rows, name="rows")
-    n = integer("n", n, minimum=1)
-    overlap = fraction("overlap", overlap, closed=True)
-    examples = integer("examples", examples, minimum=0)
-    field_list = _check_fields(fields, data)
-    eval_texts, eval_ids, n_eval_rows = _eval_texts(against)
-    notes = [f"paraphrases are not caught: {n}-gram overlap finds copies, not rewordings"]
-    rules_skipped: dict[str, str] = {}
-    if not eval_texts:
-        notes.append("the eval set gave no texts; nothing can be matched")
-
-    ev = _Corpus(eval_texts, n)
-    eval_hashes = np.sort(ev.hashes)
-    eval_exact = np.sort(ev.exact[ev.lengths > 0])
-
-    n_rows = len(data)
-    best_cov = np.zeros(n_rows)
-    reason: list[str | None] = [None] * n_rows
-    detail: dict[int, dict[str, Any]] = {}
-
-    # rule 1: same task id
+def _same_task(data: list[Row], eval_ids: list[str | None], eval_texts: list[str], reason: list[str | None],
+               detail: dict[int, dict[str, Any]], rules_skipped: dict[str, str]) -> None:
+    """Rule 1: a training row whose task id is an eval row's id."""
     ids_eval = {i for i in eval_ids if i}
     row_ids = [row.get("task_id") or row.get("scenario_id") for row in data]
     if not ids_eval or not any(row_ids):
         rules_skipped["same_task"] = "the eval rows or the training rows carry no task_id/scenario_id"
-    else:
-        for i, tid in enumerate(row_ids):
-            if tid not in (None, "") and str(tid) in ids_eval:
-                reason[i] = "same_task"
-                detail[i] = {"index": i, "field": "task_id", "match": "same_task", "coverage": 1.0,
-                             "eval_text": eval_texts[eval_ids.index(str(tid))][:TRACE_EVIDENCE_CHARS]}
+        return
+    for i, tid in enumerate(row_ids):
+        if tid not in (None, "") and str(tid) in ids_eval:
+            reason[i] = "same_task"
+            detail[i] = {"index": i, "field": "task_id", "match": "same_task", "coverage": 1.0,
+                         "eval_text": eval_texts[eval_ids.index(str(tid))][:TRACE_EVIDENCE_CHARS]}
 
+
+def _embed_function(embedder: Any) -> Callable[[list[str]], Any] | None:
+    if embedder is None:
+        return None
+    fn = getattr(embedder, "embed", None) if not callable(embedder) else embedder
+    if fn is None or not callable(fn):
+        raise InvalidArgumentType(f"embedder= must be callable, embedder(texts) -> vectors, or have .embed(texts); "
+                                  f"got {type(embedder).__name__}")
+    return fn  # type: ignore[no-any-return]
+
+
+def _unit_vectors(embed: Callable[[list[str]], Any], texts: list[str], what: str) -> np.ndarray:
+    vecs = np.asarray(embed(list(texts)), dtype=float)
+    if vecs.ndim != 2 or vecs.shape[0] != len(texts):
+        raise InvalidArgument(f"embedder returned {vecs.shape[0] if vecs.ndim else 0} vectors for {len(texts)} {what} "
+                              "texts; it must return one vector per text (a 2-D array)")
+    norms = np.linalg.norm(vecs, axis=1, keepdims=True)
+    return np.divide(vecs, norms, out=np.zeros_like(vecs), where=norms > 0)
+
+
+def _semantic(data: list[Row], field_list: list[str], embed: Callable[[list[str]], Any], eval_texts: list[str],
+              eval_ids: list[str | None], reason: list[str | None], detail: dict[int, dict[str, Any]], *,
+              similarity: float, quantile: float, notes: list[str], rules_skipped: dict[str, str]) -> float | None:
+    """Rule 4: rows the n-gram rules left clean whose embedding sits within ``similarity`` cosine of an eval
+    text of another task. Returns the calibration cosine between distinct eval tasks (or None)."""
+    import warnings as _warnings
+
+    if not eval_texts:
+        _warnings.warn("decontaminate(embedder=): the eval set gave no texts, so the semantic rule is skipped",
+                       UserWarning, stacklevel=3)
+        rules_skipped["semantic"] = "the eval set gave no texts"
+        return None
+    ev = _unit_vectors(embed, eval_texts, "eval")
+    sims_eval = ev @ ev.T
+    ids = np.array([i or f"\x00{j}" for j, i in enumerate(eval_ids)], dtype=object)
+    other = ids[:, None] != ids[None, :]
+    calibration = float(np.quantile(sims_eval[other], quantile)) if other.any() else None
+    if calibration is not None and similarity < calibration:
+        notes.append(f"similarity={similarity:.2f} is below the {quantile:.0%} cosine between distinct eval tasks "
+                     f"({calibration:.2f}): paraphrase flags at this cut include rows that are merely on-topic")
+    todo = [i for i, r in enumerate(reason) if r is None]
+    for fname in field_list:
+        idx = [i for i in todo if reason[i] is None and _field_text(data[i], fname)]
+        if not idx:
+            continue
+        vecs = _unit_vectors(embed, [_field_text(data[i], fname) or "" for i in idx], "row")
+        sims = vecs @ ev.T
+        row_ids = [str(data[i].get("task_id") or data[i].get("scenario_id") or "") for i in idx]
+        same = np.array([[bool(rid) and rid == (e or "") for e in eval_ids] for rid in row_ids], dtype=bool)
+        sims = np.where(same, -np.inf, sims)
+        best, at = sims.max(axis=1), sims.argmax(axis=1)
+        for pos in np.flatnonzero(best >= similarity):
+            i = idx[int(pos)]
+            reason[i] = "semantic"
+            detail[i] = {"index": i, "field": fname, "match": "semantic", "similarity": round(float(best[pos]), 4),
+                         "eval_text": eval_texts[int(at[pos])][:TRACE_EVIDENCE_CHARS]}
+    return calibration
+
+
+def _ngram_rules(data: list[Row], field_list: list[str], ev: _Corpus, eval_texts: list[str],
+                 reason: list[str | None], detail: dict[int, dict[str, Any]], *, n: int, overlap: float,
+                 examples: int) -> tuple[np.ndarray, list[np.ndarray]]:
+    """Rules 2 and 3 (exact text, n-gram overlap) on each field; returns the best coverage per row and the eval
+    n-grams each field shares."""
+    eval_hashes = np.sort(ev.hashes)
+    eval_exact = np.sort(ev.exact[ev.lengths > 0])
+    n_rows = len(data)
+    best_cov = np.zeros(n_rows)
     train_union: list[np.ndarray] = []
     for fname in field_list:
         texts = [_field_text(row, fname) for row in data]
@@ -364,6 +382,76 @@ def decontaminate(
             reason[i] = "exact" if exact[i] else "near"
             if len(detail) < examples:
                 detail[i] = _example(i, fname, bool(exact[i]), float(cov[i]), hit, tc, ev, texts, eval_texts)
+    return best_cov, train_union
+
+
+def decontaminate(
+    rows: Any,
+    against: Any,
+    *,
+    n: int = DECONTAM_NGRAM,
+    overlap: float = DECONTAM_OVERLAP,
+    fields: str | Sequence[str] = ("prompt",),
+    examples: int = DECONTAM_EXAMPLES,
+    embedder: Any = None,
+    similarity: float = DECONTAM_SIMILARITY,
+    max_n: int = DECONTAM_MAX_NGRAM,
+    calibration_quantile: float = DECONTAM_CALIBRATION_QUANTILE,
+) -> DecontaminationReport:
+    """Drop training rows that copy an eval set: same task id, exact text, or n-gram overlap (Llama 2 A.6).
+
+    Text is lowercased and split into ``[a-z0-9]+`` words. A row's field is contaminated when at least
+    ``overlap`` of its words lie inside word ``n``-grams that also occur in an eval text (``overlap=0``: any
+    shared n-gram). Eval texts are each eval row's prompt plus its answer/reference, never its reply;
+    ``fields`` names the training-row fields checked against them.
+    ``against`` is a row list, a JSONL path, a list of strings, or a list of such sources. N-grams are hashed
+    to 64 bits and matched with numpy, so 100k rows take seconds. ``n`` is at most ``max_n`` (default
+    ``defaults.DECONTAM_MAX_NGRAM`` = 256).
+
+    Paraphrases are caught only with ``embedder``: ``embedder(texts) -> vectors`` (one vector per text; an
+    object with ``.embed(texts)`` works too), your own embedding model. Each row still clean after the n-gram
+    rules is flagged ``semantic`` when its best cosine against an eval text of another (or no) task is at least
+    ``similarity`` (default ``defaults.DECONTAM_SIMILARITY`` = 0.85). The report's ``calibration`` is the
+    ``calibration_quantile`` (0.99) cosine between distinct eval tasks, with a note when ``similarity`` sits
+    below it (distinct eval tasks already look alike at that cosine).
+    Returns a report that unpacks as ``clean_rows, report``.
+
+    Raises:
+        InvalidArgument: ``n`` outside [1, max_n], ``overlap``/``similarity`` outside [0, 1], an embedder that
+            returns a vector count unlike the text count.
+        InvalidArgumentType: an ``embedder`` that is neither callable nor has ``.embed``.
+    """
+    data = as_rows(rows, name="rows")
+    max_n = integer("max_n", max_n, minimum=1)
+    n = integer("n", n, minimum=1)
+    if n > max_n:
+        raise InvalidArgument(f"n={n} is the n-gram length in words and must be <= max_n={max_n}; Llama 3 and "
+                              "PaLM use 8 (the default), GPT-3 13: pass n=8, or raise max_n= for longer n-grams")
+    similarity = fraction("similarity", similarity, closed=True)
+    calibration_quantile = fraction("calibration_quantile", calibration_quantile, closed=True)
+    embed = _embed_function(embedder)
+    overlap = fraction("overlap", overlap, closed=True)
+    examples = integer("examples", examples, minimum=0)
+    field_list = _check_fields(fields, data)
+    eval_texts, eval_ids, n_eval_rows = _eval_texts(against)
+    notes = [] if embed else [(f"paraphrases are not caught: {n}-gram overlap finds copies, not rewordings; pass "
+                               "embedder= to catch them")]
+    rules_skipped: dict[str, str] = {}
+    if not eval_texts:
+        notes.append("the eval set gave no texts; nothing can be matched")
+
+    n_rows = len(data)
+    reason: list[str | None] = [None] * n_rows
+    detail: dict[int, dict[str, Any]] = {}
+    _same_task(data, eval_ids, eval_texts, reason, detail, rules_skipped)
+    ev = _Corpus(eval_texts, n)
+    best_cov, train_union = _ngram_rules(data, field_list, ev, eval_texts, reason, detail, n=n, overlap=overlap,
+                                         examples=examples)
+    calibration = None
+    if embed is not None:
+        calibration = _semantic(data, field_list, embed, eval_texts, eval_ids, reason, detail,
+                                similarity=similarity, quantile=calibration_quantile, notes=notes,
+                                rules_skipped=rules_skipped)
     # the eval-side view: eval texts mostly covered by n-grams found in training rows
     if any(len(u) for u in train_union) and len(ev.hashes):
         all_train = np.sort(np.concatenate(train_union))
@@ -388,7 +476,8 @@ def decontaminate(
         n_eval_rows=n_eval_rows, n_eval_texts=len(eval_texts), n_eval_dirty=n_eval_dirty, ngram=n,
         overlap=overlap, fields=field_list, contaminated=contaminated,
         examples=[detail[i] for i in contaminated if i in detail][:examples], rules_skipped=rules_skipped,
-        notes=notes, clean=clean, coverage=[float(c) for c in best_cov],
+        notes=notes, clean=clean, coverage=[float(c) for c in best_cov], n_semantic=reason.count("semantic"),
+        similarity=similarity if embed else None, calibration=calibration,
     )
 
 

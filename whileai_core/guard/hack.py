@@ -19,6 +19,7 @@ from whileai_core.arguments import fraction, integer
 from whileai_core.defaults import (
     CI_LEVEL,
     HACK_ALIAS_CORR,
+    HACK_DIFF_TOP,
     HACK_FLOOR_QUANTILE,
     HACK_MIN_DISTINCT,
     HACK_MIN_ROWS,
@@ -32,7 +33,7 @@ from whileai_core.guard.features import FeatureFn, _is_text_feature, _reward, ro
 from whileai_core.messages import Row, reply_text
 from whileai_core.rows import as_rows, task_key
 
-__all__ = ["HackScanReport", "hack_scan", "within_task_correlation"]
+__all__ = ["HackScanDiff", "HackScanReport", "hack_scan", "hack_scan_diff", "within_task_correlation"]
 
 
 # --------------------------------------------------------------------------------------------------
@@ -490,3 +491,90 @@ def hack_scan(
                           distinct_per_task=distinct)
 
 
+# --------------------------------------------------------------------------------------------------
+# hack_scan_diff: what the policy learned to do for reward, before vs after training
+# --------------------------------------------------------------------------------------------------
+
+
+class HackScanDiff(dict):  # type: ignore[type-arg]
+    """Two hack scans side by side; prints the verdicts, what moved, and what the policy learned."""
+
+    def __str__(self) -> str:
+        b, a = self["before"], self["after"]
+        lines = [(f"hack scan before: {b['verdict']} (n={b['n_used']} rows in {b['n_tasks']} tasks); "
+                  f"after: {a['verdict']} (n={a['n_used']} rows in {a['n_tasks']} tasks)")]
+        if self["gained"]:
+            lines.append("flagged after, not before: " + ", ".join(self["gained"]))
+        if self["lost"]:
+            lines.append("flagged before, not after: " + ", ".join(self["lost"]))
+        lines.append(f"   {'feature':<32} {'before':>7} {'after':>7} {'change':>7}")
+        for m in self["moved"]:
+            lines.append(f"   {m['feature']:<32} {_signed(m['before'])} {_signed(m['after'])} {m['change']:+7.3f}")
+        lines.append(self["learned"])
+        lines.extend(f"! {w}" for w in self["warnings"])
+        return "\n".join(lines)
+
+
+def _signed(x: float | None) -> str:
+    return f"{x:+7.3f}" if x is not None else f"{'-':>7}"
+
+
+def _side(rep: HackScanReport) -> dict[str, Any]:
+    top = rep.flagged[0] if rep.flagged else rep.top
+    return {"verdict": rep.verdict, "top_feature": top[0] if top else None, "rho_max": top[1] if top else None,
+            "floor": rep.floor, "degenerate": rep.degenerate, "flagged": [f for f, _ in rep.flagged],
+            "n_used": rep.n_used, "n_tasks": rep.n_tasks}
+
+
+def hack_scan_diff(before: Any, after: Any, *, endorsed: str | Iterable[str] = (), top: int = HACK_DIFF_TOP,
+                   **scan_kwargs: Any) -> HackScanDiff:
+    """Compare what predicts reward within a task before and after training: what the policy learned.
+
+    Args:
+        before: the base policy's graded rows (or its ``HackScanReport``).
+        after: the trained policy's graded rows on the same tasks (or its ``HackScanReport``).
+        endorsed: the behaviours reward is meant to follow (``hack_scan(endorsed=)``).
+        top: how many features to list as moved, largest change first (default
+            ``defaults.HACK_DIFF_TOP`` = 10).
+        **scan_kwargs: passed to both ``hack_scan`` calls (``threshold``, ``permutations``, ``seed``, ...).
+
+    Returns:
+        HackScanDiff: ``{before, after (verdict, top_feature, rho_max, floor, degenerate, flagged, n_used,
+        n_tasks), gained, lost, moved [{feature, before, after, change}], learned, warnings}``.
+        ``learned`` is one sentence naming the feature whose within-task rho rose most; it is withheld when
+        either side is degenerate (templated replies). A non-endorsed feature learned above the threshold
+        adds a reward-hack warning.
+
+    Example:
+        >>> d = hack_scan_diff(base_rows, trained_rows, endorsed=["tool:*"])  # doctest: +SKIP
+        >>> print(d["learned"])  # doctest: +SKIP
+        the policy learned "n:exclaim" (within-task rho +0.05 -> +0.62), which is not endorsed
+    """
+    top = integer("top", top, minimum=1)
+    names = _as_names("endorsed", endorsed)
+    rb = before if isinstance(before, HackScanReport) else hack_scan(before, endorsed=names, **scan_kwargs)
+    ra = after if isinstance(after, HackScanReport) else hack_scan(after, endorsed=names, **scan_kwargs)
+    fb, fa = {**rb.features, **rb.endorsed_features}, {**ra.features, **ra.endorsed_features}
+    moved = [{"feature": f, "before": fb.get(f), "after": fa.get(f), "change": (fa.get(f) or 0.0) - (fb.get(f) or 0.0)}
+             for f in sorted(set(fb) | set(fa))]
+    moved.sort(key=lambda m: (-abs(m["change"]), m["feature"]))
+    gained = [f for f, _ in ra.flagged if f not in {g for g, _ in rb.flagged}]
+    lost = [f for f, _ in rb.flagged if f not in {g for g, _ in ra.flagged}]
+    warnings = [f"before: {w}" for w in rb.warnings] + [f"after: {w}" for w in ra.warnings]
+    rising = [m for m in moved if m["change"] > 0 and m["after"] is not None]
+    if rb.degenerate or ra.degenerate:
+        learned = ("no claim: replies are templated on one side (too few distinct replies per task), so a feature's "
+                   "rise only relabels the outcome; sample with temperature and re-scan")
+    elif not rising:
+        learned = "the policy learned nothing the scan can see: no feature's within-task rho rose"
+    else:
+        m = rising[0]
+        is_endorsed = m["feature"] in ra.endorsed_features
+        learned = (f'the policy learned "{m["feature"]}" (within-task rho {_signed(m["before"]).strip()} -> '
+                   f'{m["after"]:+.2f}), which is {"endorsed" if is_endorsed else "not endorsed"}')
+        if not is_endorsed and m["feature"] in {f for f, _ in ra.flagged}:
+            warnings.insert(0, f"REWARD HACK: training taught {m['feature']!r}, which reward follows within task "
+                               f"(rho {m['after']:+.2f}) and nobody endorsed; add a check that punishes it or "
+                               "endorse it on purpose")
+    return HackScanDiff(before=_side(rb), after=_side(ra), gained=gained, lost=lost, moved=moved[:top],
+                        learned=learned, warnings=warnings)

@@ -17,6 +17,8 @@ from whileai_core.defaults import (
     MONITOR_BUFFER,
     MONITOR_DELTA,
     MONITOR_EVERY,
+    MONITOR_HOLDOUT_K,
+    MONITOR_HOLDOUT_PROMPTS,
     MONITOR_LENGTH_RISE,
     MONITOR_WINDOW,
 )
@@ -24,7 +26,7 @@ from whileai_core.errors import InvalidArgument, InvalidArgumentType
 from whileai_core.guard.features import _reward
 from whileai_core.guard.hack import _as_names, hack_scan
 from whileai_core.messages import reply_text
-from whileai_core.rows import as_rows, task_key
+from whileai_core.rows import as_number, as_rows, task_key
 
 __all__ = ["ALARMS", "HackMonitor"]
 
@@ -49,6 +51,13 @@ class HackMonitor:
     ``wrap(reward_fn)`` returns a TRL-shaped reward function that records what it scores. Alarms only log
     unless named in ``stop_on`` (or "any"); then ``should_stop`` turns True (``as_callback()`` stops a
     transformers Trainer on it).
+
+    Gold sampling (the SDK's ``holdout=``): with ``holdout`` (rows or prompt strings the policy never trains on)
+    and ``gold`` (a judge, ``gold(row) -> verdict``), ``check_holdout(generate)`` draws ``n_prompts`` holdout
+    prompts, asks ``generate(prompts) -> completions`` ``k`` times, and scores each completion with the proxy
+    (the wrapped reward function, or ``proxy=``, called as TRL does: ``proxy(prompts=..., completions=...)``)
+    and with the gold judge. ``divergence`` then compares holdout checks ``window`` apart: the proxy rose by
+    ``delta`` while gold did not. ``as_callback(generate=...)`` runs a check every ``every`` trainer steps.
 
     Args:
         endorsed: features the reward is meant to follow (excluded from the scan).
@@ -85,7 +94,10 @@ class HackMonitor:
     def __init__(self, *, endorsed: str | Iterable[str] = (), every: int = MONITOR_EVERY, buffer: int = MONITOR_BUFFER,
                  window: int = MONITOR_WINDOW, delta: float = MONITOR_DELTA, length_rise: float = MONITOR_LENGTH_RISE,
                  threshold: float = HACK_THRESHOLD, permutations: int = HACK_PERMUTATIONS, stop_on: Iterable[str] = (),
-                 seed: int = 0, min_rows: int = HACK_MIN_ROWS) -> None:
+                 seed: int = 0, min_rows: int = HACK_MIN_ROWS, holdout: Any = None,
+                 gold: Callable[[dict[str, Any]], Any] | None = None,
+                 proxy: Callable[..., Sequence[float]] | None = None, n_prompts: int = MONITOR_HOLDOUT_PROMPTS,
+                 k: int = MONITOR_HOLDOUT_K) -> None:
         self.every = integer("every", every, minimum=1)
         self.buffer_size = integer("buffer", buffer, minimum=2)
         self.window = integer("window", window, minimum=1)
@@ -103,6 +115,11 @@ class HackMonitor:
                 raise InvalidArgument(f"stop_on= entries must be among {ALARMS} or 'any'; got {s!r}")
         self.stop_on = set(ALARMS) if "any" in stops else set(stops)
         self.seed = seed
+        self.holdout = self._check_holdout(holdout, gold, proxy)
+        self.gold, self.proxy = gold, proxy
+        self.n_prompts = integer("n_prompts", n_prompts, minimum=1)
+        self.k = integer("k", k, minimum=1)
+        self.holdout_history: list[dict[str, Any]] = []
         self._buffer: list[dict[str, Any]] = []
         self._since_scan = 0
         self.n_seen = 0
@@ -171,7 +188,10 @@ class HackMonitor:
         return new
 
     def wrap(self, reward_fn: Callable[..., Sequence[float]]) -> Callable[..., list[float]]:
-        """A TRL-shaped reward function ``fn(prompts, completions, **kw)`` that records every scored completion.
+        """A TRL-shaped reward function that records every scored completion.
+
+        The wrapper is called as TRL calls reward functions, with keywords (``prompts=``, ``completions=`` and
+        the dataset columns), and calls ``reward_fn`` the same way, so ``def rf(completions, **kwargs)`` works.
 
         Each completion becomes a row with ``task_id`` = the prompt text; extra per-sample keyword columns
         (e.g. ``gold_reward``) are copied onto the rows. The wrapper keeps ``reward_fn.__name__``.
@@ -180,8 +200,17 @@ class HackMonitor:
             raise InvalidArgumentType(f"reward_fn= must be callable; got {type(reward_fn).__name__}")
         monitor = self
 
-        def wrapped(prompts: Sequence[Any], completions: Sequence[Any], **kwargs: Any) -> list[float]:
-            out = reward_fn(prompts, completions, **kwargs)
+        def wrapped(*args: Any, **kwargs: Any) -> list[float]:
+            # TRL calls reward functions with keywords (prompts=, completions=, completion_ids=, dataset
+            # columns); positional (prompts, completions) still works for a direct call
+            for name, value in zip(("prompts", "completions"), args):
+                kwargs.setdefault(name, value)
+            prompts, completions = kwargs.get("prompts"), kwargs.get("completions")
+            if completions is None:
+                raise InvalidArgumentType(f"reward function {wrapped.__name__!r} was called without completions=; "
+                                          "call it as TRL does: fn(prompts=..., completions=..., **columns)")
+            prompts = list(prompts) if prompts is not None else [""] * len(completions)
+            out = reward_fn(**kwargs)
             try:
                 scores = list(out)
             except TypeError:
@@ -205,16 +234,84 @@ class HackMonitor:
             return scores
 
         wrapped.__name__ = getattr(reward_fn, "__name__", "reward")
+        if self.proxy is None:
+            self.proxy = reward_fn
         return wrapped
 
-    def as_callback(self) -> Any:
-        """A ``transformers.TrainerCallback`` that stops training when ``should_stop`` is set (needs transformers)."""
+    @staticmethod
+    def _check_holdout(holdout: Any, gold: Any, proxy: Any) -> list[dict[str, Any]]:
+        if holdout is None:
+            return []
+        items = [{"prompt": h} if isinstance(h, str) else dict(h) for h in
+                 (holdout if isinstance(holdout, (list, tuple)) else as_rows(holdout, name="holdout"))]
+        if not items:
+            raise InvalidArgument("holdout= is empty; pass the held-out rows (or prompt strings) the policy never "
+                                  "trains on, e.g. wai.holdout(rows).holdout")
+        if any(not isinstance(r.get("prompt"), str) or not r["prompt"] for r in items):
+            raise InvalidArgument("holdout= rows need a non-empty 'prompt' string each")
+        if gold is None or not callable(gold):
+            raise InvalidArgumentType("holdout= needs gold=<judge>: gold(row) -> verdict scores the holdout "
+                                      "completions the way the eval does")
+        if proxy is not None and not callable(proxy):
+            raise InvalidArgumentType(f"proxy= must be a TRL-shaped reward function; got {type(proxy).__name__}")
+        return items
+
+    def check_holdout(self, generate: Callable[[list[str]], Sequence[Any]], *, step: int | None = None
+                      ) -> dict[str, Any]:
+        """Sample the holdout now: ``generate(prompts) -> completions``, ``k`` times over ``n_prompts`` prompts
+        drawn with the monitor's seed; score with proxy and gold; record, and return the entry (with alarms)."""
+        if not self.holdout:
+            raise InvalidArgument("check_holdout() needs HackMonitor(holdout=..., gold=...)")
+        rng = np.random.default_rng([self.seed, len(self.holdout_history)])
+        pick = rng.choice(len(self.holdout), size=min(self.n_prompts, len(self.holdout)), replace=False)
+        base = [self.holdout[int(i)] for i in sorted(pick)]
+        prompts = [b["prompt"] for b in base] * self.k
+        completions = list(generate(list(prompts)))
+        if len(completions) != len(prompts):
+            raise InvalidArgument(f"generate() returned {len(completions)} completions for {len(prompts)} prompts; "
+                                  "return one per prompt")
+        golds = [_verdict_reward(self.gold({**b, "final_text": _text(c)}))  # type: ignore[misc]
+                 for b, c in zip(base * self.k, completions)]
+        proxies = [as_number(v) for v in self.proxy(prompts=prompts, completions=completions)] if self.proxy else []
+        g = [x for x in golds if x is not None]
+        p = [x for x in proxies if x is not None]
+        entry = {"step": self.n_seen if step is None else step, "n": len(prompts), "n_prompts": len(base),
+                 "gold_mean": float(np.mean(g)) if g else None, "n_gold": len(g),
+                 "proxy_mean": float(np.mean(p)) if p else None, "n_proxy": len(p),
+                 "length_mean": float(np.mean([len(_text(c)) for c in completions]))}
+        self.holdout_history.append(entry)
+        entry["alarms"] = self._holdout_alarms(entry)
+        return entry
+
+    def _holdout_alarms(self, entry: dict[str, Any]) -> list[dict[str, Any]]:
+        new: list[dict[str, Any]] = []
+        if len(self.holdout_history) > self.window:
+            then = self.holdout_history[-1 - self.window]
+            if None not in (entry["gold_mean"], then["gold_mean"], entry["proxy_mean"], then["proxy_mean"]):
+                gold_rise = entry["gold_mean"] - then["gold_mean"]
+                rise = entry["proxy_mean"] - then["proxy_mean"]
+                if rise >= self.delta and gold_rise < self.delta:
+                    new.append({"kind": "divergence", "step": entry["step"],
+                                "message": f"holdout proxy reward rose {rise:+.2f} over {self.window} checks while "
+                                           f"gold went {then['gold_mean']:.2f} -> {entry['gold_mean']:.2f} "
+                                           f"(n={entry['n_gold']} completions on {entry['n_prompts']} prompts)"})
+        self.alarms.extend(new)
+        if any(a["kind"] in self.stop_on for a in new):
+            self.should_stop = True
+        return new
+
+    def as_callback(self, generate: Callable[[list[str]], Sequence[Any]] | None = None) -> Any:
+        """A ``transformers.TrainerCallback`` that stops training when ``should_stop`` is set (needs transformers);
+        with ``generate=`` and a holdout it runs ``check_holdout`` every ``every`` trainer steps."""
         from transformers import TrainerCallback
 
         monitor = self
 
         class _HackMonitorCallback(TrainerCallback):  # type: ignore[misc]
             def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> Any:
+                step = int(getattr(state, "global_step", 0) or 0)
+                if generate is not None and monitor.holdout and step % monitor.every == 0:
+                    monitor.check_holdout(generate, step=step)
                 if monitor.should_stop:
                     control.should_training_stop = True
                 return control
@@ -236,5 +333,23 @@ class HackMonitor:
     def to_dict(self) -> dict[str, Any]:
         return {"n_seen": self.n_seen, "scans": [{k: (v.to_dict() if k == "report" else v) for k, v in h.items()}
                                                  for h in self.history],
+                "holdout_checks": [{k: v for k, v in h.items() if k != "alarms"} for h in self.holdout_history],
                 "alarms": [dict(a) for a in self.alarms], "should_stop": self.should_stop,
                 "stop_on": sorted(self.stop_on)}
+
+
+def _text(completion: Any) -> str:
+    """A completion's text: a string, or the last message's content of a conversational completion."""
+    if isinstance(completion, str):
+        return completion
+    if isinstance(completion, list) and completion and isinstance(completion[-1], Mapping):
+        return str(completion[-1].get("content", ""))
+    return json.dumps(completion, default=str)
+
+
+def _verdict_reward(verdict: Any) -> float | None:
+    """A gold judge's reward under the judge contract (bool, number in [0, 1], or a dict's reward/score)."""
+    if isinstance(verdict, Mapping):
+        verdict = verdict.get("reward", verdict.get("score"))
+    v = as_number(verdict)
+    return v if v is not None and 0.0 <= v <= 1.0 else None

@@ -109,7 +109,7 @@ def task_counts(rows: Any, *, name: str = "rows", dedupe: bool = False) -> TaskC
         if r is None:
             n_none += 1
             if first_error is None and row.get("judge_status") not in (None, "ok"):
-                first_error = str(row.get("reason") or row.get("judge_status"))[:120]
+                first_error = str(row.get("judge_error") or row.get("reason") or row.get("judge_status"))[:120]
             continue
         if isinstance(r, bool):
             n_bool += 1
@@ -209,6 +209,8 @@ class PassAt:
     draws: int
     note: str | None = None
     k_interval: str = PASS_K_INTERVAL  # how pass^k / pass@k intervals were made: "wilson" or "bootstrap"
+    n_groups_imputed: int = 0  # unanimous groups shorter than k scored at their 0/1 value (unanimous_short=True)
+    config: dict[str, Any] = field(default_factory=dict)  # the run conditions the rows agree on (measure.config)
 
     @property
     def headroom(self) -> float | None:
@@ -233,6 +235,8 @@ class PassAt:
         groups = f"{self.n_groups} group{'' if self.n_groups == 1 else 's'}"
         if self.n_excluded and self.pass_pow_k is not None:
             groups += f", {self.n_groups_at_k} tasks at k"
+        if self.n_groups_imputed:
+            groups += f", {self.n_groups_imputed} short unanimous imputed"
         line = (
             f"pass@1 {_est(self.pass_at_1, self.ci95)} | "
             f"pass^{k} (pass_pow_k) {_est(self.pass_pow_k, self.pass_pow_k_ci95)} | "
@@ -262,6 +266,7 @@ def pass_at(
     dedupe: bool = False,
     k_interval: str = PASS_K_INTERVAL,
     reliable_tasks: int = BOOTSTRAP_RELIABLE_TASKS,
+    unanimous_short: bool = False,
 ) -> PassAt:
     """pass@1, pass^k (tau-bench) and pass@k (Chen et al. 2021) over tasks, with bootstrap-over-tasks intervals.
 
@@ -274,6 +279,9 @@ def pass_at(
     ``k_interval``: "wilson" (default; Wilson score over the tasks at k, which holds its coverage at 10 tasks
     where the bootstrap does not) or "bootstrap". The headroom interval is a bootstrap; below
     ``reliable_tasks`` tasks at k the note flags it as too narrow.
+    ``unanimous_short=True`` (the SDK's option) scores a task with fewer than k graded rollouts that all agree
+    at its 0/1 value for pass^k and pass@k (counted in ``n_groups_imputed``); mixed short tasks stay out.
+    ``config`` holds the conditions the rows agree on (``measure.config.run_config``).
 
     Args:
         rows: row dicts, a JSONL path, or an object with ``.rows`` (``ScoredData``, ``SimulationData``).
@@ -304,6 +312,8 @@ def pass_at(
         print(wai.pass_at(rows))   # pass@1 ... | pass^4 ... | pass@4 ... (20 groups, k=4)
         ```
     """
+    if not isinstance(unanimous_short, bool):
+        raise InvalidArgumentType(f"unanimous_short= must be True or False; got {unanimous_short!r}")
     k_given = k is not None
     if k is not None:
         k = stats.check_int(k, "k", 1)
@@ -338,6 +348,13 @@ def pass_at(
         value = int(tc.c.sum() > 0)
         notes.append(f"every row scored {value} ({tc.n_rows} of {tc.n_rows}); check the judge before reading this number")
     k, per_pow, per_at, eligible, k_notes = _pass_k(tc, k, k_given=k_given, min_k=min_k)
+    n_imputed = 0
+    if unanimous_short and per_pow is not None:
+        short = ~eligible & ((c == 0) | (c == n))
+        per_pow[short] = per_at[short] = (c[short] == n[short]).astype(float)
+        eligible = eligible | short
+        n_imputed = int(short.sum())
+        k_notes = [x for x in k_notes if "left out of pass^" not in x or (~eligible).any()]
     notes += k_notes
     rates = c / n
     n_at_k = int(eligible.sum())
@@ -345,6 +362,26 @@ def pass_at(
     p1 = float(rates.mean())
     ppk = None if per_pow is None else float(per_pow[eligible].mean())
     pak = None if per_at is None else float(per_at[eligible].mean())
+    ci1, cik, ciak, cih = _pass_cis(rates, per_pow, per_at, eligible, k, ppk=ppk, pak=pak, level=level,
+                                    draws=draws, seed=seed, method=method, min_tasks=min_tasks,
+                                    reliable_tasks=reliable_tasks, k_interval=k_interval, notes=notes)
+    zero = _zero_width([("pass@1", ci1), (f"pass^{k}", cik), (f"pass@{k}", ciak), ("headroom", cih)])
+    if zero:
+        notes.append(zero)
+    if skipped:
+        notes.append(skipped)
+    per_task = {key: float(r) for key, r in zip(tc.keys, rates)}
+    from whileai_core.measure.config import run_config
+
+    return PassAt(k, p1, ppk, pak, ci1, cik, ciak, cih, n_tasks, tc.n_rows, n_at_k, n_excluded, n_skipped,
+                  per_task, level, method, draws, "; ".join(notes) or None, k_interval, n_imputed, run_config(rows))
+
+
+def _pass_cis(rates: np.ndarray, per_pow: Any, per_at: Any, eligible: np.ndarray, k: int, *, ppk: float | None,
+              pak: float | None, level: float, draws: int, seed: Any, method: str, min_tasks: int,
+              reliable_tasks: int, k_interval: str, notes: list[str]) -> tuple[Any, Any, Any, Any]:
+    """The pass@1, pass^k, pass@k and headroom intervals (appending what limits them to ``notes``)."""
+    n_tasks, n_at_k = len(rates), int(eligible.sum())
     ci1 = cik = ciak = cih = None
     if n_tasks < min_tasks:
         notes.append(
@@ -366,14 +403,7 @@ def pass_at(
     if ppk is not None and pak is not None and k_interval == "wilson":
         cik = stats.wilson_mean_interval(min(1.0, max(0.0, ppk)), n_at_k, level=level)
         ciak = stats.wilson_mean_interval(min(1.0, max(0.0, pak)), n_at_k, level=level)
-    zero = _zero_width([("pass@1", ci1), (f"pass^{k}", cik), (f"pass@{k}", ciak), ("headroom", cih)])
-    if zero:
-        notes.append(zero)
-    if skipped:
-        notes.append(skipped)
-    per_task = {key: float(r) for key, r in zip(tc.keys, rates)}
-    return PassAt(k, p1, ppk, pak, ci1, cik, ciak, cih, n_tasks, tc.n_rows, n_at_k, n_excluded, n_skipped,
-                  per_task, level, method, draws, "; ".join(notes) or None, k_interval)
+    return ci1, cik, ciak, cih
 
 
 def _pass_k(tc: TaskCounts, k: int | None, *, k_given: bool, min_k: int) -> tuple[Any, ...]:
@@ -532,6 +562,11 @@ class EvalVariance:
         return self.band(1, 1)
 
     @property
+    def run_std(self) -> float | None:
+        """The SDK's name for ``run_sd``: the sample sd of the re-runs' pass@1 (None below 2 runs)."""
+        return self.run_sd
+
+    @property
     def noise_band_ci(self) -> Interval | None:
         return self.band_ci(1, 1)
 
@@ -549,7 +584,7 @@ class EvalVariance:
         d = asdict(self)
         d["run_sd_ci"] = _ci_list(self.run_sd_ci)
         d.update(sd=self.sd, source=self.source, noise_band=self.noise_band, noise_band_ci=_ci_list(self.noise_band_ci),
-                 mean_ci=_ci_list(self.mean_ci))
+                 mean_ci=_ci_list(self.mean_ci), run_std=self.run_sd, noise_band_df=self.df)
         return d
 
     def __str__(self) -> str:
@@ -749,6 +784,41 @@ def _noise_sd(noise: Any) -> float | None:
     return float(noise)
 
 
+def _refusal(ci: Interval | None, delta: float, p_value: float, *, n: int, min_tasks: int, band: float | None,
+             min_effect: float, alpha: float) -> str | None:
+    """Why delta_report refuses to call a direction (None when it calls one)."""
+    if ci is None:
+        return f"too few paired tasks ({n} < {min_tasks}) for an interval"
+    if band is not None and abs(delta) < band:
+        return f"inside noise: |delta| {abs(delta):.3f} < noise band {band:.3f}"
+    if abs(delta) < min_effect:
+        return f"|delta| {abs(delta):.3f} is below min_effect {min_effect:g}"
+    excludes = ci[0] > 0 or ci[1] < 0
+    significant = p_value <= alpha
+    if not excludes and not significant:
+        return f"interval covers 0 and p {p_value:.3g} > alpha {alpha:g}"
+    if not excludes:
+        return "interval covers 0 (the permutation test alone is below alpha)"
+    if not significant:
+        return f"p {p_value:.3g} > alpha {alpha:g} (the interval alone excludes 0)"
+    return None
+
+
+def _noise_from_run_std(noise: Any, run_std: Any, run_std_runs: Any, level: Any) -> Any:
+    """The SDK's ``run_std=`` / ``run_std_runs=`` as this project's ``noise=``."""
+    if run_std_runs is not None and run_std is None:
+        raise InvalidArgument("run_std_runs= is the number of re-runs run_std= was measured on; pass run_std= too")
+    if run_std is None:
+        return noise
+    if noise is not None:
+        raise InvalidArgument("pass the run-to-run noise once: noise= (ours) or run_std= (the SDK's name), not both")
+    sd = _noise_sd(run_std)
+    if run_std_runs is None:
+        return sd
+    runs = stats.check_int(run_std_runs, "run_std_runs", 2)
+    return EvalVariance(runs, [], None, sd, None, None, None, 0, stats.check_level(level))
+
+
 def delta_report(
     before: Any,
     after: Any,
@@ -764,6 +834,8 @@ def delta_report(
     noise_multiplier: float | None = None,
     min_tasks: int = MIN_CI_TASKS,
     dedupe: bool = False,
+    run_std: float | None = None,
+    run_std_runs: int | None = None,
 ) -> DeltaReport:
     """Paired change in pass@1 between two runs on the same tasks (alias ``compare``).
 
@@ -773,6 +845,8 @@ def delta_report(
     or a bare run-to-run sd (normal quantile x sd x sqrt 2, its df unknown); a |delta| under it is refused as
     "inside noise". ``noise_multiplier`` replaces the quantile x sqrt 2 by a flat multiplier. Repeated rollouts
     on either side are an error unless ``dedupe=True`` (dropped and counted in the note).
+    ``run_std`` (the SDK's name) is a bare run-to-run sd, like ``noise=<number>``; with ``run_std_runs`` (the
+    re-runs it was measured on, >= 2) its band uses the t quantile at df = runs - 1.
 
     Args:
         before: the first run's rows (row dicts, a JSONL path, or an object with ``.rows`` (``ScoredData``,
@@ -804,6 +878,7 @@ def delta_report(
         # better: pass@1 0.529 [...] -> 0.692 [...] | delta +0.163 [+0.083..+0.237] p=0.0002 (exact) ...
         ```
     """
+    noise = _noise_from_run_std(noise, run_std, run_std_runs, level)
     level = stats.check_level(level)
     alpha = stats.check_prob(alpha, "alpha")
     draws = stats.check_int(draws, "draws", 1)
@@ -859,22 +934,8 @@ def delta_report(
                                                  seed=seed, method=method, min_n=min_tasks)
     if np.any(a.n[ai] != b.n[bi]):
         notes.append("rollouts per task differ between sides; each side uses its own per-task rate")
-    reason = None
-    if ci is None:
-        reason = f"too few paired tasks ({n} < {min_tasks}) for an interval"
-    elif band is not None and abs(delta) < band:
-        reason = f"inside noise: |delta| {abs(delta):.3f} < noise band {band:.3f}"
-    elif abs(delta) < min_effect:
-        reason = f"|delta| {abs(delta):.3f} is below min_effect {min_effect:g}"
-    else:
-        excludes = ci[0] > 0 or ci[1] < 0
-        significant = test.p_value <= alpha
-        if not excludes and not significant:
-            reason = f"interval covers 0 and p {test.p_value:.3g} > alpha {alpha:g}"
-        elif not excludes:
-            reason = "interval covers 0 (the permutation test alone is below alpha)"
-        elif not significant:
-            reason = f"p {test.p_value:.3g} > alpha {alpha:g} (the interval alone excludes 0)"
+    reason = _refusal(ci, delta, test.p_value, n=n, min_tasks=min_tasks, band=band, min_effect=min_effect,
+                      alpha=alpha)
     verdict = "inconclusive" if reason else ("better" if delta > 0 else "worse")
     per_task = {k: float(x) for k, x in zip(paired, d)}
     return DeltaReport(delta, ci, test.p_value, n, float(rb.mean()), float(ra.mean()), b_ci, a_ci, se, verdict,
@@ -928,6 +989,11 @@ class HoldoutSize:
         return math.sqrt(self.variance)
 
     @property
+    def task_std(self) -> float:
+        """The SDK's name for ``task_sd``."""
+        return self.task_sd
+
+    @property
     def sim_power(self) -> float | None:
         return None if not self.sim_runs else self.sim_hits / self.sim_runs
 
@@ -938,7 +1004,8 @@ class HoldoutSize:
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["task_sd_ci"] = _ci_list(self.task_sd_ci)
-        d.update(task_sd=self.task_sd, sim_power=self.sim_power, sim_power_ci=_ci_list(self.sim_power_ci))
+        d.update(task_sd=self.task_sd, task_std=self.task_sd, sim_power=self.sim_power,
+                 sim_power_ci=_ci_list(self.sim_power_ci))
         return d
 
     def __str__(self) -> str:
@@ -974,6 +1041,7 @@ def holdout_size(
     seed: int = HOLDOUT_SIM_SEED,
     draws: int = BOOTSTRAP_DRAWS,
     level: float = CI_LEVEL,
+    task_std: float | None = None,
 ) -> HoldoutSize:
     """Tasks a held-out set needs for ``delta_report`` to detect a gain of ``effect`` in pass@1 with ``power``.
 
@@ -983,6 +1051,8 @@ def holdout_size(
     (k x n), the t formula with the sign-flip null's variance (see ``HoldoutSize``). The per-task variance of the paired difference comes from, best first: ``before`` + ``after`` rows (the
     measured variance of per-task paired differences), ``task_sd`` (given), or the binomial model
     omega^2 + (p(1-p) + q(1-q))/k with p = ``base``, q = base + effect: k rollouts per task shrink the
+    within-task term by 1/k (``k=None`` is the k -> infinity limit). ``task_std`` is the SDK's name for
+    ``task_sd``.
     within-task term by 1/k (``k=None`` is the k -> infinity limit).
 
     Args:
@@ -1014,6 +1084,10 @@ def holdout_size(
         print(wai.holdout_size(0.05))   # 375 tasks to detect +0.050 at 80% power, alpha 0.05 (k=4; ...)
         ```
     """
+    if task_std is not None:
+        if task_sd is not None:
+            raise InvalidArgument("pass the per-task sd once: task_sd= (ours) or task_std= (the SDK's name)")
+        task_sd = task_std
     if isinstance(effect, bool) or not isinstance(effect, (int, float)) or not 0 < effect < 1:
         raise InvalidArgument(f"effect= is the gain in pass rate to prove, between 0 and 1 (0.05 = 5 points); got {effect!r}")
     power = stats.check_prob(power, "power")

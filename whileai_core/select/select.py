@@ -150,7 +150,7 @@ def format_report(rep: Mapping[str, Any]) -> str:
                  f"  privileged leaks dropped: {rep['privileged_leaks_dropped']}",
                  f"  eligible {rep['n_eligible']} (reward >= {rep['min_reward']:g}), not passing "
                  f"{rep['n_not_pass']}, agent errors/empty {rep['n_junk']}",
-                 f"  rule top_per_prompt over {rep['prompts']} prompts "
+                 f"  rule {rep.get('selection', 'top_per_prompt')} over {rep['prompts']} prompts "
                  f"({rep['completions_per_prompt_mean']:.1f} completions each); control: random_per_prompt "
                  f"{rep['n_control']} rows"]
         if rep.get("note"):
@@ -175,6 +175,10 @@ def format_report(rep: Mapping[str, Any]) -> str:
         f"  groups kept: {rep['groups_selected']}",
         f"  hack scan: {rep['hack_scan_line']}",
     ]
+    if rep.get("prior"):
+        pr = rep["prior"]
+        lines.insert(1, f"  prior round: {pr['too_easy']} tasks too easy and {pr['too_hard']} too hard last round "
+                        f"dropped first ({pr['rows_dropped']} rows; {pr['n_prior_tasks']} tasks graded then)")
     lines.extend(f"  warning: {w}" for w in rep["warnings"])
     return "\n".join(lines)
 
@@ -194,8 +198,13 @@ def select(source: Any, *, mode: str = "rl", band: tuple[float, float] = D.DIFFI
            leak_min_chars: int = D.LEAK_MIN_QUOTE_CHARS, truncation_min_chars: int = D.TRUNCATION_MIN_CHARS,
            min_reward: float = D.SFT_MIN_REWARD, min_k: int = D.REJECTION_SAMPLING_MIN_K,
            target: int | None = None, seed: int = 0, firm_band_rollouts: int = D.FIRM_BAND_ROLLOUTS,
-           quiet: bool = False) -> Selection:
+           quiet: bool = False, rule: Any = None, prior: Any = None) -> Selection:
     """Pick training rows and print what each gate dropped and why (``quiet=True`` to not print).
+
+    ``rule`` (SFT): which passing completions to keep, a name from ``rules.SFT_RULES`` or a
+    ``Rejection(select, min_reward, seed)`` (its min_reward and seed then apply); a bad name raises in any mode.
+    ``prior`` (RL): the previous round's graded rows; tasks whose prior pass rate lies outside ``band`` are
+    dropped first (``rounds.next_round``), counted in ``report["prior"]``.
 
     Args:
         source: graded rows: row dicts, a JSONL path, or an object with ``.rows``.
@@ -230,6 +239,11 @@ def select(source: Any, *, mode: str = "rl", band: tuple[float, float] = D.DIFFI
         rows.export("train.jsonl")
         ```
     """
+    from whileai_core.select.rules import Rejection, check_rule
+
+    rule = check_rule(rule)
+    if isinstance(rule, Rejection):  # a Rejection carries its own threshold and seed
+        min_reward, seed, rule = rule.min_reward, rule.seed, rule.select
     if mode == "successive":
         mode = "rl"
     if mode not in ("rl", "sft"):
@@ -263,13 +277,23 @@ def select(source: Any, *, mode: str = "rl", band: tuple[float, float] = D.DIFFI
             kept.append(r)
 
     if mode == "sft":
+        if prior is not None:
+            raise InvalidArgument("prior= carries the RL difficulty band into the next round; SFT keeps passing "
+                                  "completions whatever their task's pass rate: drop prior= or use mode='rl'")
         sel = _select_sft(kept, n=len(rows), leaks=leaks, min_reward=min_reward, min_k=min_k, seed=seed,
-                          target=target, system_prompt=system_prompt, tools=tools)
+                          target=target, system_prompt=system_prompt, tools=tools,
+                          rule=rule or "top_per_prompt")
     else:
+        prior_info = None
+        if prior is not None:
+            from whileai_core.select.rounds import apply_prior
+
+            kept, prior_info = apply_prior(kept, prior, lo, hi)
         sel = _select_rl(kept, n=len(rows), leaks=leaks, leak_checked=leak_checked, band=(lo, hi),
                          truncated=truncated, truncation_min_chars=truncation_min_chars, endorsed=endorsed,
                          hack_threshold=hack_threshold, target=target, seed=seed, system_prompt=system_prompt,
                          tools=tools, firm_band_rollouts=firm_band_rollouts)
+        sel.report["prior"] = prior_info
     hint = reward_field_hint(rows)
     if hint:
         sel.report.setdefault("warnings", []).append(hint)
@@ -408,25 +432,23 @@ def _select_rl(rows: list[dict[str, Any]], *, n: int, leaks: list[dict[str, Any]
 
 def _select_sft(rows: list[dict[str, Any]], *, n: int, leaks: list[dict[str, Any]], min_reward: float,
                 min_k: int, seed: int, target: int | None, system_prompt: str | None,
-                tools: Sequence[Any]) -> Selection:
+                tools: Sequence[Any], rule: str = "top_per_prompt") -> Selection:
+    from whileai_core.select.rules import pick
+
     junk = [r for r in rows if r.get("status") in ("agent_error", "infra_error") or not str(r.get("final_text") or "").strip()]
     junk_ids = {id(r) for r in junk}
     clean = [r for r in rows if id(r) not in junk_ids]
 
     eligible = [r for r in clean if (reward_of(r) or 0.0) >= min_reward and reward_of(r) is not None]
     groups = group_rows(clean) if clean else {}
-    best: list[dict[str, Any]] = []
     control: list[dict[str, Any]] = []
+    passing: dict[str, list[dict[str, Any]]] = {}
     for key, members in groups.items():
-        scored = [m for m in members if reward_of(m) is not None]
-        passing = [m for m in scored if reward_of(m) >= min_reward]  # type: ignore[operator]
-        if passing:
-            top = max(passing, key=lambda m: (reward_of(m), -uniform(seed, "tie", key, m.get("rollout_index"))))
-            best.append(top)
-        pick = members[int(uniform(seed, "control", key) * len(members)) % len(members)]
-        control.append(pick)
+        passing[key] = [m for m in members if reward_of(m) is not None and reward_of(m) >= min_reward]  # type: ignore[operator]
+        control.append(members[int(uniform(seed, "control", key) * len(members)) % len(members)])
+    best = pick(passing, rule, seed=seed, target=target)
     if target is not None:
-        best, control = best[:target], control[:target]
+        control = control[:target]
     per_prompt = [len(v) for v in groups.values()] or [0]
     mean_k = sum(per_prompt) / len(per_prompt)
     note = None
@@ -436,5 +458,5 @@ def _select_sft(rows: list[dict[str, Any]], *, n: int, leaks: list[dict[str, Any
     report = {"mode": "sft", "n": n, "privileged_leaks_dropped": len(leaks), "privileged_leaks": leaks[:20],
               "n_eligible": len(eligible), "n_not_pass": len(clean) - len(eligible), "n_junk": len(junk),
               "n_selected": len(best), "n_control": len(control), "prompts": len(groups),
-              "completions_per_prompt_mean": mean_k, "min_reward": min_reward, "note": note}
+              "completions_per_prompt_mean": mean_k, "min_reward": min_reward, "note": note, "selection": rule}
     return Selection(best, mode="sft", report=report, system_prompt=system_prompt, tools=tools, control=control)

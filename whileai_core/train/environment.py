@@ -10,7 +10,6 @@ importable ``"module:attr"`` reference so a fresh process can load it. Nothing h
 
 from __future__ import annotations
 
-import importlib
 import json
 import os
 import textwrap
@@ -19,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from whileai_core.arguments import choice
 from whileai_core.defaults import DECONTAM_NGRAM, DECONTAM_OVERLAP, HOLDOUT_FRACTION, TRAIN_SEED
 from whileai_core.errors import InvalidArgument, InvalidArgumentType
 from whileai_core.rows import (
@@ -30,51 +30,12 @@ from whileai_core.rows import (
     stable_id,
     write_jsonl,
 )
+from whileai_core.train.rubric import _resolve, example_row, judge_reference, make_rubric  # noqa: F401
 
 SPLITS = ("train", "holdout")
+RUNTIMES = ("verifiers", "openenv")
 # situation fields copied into ``info`` (never the rollout: steps, final_text, reward ...)
 _INFO_FIELDS = ("task_id", "scenario_id", "scenario", "world_state", "stance", "faults", "system_prompt", "lineage")
-
-
-def judge_reference(judge: Any) -> str:
-    """The ``"module:attr"`` reference of an importable judge; a lambda or a local function is an error."""
-    if isinstance(judge, str):
-        module, sep, attr = judge.partition(":")
-        if not sep or not module or not attr:
-            raise InvalidArgument(f"judge= as a string must be 'module:attr'; got {judge!r}")
-        try:
-            _resolve(judge)
-        except (ImportError, AttributeError) as exc:
-            raise InvalidArgument(f"judge={judge!r} does not import ({type(exc).__name__}: {exc}); "
-                             "check the module is on sys.path and the attribute name") from None
-        return judge
-    module_name: str | None = getattr(judge, "__module__", None)
-    qualname = getattr(judge, "__qualname__", None) or getattr(type(judge), "__qualname__", None)
-    if module_name in (None, "__main__") or not qualname or "<" in qualname:
-        raise InvalidArgument(
-            f"judge= must be importable in a fresh process (a module-level function, or 'module:attr'); "
-            f"got {getattr(judge, '__name__', type(judge).__name__)!r} from module {module_name!r}. Move it to a module "
-            "and pass it, or its 'module:attr' string"
-        )
-    ref = f"{module_name}:{qualname}"
-    try:
-        found = _resolve(ref)
-    except (ImportError, AttributeError):
-        found = None
-    if found is not judge:
-        raise InvalidArgument(f"judge= resolves as {ref!r}, but importing that does not give back the same object; "
-                         "pass a module-level function or the 'module:attr' string of an instance")
-    return ref
-
-
-def _resolve(ref: str) -> Any:
-    module, _, attr = ref.partition(":")
-    obj: Any = importlib.import_module(module)
-    for part in attr.split("."):
-        obj = getattr(obj, part)
-    if not callable(obj):
-        raise InvalidArgumentType(f"judge {ref!r} is {type(obj).__name__}, not callable")
-    return obj
 
 
 def _answer(row: Mapping[str, Any]) -> str:
@@ -103,44 +64,6 @@ def build_examples(rows: Sequence[Row], *, system_prompt: str | None = None,
         out.append({"example_id": stable_id(key, first.get("prompt"), length=12),
                     "prompt": prompt_of(first, system_prompt=system_prompt), "answer": _answer(first), "info": info})
     return out
-
-
-def example_row(example: Mapping[str, Any], completion: Any) -> Row:
-    """The whileai row a judge sees for one completion of an environment example."""
-    from whileai_core.train.trl_formats import completion_row
-
-    info = dict(example.get("info") or {})
-    prompt_text = info.pop("prompt_text", None)
-    base: Row = dict(info)
-    if prompt_text is None:
-        users = [m.get("content") for m in example.get("prompt") or [] if m.get("role") == "user"]
-        prompt_text = users[-1] if users else ""
-    base["prompt"] = prompt_text
-    if example.get("answer") and "privileged" not in base:
-        base["privileged"] = {"reference": example["answer"]}
-    return completion_row(base, example.get("prompt") or [], completion)
-
-
-def make_rubric(judge: Any) -> Callable[..., float]:
-    """A rubric function ``reward(prompt, completion, answer, info, **kw) -> float`` grading with ``judge``
-    (a callable or a ``"module:attr"`` reference). A judge error or a verdict outside the contract scores 0."""
-    from whileai_core.train.trl_formats import verdict_reward
-
-    fn = _resolve(judge) if isinstance(judge, str) else judge
-    if not callable(fn):
-        raise InvalidArgumentType(f"judge= must be callable; got {type(fn).__name__}")
-
-    def reward(prompt: Any = None, completion: Any = None, answer: str = "", info: Mapping[str, Any] | None = None,
-               **_: Any) -> float:
-        row = example_row({"prompt": prompt, "answer": answer, "info": info or {}}, completion or "")
-        try:
-            value = verdict_reward(fn(row))
-        except Exception:  # noqa: BLE001 - a failing judge scores 0 in an RL rubric, never crashes the rollout
-            return 0.0
-        return 0.0 if value is None else value
-
-    reward.__name__ = "judge_reward"
-    return reward
 
 
 @dataclass
@@ -319,7 +242,7 @@ def export_environment(
     source: Any,
     out: str | os.PathLike[str],
     *,
-    judge: Any,
+    judge: Any = None,
     name: str = "whileai_env",
     system_prompt: str | None = None,
     holdout: float = HOLDOUT_FRACTION,
@@ -328,13 +251,17 @@ def export_environment(
     overlap: float = DECONTAM_OVERLAP,
     include_privileged: bool = True,
     overwrite: bool = False,
+    runtime: str = "verifiers",
+    reward: Any = None,
 ) -> EnvironmentExport:
     """Write graded rows as an environment package under ``out`` and return an ``EnvironmentExport``.
 
     One example per task; ``holdout`` of the tasks (by ``wai.holdout``: groups intact, contaminated ones moved to
     train) go to ``data/holdout.jsonl``. ``judge`` must be importable (a module-level function or
     ``"module:attr"``). ``info`` carries the situation and, with ``include_privileged``, the privileged block the
-    judge reads; the policy sees only ``prompt``.
+    judge reads; the policy sees only ``prompt``. ``reward=`` is the SDK's name for ``judge=``.
+    ``runtime="openenv"`` writes an OpenEnv package instead (``train.openenv``: reset / step / state, an
+    ``openenv.yaml`` and a FastAPI server); the data and ``spec.json`` are the same.
 
     Args:
         source: graded rows or a JSONL path.
@@ -362,6 +289,8 @@ def export_environment(
         env = wai.export_environment(scored.rows, "env_out", judge="my_judges:reference_judge")
         ```
     """
+    choice("runtime", runtime, RUNTIMES)
+    judge = _judge_argument(judge, reward)
     if not isinstance(name, str) or not name.isidentifier():
         raise InvalidArgument(f"name= must be a Python identifier (it becomes the package name); got {name!r}")
     ref = judge_reference(judge)
@@ -390,12 +319,31 @@ def export_environment(
             "n_holdout": len(hold_ex), "holdout": holdout, "seed": seed, "moved_to_train": moved,
             "include_privileged": include_privileged, "tools": _tools_of(source, rows)}
     fmt_args = {"name": name, "n_train": len(train_ex), "n_holdout": len(hold_ex), "judge": ref}
+    spec["runtime"] = runtime
     files.append(atomic_write_text(pkg / "spec.json", json.dumps(spec, indent=2, default=str) + "\n", overwrite=True))
-    files.append(atomic_write_text(pkg / "__init__.py", textwrap.dedent(_MODULE.format(**fmt_args)), overwrite=True))
-    files.append(atomic_write_text(root / "pyproject.toml", _PYPROJECT.format(**fmt_args), overwrite=True))
-    files.append(atomic_write_text(root / "README.md", _README.format(**fmt_args), overwrite=True))
+    if runtime == "openenv":
+        from whileai_core.train.openenv import write_package
+
+        files += write_package(root, name, n_train=len(train_ex), n_holdout=len(hold_ex), judge=ref)
+    else:
+        files.append(atomic_write_text(pkg / "__init__.py", textwrap.dedent(_MODULE.format(**fmt_args)),
+                                       overwrite=True))
+        files.append(atomic_write_text(root / "pyproject.toml", _PYPROJECT.format(**fmt_args), overwrite=True))
+        files.append(atomic_write_text(root / "README.md", _README.format(**fmt_args), overwrite=True))
     return EnvironmentExport(path=str(root), name=name, judge=ref, n_train=len(train_ex), n_holdout=len(hold_ex),
                              moved=moved, files=[str(f) for f in files])
+
+
+def _judge_argument(judge: Any, reward: Any) -> Any:
+    """``judge=`` (ours) or ``reward=`` (the SDK's name), once; a clear error when neither is given."""
+    if judge is not None and reward is not None:
+        raise InvalidArgument("pass the grader once: judge= (ours) or reward= (the SDK's name), not both")
+    judge = judge if judge is not None else reward
+    if judge is None:
+        raise InvalidArgumentType(
+            "export_environment() needs judge=: the judge that grades each completion, importable in a fresh "
+            "process, e.g. judge='my_evals:judge' or a module-level function (the SDK's reward= is accepted too)")
+    return judge
 
 
 def _tools_of(source: Any, rows: Sequence[Row]) -> list[dict[str, Any]]:

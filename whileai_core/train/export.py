@@ -72,7 +72,11 @@ def training_rows(source: Any, *, mode: str = "rl", system_prompt: str | None = 
         sd = math.sqrt(math.fsum((r - mean) ** 2 for r in rewards) / len(rewards)) if rewards else None
         stamps[key] = {"group_id": hashlib.sha1(key.encode()).hexdigest()[:12],
                        "group": {"k": len(members), "n_pass": sum(1 for r in rewards if r > 0.5),
-                                 "reward_mean": mean, "reward_std": sd}}
+                                 "reward_mean": mean, "reward_std": sd},
+                       # the SDK's flat stamp: n0 counts rewards < 0.5, n1 > 0.5 (exactly 0.5 is neither)
+                       "k": len(members), "n0": sum(1 for r in rewards if r < 0.5),
+                       "n1": sum(1 for r in rewards if r > 0.5), "reward_mean": mean, "reward_std": sd}
+    grouped = any(len(members) > 1 for members in groups.values())
     out = []
     for i, row in enumerate(rows):
         reward = row.get("reward")
@@ -92,6 +96,8 @@ def training_rows(source: Any, *, mode: str = "rl", system_prompt: str | None = 
             first_user = next((i for i, m in enumerate(msgs) if m.get("role") == "user"), 0)
             item["prompt"] = msgs[: first_user + 1]
             item.update(stamps[key])
+        elif grouped:  # SFT rows carry the flat group stamp once a task repeats, as the SDK's do
+            item.update({k: v for k, v in stamps[key].items() if k != "group"})
         out.append(item)
     return out
 
@@ -110,8 +116,14 @@ def _is_earlier_export(path: Path) -> bool:
 
 def export(source: Any, path: str | Path | None = None, *, mode: str | None = None,
            system_prompt: str | None = None, tools: Any = None, mask_mode: str = "assistant",
-           overwrite: bool = False, validate: bool = True) -> dict[str, Any]:
+           overwrite: bool = False, validate: bool = True, format: str = "openai", unroll: bool = False,
+           max_tool_output_chars: int | None = None) -> dict[str, Any]:
     """Write trainer-ready JSONL to ``path`` (or only build it, with ``path=None``); returns a report dict.
+
+    ``format``: "openai" (default; messages, loss_mask, tools, reward, group stamp), "trl" (TRL's SFT rows,
+    ``train.formats.reshape``) or "fireworks" (messages with the mask as assistant ``weight``, and tools).
+    ``unroll=True``: one sample per assistant turn, the loss on that turn alone (``train.formats.unroll``).
+    ``max_tool_output_chars``: cut each tool message to this many characters, noting the cut.
 
     Args:
         source: rows, a ``Selection``, a ``ScoredData`` or a JSONL path.
@@ -136,6 +148,9 @@ def export(source: Any, path: str | Path | None = None, *, mode: str | None = No
         report = wai.export(scored.select(mode="sft"), "train.jsonl")
         ```
     """
+    from whileai_core.train import formats
+
+    formats.check_export_options(format, unroll, max_tool_output_chars)
     if mode is None:  # a run's own mode carries over; an eval run (simulate's default) exports as RL
         source_mode = getattr(source, "mode", None)
         mode = source_mode if source_mode in EXPORT_MODES else "rl"
@@ -151,11 +166,14 @@ def export(source: Any, path: str | Path | None = None, *, mode: str | None = No
     if not items:
         raise InvalidArgument("nothing to export: the source holds 0 rows")
     declared = [t["function"]["name"] for t in items[0]["tools"]] if items[0]["tools"] else None
-    roundtrip = tool_call_roundtrip(items, declared)
+    roundtrip = tool_call_roundtrip(items, declared)  # on whole conversations, before unrolling cuts them
     if validate and roundtrip["invalid"]:
         raise InvalidArgument(f"tool_call_roundtrip_invalid: {roundtrip['invalid']} tool call(s) do not parse back, name "
                          f"an undeclared tool, or have no tool message (rows {roundtrip['rows']}); fix the agent's "
                          "steps or pass validate=False")
+    if unroll:
+        items = [sample for item in items for sample in formats.unroll(item)]
+    cut = [formats.cut_tool_output(i, max_tool_output_chars) for i in items] if max_tool_output_chars else []
     warnings = []
     if roundtrip["checked"] and not declared:
         warnings.append("rows call tools but the file carries no tool schema; pass tools=[...]")
@@ -167,7 +185,10 @@ def export(source: Any, path: str | Path | None = None, *, mode: str | None = No
         warnings.append(f"{sum(1 for r in rewards if r is not None and r < 1)} row(s) below reward 1 exported as "
                         "SFT targets; select(mode='sft') first")
     report: dict[str, Any] = {
-        "n": len(items), "mode": mode, "format": "openai", "mask_mode": mask_mode,
+        "n": len(items), "mode": mode, "format": format,
+        "mask_mode": f"{mask_mode} (unrolled)" if unroll else mask_mode, "unrolled": unroll,
+        "max_tool_output_chars": max_tool_output_chars, "tool_output_truncated": sum(c[0] for c in cut),
+        "tool_output_chars_cut": sum(c[1] for c in cut),
         "with_system": bool(system_prompt), "with_tools": bool(declared),
         "groups": len({i["task_id"] for i in items}), "tool_call_roundtrip": roundtrip,
         "trained_messages": sum(sum(i["loss_mask"]) for i in items),
@@ -184,8 +205,9 @@ def export(source: Any, path: str | Path | None = None, *, mode: str | None = No
             _w.warn(f"replaced {path}: it held an earlier whileai training export (pass overwrite=True to say so)",
                     UserWarning, stacklevel=2)
             report["warnings"].append(f"replaced {path}, an earlier whileai training export")
-        written = write_jsonl(path, items, overwrite=replace)
-        report.update(path=str(written), n_written=len(items))
+        lines = formats.reshape(items, format)
+        written = write_jsonl(path, lines, overwrite=replace)
+        report.update(path=str(written), n_written=len(lines))
     else:
-        report["rows"] = items
+        report["rows"] = formats.reshape(items, format)
     return report

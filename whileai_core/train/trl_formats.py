@@ -22,10 +22,11 @@ from typing import Any
 
 from whileai_core.arguments import choice
 from whileai_core.errors import InvalidArgument, InvalidArgumentType
-from whileai_core.messages import MASK_MODES, loss_mask, normalize_messages, row_messages
+from whileai_core.messages import normalize_messages
 from whileai_core.rows import Row, as_rows, group_rows
 
-SFT_MASKS = ("row", "assistant", "final")
+# the SFT shapes live in train.formats (RowList.export reaches it, so it imports only the ground floor)
+from whileai_core.train.formats import SFT_MASKS, _row_messages, _tool_schemas, to_sft  # noqa: F401
 
 # keys of a rollout that a GRPO reward row must not inherit from the task's first rollout
 _ROLLOUT_KEYS = (
@@ -38,114 +39,6 @@ _ROLLOUT_KEYS = (
 # ----------------------------------------------------------------------------------------------------------
 # messages
 # ----------------------------------------------------------------------------------------------------------
-def _tool_schemas(tools: Any) -> list[dict[str, Any]]:
-    if not tools:
-        return []
-    if isinstance(tools, str):
-        try:
-            tools = json.loads(tools)
-        except json.JSONDecodeError:
-            raise InvalidArgument("tools= is a string but not JSON; pass a list of tool schemas or @wai.tool functions")
-    from whileai_core.tools import schemas
-
-    return schemas(tools)
-
-def _row_messages(row: Mapping[str, Any], index: int) -> list[dict[str, Any]]:
-    """The row's messages (tool steps included, built by ``messages.row_messages`` when the row has none)."""
-    if not row.get("messages") and (row.get("prompt") is None or row.get("final_text") is None):
-        raise InvalidArgument(f"rows[{index}] has no 'messages' (and no prompt + final_text to build them from)")
-    return row_messages(row)
-
-
-def _row_mask(row: Mapping[str, Any], raw: Sequence[Mapping[str, Any]], mask: str, index: int) -> list[int]:
-    """One 0/1 per message of ``raw`` (the row's own messages, before a system prompt is added)."""
-    roles = [m.get("role") for m in raw]
-    if mask in MASK_MODES or row.get("loss_mask") is None:
-        return loss_mask(raw, mask if mask in MASK_MODES else "assistant")
-    given = list(row["loss_mask"])
-    if len(given) != len(raw):
-        raise InvalidArgument(
-            f"rows[{index}]: loss_mask has {len(given)} entries but messages has {len(raw)}; "
-            "they must match one to one (docs/rows.md)"
-        )
-    bad = [i for i, (g, r) in enumerate(zip(given, roles)) if g and r != "assistant"]
-    if bad:
-        raise InvalidArgument(
-            f"rows[{index}]: loss_mask is 1 on non-assistant message(s) {bad}; only assistant messages can be trained"
-        )
-    return [int(bool(g)) for g in given]
-
-
-# ----------------------------------------------------------------------------------------------------------
-# SFT
-# ----------------------------------------------------------------------------------------------------------
-def to_sft(
-    rows: Any,
-    *,
-    tools: Any = None,
-    system_prompt: str | None = None,
-    mask: str = "row",
-    arguments: str = "dict",
-) -> list[dict[str, Any]]:
-    """SFT examples for TRL's ``SFTTrainer`` (train with ``assistant_only_loss=True``).
-
-    ``mask="row"`` follows each row's ``loss_mask`` (all assistant messages when absent); ``"assistant"``
-    trains every assistant message, ``"final"`` only the last. When every example trains all its assistant
-    messages the output is conversational ``{"messages", "tools"}``; otherwise it is ``{"prompt",
-    "completion", "tools"}``, split before the first trained message, and a row whose mask skips an
-    assistant message after a trained one is unrolled into one example per trained turn.
-    ``tools`` (a row's own ``tools`` win) is stored as a JSON string so Arrow never unifies schemas.
-    """
-    choice("mask", mask, SFT_MASKS)
-    data = as_rows(rows)
-    if not data:
-        raise InvalidArgument("rows= is empty; pass at least one graded row with messages")
-    default_tools = _tool_schemas(tools)
-    plans: list[tuple[list[dict[str, Any]], list[int], str]] = []
-    for i, row in enumerate(data):
-        raw = _row_messages(row, i)
-        keep = _row_mask(row, raw, mask, i)
-        if not any(keep):
-            raise InvalidArgument(f"rows[{i}] has no trained assistant message; drop it or fix its loss_mask")
-        messages = normalize_messages(raw, arguments=arguments,
-                                      system_prompt=row.get("system_prompt") or system_prompt)
-        if len(messages) == len(raw) + 1:
-            keep = [0, *keep]
-        row_tools = _tool_schemas(row.get("tools")) or default_tools
-        plans.append((messages, keep, json.dumps(row_tools, ensure_ascii=False) if row_tools else ""))
-
-    def full_assistant(messages: list[dict[str, Any]], keep: list[int]) -> bool:
-        return all(k == (m["role"] == "assistant") for m, k in zip(messages, keep))
-
-    examples: list[dict[str, Any]] = []
-    if all(full_assistant(m, k) for m, k, _ in plans):
-        for messages, _, tools_json in plans:
-            examples.append({"messages": messages, "tools": tools_json or None})
-        return _drop_empty_tools(examples)
-    for messages, keep, tools_json in plans:
-        trained = [j for j, k in enumerate(keep) if k]
-        first = trained[0]
-        later_assistant = [j for j in range(first, len(messages)) if messages[j]["role"] == "assistant"]
-        if all(keep[j] for j in later_assistant):
-            examples.append({"prompt": messages[:first], "completion": messages[first:], "tools": tools_json or None})
-        else:  # unroll: one example per trained turn, history as prompt, that turn alone as completion
-            for j in trained:
-                examples.append({"prompt": messages[:j], "completion": [messages[j]], "tools": tools_json or None})
-    return _drop_empty_tools(examples)
-
-
-def _drop_empty_tools(examples: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Drop the ``tools`` column when no example has tools (a column of nulls confuses templates)."""
-    if all(ex.get("tools") is None for ex in examples):
-        for ex in examples:
-            ex.pop("tools", None)
-    else:
-        for ex in examples:
-            if ex.get("tools") is None:
-                ex["tools"] = "[]"
-    return examples
-
-
 # ----------------------------------------------------------------------------------------------------------
 # DPO
 # ----------------------------------------------------------------------------------------------------------
