@@ -592,7 +592,10 @@ def _settings(*, mode: str, repeats: int | None, repeat_policy: str | None, situ
         seeds = list(seeds)
         if not seeds:
             raise InvalidArgument("seeds= is empty; give at least one seed ask (a string or a dict with 'prompt')")
-        situations = max(situations or 0, len(seeds))
+        if situations is not None:
+            situations = max(situations, len(seeds))
+        if budget is None:  # no budget: the seeds alone (a budget buys the writer's situations after them)
+            budget = (situations or len(seeds)) * k
     if budget is None:
         budget = situations * k if situations is not None else D.DEFAULT_BUDGET
     budget = integer("budget", budget, minimum=1)
