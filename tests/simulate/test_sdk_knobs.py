@@ -4,6 +4,7 @@ policies none / unique / adaptive and mode adaptive, and a keyless backend faili
 
 from __future__ import annotations
 
+import json
 import warnings
 
 import numpy as np
@@ -297,3 +298,14 @@ def test_default_draw_is_ours_and_unknown_behaviours_are_refused():
         wai.seeded_agent(TOOLS, behaviors=["hedging", "gaslighting"])
     with pytest.raises(ValueError, match="seeded_agent needs tools"):
         wai.seeded_agent([])
+
+
+def test_runs_checkpoint_holds_every_run_stamped_as_returned(tmp_path):
+    path = tmp_path / "rows.jsonl"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # one checkpoint for all runs: no "already holds rows" warning
+        data = sim(repeats=2, budget=8, runs=2, checkpoint=path)
+    saved = [json.loads(line) for line in path.read_text().splitlines()]
+    assert sorted((r["row_id"], r["lineage"]["eval_run"]) for r in saved) == \
+        sorted((r["row_id"], r["lineage"]["eval_run"]) for r in data.rows)
+    assert len({r["row_id"] for r in saved}) == 16

@@ -9,6 +9,7 @@ counted, kept, never a crash of the run. Ctrl-C keeps the rows finished so far.
 from __future__ import annotations
 
 import contextvars
+import dataclasses
 import difflib
 import hashlib
 import json
@@ -19,7 +20,6 @@ import uuid
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -427,14 +427,16 @@ def simulate(agent: Any = None, *, tools: Sequence[Any] | None = None, system_pr
     notes = [_coverage_note(coverage, len(scen), s.k)] if coverage and coverage["fraction"] < 1.0 else []
     notes += [_POLICY_NOTES[s.policy_name]] if s.policy_name in _POLICY_NOTES else []
     rows: list[dict[str, Any]] = []
+    saving = _open_checkpoint(checkpoint, warn_list) if checkpoint is not None else None
     for eval_run in range(s.runs):
         played = [x.replace(eval_run=eval_run) for x in scen] if eval_run else scen
         runner = _Runner(s, run_agent, played, writer, tool_objs, system_prompt, progress, on_progress, warn_list)
-        runner.world = world
-        if checkpoint is not None:
-            runner.checkpoint = _open_checkpoint(checkpoint, warn_list if eval_run == 0 else [])
+        runner.world, runner.checkpoint = world, saving
+        job = runner.job  # each row is stamped as it lands, so the checkpoint holds it as returned
+        runner.job = lambda si, ri, _job=job, _run=eval_run: _stamp(_job(si, ri), s, _run)  # type: ignore
         notes.extend(runner.run())
-        rows.extend(_stamp(runner.results[key], s, eval_run) for key in sorted(runner.results))
+        saving = runner.checkpoint  # None once a failing disk stopped it
+        rows.extend(runner.results[key] for key in sorted(runner.results))
         if runner.stopped == "interrupted":
             break
     warn_list.extend(_failure_warnings(rows))
