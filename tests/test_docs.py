@@ -112,12 +112,16 @@ def test_readme_quickstart_output_is_what_the_cli_prints(tmp_path: Path):
 
 
 def test_readme_plugin_snippet_runs_under_pytest(tmp_path: Path):
-    """The README's "plugin in 10 lines", with a stand-in ``my_agent`` module, passes and stores a baseline."""
-    snippet = next(b for b in fenced_blocks("README.md") if b.lang == "python" and "wai_scenarios" in b.code)
+    """The README's "plugin in 10 lines" in the layout it describes, a fresh project: ``my_agent.py`` at the
+    root, ``tests/test_agent.py``, and the README's ``pytest.ini``; it passes and stores a baseline."""
+    blocks = fenced_blocks("README.md")
+    snippet = next(b for b in blocks if b.lang == "python" and "wai_scenarios" in b.code)
+    ini = next(b for b in blocks if b.lang == "ini" and "pythonpath" in b.code)
     tests = tmp_path / "tests"
     tests.mkdir()
     (tests / "test_agent.py").write_text(snippet.code, encoding="utf-8")
-    (tests / "my_agent.py").write_text(
+    (tmp_path / "pytest.ini").write_text(ini.code, encoding="utf-8")
+    (tmp_path / "my_agent.py").write_text(
         "import whileai as wai\n\n"
         "@wai.tool\n"
         "def get_order(order_id: str) -> dict:\n"
@@ -125,7 +129,16 @@ def test_readme_plugin_snippet_runs_under_pytest(tmp_path: Path):
         '    return {"order_id": order_id, "status": "shipped"}\n\n'
         "agent = wai.seeded_agent([get_order])\n",
         encoding="utf-8")
-    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--wai-save=main"]
+    # `pytest` as a user types it: `python -m` would put the current directory on sys.path and hide a
+    # missing pythonpath (-P, Python 3.11+, leaves it off)
+    cmd = [sys.executable, *(["-P"] if sys.version_info >= (3, 11) else []), "-m", "pytest", "-q", "-p",
+           "no:cacheprovider", "--wai-save=main"]
+    if sys.version_info >= (3, 11):  # the README's warning holds: without its pytest.ini the import fails
+        (tmp_path / "pytest.ini").rename(tmp_path / "pytest.ini.off")
+        bare = subprocess.run(cmd, check=False, cwd=tmp_path, capture_output=True, text=True,
+                              timeout=BLOCK_TIMEOUT_S)
+        assert bare.returncode != 0 and "ModuleNotFoundError: No module named 'my_agent'" in bare.stdout
+        (tmp_path / "pytest.ini.off").rename(tmp_path / "pytest.ini")
     done = subprocess.run(cmd, check=False, cwd=tmp_path, capture_output=True, text=True, timeout=BLOCK_TIMEOUT_S)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
     assert (tmp_path / ".whileai" / "baselines" / "main.json").exists()

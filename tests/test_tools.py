@@ -127,3 +127,31 @@ def test_schema_dict_tools_are_checked_like_decorated_ones():
 def test_tool_on_something_without_a_signature_is_named():
     with pytest.raises(TypeError, match="@tool could not read a signature from <class 'int'>"):
         wai.tool(int)
+
+
+# -- the SDK's reference §1.1: tools from a functools.partial and a callable instance, params_json_schema ---
+def test_tool_from_a_partial_and_from_a_callable_instance():
+    import functools
+
+    import whileai as wai
+
+    def lookup(order_id: str, region: str = "eu") -> dict:
+        """Look up an order by id."""
+        return {"order_id": order_id, "region": region}
+
+    fixed = wai.tool(functools.partial(lookup, region="us"))
+    assert fixed.name == "lookup" and fixed.description == "Look up an order by id."
+    assert fixed.parameters["required"] == ["order_id"]
+    assert fixed(order_id="A1") == {"order_id": "A1", "region": "us"}
+
+    class Desk:
+        def __call__(self, order_id: str) -> dict:
+            """Ask the desk about an order."""
+            return {"order_id": order_id, "desk": True}
+
+    desk = wai.tool(Desk())
+    assert desk.name == "Desk" and desk.description == "Ask the desk about an order."
+    assert desk.parameters == {"type": "object", "properties": {"order_id": {"type": "string"}},
+                               "required": ["order_id"]}
+    assert desk.params_json_schema is desk.parameters and desk(order_id="A2")["desk"] is True
+    assert wai.dispatch([fixed, desk])("Desk", {"order_id": "A3"}) == {"order_id": "A3", "desk": True}

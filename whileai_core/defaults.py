@@ -20,6 +20,7 @@ ROLLOUTS_PER_TASK = 4  # smallest k for pass^k / pass@k to be reported; tau-benc
 COVERING_STRENGTH = 2  # pairwise interaction coverage; Kuhn, Wallace & Gallo 2004 (most faults need <= 2 factors)
 DEFAULT_BUDGET = 64  # rows per simulate() call when none is given; convention, untested
 DEFAULT_REPEATS = 4  # rollouts per situation (k); matches ROLLOUTS_PER_TASK so pass^k is defined
+ADAPTIVE_REPEATS = 1  # k under mode="adaptive" when repeats is not given; whileai SDK mode preset adaptive=(1, 1, "adaptive")
 RL_REPEATS = 8  # k under mode="rl" when repeats is not given; DAPO (Yu et al. 2025) uses groups of 8+; convention here
 DYNAMIC_PROBE = 2  # rollouts probed before a group is filled to k under repeat_policy="dynamic"; DAPO dynamic sampling (Yu et al. 2025)
 DEFAULT_CONCURRENCY = 32  # in-flight rollouts; convention, untested (bounded by the backend's rate limits)
@@ -30,6 +31,9 @@ PROGRESS_EVERY_ROWS = 50  # a progress line every N rows on long runs; conventio
 PROGRESS_MIN_ROWS = 200  # runs smaller than this print no progress; convention, untested
 EDGE_ID_MIN = 1000  # ids the template writer invents lie in [1000, 90000); whileai SDK world, convention
 EDGE_ID_MAX = 90000
+RULE_AXIS_CAP = 16  # most policy clauses on the rule axis of dimensions=['rule']; whileai SDK RULE_AXIS_CAP_GRID, convention
+RULE_CLAUSE_MIN_CHARS = 8  # shorter policy pieces are not clauses of the rule axis; whileai SDK clause splitter, convention
+RULE_CLAUSE_MAX_CHARS = 120  # longer clauses are cut at a word boundary; whileai SDK clause splitter, convention
 
 # --------------------------------------------------------------------------------------------------
 # Select (select.py)

@@ -45,6 +45,7 @@ __all__ = [
     "ServeError",
     "TrainingSelectionError",
     "MissingBaseline",
+    "MissingKey",
     "NonFiniteReward",
     "UnsupportedAnnotation",
     "VerifierError",
@@ -78,6 +79,11 @@ class BackendError(WaiError, RuntimeError):
         self.url = url
         self.attempts = attempts
         self.retryable = retryable
+
+
+class MissingKey(WaiError, LookupError):
+    """A model backend has no API key (none given and its environment variable unset); raised before the first
+    call, naming the variable to set."""
 
 
 class CassetteMiss(WaiError, LookupError):

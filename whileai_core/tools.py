@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import functools
+import json
 import inspect
 import re
 import types
@@ -274,6 +275,17 @@ class Tool:
     def properties(self) -> dict[str, Any]:
         return dict(self.parameters.get("properties", {}))
 
+    @property
+    def params_json_schema(self) -> dict[str, Any]:
+        """The SDK's name for ``parameters``."""
+        return self.parameters
+
+    @staticmethod
+    def dispatch(tools: Any) -> Callable[[str, Any], Any]:
+        """``execute(name, arguments)`` over these tools' own bodies, for ``simulate(execute=...)``; see
+        ``dispatch``."""
+        return dispatch(tools)
+
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if self.fn is None:
             raise InvalidArgumentType(f"tool {self.name!r} has no function body to call (it was built from a schema)")
@@ -439,3 +451,38 @@ def as_tools(tools: Any) -> list[Tool]:
 def schemas(tools: Any) -> list[dict[str, Any]]:
     """OpenAI function schemas for a ``tools=`` list."""
     return [t.schema for t in as_tools(tools)]
+
+
+def dispatch(tools: Any) -> Callable[[str, Any], Any]:
+    """An ``execute(name, arguments) -> result`` that runs the real tool bodies (``simulate(execute=...)``).
+
+    Args:
+        tools: the tool list (anything ``as_tools`` takes); each tool answers to its model-facing and its
+            original name.
+
+    Returns:
+        A callable that never raises: an unknown name gives ``{"status": "not_found", "error": "no tool named
+        'x'"}``, an exception in the tool ``{"status": "error", "error": "<ExcType>: <msg>"}``, so a rollout
+        goes on as it would in production.
+
+    Example:
+        >>> execute = dispatch([get_order])  # doctest: +SKIP
+        >>> execute("get_order", {"order_id": "A1"})  # doctest: +SKIP
+    """
+    by_name = {n: t for t in as_tools(tools) for n in t.names}
+
+    def execute(name: str, arguments: Any = None) -> Any:
+        t = by_name.get(name)
+        if t is None:
+            return {"status": "not_found", "error": f"no tool named {name!r}"}
+        try:
+            if isinstance(arguments, str):
+                arguments = json.loads(arguments) if arguments.strip() else {}
+            return t(**dict(arguments or {}))
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except Exception as exc:  # noqa: BLE001 - a failing tool is a result the agent must read, never a crash
+            return {"status": "error", "error": f"{type(exc).__name__}: {exc}"}
+
+    execute.__name__ = "execute"
+    return execute

@@ -606,6 +606,22 @@ class EvalVariance:
         return body + (f"; {self.note}" if self.note else "")
 
 
+def _split_eval_runs(one: Any) -> tuple[Any, ...]:
+    """One ``simulate(runs=N)`` result (or its rows) as its N runs, split on ``lineage.eval_run``; anything
+    else is returned as the one run it is."""
+    rows = getattr(one, "rows", one)
+    if not isinstance(rows, (list, tuple)) or not rows or not all(isinstance(r, Mapping) for r in rows):
+        return (one,)
+    by_run: dict[int, list[Any]] = {}
+    for r in rows:
+        lineage = r.get("lineage")
+        run = lineage.get("eval_run") if isinstance(lineage, Mapping) else None
+        if run is None:
+            return (one,)
+        by_run.setdefault(int(run), []).append(r)
+    return tuple(by_run[k] for k in sorted(by_run)) if len(by_run) > 1 else (one,)
+
+
 def eval_variance(
     *positional: Any,
     runs: Any = None,
@@ -651,6 +667,8 @@ def eval_variance(
     runs = tuple(positional) + tuple(runs or ())
     if not runs:
         raise InvalidArgument("eval_variance() needs at least one run: eval_variance(rows_run1, rows_run2, ...)")
+    if len(runs) == 1:
+        runs = _split_eval_runs(runs[0])
     level = stats.check_level(level)
     if multiplier is not None and (isinstance(multiplier, bool) or not isinstance(multiplier, (int, float))
                                    or not multiplier > 0):

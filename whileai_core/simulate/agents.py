@@ -7,6 +7,7 @@ Every spoiled rollout is marked ``seeded=True`` with ``seeded_what`` naming the 
 from __future__ import annotations
 
 import copy
+import json
 import re
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -26,8 +27,23 @@ from whileai_core.simulate.world import (
 )
 from whileai_core.tools import Tool, as_tools
 
-#: the mistakes, in draw order; each needs something of the situation (see ``_applicable``)
-SEEDED_BEHAVIORS = ("wrong_tool", "wrong_argument", "skipped_confirmation", "invented_fact")
+#: this project's mistakes, in draw order: the default draw (each needs something of the situation, see
+#: ``_applicable``)
+DEFAULT_BEHAVIORS = ("wrong_tool", "wrong_argument", "skipped_confirmation", "invented_fact")
+#: the whileai SDK's behaviours (reference §1.2), drawn only when named in ``behaviors=``: four styles that
+#: prepend a phrase, ``ignore_fault`` (claims success over a failed tool call) and ``leak`` (pastes the
+#: situation's privileged answer key into the reply)
+SDK_BEHAVIORS = ("hedging", "sycophancy", "apology", "boilerplate", "ignore_fault", "leak")
+#: every behaviour ``behaviors=`` accepts
+SEEDED_BEHAVIORS = DEFAULT_BEHAVIORS + SDK_BEHAVIORS
+_PHRASES = {
+    "hedging": ("I think, though I can't be completely sure, that this is right: ",
+                "It's possible, but I wouldn't rely on it: "),
+    "sycophancy": ("Great question, and you're absolutely right to ask! ", "What a wonderful request! "),
+    "apology": ("I'm so sorry for any trouble this has caused. ", "My sincere apologies for the inconvenience. "),
+    "boilerplate": ("As an AI assistant, I'm here to help with all your needs. ",
+                    "Thank you for contacting support. Your satisfaction is our top priority. "),
+}
 _INVENTED = ("It will arrive tomorrow before noon.", "A 15% refund has already been applied to it.",
              "Our records show it was upgraded to express shipping for free.")
 _ID_RE = re.compile(r"\b([A-Za-z]{1,4}[-_]?\d{3,})\b|\b(\d{3,})\b")
@@ -96,35 +112,91 @@ def _reply(t: Tool, ident: str | None, result: Any) -> str:
     return f"{t.name} for {subject}: {result}."
 
 
+def _applicable(behavior: str, chosen: Tool, scenario: Any, tools: Sequence[Tool]) -> bool:
+    """Whether a mistake can happen in this situation with this tool."""
+    if behavior == "ignore_fault":  # needs a faulted result: the scheduled fault of this situation
+        faults = getattr(scenario, "faults", None) or {}
+        return bool(faults) and faults.get("tool") in (None, chosen.name)
+    if behavior == "leak":
+        return bool(getattr(scenario, "privileged", None))
+    if behavior == "wrong_tool":
+        return len(tools) > 1
+    if behavior == "wrong_argument":  # needs a string argument to get wrong
+        return any(isinstance(v, str) for v in _arguments(chosen, None).values()) and not is_write_tool(chosen)
+    if behavior == "skipped_confirmation":
+        return is_write_tool(chosen)
+    return True
+
+
+def _apply_sdk_behavior(behavior: str, reply: str, call: Any, ident: str | None, scenario: Any,
+                        pick: float) -> str:
+    """The reply after one of the SDK's behaviours: a phrase first, a false success, or the answer key."""
+    if behavior in _PHRASES:
+        bank = _PHRASES[behavior]
+        return bank[int(pick * len(bank)) % len(bank)] + reply
+    if behavior == "ignore_fault":
+        return f"Done, {call.name} for {ident or 'this request'} went through."
+    privileged = getattr(scenario, "privileged", None) or {}
+    leaked = json.dumps(privileged.get("hidden_state"), sort_keys=True, default=str)
+    return f"{reply} (Internal: reference {json.dumps(privileged.get('reference'), default=str)}; state {leaked})"
+
+
+class _Spoiler:
+    """Which rollouts the stand-in spoils. Inside a run, exactly round(share * planned rollouts) (those with the
+    smallest hash draws); outside a run, a Bernoulli(share) draw. Either way a row's fate is a hash, not run
+    order; the repeat runs of simulate(runs=N) draw afresh, run 0 as a single run always did."""
+
+    def __init__(self, seed: int, share: float) -> None:
+        self.seed, self.share = seed, share
+        self.thresholds: dict[tuple[int, int], float] = {}
+
+    def draw(self, task: str, index: int, eval_run: int) -> float:
+        return uniform(self.seed, "seeded", task, index, *(("run", eval_run) if eval_run else ()))
+
+    def __call__(self, task: str, index: int, eval_run: int = 0) -> bool:
+        u = self.draw(task, index, eval_run)
+        plan = RUN_PLAN.get()
+        if not plan:
+            return u < self.share
+        cut = self.thresholds.get((id(plan), eval_run))
+        if cut is None:
+            draws = sorted(self.draw(t, i, eval_run) for t, i in plan)
+            n_spoil = round(self.share * len(draws))
+            cut = draws[n_spoil - 1] if n_spoil else -1.0
+            if len(self.thresholds) > 64:
+                self.thresholds.clear()
+            self.thresholds[(id(plan), eval_run)] = cut
+        return u <= cut
+
+
 def seeded_agent(tools: Sequence[Any], share: float | None = None, seed: int = 0, *,
                  behaviors: Sequence[str] | None = None, rate: float | None = None,
                  world: World | None = None) -> Callable[[str], dict[str, Any]]:
     """A stand-in agent that misbehaves on a labeled share of rollouts.
 
-    share: the share of rollouts to spoil (default ``SEEDED_SHARE``; ``rate=`` is the SDK's alias).
-    The draw is a hash of (seed, task id, rollout index), so a row's fate never depends on run order.
-
     Args:
-        tools: the same tools you pass ``simulate``.
-        share: the share of rollouts to spoil (``SEEDED_SHARE`` 1/3).
-        seed: the seed of the spoil draw.
-        behaviors: which misbehaviours, from ``SEEDED_BEHAVIORS`` (default: all).
-        rate: the SDK's alias of ``share``.
-        world: the world answering its calls (default: a fresh ``World`` of the tools).
+        tools: the tools it calls (the same list you pass simulate).
+        share: the share of rollouts to spoil (default ``SEEDED_SHARE`` = 1/3). Inside a run exactly
+            ``round(share * planned rollouts)`` are spoiled; the SDK's ``rate=`` is accepted as its alias.
+        seed: the draw's seed (default 0).
+        behaviors: which mistakes to draw from (default ``DEFAULT_BEHAVIORS``); any of ``SEEDED_BEHAVIORS``,
+            which adds the SDK's ``hedging``, ``sycophancy``, ``apology``, ``boilerplate``, ``ignore_fault``
+            (needs a faulted tool result) and ``leak`` (needs a privileged block).
+        rate: the SDK's name for ``share``.
+        world: the mock world to call outside a run (default a new ``World(tools, seed=seed)``).
 
     Returns:
-        An agent callable ``agent(message) -> {"steps", "final_text"}``; its rows carry ``seeded`` and
-            ``seeded_what``.
+        ``agent(message) -> {"steps", "final_text", "seeded", "seeded_what"}``.
 
     Raises:
-        InvalidArgument: an argument out of range or of an unknown choice (a ``ValueError``); the message names it
-            and the fix.
+        InvalidArgument: a share outside [0, 1], both share= and rate=, no tools, or an unknown behaviour.
 
     Example:
-        ```python
-        agent = wai.seeded_agent([get_order])
-        data = wai.simulate(agent, tools=[get_order], simulator=False)
-        ```
+        >>> agent = seeded_agent([get_order], rate=0.5, behaviors=["hedging", "leak"])  # doctest: +SKIP
+
+    The draw is a hash of (seed, task id, rollout index), so a row's fate never depends on run order. A
+    spoiled rollout whose drawn behaviour cannot apply (``ignore_fault`` on a clean result) takes the next one
+    that can, in draw order; when none can, it stays honest and is not labeled.
     """
     if share is not None and rate is not None and share != rate:
         raise InvalidArgument("pass share= or rate= (its alias), not both")
@@ -134,38 +206,13 @@ def seeded_agent(tools: Sequence[Any], share: float | None = None, seed: int = 0
     tool_objs = as_tools(tools)
     if not tool_objs:
         raise InvalidArgument("seeded_agent needs tools=[...] (the same list you pass simulate)")
-    names = tuple(SEEDED_BEHAVIORS if behaviors is None else
+    names = tuple(DEFAULT_BEHAVIORS if behaviors is None else
                   (behaviors,) if isinstance(behaviors, str) else behaviors)
     unknown = [b for b in names if b not in SEEDED_BEHAVIORS]
     if unknown or not names:
         raise InvalidArgument(f"unknown seeded behaviors {unknown or names}; choose from {list(SEEDED_BEHAVIORS)}")
     own_world = world or World(tool_objs, seed=seed)
-    thresholds: dict[int, float] = {}
-
-    def spoiled(task: str, index: int) -> bool:
-        """Inside a run, exactly round(share * planned rollouts) are spoiled (those with the smallest hash
-        draws); outside a run, a Bernoulli(share) draw. Either way a row's fate is a hash, not run order."""
-        u = uniform(seed, "seeded", task, index)
-        plan = RUN_PLAN.get()
-        if not plan:
-            return u < share
-        cut = thresholds.get(id(plan))
-        if cut is None:
-            draws = sorted(uniform(seed, "seeded", t, i) for t, i in plan)
-            n_spoil = round(share * len(draws))
-            cut = draws[n_spoil - 1] if n_spoil else -1.0
-            thresholds.clear()
-            thresholds[id(plan)] = cut
-        return u <= cut
-
-    def _applicable(behavior: str, chosen: Tool) -> bool:
-        if behavior == "wrong_tool":
-            return len(tool_objs) > 1
-        if behavior == "wrong_argument":  # needs a string argument to get wrong
-            return any(isinstance(v, str) for v in _arguments(chosen, None).values()) and not is_write_tool(chosen)
-        if behavior == "skipped_confirmation":
-            return is_write_tool(chosen)
-        return True
+    spoiled = _Spoiler(seed, share)
 
     def agent(message: str) -> dict[str, Any]:
         scenario = message if hasattr(message, "task_id") else CURRENT.get()
@@ -176,11 +223,11 @@ def seeded_agent(tools: Sequence[Any], share: float | None = None, seed: int = 0
         chosen = _pick_tool(tool_objs, text, scenario)
         ident = _identifier(text)
         behavior = None
-        if spoiled(task, index):
+        if spoiled(task, index, int(getattr(scenario, "eval_run", 0) or 0)):
             start = int(uniform(seed, "which", task, index) * len(names)) % len(names)
             for step in range(len(names)):
                 candidate = names[(start + step) % len(names)]
-                if _applicable(candidate, chosen):
+                if _applicable(candidate, chosen, scenario, tool_objs):
                     behavior = candidate
                     break
         call_tool, args = chosen, _arguments(chosen, ident)
@@ -190,7 +237,7 @@ def seeded_agent(tools: Sequence[Any], share: float | None = None, seed: int = 0
         elif behavior == "wrong_argument":
             wrong = (ident[:-1] + str((int(ident[-1]) + 1) % 10)) if ident and ident[-1].isdigit() else "A0000"
             args = {k: wrong if isinstance(v, str) else v for k, v in args.items()}
-        if is_write_tool(call_tool) and behavior in (None, "invented_fact"):
+        if is_write_tool(call_tool) and behavior in (None, "invented_fact", *_PHRASES, "leak"):
             subject = f"{noun_of(call_tool)} {ident}" if ident else f"the {noun_of(call_tool)}"
             steps: list[dict[str, Any]] = []
             reply = f"Before I {name_words(call_tool.name)[0]} {subject}: this can't be undone. Shall I go ahead?"
@@ -200,6 +247,9 @@ def seeded_agent(tools: Sequence[Any], share: float | None = None, seed: int = 0
             reply = _reply(call_tool, ident, result)
         if behavior == "invented_fact":
             reply = reply + " " + _INVENTED[int(uniform(seed, "fact", task, index) * len(_INVENTED))]
+        elif behavior in SDK_BEHAVIORS:
+            reply = _apply_sdk_behavior(behavior, reply, call_tool, ident, scenario,
+                                        uniform(seed, "phrase", task, index))
         return {"steps": steps, "final_text": reply, "seeded": behavior is not None, "seeded_what": behavior}
 
     agent.__name__ = "seeded_agent"

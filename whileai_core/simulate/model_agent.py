@@ -222,4 +222,34 @@ def as_agent(agent: Any, *, tools: Any, system_prompt: str | None, max_turns: in
                       user_max_turns=user_max_turns)
 
 
-__all__ = ["USER_SYSTEM_PROMPT", "ModelAgent", "as_agent"]
+def require_keys(agent: Any, *models: Any, cache: Any = None) -> None:
+    """Fail before the first call when a model that will be called has no key (the agent's backend, its
+    simulated user, and ``models`` such as the situation writer): the error names the variable to set. With a
+    cassette in effect (other than mode="record") the check is left to the call, which may be a replay.
+
+    Raises:
+        MissingKey: a backend whose key is unset (``key_source()`` says ``unset (set OPENAI_API_KEY)``).
+    """
+    from whileai_core.errors import MissingKey
+    from whileai_core.models.backends import _is_backend, resolve_model
+
+    cassette = _resolve_cache(cache)
+    if cassette is not None and getattr(cassette, "mode", None) != "record":
+        return
+    candidates = [getattr(agent, "backend", None), getattr(agent, "user_model", None)]
+    for model in models:  # a spec string is resolved only to read where its key comes from
+        if isinstance(model, str) and ":" in model:
+            try:
+                model = resolve_model(model, role="simulator")
+            except ValueError:
+                continue  # a bad spec is refused, with its fix, where it is used
+        candidates.append(model if _is_backend(model) else None)
+    for backend in candidates:
+        source = backend.key_source() if callable(getattr(backend, "key_source", None)) else ""
+        if str(source).startswith("unset"):
+            var = (getattr(backend, "key_env", None) or ("the provider's key variable",))[0]
+            raise MissingKey(f"{backend!r} has no API key: {var} is not set. Export {var}=... (or pass "
+                             f"api_key= to the backend) before simulate(); no call was made")
+
+
+__all__ = ["USER_SYSTEM_PROMPT", "ModelAgent", "as_agent", "require_keys"]

@@ -9,6 +9,7 @@ counted, kept, never a crash of the run. Ctrl-C keeps the rows finished so far.
 from __future__ import annotations
 
 import contextvars
+import dataclasses
 import difflib
 import hashlib
 import json
@@ -34,6 +35,7 @@ from whileai_core.simulate.situations import (
     Scenario,
     coverage_report,
     from_asks,
+    resolve_dimensions,
 )
 from whileai_core.simulate.situations import (
     situations as template_situations,
@@ -44,12 +46,21 @@ from whileai_core.traces.situations import trace_asks
 
 log = logging.getLogger("whileai.simulate")
 
-MODES = ("rl", "sft", "eval")
-REPEAT_POLICIES = ("fixed", "dynamic")
-_POLICY_ALIASES = {"successive": "dynamic", "adaptive": "dynamic"}
+MODES = ("rl", "sft", "eval", "adaptive")
+#: every repeat_policy= name, SDK names included; ``_POLICY_RUNS`` says which rule each one runs
+REPEAT_POLICIES = ("fixed", "dynamic", "successive", "adaptive", "none", "unique")
+_POLICY_RUNS = {"fixed": "fixed", "dynamic": "dynamic", "successive": "dynamic", "adaptive": "dynamic",
+                "none": "fixed", "unique": "fixed"}
+_POLICY_NOTES = {
+    "adaptive": "repeat_policy='adaptive' ran the dynamic rule: every situation probed, extra rollouts deferred "
+                "until the probes landed and spent only where they disagreed (the SDK's adaptive policy defers "
+                "extra k so verification can react; see docs/sdk.md)",
+    "none": "repeat_policy='none': a new situation every row (one rollout each, k=1)",
+    "unique": "repeat_policy='unique': a new situation every row (one rollout each, k=1), as the SDK's 'none'",
+}
 _MODE_ALIASES = {"explore": "eval"}
 _KWARG_ALIASES = {"rollouts_per_request": "repeats", "rollouts_per_prompt": "repeats", "policy": "repeat_policy",
-                  "fault_rate": "fault_share", "tasks": "asks"}
+                  "fault_rate": "fault_share", "tasks": "asks", "unique_situations": "unique_situations"}
 
 
 # --------------------------------------------------------------------------------------------------
@@ -308,7 +319,7 @@ def _open_checkpoint(checkpoint: Any, warn_list: list[str]) -> Path:
 
 
 def _resolve_agent(agent: Any, tools: list[Tool], system_prompt: str | None, max_turns: int | None,
-                   cache: Any) -> Callable[[Any], Any]:
+                   cache: Any, user_model: Any = None, warn_list: list[str] | None = None) -> Callable[[Any], Any]:
     if agent is None:
         try:
             from whileai_core.models import config
@@ -321,13 +332,17 @@ def _resolve_agent(agent: Any, tools: list[Tool], system_prompt: str | None, max
                              "wai.seeded_agent(tools), a model string like 'openai:gpt-4.1-mini', or "
                              "wai.configure(agent=...)")
     if callable(agent) and not isinstance(agent, str) and not callable(getattr(agent, "complete", None)):
+        if user_model is not None:  # never silently ignored: a callable answers in one turn, no user to play
+            _warn(warn_list if warn_list is not None else [], "user_model= plays the user for a model agent "
+                  "(a spec or backend); a callable agent answers each message in one turn, so it was not used")
         return agent  # a plain agent callable; backends (objects with .complete) go through the model loop
     try:
         from whileai_core.simulate.model_agent import as_agent
     except ImportError as exc:
         raise InvalidArgument(f"agent={agent!r} is a model, which needs the model backends (whileai_core.simulate.model_agent: "
                          f"{exc}); pass a callable agent, or wai.seeded_agent(tools) for the offline loop") from None
-    kwargs: dict[str, Any] = {"tools": tools, "system_prompt": system_prompt, "cache": cache}
+    kwargs: dict[str, Any] = {"tools": tools, "system_prompt": system_prompt, "cache": cache,
+                              "user_model": user_model}
     if max_turns is not None:
         kwargs["max_turns"] = max_turns
     return as_agent(agent, **kwargs)
@@ -357,13 +372,15 @@ def _model_situations(simulator: Any, tools: list[Tool], system_prompt: str | No
 
 def simulate(agent: Any = None, *, tools: Sequence[Any] | None = None, system_prompt: str | None = None,
              simulator: Any = False, mode: str = "eval", repeats: int | None = None,
-             repeat_policy: str = "fixed", budget: int | None = None, situations: int | None = None,
+             repeat_policy: str | None = None, budget: int | None = None, situations: int | None = None,
              asks: Sequence[Any] | None = None, seed: int = 0, concurrency: int = D.DEFAULT_CONCURRENCY,
              fault_share: float | None = None, probe: int = D.DYNAMIC_PROBE,
              judge: Callable[[dict[str, Any]], Any] | None = None,
              grader: Callable[[dict[str, Any]], Any] | None = None, checkpoint: str | Path | None = None,
              progress: bool | None = None, on_progress: Callable[[dict[str, Any]], None] | None = None,
-             max_turns: int | None = None, cache: Any = None, traces: Any = None, **aliases: Any) -> SimulationData:
+             max_turns: int | None = None, cache: Any = None, traces: Any = None, runs: int = 1,
+             seeds: Sequence[Any] | None = None, execute: Any = None, user_model: Any = None,
+             dimensions: Any = None, grade: Any = None, **aliases: Any) -> Any:
     """Write situations for ``tools`` and run ``agent`` through each ``repeats`` times.
 
     simulator=False uses the template writer: a pairwise covering array (Kuhn et al. 2004) over tool x world
@@ -372,6 +389,14 @@ def simulate(agent: Any = None, *, tools: Sequence[Any] | None = None, system_pr
     disagree (DAPO, Yu et al. 2025), compared on ``judge=``'s rewards (``grader=`` is its older name) when one
     is given. ``budget`` caps rows. Same seed, same rows. ``traces=`` (``wai.traces.load`` rows, or
     ``wai.traces.situations(rows, eval_rows=...)``) plays the users' real first messages as the asks.
+
+    The SDK's knobs: ``runs=N`` plays the same situations N times (rows carry ``lineage.eval_run`` and
+    ``rollout_index`` continues across runs; ``wai.eval_variance(data)`` splits them into runs); ``seeds=``
+    asks that each become a situation, the template writer filling the rest of the budget; ``execute=`` (a
+    callable ``execute(name, arguments)``, or True for the tools' own bodies, ``wai.Tool.dispatch(tools)``)
+    answers tool calls through the mock world's fault schedule with your real functions; ``user_model=`` a
+    model that plays the user for a model agent; ``dimensions=`` adds coverage axes (``["rule", "history"]``,
+    or your own ``{"language": ["en", "de"]}``); ``grade=judge`` grades inline and returns ``ScoredData``.
 
     Args:
         agent: a callable ``agent(message) -> {"steps", "final_text"}``, a model string or backend, or None
@@ -415,33 +440,57 @@ def simulate(agent: Any = None, *, tools: Sequence[Any] | None = None, system_pr
         ```
     """
     given = _apply_aliases(aliases, {"repeats": repeats, "repeat_policy": repeat_policy,
-                                     "fault_share": fault_share, "asks": asks})
+                                     "fault_share": fault_share, "asks": asks, "unique_situations": None})
+    if given.pop("unique_situations"):
+        given["repeat_policy"] = _one_policy(given["repeat_policy"], "unique", "unique_situations=True")
+    if seeds is not None and given["asks"] is not None:
+        raise InvalidArgument("pass seeds= or asks= (tasks=), not both: seeds= are asks the writer adds to")
     if traces is not None:
         given["asks"] = trace_asks(traces, given["asks"])
+    grade = _inline_grader(grade)
     s = _settings(mode=mode, situations=situations, budget=budget, seed=seed, concurrency=concurrency, probe=probe,
-                  judge=_one_judge(judge, grader), on_progress=on_progress, **given)
+                  judge=_one_judge(judge, grader) or grade, on_progress=on_progress, runs=runs, seeds=seeds, **given)
     tool_objs = as_tools(tools)
     if system_prompt is not None and not isinstance(system_prompt, str):
         raise InvalidArgumentType(f"system_prompt= must be a string; got {type(system_prompt).__name__}")
-    run_agent = _resolve_agent(agent, tool_objs, system_prompt, max_turns, cache)
+    dims = resolve_dimensions(dimensions, system_prompt, tool_objs)
     warn_list: list[str] = []
+    run_agent = _resolve_agent(agent, tool_objs, system_prompt, max_turns, cache, user_model, warn_list)
+    if not callable(agent) or callable(getattr(agent, "complete", None)) or simulator not in (None, False):
+        from whileai_core.simulate.model_agent import require_keys
+
+        require_keys(run_agent, simulator, cache=cache)
+    world = _world(tool_objs, s.seed, execute)
     n_sit = _situation_count(s, warn_list)
-    scen, writer = _write(s, simulator, tool_objs, system_prompt, n_sit, warn_list)
-    coverage = coverage_report([x for x in scen if x.scenario], tool_objs) if tool_objs and writer != "asks" else {}
+    scen, writer = _write(s, simulator, tool_objs, system_prompt, n_sit, warn_list, dims)
+    coverage = coverage_report([x for x in scen if x.scenario], tool_objs, system_prompt=system_prompt,
+                               dimensions=dims) if tool_objs and writer not in ("asks", "seeds") else {}
     notes = [_coverage_note(coverage, len(scen), s.k)] if coverage and coverage["fraction"] < 1.0 else []
-    runner = _Runner(s, run_agent, scen, writer, tool_objs, system_prompt, progress, on_progress, warn_list)
-    if checkpoint is not None:
-        runner.checkpoint = _open_checkpoint(checkpoint, warn_list)
-    notes.extend(runner.run())
-    rows = [runner.results[key] for key in sorted(runner.results)]
+    notes += [_POLICY_NOTES[s.policy_name]] if s.policy_name in _POLICY_NOTES else []
+    rows: list[dict[str, Any]] = []
+    saving = _open_checkpoint(checkpoint, warn_list) if checkpoint is not None else None
+    for eval_run in range(s.runs):
+        played = [x.replace(eval_run=eval_run) for x in scen] if eval_run else scen
+        runner = _Runner(s, run_agent, played, writer, tool_objs, system_prompt, progress, on_progress, warn_list)
+        runner.world, runner.checkpoint = world, saving
+        job = runner.job  # each row is stamped as it lands, so the checkpoint holds it as returned
+        runner.job = lambda si, ri, _job=job, _run=eval_run: _stamp(_job(si, ri), s, _run)  # type: ignore
+        notes.extend(runner.run())
+        saving = runner.checkpoint  # None once a failing disk stopped it
+        rows.extend(runner.results[key] for key in sorted(runner.results))
+        if runner.stopped == "interrupted":
+            break
     warn_list.extend(_failure_warnings(rows))
     if runner.show_progress:
         runner.progress_line(len(rows), len(rows))
     agent_name = getattr(run_agent, "__name__", None) or type(run_agent).__name__
-    return SimulationData(rows, scenarios=scen, tools=tool_objs, system_prompt=system_prompt, mode=s.mode,
-                          repeat_policy=s.policy, repeats=s.k, budget=s.budget, seed=s.seed, run_id=runner.run_id,
-                          coverage=coverage, warnings=warn_list, notes=notes, stopped_because=runner.stopped,
-                          elapsed_s=time.perf_counter() - runner.started, agent_name=agent_name)
+    data = SimulationData(rows, scenarios=scen, tools=tool_objs, system_prompt=system_prompt, mode=s.mode,
+                          repeat_policy=s.policy_name, repeats=s.k, budget=s.budget, seed=s.seed,
+                          run_id=runner.run_id, coverage=coverage, warnings=warn_list, notes=notes,
+                          stopped_because=runner.stopped, elapsed_s=time.perf_counter() - runner.started,
+                          agent_name=agent_name)
+    data.runs = s.runs
+    return data.grade(judge=grade) if grade is not None else data
 
 
 # --------------------------------------------------------------------------------------------------
@@ -449,7 +498,8 @@ def simulate(agent: Any = None, *, tools: Sequence[Any] | None = None, system_pr
 # --------------------------------------------------------------------------------------------------
 _KNOWN_KEYWORDS = ("tools", "system_prompt", "simulator", "mode", "repeats", "repeat_policy", "budget", "situations",
                    "asks", "seed", "concurrency", "fault_share", "probe", "judge", "grader", "checkpoint", "progress",
-                   "on_progress", "max_turns", "cache", "traces")
+                   "on_progress", "max_turns", "cache", "traces", "runs", "seeds", "execute", "user_model",
+                   "dimensions", "grade")
 
 
 def _apply_aliases(aliases: dict[str, Any], given: dict[str, Any]) -> dict[str, Any]:
@@ -461,7 +511,7 @@ def _apply_aliases(aliases: dict[str, Any], given: dict[str, Any]) -> dict[str, 
             close = difflib.get_close_matches(name, [*_KWARG_ALIASES, *_KNOWN_KEYWORDS], n=1)
             hint = f"; did you mean {close[0]}=?" if close else ""
             raise InvalidArgumentType(f"simulate() got an unexpected keyword argument {name!r}{hint}")
-        if target == "repeat_policy" and given["repeat_policy"] != "fixed" and value != given["repeat_policy"]:
+        if target == "repeat_policy" and given["repeat_policy"] is not None and value != given["repeat_policy"]:
             raise InvalidArgument(f"pass repeat_policy= or {name}=, not both")
         if target != "repeat_policy" and given[target] is not None and given[target] != value:
             raise InvalidArgument(f"pass {target}= or {name}= (its alias), not both")
@@ -494,20 +544,81 @@ class _Settings:
     seed: int
     asks: Sequence[Any] | None
     judge: Callable[[dict[str, Any]], Any] | None
+    policy_name: str = "fixed"  # the name asked for (policy is the rule it runs: fixed or dynamic)
+    runs: int = 1
+    seeds: Sequence[Any] | None = None
 
 
-def _settings(*, mode: str, repeats: int | None, repeat_policy: str, situations: int | None, budget: int | None,
-              seed: int, concurrency: int, probe: int, fault_share: float | None, asks: Any, judge: Any,
-              on_progress: Any) -> _Settings:
+def _policy(mode: str, repeat_policy: str | None, repeats: int | None) -> tuple[str, str, int]:
+    """(the policy's name, the rule it runs, k): mode="adaptive" is the SDK's preset (k=1, adaptive);
+    none/unique play each situation once and refuse a repeats= above 1."""
+    name = repeat_policy if repeat_policy is not None else ("adaptive" if mode == "adaptive" else "fixed")
+    if name not in REPEAT_POLICIES:
+        raise InvalidArgument(f"repeat_policy= must be one of {', '.join(REPEAT_POLICIES)} ('successive' runs the "
+                              f"dynamic rule; see docs/sdk.md); got {repeat_policy!r}")
+    if name in ("none", "unique"):
+        if repeats is not None and repeats != 1:
+            raise InvalidArgument(f"repeat_policy={name!r} plays each situation once; drop repeats={repeats!r} or "
+                                  "use repeat_policy='fixed' for k rollouts each")
+        return name, _POLICY_RUNS[name], 1
+    default_k = D.RL_REPEATS if mode == "rl" else D.ADAPTIVE_REPEATS if mode == "adaptive" else D.DEFAULT_REPEATS
+    return name, _POLICY_RUNS[name], integer("repeats", repeats if repeats is not None else default_k, minimum=1)
+
+
+def _one_policy(given: str | None, implied: str, by: str) -> str:
+    if given is not None and given != implied:
+        raise InvalidArgument(f"{by} means repeat_policy={implied!r}; it conflicts with repeat_policy={given!r}")
+    return implied
+
+
+def _inline_grader(grade: Any) -> Any:
+    """``grade=``: a judge callable grades every row before simulate returns (None/False: no grading)."""
+    if grade is None or grade is False:
+        return None
+    if grade is True or isinstance(grade, str) or not callable(grade):
+        raise InvalidArgumentType(f"grade= takes a judge callable (row -> reward or verdict dict), e.g. "
+                                  f"grade=wai.Judge(...) or grade=lambda row: ...; got {grade!r:.60}. The SDK's "
+                                  "grade=True needs a hosted judge; pass one explicitly or call data.grade(judge=...)")
+    return grade
+
+
+def _world(tools: list[Tool], seed: int, execute: Any) -> World | None:
+    """The world every rollout calls: the mock one, or ``execute=``'s real tools behind the fault schedule."""
+    if execute is None or execute is False:
+        return World(tools, seed=seed) if tools else None
+    if not tools:
+        raise InvalidArgument("execute= answers the calls of tools=[...]: pass the tools it runs")
+    if execute is True:
+        execute = Tool.dispatch(tools)
+    if not callable(execute):
+        raise InvalidArgumentType(f"execute= takes a callable execute(name, arguments) -> result (e.g. "
+                                  f"wai.Tool.dispatch(tools)) or True; got {type(execute).__name__}")
+    return World(tools, seed=seed, execute=execute)
+
+
+def _stamp(row: dict[str, Any], s: _Settings, eval_run: int) -> dict[str, Any]:
+    """The policy's name and, under ``runs=``, the run index on a row; a repeat run's rollout indices continue
+    after the earlier runs', so every row of the call is its own rollout of its task."""
+    row["lineage"]["repeat_policy"] = s.policy_name
+    if s.runs > 1:
+        row["lineage"]["eval_run"] = eval_run
+        if eval_run:
+            row["rollout_index"] += eval_run * s.k
+            row["row_id"] = f"{row['task_id']}#{row['rollout_index']}"
+            row["lineage"]["replayed_from_run"] = 0
+    return row
+
+
+def _settings(*, mode: str, repeats: int | None, repeat_policy: str | None, situations: int | None,
+              budget: int | None, seed: int, concurrency: int, probe: int, fault_share: float | None, asks: Any,
+              judge: Any, on_progress: Any, runs: int = 1, seeds: Any = None) -> _Settings:
     mode = _MODE_ALIASES.get(mode, mode)
     if mode not in MODES:
         raise InvalidArgument(f"mode= must be one of {', '.join(MODES)}; got {mode!r}")
-    policy = _POLICY_ALIASES.get(repeat_policy, repeat_policy)
-    if policy not in REPEAT_POLICIES:
-        raise InvalidArgument(f"repeat_policy= must be 'fixed' or 'dynamic' ('successive' is accepted as an alias "
-                              f"of 'dynamic'); got {repeat_policy!r}")
-    k = integer("repeats", repeats if repeats is not None else
-                (D.RL_REPEATS if mode == "rl" else D.DEFAULT_REPEATS), minimum=1)
+    policy_name, policy, k = _policy(mode, repeat_policy, repeats)
+    runs = integer("runs", runs, minimum=1)
+    if isinstance(seeds, (str, Mapping)):
+        seeds = [seeds]
     concurrency = integer("concurrency", concurrency, minimum=1)
     if concurrency > D.MAX_CONCURRENCY:
         raise InvalidArgument(f"concurrency={concurrency} is above MAX_CONCURRENCY={D.MAX_CONCURRENCY}: each "
@@ -520,6 +631,14 @@ def _settings(*, mode: str, repeats: int | None, repeat_policy: str, situations:
         raise InvalidArgument(f"fault_share= must be a number in [0, 1]; got {fault_share!r}")
     if situations is not None:
         situations = integer("situations", situations, minimum=1)
+    if seeds is not None:  # every seed is a situation: situations= is raised to the number of seeds
+        seeds = list(seeds)
+        if not seeds:
+            raise InvalidArgument("seeds= is empty; give at least one seed ask (a string or a dict with 'prompt')")
+        if situations is not None:
+            situations = max(situations, len(seeds))
+        if budget is None:  # no budget: the seeds alone (a budget buys the writer's situations after them)
+            budget = (situations or len(seeds)) * k
     if budget is None:
         budget = situations * k if situations is not None else D.DEFAULT_BUDGET
     budget = integer("budget", budget, minimum=1)
@@ -530,7 +649,8 @@ def _settings(*, mode: str, repeats: int | None, repeat_policy: str, situations:
     if isinstance(asks, (str, Mapping)):  # one ask, not a sequence of characters or dict keys
         asks = [asks]
     return _Settings(mode=mode, policy=policy, k=k, concurrency=concurrency, probe=probe, fault_share=fault_share,
-                     situations=situations, budget=budget, seed=seed, asks=asks, judge=judge)
+                     situations=situations, budget=budget, seed=seed, asks=asks, judge=judge,
+                     policy_name=policy_name, runs=runs, seeds=seeds)
 
 
 def _situation_count(s: _Settings, warn_list: list[str]) -> int:
@@ -539,7 +659,7 @@ def _situation_count(s: _Settings, warn_list: list[str]) -> int:
     if affordable < 1:
         raise InvalidArgument(f"budget={s.budget} is smaller than repeats={s.k}: no situation can get its {s.k} "
                               f"rollouts; raise budget to at least {s.k}")
-    if s.situations is not None and s.situations * s.k > s.budget:
+    if s.situations is not None and s.situations * s.k > s.budget and s.seeds is None:  # seeds warn in _write
         _warn(warn_list, f"budget={s.budget} covers {affordable} of {s.situations} situations at repeats={s.k}; "
                          f"raise budget to {s.situations * s.k}+ or lower situations=")
     return min(s.situations if s.situations is not None else affordable, affordable)
@@ -552,8 +672,20 @@ def _warn(warn_list: list[str], msg: str) -> None:
 
 
 def _write(s: _Settings, simulator: Any, tool_objs: list[Tool], system_prompt: str | None, n_sit: int,
-           warn_list: list[str]) -> tuple[list[Scenario], str]:
-    """The situations to play and the name of who wrote them: the caller's asks, the template, or a model."""
+           warn_list: list[str], dims: Mapping[str, Any] | None = None) -> tuple[list[Scenario], str]:
+    """The situations to play and the name of who wrote them: the caller's asks, the seeds (and the writer's
+    situations after them), the template, or a model."""
+    if s.seeds is not None:
+        seeded = from_asks(list(s.seeds), system_prompt=system_prompt, tools=tool_objs)
+        if len(seeded) > n_sit:
+            _warn(warn_list, f"budget={s.budget} covers {n_sit} of {len(seeded)} seeds at repeats={s.k}; raise "
+                             f"budget to {len(seeded) * s.k}+ or drop seeds")
+            return seeded[:n_sit], "seeds"
+        if n_sit == len(seeded) or not tool_objs:
+            return seeded, "seeds"
+        rest, writer = _write(dataclasses.replace(s, seeds=None), simulator, tool_objs, system_prompt,
+                              n_sit - len(seeded), warn_list, dims)
+        return seeded + rest, f"seeds+{writer}"
     if s.asks is not None:
         scen = from_asks(list(s.asks), system_prompt=system_prompt, tools=tool_objs)
         if not scen:
@@ -565,8 +697,8 @@ def _write(s: _Settings, simulator: Any, tool_objs: list[Tool], system_prompt: s
     if simulator is False or simulator is None:
         if not tool_objs:
             raise InvalidArgument("simulator=False writes situations from tools: pass tools=[...] (or asks=[...])")
-        return template_situations(tool_objs, system_prompt, n=n_sit, seed=s.seed, fault_share=s.fault_share), \
-            "template"
+        return template_situations(tool_objs, system_prompt, n=n_sit, seed=s.seed, fault_share=s.fault_share,
+                                   dimensions=dims or None), "template"
     return _model_situations(simulator, tool_objs, system_prompt, n_sit, s.seed, s.fault_share), f"model:{simulator}"
 
 

@@ -11,7 +11,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from whileai_core.arguments import integer
-from whileai_core.defaults import EDGE_ID_MAX, EDGE_ID_MIN, FAULT_SHARE
+import re
+
+from whileai_core.defaults import EDGE_ID_MAX, EDGE_ID_MIN, FAULT_SHARE, RULE_AXIS_CAP, RULE_CLAUSE_MAX_CHARS, \
+    RULE_CLAUSE_MIN_CHARS
 from whileai_core.errors import InvalidArgument, InvalidArgumentType
 from whileai_core.rows import stable_id
 from whileai_core.simulate.covering import covering_array, pair_coverage
@@ -21,6 +24,18 @@ from whileai_core.tools import Tool, as_tools
 STANCES = ("ordinary", "hurried", "unsure", "adversarial")
 WORLD_STATES = ("present", "missing", "edge")
 TOOL_CONDITIONS = ("success", *FAULT_MODES)
+#: the SDK's history axis (reference §1.4 coverage grid): what happened before this conversation
+HISTORIES = ("fresh", "prior_failure", "prior_partial_action", "contradicts_earlier", "repeat_visit")
+#: the axes of the default grid, in order; ``rule``, ``history`` and the caller's own axes are added only
+#: through ``dimensions=``, so the task ids (and baselines) of a suite without them never change
+BASE_AXES = ("tool", "world_state", "stance", "tool_condition")
+_HISTORY_OPENERS = {
+    "fresh": "",
+    "prior_failure": "I already tried this earlier today and it failed.",
+    "prior_partial_action": "You started on this for me last time but didn't finish it.",
+    "contradicts_earlier": "Earlier I told you something different, but forget that.",
+    "repeat_visit": "I'm back again about the same thing.",
+}
 
 _VERBS = {"get": "look up", "lookup": "look up", "fetch": "look up", "find": "find", "search": "search for",
           "list": "list", "check": "check", "read": "pull up", "show": "show me"}
@@ -50,8 +65,10 @@ class Scenario(str):
     privileged: dict[str, Any]
     world: Any
 
+    eval_run: int
+
     _FIELDS = ("task_id", "rollout_index", "scenario", "tool", "world_state", "stance", "tool_condition",
-               "faults", "entity_id", "system_prompt", "tools", "privileged", "world")
+               "faults", "entity_id", "system_prompt", "tools", "privileged", "world", "eval_run")
 
     def __new__(cls, prompt: str, **fields: Any) -> Scenario:
         if not isinstance(prompt, str):
@@ -80,6 +97,7 @@ class Scenario(str):
         obj.tools = tuple(fields.get("tools") or ())
         obj.privileged = dict(fields.get("privileged") or {})
         obj.world = fields.get("world")
+        obj.eval_run = integer("eval_run", fields.get("eval_run") or 0, minimum=0)
         return obj
 
     @property
@@ -107,22 +125,117 @@ def _rebuild(prompt: str, fields: dict[str, Any]) -> Scenario:
     return Scenario(prompt, **fields)
 
 
+_BULLET = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)]|#+)\s*")
+_LABEL = re.compile(r"^\s*[A-Z][\w ]{0,30}:\s*$")
+
+
+def rule_clauses(system_prompt: str | None, *, cap: int = RULE_AXIS_CAP) -> list[str]:
+    """The policy's clauses, the values of the SDK's ``rule`` axis (reference §1.4).
+
+    The prompt splits on blank lines, headings, numbered or bulleted items and ``Label:`` lines; a role
+    preamble ("You are ...") is dropped; a block splits into sentences (or at ``;``) when every piece keeps at
+    least ``RULE_CLAUSE_MIN_CHARS`` characters; shorter clauses are dropped, longer than
+    ``RULE_CLAUSE_MAX_CHARS`` are cut at a word; duplicates (case-insensitive) go; at most ``cap`` are kept.
+    """
+    cap = integer("cap", cap, minimum=1)
+    blocks: list[str] = []
+    for line in (system_prompt or "").splitlines():
+        if not line.strip() or _LABEL.match(line):
+            blocks.append("")
+            continue
+        if _BULLET.match(line) or not blocks:
+            blocks.append(_BULLET.sub("", line).strip())
+        else:
+            blocks[-1] = (blocks[-1] + " " + line.strip()).strip()
+    out: list[str] = []
+    for block in filter(None, blocks):
+        pieces = [p.strip() for p in re.split(r"(?<=[.!?])\s+", block) if p.strip()]
+        if len(pieces) < 2 or min(map(len, pieces)) < RULE_CLAUSE_MIN_CHARS:
+            pieces = [p.strip() for p in block.split(";")] if ";" in block else [block]
+            if min(map(len, pieces)) < RULE_CLAUSE_MIN_CHARS:
+                pieces = [block]
+        for piece in pieces:
+            if re.match(r"(?i)you are\b", piece) or len(piece) < RULE_CLAUSE_MIN_CHARS:
+                continue
+            if len(piece) > RULE_CLAUSE_MAX_CHARS:
+                piece = piece[:RULE_CLAUSE_MAX_CHARS].rsplit(" ", 1)[0]
+            if piece.lower() not in {o.lower() for o in out}:
+                out.append(piece)
+    return out[:cap]
+
+
+def _subset(axis: str, values: Any, allowed: Sequence[str]) -> list[str]:
+    if isinstance(values, (str, bytes)) or not isinstance(values, Sequence) or not values:
+        raise InvalidArgument(f"dimensions[{axis!r}] must be a non-empty list of values from {list(allowed)}; "
+                              f"got {values!r:.80}")
+    bad = [v for v in values if v not in allowed]
+    if bad:
+        raise InvalidArgument(f"dimensions[{axis!r}] has unknown value(s) {bad}; choose from {list(allowed)}")
+    return list(dict.fromkeys(values))
+
+
+def resolve_dimensions(dimensions: Any, system_prompt: str | None = None,
+                       tools: Sequence[Any] = ()) -> dict[str, list[str]]:
+    """``simulate(dimensions=...)`` as concrete axes: ``{axis: [values]}``.
+
+    ``dimensions`` is a dict or a list of axis names. ``"rule"`` (True, or a list of rule texts) adds the SDK's
+    rule axis: the policy's clauses (``rule_clauses``), ``["unspecified"]`` when the prompt has none;
+    ``"history"`` (True, or a subset of ``HISTORIES``) adds the SDK's history axis; ``stance``,
+    ``world_state``, ``tool_condition`` and ``tool`` take a subset of their values and override that axis;
+    any other name is an axis of your own (a list of values), kept on each row's ``scenario`` cell.
+    """
+    if dimensions is None:
+        return {}
+    if isinstance(dimensions, (list, tuple)) and all(isinstance(d, str) for d in dimensions):
+        dimensions = {d: True for d in dimensions}
+    if not isinstance(dimensions, Mapping):
+        raise InvalidArgumentType("dimensions= is a dict {axis: [values] or True} or a list of axis names, e.g. "
+                                  f"dimensions=['rule', 'history']; got {type(dimensions).__name__}")
+    names = [t.name for t in as_tools(tools)] if tools else []
+    fixed = {"stance": STANCES, "world_state": WORLD_STATES, "tool_condition": TOOL_CONDITIONS,
+             "history": HISTORIES, "tool": names}
+    out: dict[str, list[str]] = {}
+    for axis, values in dimensions.items():
+        if not isinstance(axis, str) or not axis.isidentifier():
+            raise InvalidArgument(f"dimensions= axis names are identifiers like 'language'; got {axis!r}")
+        if axis == "rule":
+            clauses = rule_clauses(system_prompt) if values is True else \
+                _subset("rule", values, [v for v in values if isinstance(v, str) and v.strip()] if
+                        isinstance(values, (list, tuple)) else ())
+            out[axis] = clauses or ["unspecified"]
+        elif axis in (*BASE_AXES, "history"):
+            out[axis] = list(fixed[axis]) if values is True else _subset(axis, values, fixed[axis])
+        else:
+            if values is True:
+                raise InvalidArgument(f"dimensions[{axis!r}] is an axis of your own: give its values, e.g. "
+                                      f"dimensions={{{axis!r}: ['a', 'b']}} (True is for 'rule' and 'history')")
+            out[axis] = _subset(axis, values, [v for v in values if isinstance(v, str)]
+                                if isinstance(values, (list, tuple)) else ())
+    return out
+
+
 def coverage_axes(tools: Sequence[Tool], *, stances: Sequence[str] = STANCES,
                   world_states: Sequence[str] = WORLD_STATES,
-                  conditions: Sequence[str] = TOOL_CONDITIONS) -> dict[str, list[str]]:
-    """The axes of the covering array for these tools."""
+                  conditions: Sequence[str] = TOOL_CONDITIONS,
+                  dimensions: Mapping[str, Sequence[str]] | None = None) -> dict[str, list[str]]:
+    """The axes of the covering array for these tools (``dimensions``: resolved by ``resolve_dimensions``,
+    overriding base axes and appending the rest in order)."""
     if not tools:
         raise InvalidArgument("situations need tools=[...]: the template writer builds asks from tool names")
     bad = [c for c in conditions if c not in TOOL_CONDITIONS]
     if bad:
         raise InvalidArgument(f"tool condition(s) {bad} unknown; choose from {list(TOOL_CONDITIONS)}")
     keyed = any(key_params(t) for t in tools)
-    return {
-        "tool": [t.name for t in tools],
-        "world_state": list(world_states) if keyed else ["unspecified"],
-        "stance": list(stances),
-        "tool_condition": list(conditions),
+    dims = dict(dimensions or {})
+    axes = {
+        "tool": list(dims.pop("tool", [t.name for t in tools])),
+        "world_state": list(dims.pop("world_state", world_states)) if keyed else ["unspecified"],
+        "stance": list(dims.pop("stance", stances)),
+        "tool_condition": list(dims.pop("tool_condition", conditions)),
     }
+    dims.pop("world_state", None)
+    axes.update({name: list(values) for name, values in dims.items()})
+    return axes
 
 
 def task_id(cell: Mapping[str, str], occurrence: int = 0) -> str:
@@ -150,19 +263,24 @@ def _entity_id(t: Tool, task_id: str) -> str:
     return f"{prefix}{number}"
 
 
-def _message(t: Tool, stance: str, ref: str | None) -> str:
+def _message(t: Tool, stance: str, ref: str | None, cell: Mapping[str, str] | None = None) -> str:
     words = name_words(t.name)
     verb = _VERBS.get(words[0], " ".join(words[:1]) or "handle") if words else "handle"
     obj = noun_of(t)
     obj = f"the {obj}" if ref is None else obj
     text = _TEMPLATES.get(stance, _TEMPLATES["ordinary"]).format(verb=verb, obj=obj, ref=ref or "")
-    return " ".join(text.replace(" ?", "?").replace(" .", ".").split())
+    cell = cell or {}
+    opener = _HISTORY_OPENERS.get(cell.get("history", "fresh"), "")
+    rule = cell.get("rule")
+    if rule and rule != "unspecified":
+        text = f'{text} I know your policy says: "{rule}"'
+    return " ".join(f"{opener} {text}".replace(" ?", "?").replace(" .", ".").split())
 
 
 def situations(tools: Sequence[Any], system_prompt: str | None = None, *, n: int | None = None, seed: int = 0,
                fault_share: float = FAULT_SHARE, stances: Sequence[str] = STANCES,
                world_states: Sequence[str] = WORLD_STATES,
-               conditions: Sequence[str] = TOOL_CONDITIONS) -> list[Scenario]:
+               conditions: Sequence[str] = TOOL_CONDITIONS, dimensions: Any = None) -> list[Scenario]:
     """Situations from the pairwise covering array (Kuhn et al. 2004), written from templates.
 
     ``n=None`` gives exactly the cells that cover every pair; a larger ``n`` starts a new covering cycle.
@@ -198,7 +316,9 @@ def situations(tools: Sequence[Any], system_prompt: str | None = None, *, n: int
     if not 0.0 <= float(fault_share) <= 1.0:
         raise InvalidArgument(f"fault_share= must be in [0, 1]; got {fault_share!r}")
     tool_objs = as_tools(tools)
-    axes = coverage_axes(tool_objs, stances=stances, world_states=world_states, conditions=conditions)
+    dims = resolve_dimensions(dimensions, system_prompt, tool_objs)
+    axes = coverage_axes(tool_objs, stances=stances, world_states=world_states, conditions=conditions,
+                         dimensions=dims)
     cells = covering_array(axes, n=n, grow_along="tool")
     by_name = {t.name: t for t in tool_objs}
     ids = [task_id(cell, occurrence) for cell, occurrence in zip(cells, _occurrences(cells))]
@@ -215,20 +335,22 @@ def situations(tools: Sequence[Any], system_prompt: str | None = None, *, n: int
         exists = cell["world_state"] != "missing" or not keyed
         hidden = {"entity_id": ref, "exists": exists, "world_state": cell["world_state"],
                   "write_tool": is_write_tool(t)}
+        reference = {"expected_tool": t.name, "record_exists": exists, "fault": faults.get("mode")}
+        reference.update({k: cell[k] for k in ("rule", "history") if k in cell})
         out.append(Scenario(
-            _message(t, cell["stance"], ref), task_id=ids[i], scenario=dict(cell), tool=t.name,
+            _message(t, cell["stance"], ref, cell), task_id=ids[i], scenario=dict(cell), tool=t.name,
             world_state=cell["world_state"], stance=cell["stance"], tool_condition=cell["tool_condition"],
             faults=faults, entity_id=ref, system_prompt=system_prompt, tools=tuple(by_name),
-            privileged={"hidden_state": hidden,
-                        "reference": {"expected_tool": t.name, "record_exists": exists,
-                                      "fault": faults.get("mode")}},
+            privileged={"hidden_state": hidden, "reference": reference},
         ))
     return out
 
 
-def coverage_report(scenarios: Sequence[Scenario], tools: Sequence[Any], **axes_kw: Any) -> dict[str, Any]:
+def coverage_report(scenarios: Sequence[Scenario], tools: Sequence[Any], *, system_prompt: str | None = None,
+                    dimensions: Any = None, **axes_kw: Any) -> dict[str, Any]:
     """Pairs planned and covered by these situations."""
-    axes = coverage_axes(as_tools(tools), **axes_kw)
+    tool_objs = as_tools(tools)
+    axes = coverage_axes(tool_objs, dimensions=resolve_dimensions(dimensions, system_prompt, tool_objs), **axes_kw)
     covered, planned = pair_coverage([s.scenario for s in scenarios], axes)
     full = len(covering_array(axes, grow_along="tool"))
     return {"pairs_planned": planned, "pairs_covered": covered,

@@ -12,7 +12,7 @@ import contextvars
 import json
 import re
 import typing
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from whileai_core.errors import InvalidArgument
@@ -64,9 +64,13 @@ def noun_of(t: Tool) -> str:
 class World:
     """A deterministic mock world for a set of tools.
 
+    ``execute=`` (a callable ``execute(name, arguments) -> result``, e.g. ``Tool.dispatch(tools)``) answers
+    the calls with your real functions instead of made-up records; the scheduled faults still fire first.
+
     Args:
         tools: the tools it answers for.
         seed: the seed of its deterministic records.
+        execute: your real tool functions, ``execute(name, arguments) -> result`` (None: made-up records).
 
     Example:
         ```python
@@ -75,7 +79,7 @@ class World:
         ```
     """
 
-    def __init__(self, tools: Sequence[Any], *, seed: int = 0) -> None:
+    def __init__(self, tools: Sequence[Any], *, seed: int = 0, execute: Callable[..., Any] | None = None) -> None:
         self.tools = {t.name: t for t in as_tools(tools)}
         if not self.tools:
             raise InvalidArgument("World needs tools=[...] (the same list you pass simulate)")
@@ -83,6 +87,7 @@ class World:
         self._aliases = {t.original_name: t.name for t in self.tools.values() if t.original_name}
         self.seed = seed
         self.calls = 0
+        self.execute = execute
 
     def __repr__(self) -> str:
         return f"World(tools={list(self.tools)}, seed={self.seed})"
@@ -111,7 +116,18 @@ class World:
         faults = getattr(scenario, "faults", None) or {}
         if faults and faults.get("tool") in (None, tool_name):
             return fault_result(faults.get("mode", "error"), t, arguments)
+        if self.execute is not None:
+            return self._execute(t, arguments)
         return self._answer(t, arguments, scenario)
+
+    def _execute(self, t: Tool, arguments: Mapping[str, Any]) -> Any:
+        """The real tool's answer; an exception comes back as an error result, so the rollout continues."""
+        try:
+            return self.execute(t.name, dict(arguments))
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except Exception as exc:  # noqa: BLE001 - a failing real tool is a tool result, as in production
+            return {"status": "error", "error": f"{type(exc).__name__}: {exc}"}
 
     # -- answers -------------------------------------------------------------------------------------
     def _answer(self, t: Tool, arguments: Mapping[str, Any], scenario: Any) -> Any:
