@@ -1,8 +1,5 @@
 """Programs written in the whileai SDK's style (tests/sdk_programs/, from the SDK reference's examples) run
 here offline, unchanged: each in a subprocess, in a fresh temp dir, exit 0, with a check on what it printed.
-
-A program that needs a part of issue 18 still on another branch is marked xfail(strict=True): it fails today,
-and the strict mark turns red the moment it passes, so the lead flips it at merge.
 """
 
 import ast
@@ -98,7 +95,7 @@ CHECKS = {
     "views_export_formats.py": _check_views,
 }
 #: programs that need issue 18's sdk-views branch (SimulationData/ScoredData views, export formats)
-NEEDS_SDK_VIEWS = {"views_export_formats.py"}
+NEEDS_SDK_VIEWS: set[str] = set()  # every program runs on main now
 
 
 def test_every_program_has_a_check():
