@@ -32,11 +32,11 @@ def defaults_table() -> str:
             last[2] += " " + line.strip().lstrip("# ")
         else:
             last = None
-    cell = lambda text: text.replace("|", "\\|")  # noqa: E731
+    cell = lambda text: text.replace("|", "\\|")
     return "\n".join(x if isinstance(x, str) else f"| `{x[0]}` | `{cell(x[1])}` | {cell(x[2])} |" for x in out)
 
 
-def on_page_markdown(markdown: str, page, **kwargs) -> str:  # noqa: ANN001
+def on_page_markdown(markdown: str, page, **kwargs) -> str:
     if MARKER in markdown:
         return markdown.replace(MARKER, defaults_table())
     return markdown
