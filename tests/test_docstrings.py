@@ -35,7 +35,7 @@ def resolve(name: str):
 
 def section(doc: str, title: str) -> str | None:
     """The text of a Google-style section (``Args:``), up to the next section header or the end."""
-    hit = re.search(rf"^\s*{title}:\s*$(?P<body>.*?)(?=^\s*[A-Z][a-z]+( [a-z]+)?:\s*$|\Z)", doc, re.M | re.S)
+    hit = re.search(rf"^\s*{title}:\s*$(?P<body>.*?)(?=^\s*[A-Z][a-z]+( [a-z]+)?:\s*$|\Z)", doc, re.MULTILINE | re.DOTALL)
     return hit.group("body") if hit else None
 
 
@@ -66,7 +66,7 @@ def problems(name: str) -> list[str]:
     if params and args is None:
         missing.insert(0, "Args:")
     elif params:
-        missing += [f"Args entry for {p!r}" for p in params if not re.search(rf"^\s*{p}\b", args, re.M)]
+        missing += [f"Args entry for {p!r}" for p in params if not re.search(rf"^\s*{p}\b", args, re.MULTILINE)]
     return missing
 
 

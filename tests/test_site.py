@@ -65,3 +65,11 @@ def test_mkdocs_build_strict(tmp_path: Path):
     # the API reference really was generated from the package: a signature rendered for wai.pass_at
     measure = (tmp_path / "site" / "api" / "measure" / "index.html").read_text(encoding="utf-8")
     assert "pass_at" in measure and "min_tasks" in measure
+    # the defaults page carries every constant's source, read from the comments in defaults.py by mkdocs_hooks.py
+    defaults = (tmp_path / "site" / "api" / "defaults" / "index.html").read_text(encoding="utf-8")
+    import whileai_core.defaults as d
+
+    names = [n for n in vars(d) if n.isupper()]
+    missing = [n for n in names if f"<code>{n}</code>" not in defaults]
+    assert not missing, f"constants missing from the defaults table: {missing}"
+    assert "Miller 2024" in defaults and "DAPO" in defaults

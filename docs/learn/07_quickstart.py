@@ -23,5 +23,6 @@ rows = scored.select(mode="rl")
 rows.export("train.jsonl")
 # what a trainer reads: one JSON object per kept row, with its messages and loss mask
 import json
-first = json.loads(open("train.jsonl", encoding="utf-8").readline())
-print(f"train.jsonl: {sum(1 for _ in open('train.jsonl', encoding='utf-8'))} rows; a row has {sorted(first)[:6]} ...")
+with open("train.jsonl", encoding="utf-8") as exported:
+    lines = exported.readlines()
+print(f"train.jsonl: {len(lines)} rows; a row has {sorted(json.loads(lines[0]))[:6]} ...")

@@ -5,9 +5,9 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import common  # noqa: E402  (the --tiny/--full switch and the tiny model)
+import common  # the --tiny/--full switch and the tiny model (recipes/common.py)
 
-import whileai as wai  # noqa: E402
+import whileai as wai
 
 args = common.arguments(__doc__)
 clock = common.Clock()

@@ -1,0 +1,42 @@
+"""MkDocs hook: the API page of ``wai.defaults`` gets a table of every constant with its value and its source,
+read from the comments beside them in ``whileai_core/defaults.py`` (mkdocstrings shows values, not comments)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+DEFAULTS = Path(__file__).resolve().parent / "whileai_core" / "defaults.py"
+MARKER = "<!-- defaults-table -->"
+CONSTANT = re.compile(r"^(?P<name>[A-Z][A-Z0-9_]*)\s*(?::[^=]+)?=\s*(?P<value>.*?)\s*(?:#\s*(?P<source>.*))?$")
+
+
+def defaults_table() -> str:
+    """A Markdown table per section of defaults.py: constant, value, source."""
+    out: list[str] = []
+    last: list[str] | None = None
+    lines = DEFAULTS.read_text(encoding="utf-8").splitlines()
+    for i, line in enumerate(lines):
+        if line.startswith("# ---") and i + 1 < len(lines) and lines[i + 1].startswith("# ") \
+                and not lines[i + 1].startswith("# ---"):
+            title = lines[i + 1].lstrip("# ").strip()
+            if title:
+                out += ["", f"### {title}", "", "| constant | value | source |", "| --- | --- | --- |"]
+            last = None
+            continue
+        hit = CONSTANT.match(line)
+        if hit and out:
+            last = [hit["name"], hit["value"], hit["source"] or "(no source given)"]
+            out.append(last)  # type: ignore[arg-type]
+        elif last is not None and line.lstrip().startswith("#") and not line.startswith("# ---"):
+            last[2] += " " + line.strip().lstrip("# ")
+        else:
+            last = None
+    cell = lambda text: text.replace("|", "\\|")
+    return "\n".join(x if isinstance(x, str) else f"| `{x[0]}` | `{cell(x[1])}` | {cell(x[2])} |" for x in out)
+
+
+def on_page_markdown(markdown: str, page, **kwargs) -> str:
+    if MARKER in markdown:
+        return markdown.replace(MARKER, defaults_table())
+    return markdown
