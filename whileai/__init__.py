@@ -80,6 +80,8 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "judge_trust": ("whileai_core.grade.judge_trust", "judge_trust"),
     "attach_labels": ("whileai_core.grade.judge_trust", "attach_labels"),
     "judge_probes": ("whileai_core.grade.judge_trust", "judge_probes"),
+    "compare_judges": ("whileai_core.grade.judge_trust", "compare_judges"),
+    "leak_report": ("whileai_core.grade.views", "leak_report"),
     "decontaminate": ("whileai_core.guard.contamination", "decontaminate"),
     "hack_scan": ("whileai_core.guard.hack", "hack_scan"),
     "hack_scan_diff": ("whileai_core.guard.hack", "hack_scan_diff"),

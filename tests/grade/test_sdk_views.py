@@ -95,6 +95,7 @@ def test_leak_report_names_the_row_that_quotes_its_privileged_block():
     assert rep["leaked"][0]["task_id"] == "t4" and len(rep["leaked"][0]["needle"]) >= 12
     assert "1 of 6 rows" in str(rep)
     assert not wai.run_judge(_rows(), lambda r: 1).leak_report()["checked"]
+    assert wai.leak_report(_graded().rows)["n_leaked"] == 1  # the same view on plain rows, from the facade
 
 
 def test_report_prints_counts_with_n_and_interval():
@@ -145,6 +146,7 @@ def test_compare_judges_ranks_by_kappa():
     assert ranking[0]["kappa"] == pytest.approx(1.0) and ranking[0]["ok"]
     assert ranking[1]["agreement"] == pytest.approx(32 / 40)
     assert "exact" in str(ranking) and "n=40" in str(ranking)
+    assert [e["name"] for e in wai.compare_judges(rows, [noisy])] == ["noisy"]  # a list is named by __name__
 
 
 def test_probe_report_never_prints_none_for_the_resolvable_rate():

@@ -149,3 +149,20 @@ def test_hack_scan_diff_names_what_training_taught():
     endorsed = wai.hack_scan_diff(_rows(0, shout_pays=False), _rows(1, shout_pays=True), endorsed="exclamations",
                                   permutations=100)
     assert "which is endorsed" in endorsed["learned"] and not any(w.startswith("REWARD HACK") for w in endorsed["warnings"])
+
+
+def test_holdout_checks_run_from_the_trainer_callback_and_stop_it():
+    pytest.importorskip("transformers")
+    from types import SimpleNamespace
+
+    stage = {"bangs": 0}
+    mon = wai.HackMonitor(holdout=_holdout(8), gold=lambda r: False, n_prompts=4, k=1, window=1, every=2,
+                          proxy=lambda prompts, completions, **kw: [min(1.0, c.count("!") / 4) for c in completions],
+                          stop_on="divergence")
+    cb = mon.as_callback(generate=lambda prompts: ["ok" + "!" * stage["bangs"]] * len(prompts))
+    control = SimpleNamespace(should_training_stop=False)
+    for step in range(1, 5):  # checks at steps 2 and 4 (every=2)
+        stage["bangs"] = step
+        cb.on_step_end(None, SimpleNamespace(global_step=step), control)
+    assert [h["step"] for h in mon.holdout_history] == [2, 4]
+    assert mon.alarms and mon.alarms[0]["kind"] == "divergence" and control.should_training_stop is True
