@@ -24,6 +24,8 @@ BUILTIN_OF = {
     "CorruptBaseline": ValueError,
     "MissingBaseline": LookupError,
     "IncompatibleBaseline": ValueError,
+    "BudgetExceeded": RuntimeError,
+    "MissingExtra": ImportError,
 }
 
 

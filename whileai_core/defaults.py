@@ -294,3 +294,23 @@ PLATFORM_TRAIN_POLL_S = 15.0  # seconds between GET /runs/{id} while train(wait=
 PLATFORM_TRAIN_TIMEOUT_S = 6 * 3600.0  # train(wait=True) stops waiting after this long; convention, untested
 PLATFORM_MIN_MIXED_TASKS = 32  # fewer mixed tasks than this only warns in the train pre-flight; whileai SDK min_mixed_tasks=32
 TRACK_VERSION_MAX_CHARS = 40  # run versions are capped before the service refuses them; whileai SDK tracking client (40)
+
+# --------------------------------------------------------------------------------------------------
+# Progress (progress.py)
+# --------------------------------------------------------------------------------------------------
+PROGRESS_LINE_EVERY_S = 10.0  # without a terminal (CI logs), a plain progress line at most this often; convention, untested
+PROGRESS_MIN_TOTAL = 2  # a job of fewer steps shows no progress at all; convention, untested
+
+# --------------------------------------------------------------------------------------------------
+# Report, tracking, cost (report/)
+# --------------------------------------------------------------------------------------------------
+REPORT_STALE_DAYS = 30.0  # a baseline older than this gets a stale note in the HTML report; convention, untested
+REPORT_STALE_COMMITS = 50  # ... or this many commits behind HEAD (when git can tell); convention, untested
+REPORT_TRANSCRIPTS_PER_SCENARIO = 3  # failing trials per scenario kept for the transcript viewer; convention, untested
+REPORT_MESSAGE_CHARS = 2000  # characters of one message / tool output kept in a transcript; convention, untested
+REPORT_SLICE_FIELDS = 3  # scenario-cell fields sliced in the forest plot when by= is not given; convention, untested
+REPORT_FOREST_ROW_PX = 26  # height of one forest-plot row (layout, not statistics)
+TOKENS_PER_PRICE_UNIT = 1_000_000  # a price table gives dollars per 1M tokens (the unit vendors publish; e.g.
+#                                    https://openai.com/api/pricing); no vendor prices are built in
+MLFLOW_TRACKING_URI = "./mlruns"  # MLflow's own default local file store (https://mlflow.org/docs/latest/tracking.html)
+MLFLOW_EXPERIMENT = "whileai"  # experiment the runs are logged under; convention
