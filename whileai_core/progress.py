@@ -2,8 +2,8 @@
 
 On a terminal it is a tqdm bar with rate and ETA; when stderr is not a terminal, or under CI (the ``CI``
 environment variable every major CI service sets), it prints a plain line at most every
-``PROGRESS_LINE_EVERY_S`` seconds and one at the end, so logs stay readable; under ``quiet=True`` it prints
-nothing. Jobs smaller than ``PROGRESS_MIN_TOTAL`` steps show nothing either.
+``PROGRESS_LINE_EVERY_S`` seconds, and one at the end when it printed any (a job shorter than that prints
+nothing), so logs stay readable; under ``quiet=True`` it prints nothing. Jobs smaller than ``PROGRESS_MIN_TOTAL`` steps show nothing either.
 
 Example::
 
@@ -56,6 +56,7 @@ class Progress:
         self.started = time.monotonic()
         self._last_line = self.started
         self._closed = False
+        self.lines = 0  # plain lines printed
         self._bar: Any = None
         self.mode = "off"
         if quiet or self.total is None or self.total < D.PROGRESS_MIN_TOTAL:
@@ -78,6 +79,7 @@ class Progress:
                 self._line(now)
 
     def _line(self, now: float) -> None:
+        self.lines += 1
         elapsed = max(now - self.started, 1e-9)
         rate = self.n / elapsed
         total = self.total or 0
@@ -87,17 +89,17 @@ class Progress:
         self.stream.flush()
 
     def close(self) -> None:
-        """End the display: the bar is cleared, a plain run prints its last line."""
+        """End the display: the bar is cleared, a plain run that printed lines prints its last one."""
         if self._closed:
             return
         self._closed = True
         if self._bar is not None:
             self._bar.close()
-        elif self.mode == "lines":
+        elif self.mode == "lines" and self.lines:
             self._line(time.monotonic())
 
     def __enter__(self) -> Progress:
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()

@@ -141,6 +141,9 @@ def summary_lines(wai: Any) -> list[str]:
             lines.append(f"  {len(gate.new)} scenario(s) new since the baseline (not judged)")
         if power_text(gate.trials_needed):
             lines.append(f"  {power_text(gate.trials_needed)}")
+    spent = cost_line(wai)
+    if spent:
+        lines.append(spent)
     if wai.failed_workers:
         lines.append(f"WARNING: xdist worker(s) {', '.join(wai.failed_workers)} crashed or sent no whileai data; "
                      "the scenarios they finished are listed above")
@@ -149,6 +152,14 @@ def summary_lines(wai: Any) -> list[str]:
     for note in wai.notes:
         lines.append(f"note: {note}")
     return lines
+
+
+def cost_line(wai: Any) -> str | None:
+    """The tokens the scenarios spent and their estimated cost under --wai-prices (None when none was recorded)."""
+    from whileai_core.report.cost import usage
+
+    spent = usage(wai.results.values(), prices=wai.settings.prices)
+    return str(spent) if spent.by_model else None
 
 
 # --- markdown (job summary, PR comment) ----------------------------------------------------------------------

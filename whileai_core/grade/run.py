@@ -18,6 +18,7 @@ from typing import Any
 
 from whileai_core.arguments import integer
 from whileai_core.errors import InvalidArgument, InvalidArgumentType, JudgeError
+from whileai_core.progress import Progress
 from whileai_core.rowlist import RowList
 from whileai_core.rows import as_rows, json_safe, scrub, write_jsonl
 
@@ -184,8 +185,10 @@ def _describe(row: Mapping[str, Any], index: int) -> str:
 
 
 def run_judge(source: Any, judge: Callable[[dict[str, Any]], Any] | None, *, judge_name: str | None = None,
-              on_error: str = "raise", concurrency: int = 1) -> ScoredData:
+              on_error: str = "raise", concurrency: int = 1, quiet: bool = False) -> ScoredData:
     """Score ``source`` (a run, a ScoredData or a row list) with ``judge``; returns a ScoredData of copies.
+
+    A long grading (an LLM judge, CodeExec) shows its progress (``whileai_core.progress``) unless ``quiet``.
 
     on_error="raise" (default) stops at the first contract break with an error naming the row;
     "keep" stores ``reward=None`` with ``judge_status`` and the error on that row and goes on.
@@ -236,6 +239,7 @@ def run_judge(source: Any, judge: Callable[[dict[str, Any]], Any] | None, *, jud
 
     items = list(enumerate(rows))
     graded: list[dict[str, Any]] = []
+    bar = Progress(len(items), f"grade ({name})", quiet=quiet)
     try:
         if concurrency > 1 and len(items) > 1:
             with ThreadPoolExecutor(max_workers=concurrency) as pool:  # workers see the caller's wai.context
@@ -244,6 +248,7 @@ def run_judge(source: Any, judge: Callable[[dict[str, Any]], Any] | None, *, jud
                 try:
                     for fut in futures:
                         graded.append(fut.result())
+                        bar.update()
                 except BaseException:
                     for fut in futures:
                         fut.cancel()
@@ -251,10 +256,13 @@ def run_judge(source: Any, judge: Callable[[dict[str, Any]], Any] | None, *, jud
         else:
             for item in items:
                 graded.append(score(item))
+                bar.update()
     except JudgeError as exc:  # the verdicts already paid for are kept on the error, never thrown away
         exc.partial = RowList(graded)  # type: ignore[attr-defined]
         exc.args = (f"{exc.args[0]} (the {len(graded)} row(s) graded before it are in err.partial)",)
         raise
+    finally:
+        bar.close()
     declared = [getattr(t, "name", None) or (t.get("name") if isinstance(t, Mapping) else None)
                 for t in getattr(source, "tools", []) or []]
     warnings = _hollow_warnings(graded, [d for d in declared if d])

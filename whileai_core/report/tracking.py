@@ -1,58 +1,28 @@
 """``wai.log_mlflow``: a run's numbers to MLflow (a local ``./mlruns`` file store by default, any server by
 URI): pass@1 / pass^k / pass@k with their interval bounds, the suite delta with its interval and p, a
-per-scenario table, tokens, and the HTML report as an artifact. ``log_training`` logs a trainer's curves.
-
-MLflow is the optional ``mlflow`` extra, imported only here, only when called.
+per-scenario table, tokens, and the HTML report as an artifact (MLflow is reached through
+``whileai_core.train.curves``, which also logs training curves).
 """
 
 from __future__ import annotations
 
 import os
-import re
 import tempfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from whileai_core import defaults as D
-from whileai_core.errors import MissingExtra
 from whileai_core.report.inputs import as_inputs
 from whileai_core.report.view import build_view
-
-INSTALL_HINT = "pip install 'pytest-whileai[mlflow]'"
-
-
-def _mlflow() -> Any:
-    try:
-        import mlflow
-    except ImportError:
-        raise MissingExtra(f"experiment tracking needs MLflow, which is not installed: {INSTALL_HINT}") from None
-    return mlflow
-
-
-def tracking_uri(uri: str | os.PathLike[str] | None) -> str:
-    """A URI MLflow accepts: a scheme URI as given, a plain path as an absolute ``file://`` URI (a file store)."""
-    text = os.fspath(uri) if uri is not None else D.MLFLOW_TRACKING_URI
-    if re.match(r"^[A-Za-z][A-Za-z0-9+.\-]*:", text) and not re.match(r"^[A-Za-z]:[\\/]", text):
-        if not text.startswith("file:"):
-            return text
-    else:
-        text = Path(text).resolve().as_uri()
-    # MLflow 3.x keeps the file store "in maintenance mode" and refuses it unless this opt-out is set; a folder
-    # asked for by name (the default ./mlruns) is that store, so the opt-out is set for this process.
-    os.environ.setdefault("MLFLOW_ALLOW_FILE_STORE", "true")
-    return text
-
-
-def _metric_name(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_\-. /]", "_", text.replace("^", "_pow_").replace("@", "_at_"))
+from whileai_core.train.curves import metric_name, mlflow_module, tracking_uri
 
 
 def run_metrics(view: Mapping[str, Any]) -> dict[str, float]:
     """The numbers logged: each metric and its interval bounds (before and after), the suite delta row."""
     out: dict[str, float] = {}
     for m in view.get("metrics") or []:
-        name = _metric_name(m["metric"])
+        name = metric_name(m["metric"])
         for side in ("after", "before"):
             prefix = name if side == "after" else f"baseline.{name}"
             if m.get(f"{side}_value") is not None:
@@ -111,7 +81,7 @@ def log_mlflow(obj: Any, *, baseline: Any = None, gate: Any = None, uri: str | o
 
         run_id = wai.log_mlflow(scored, baseline=before, uri="./mlruns")
     """
-    mlflow = _mlflow()
+    mlflow = mlflow_module()
     inputs = as_inputs(obj, baseline=baseline, gate=gate)
     view = build_view(inputs, level=level, prices=prices)
     client_uri = tracking_uri(uri)
@@ -138,25 +108,3 @@ def _log_html(mlflow: Any, obj: Any, html: bool | str, **kw: Any) -> None:
             mlflow.log_artifact(str(report(obj, Path(tmp) / "whileai-report.html", **kw)))
     else:
         mlflow.log_artifact(os.fspath(html))
-
-
-def log_training(history: Iterable[Mapping[str, Any]], *, uri: str | os.PathLike[str] | None = None,
-                 experiment: str = D.MLFLOW_EXPERIMENT, run_name: str | None = None,
-                 params: Mapping[str, Any] | None = None) -> str:
-    """Log a trainer's ``log_history`` (a list of dicts with ``step`` and numbers) as MLflow curves.
-
-    Returns the MLflow run id. Raises ``MissingExtra`` without MLflow.
-    """
-    mlflow = _mlflow()
-    mlflow.set_tracking_uri(tracking_uri(uri))
-    mlflow.set_experiment(experiment)
-    with mlflow.start_run(run_name=run_name) as run:
-        if params:
-            mlflow.log_params({str(k): str(v)[:500] for k, v in params.items()})
-        for i, entry in enumerate(history):
-            step = int(entry.get("step", i))
-            numbers = {_metric_name(str(k)): float(v) for k, v in entry.items()
-                       if k != "step" and isinstance(v, (int, float)) and not isinstance(v, bool)}
-            if numbers:
-                mlflow.log_metrics(numbers, step=step)
-        return str(run.info.run_id)

@@ -219,8 +219,9 @@ def metadata(current: Mapping[str, Any] | None, baseline: Mapping[str, Any] | No
                       + (" (dirty)" if info.get("dirty") else ""))]
     if baseline:
         b = baseline.get("commit_info") or {}
-        out.append(("baseline", f"{(gate or {}).get('baseline') or baseline.get('name') or '-'}: commit "
-                                f"{(b.get('id') or '-')[:12]} on {b.get('branch') or '-'}, saved {baseline.get('created') or '-'}"))
+        name = (gate or {}).get("baseline") or baseline.get("name") or "-"
+        saved = f"saved {baseline.get('created') or '-'}"
+        out.append(("baseline", f"{name}: commit {(b.get('id') or '-')[:12]} on {b.get('branch') or '-'}, {saved}"))
     out += [("model", str(run_info.get("model") or run_info.get("agent") or ", ".join(models) or "-")),
             ("judge", ", ".join(judges) or str(run_info.get("judge") or "-")),
             ("fingerprint", str((cur.get("fingerprint") or {}).get("config") or "-")),
