@@ -117,10 +117,8 @@ class WaiHandle:
             rewards.append(reward)
             self._item.config.hook.pytest_whileai_trial_finished(
                 item=self._item, trial={"key": self.key, "index": i, "seed": self.seed, "reward": reward, "row": row})
-            over = kept.add(row, i, reward, self._session)
-            if over:
-                self._item.session.shouldstop = f"whileai: {over}"  # pytest stops after this test
-                break
+            if kept.add(row, i, reward, self._session):
+                break  # the budget is spent: this scenario stops here, and the next ones skip (wai_eval)
         return self._finish(rewards, judge=str(judge_name), pass_reward=pass_reward, scenario=scenario,
                             extra=kept.fields(), **trouble.fields())
 
@@ -286,6 +284,9 @@ def wai_eval(request: pytest.FixtureRequest) -> WaiHandle:
     error = request.node.stash.get(MARK_ERROR, None)
     if error is not None:
         pytest.fail(error, pytrace=False)
+    spent = request.config.stash[WAI_SESSION].budget_note
+    if spent:
+        pytest.skip(f"whileai: not run, {spent}")
     scenario = getattr(request, "param", None)  # wai_scenarios parametrized wai_eval itself
     if scenario is None:
         callspec = getattr(request.node, "callspec", None)
