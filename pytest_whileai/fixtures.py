@@ -109,6 +109,7 @@ class WaiHandle:
         judge_name = getattr(judge, "name", None) or getattr(judge, "__name__", None) or type(judge).__name__
         rewards: list[float | None] = []
         trouble = _Trouble()
+        kept = _Kept(self.key, pass_reward)
         for i in self.trial_indices():
             row = rollout(agent, scenario, rollout_index=i, seed=self.seed, tools=tools, system_prompt=system_prompt)
             reward = trouble.grade(row, judge, normalize_verdict, index=i)
@@ -116,8 +117,10 @@ class WaiHandle:
             rewards.append(reward)
             self._item.config.hook.pytest_whileai_trial_finished(
                 item=self._item, trial={"key": self.key, "index": i, "seed": self.seed, "reward": reward, "row": row})
+            if kept.add(row, i, reward, self._session):
+                break  # the budget is spent: this scenario stops here, and the next ones skip (wai_eval)
         return self._finish(rewards, judge=str(judge_name), pass_reward=pass_reward, scenario=scenario,
-                            **trouble.fields())
+                            extra=kept.fields(), **trouble.fields())
 
     def record(self, rewards: Sequence[float | int | bool | None], *, judge: str | None = None,
                pass_reward: float = D.GATE_PASS_REWARD) -> WaiResult:
@@ -140,7 +143,7 @@ class WaiHandle:
         return self._finish(clean, judge=judge, errors=0, pass_reward=pass_reward, scenario=self.scenario)
 
     def _finish(self, rewards: list[float | None], *, judge: str | None, errors: int, pass_reward: float,
-                scenario: Any, **trouble: Any) -> WaiResult:
+                scenario: Any, extra: dict[str, Any] | None = None, **trouble: Any) -> WaiResult:
         from pytest_whileai.gate.scenario import judge_scenario
 
         if WAI_RESULT in self._item.stash:
@@ -152,6 +155,9 @@ class WaiHandle:
             baseline=self.baseline, baseline_note=self._session.baseline_note, settings=self._session.settings,
             family=max(1, self._session.n_compared), trial_index=self._session.settings.trial_index,
             scenario=scenario, location=_location(self._item), **trouble)
+        entry.update(extra or {})
+        if entry.get("budget_stop"):
+            entry["failures"].append(entry["budget_stop"])
         result = WaiResult(entry)
         self._item.stash[WAI_RESULT] = result
         self._session.add_result(entry)  # xdist workers send these to the controller in workeroutput
@@ -161,6 +167,38 @@ class WaiHandle:
             __tracebackhide__ = True
             pytest.fail(failure_message(entry, baseline_name=self._session.settings.baseline), pytrace=False)
         return result
+
+
+class _Kept:
+    """What a report needs beyond the rewards: the failing trials' transcripts (up to
+    ``REPORT_TRANSCRIPTS_PER_SCENARIO``), the tokens spent by model, and why the budget stopped the trials."""
+
+    def __init__(self, key: str, pass_reward: float) -> None:
+        self.key, self.pass_reward = key, pass_reward
+        self.transcripts: list[dict[str, Any]] = []
+        self.usage: dict[str, dict[str, int]] = {}
+        self.stop: str | None = None
+
+    def add(self, row: dict[str, Any], index: int, reward: float | None, session: Any) -> str | None:
+        """Keep one trial; returns the budget's message when this trial spent the budget."""
+        from whileai_core.report.cost import add_usage, row_usage
+        from whileai_core.report.inputs import transcript, trial_status
+
+        spent = row_usage(row)
+        add_usage(self.usage, spent)
+        if (len(self.transcripts) < D.REPORT_TRANSCRIPTS_PER_SCENARIO
+                and trial_status(row, reward, self.pass_reward) != "passed"):
+            self.transcripts.append(transcript(row, key=self.key, index=index, reward=reward,
+                                               pass_reward=self.pass_reward))
+        over = session.spend(spent)
+        if over:
+            self.stop = (f"{over}: the run stopped after trial {index} of this scenario; the trials so far are kept "
+                         "and the gate is incomplete")
+            session.budget_note = self.stop
+        return self.stop
+
+    def fields(self) -> dict[str, Any]:
+        return {"transcripts": self.transcripts, "usage": self.usage, "budget_stop": self.stop}
 
 
 class _Trouble:
@@ -186,11 +224,12 @@ class _Trouble:
             row["judge_status"] = f"skipped_{status}"
             return 0.0 if status == "agent_error" else None
         try:
-            value = normalize(judge(row))[0]
+            value, reason = normalize(judge(row))[:2]
         except Exception as exc:  # noqa: BLE001  # a judge failure is an unscored trial, never a pass
             row["judge_error"] = f"{type(exc).__name__}: {exc}"
             self._note("judge_error", row["judge_error"], index)
             return None
+        row["reason"] = reason  # the judge's words, for the report's transcript viewer
         return None if value is None else float(value)  # None: the judge abstained
 
     def fields(self) -> dict[str, Any]:
@@ -245,6 +284,9 @@ def wai_eval(request: pytest.FixtureRequest) -> WaiHandle:
     error = request.node.stash.get(MARK_ERROR, None)
     if error is not None:
         pytest.fail(error, pytrace=False)
+    spent = request.config.stash[WAI_SESSION].budget_note
+    if spent:
+        pytest.skip(f"whileai: not run, {spent}")
     scenario = getattr(request, "param", None)  # wai_scenarios parametrized wai_eval itself
     if scenario is None:
         callspec = getattr(request.node, "callspec", None)

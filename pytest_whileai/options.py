@@ -83,6 +83,17 @@ def _github(text: str) -> str:
     return value
 
 
+def _budget(text: str) -> str:
+    from whileai_core.errors import InvalidArgument
+    from whileai_core.report.cost import parse_budget
+
+    try:
+        parse_budget(text)
+    except InvalidArgument as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return str(text).strip()
+
+
 def _text(text: str) -> str:
     return str(text)
 
@@ -143,6 +154,16 @@ OPTIONS: tuple[_Opt, ...] = (
     _Opt("replay", _text, None, "replay model calls from the cassette at PATH; a miss is an error", metavar="PATH"),
     _Opt("trial-index", _int_at_least(0), None, "run only trial I of each scenario (reproduce a failure); "
          "the gate and saving are off", metavar="I"),
+    # issue 19: what people look at (HTML report, MLflow), and what a run may spend
+    _Opt("html", _text, None, "write the self-contained HTML report (forest plot, transcripts) to PATH",
+         metavar="PATH"),
+    _Opt("mlflow", _bool, False, "log the run (pass@k with intervals, deltas, scenarios, the HTML report) to MLflow",
+         flag=True),
+    _Opt("mlflow-uri", _text, D.MLFLOW_TRACKING_URI, "MLflow tracking URI or folder for --wai-mlflow", metavar="URI"),
+    _Opt("prices", _text, None, "JSON price table: model -> {input, output} dollars per 1M tokens (cost estimate)",
+         metavar="FILE"),
+    _Opt("budget", _budget, None, "stop the run once it spent more than TOKENS, or $X (needs --wai-prices)",
+         metavar="TOKENS|$X"),
 )
 
 
@@ -192,6 +213,11 @@ class Settings:
     replay: str | None
     trial_index: int | None
     min_paired_share: float = D.GATE_MIN_PAIRED_SHARE
+    html: str | None = None
+    mlflow: bool = False
+    mlflow_uri: str = D.MLFLOW_TRACKING_URI
+    prices: str | None = None
+    budget: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -155,6 +155,23 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     return report
 
 
+def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -> Any:
+    """Under -v, a scenario's word carries its trials ("PASSED (3/4 trials)"); -q and xdist letters stay pytest's."""
+    if report.when != "call" or config.option.verbose <= 0:
+        return None
+    from pytest_whileai.session import ENTRY_ATTR
+
+    entry = getattr(report, ENTRY_ATTR, None)
+    if not isinstance(entry, dict) or "rewards" not in entry:
+        return None
+    trials = f"({entry.get('passes', 0)}/{entry.get('n_scored', 0)} trials)"
+    if report.passed:
+        return "passed", ".", (f"PASSED {trials}", {"green": True})
+    if report.failed:
+        return "failed", "F", (f"FAILED {trials}", {"red": True})
+    return None
+
+
 class ControllerHooks:
     """Hooks bound to one session's ``WaiSession`` (a report carries no config), registered on the controller."""
 

@@ -62,6 +62,9 @@ class WaiSession:
         self.cassette: Any = None
         self.write_errors: list[str] = []
         self.notes: list[str] = []
+        self.budget: Any = None  # whileai_core.report.cost.Budget under --wai-budget
+        self.budget_note: str | None = None  # why the run stopped early (the budget was spent)
+        self.usage: dict[str, dict[str, int]] = {}  # tokens spent in this process, by model
 
     # --- configuration -----------------------------------------------------------------------------------------
     def setup(self) -> None:
@@ -71,6 +74,7 @@ class WaiSession:
         self.run_info = dict(info or {})
         hook.pytest_whileai_update_run_info(config=self.config, run_info=self.run_info)
         self.fingerprint = rundoc.fingerprint(self.run_info, self.settings.fingerprint)
+        self._setup_budget()
         spec = self.settings.baseline
         if not spec:
             if self.settings.require_baseline:
@@ -102,6 +106,28 @@ class WaiSession:
         self.baseline = doc
         self.baseline_path = path
         self.baseline_index = rundoc.baseline_index(doc)
+
+    def _setup_budget(self) -> None:
+        """Read ``--wai-prices`` and ``--wai-budget`` (a bad table or a dollar budget without prices: UsageError)."""
+        from whileai_core.errors import InvalidArgument
+        from whileai_core.report.cost import Budget, load_prices
+
+        try:
+            load_prices(self.settings.prices)
+            if self.settings.budget:
+                self.budget = Budget(self.settings.budget, prices=self.settings.prices)
+        except InvalidArgument as exc:
+            raise pytest.UsageError(f"whileai: {exc}") from None
+
+    def spend(self, spent: dict[str, dict[str, int]]) -> str | None:
+        """Count the tokens one trial spent; the budget's message once it is exceeded (None otherwise)."""
+        from whileai_core.report.cost import add_usage
+
+        add_usage(self.usage, spent)
+        if self.budget is None:
+            return None
+        self.budget.add(spent)
+        return self.budget.exceeded()
 
     def storage_dir(self) -> str:
         root = self.settings.storage

@@ -25,6 +25,8 @@ BUILTIN_OF = {
     "CorruptBaseline": ValueError,
     "MissingBaseline": LookupError,
     "IncompatibleBaseline": ValueError,
+    "BudgetExceeded": RuntimeError,
+    "MissingExtra": ImportError,
 }
 
 

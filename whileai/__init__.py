@@ -113,6 +113,11 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "configure": ("whileai_core.models.config", "configure"),
     "context": ("whileai_core.models.config", "context"),
     "settings": ("whileai_core.models.config", "settings"),
+    # look at a run: the HTML report, experiment tracking, progress, cost
+    "report": ("whileai_core.report.html", "report"),
+    "log_mlflow": ("whileai_core.report.tracking", "log_mlflow"),
+    "Progress": ("whileai_core.progress", "Progress"),
+    "usage": ("whileai_core.report.cost", "usage"),
     # the pytest plugin's decorator (imports pytest only when used)
     "scenarios": ("pytest_whileai.markers", "scenarios"),
     # errors: one tree, each also the built-in a caller catches (whileai_core/errors.py)
@@ -135,6 +140,8 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "LoginError": ("whileai_core.errors", "LoginError"),
     "TrainingSelectionError": ("whileai_core.errors", "TrainingSelectionError"),
     "ServeError": ("whileai_core.errors", "ServeError"),
+    "BudgetExceeded": ("whileai_core.errors", "BudgetExceeded"),
+    "MissingExtra": ("whileai_core.errors", "MissingExtra"),
     # the hosted While service (a namespace, loaded only when used)
     "platform": ("whileai.platform", None),
     # numbers

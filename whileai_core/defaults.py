@@ -325,3 +325,23 @@ SERVE_HEALTH_TIMEOUT_S = 2.0  # read timeout of one health check (GET /v1/models
 SERVE_STOP_GRACE_S = 10.0  # SIGTERM, then this long before SIGKILL to the process group; uvicorn's graceful
 #                            shutdown of transformers serve took about 2 s here; Kubernetes' default grace is 30 s
 SERVE_LOG_TAIL_LINES = 40  # lines of the server's own log quoted in a start error; convention, untested
+
+# --------------------------------------------------------------------------------------------------
+# Progress (progress.py)
+# --------------------------------------------------------------------------------------------------
+PROGRESS_LINE_EVERY_S = 10.0  # without a terminal (CI logs), a plain progress line at most this often; convention, untested
+PROGRESS_MIN_TOTAL = 2  # a job of fewer steps shows no progress at all; convention, untested
+
+# --------------------------------------------------------------------------------------------------
+# Report, tracking, cost (report/)
+# --------------------------------------------------------------------------------------------------
+REPORT_STALE_DAYS = 30.0  # a baseline older than this gets a stale note in the HTML report; convention, untested
+REPORT_STALE_COMMITS = 50  # ... or this many commits behind HEAD (when git can tell); convention, untested
+REPORT_TRANSCRIPTS_PER_SCENARIO = 3  # failing trials per scenario kept for the transcript viewer; convention, untested
+REPORT_MESSAGE_CHARS = 2000  # characters of one message / tool output kept in a transcript; convention, untested
+REPORT_SLICE_FIELDS = 3  # scenario-cell fields sliced in the forest plot when by= is not given; convention, untested
+REPORT_FOREST_ROW_PX = 26  # height of one forest-plot row (layout, not statistics)
+TOKENS_PER_PRICE_UNIT = 1_000_000  # a price table gives dollars per 1M tokens (the unit vendors publish; e.g.
+#                                    https://openai.com/api/pricing); no vendor prices are built in
+MLFLOW_TRACKING_URI = "./mlruns"  # MLflow's own default local file store (https://mlflow.org/docs/latest/tracking.html)
+MLFLOW_EXPERIMENT = "whileai"  # experiment the runs are logged under; convention

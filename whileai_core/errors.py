@@ -18,11 +18,13 @@ everything the engine raises on purpose::
     ├── TrainingSelectionError (ValueError)  platform.train's pre-flight: the dataset cannot train that method
     ├── ServeError (RuntimeError)         a model server could not start, answer its health check, or its engine is missing
     ├── UnsupportedAnnotation             a tool's type annotation has no JSON schema
-    └── BaselineError                     a stored run document cannot serve as the gate's baseline
-        ├── CorruptBaseline (ValueError)      the file is not a valid run document
-        │   └── NonFiniteReward               a NaN or infinite reward (never counted as a pass or a failure)
-        ├── MissingBaseline (LookupError)     no stored run matches the requested baseline
-        └── IncompatibleBaseline (ValueError) measured under other conditions (schema, k, judge, config)
+    ├── BaselineError                     a stored run document cannot serve as the gate's baseline
+    │   ├── CorruptBaseline (ValueError)      the file is not a valid run document
+    │   │   └── NonFiniteReward               a NaN or infinite reward (never counted as a pass or a failure)
+    │   ├── MissingBaseline (LookupError)     no stored run matches the requested baseline
+    │   └── IncompatibleBaseline (ValueError) measured under other conditions (schema, k, judge, config)
+    ├── BudgetExceeded (RuntimeError)     a run spent more tokens or dollars than its budget (rows so far kept)
+    └── MissingExtra (ImportError)        an optional extra (report, mlflow) is not installed; names the pip line
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ __all__ = [
     "AnswerTooLarge",
     "BackendError",
     "BaselineError",
+    "BudgetExceeded",
     "CassetteMiss",
     "CorruptBaseline",
     "IncompatibleBaseline",
@@ -41,6 +44,7 @@ __all__ = [
     "JudgeError",
     "JudgeReplyError",
     "LoginError",
+    "MissingExtra",
     "PlatformError",
     "ServeError",
     "TrainingSelectionError",
@@ -185,3 +189,11 @@ class MissingBaseline(BaselineError, LookupError):
 
 class IncompatibleBaseline(BaselineError, ValueError):
     """A baseline measured under different conditions (schema, k, judge or config fingerprint)."""
+
+
+class BudgetExceeded(WaiError, RuntimeError):
+    """A run spent more tokens or dollars than its budget; the rows so far are kept, the run is not green."""
+
+
+class MissingExtra(WaiError, ImportError):
+    """An optional extra is not installed: the message names the package and the ``pip install`` line."""

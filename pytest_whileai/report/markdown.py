@@ -10,7 +10,7 @@ import sys
 from collections.abc import Mapping
 from typing import Any, TextIO
 
-from whileai_core.gate.text import fmt, fmt_ci, fmt_p
+from whileai_core.gate.text import fmt, fmt_ci, fmt_p, power_text
 from whileai_core import defaults as D
 
 NAME_WIDTH = 58  # characters of a scenario name in the terminal table (layout, not statistics)
@@ -139,12 +139,11 @@ def summary_lines(wai: Any) -> list[str]:
             lines.append(f"  {len(gate.not_run)} baseline scenario(s) not run in this session (not judged)")
         if gate.new:
             lines.append(f"  {len(gate.new)} scenario(s) new since the baseline (not judged)")
-        plan = gate.trials_needed
-        if plan:
-            enough = "enough" if plan["scenarios_here"] >= plan["scenarios_needed"] else "too few"
-            lines.append(f"  power: {plan['scenarios_needed']} scenarios x k={plan['k']} trials are needed to detect "
-                         f"a pass@1 drop of {plan['drop']:g} at {plan['power']:.0%} power (alpha {plan['alpha']:g}); "
-                         f"this suite has {plan['scenarios_here']} ({enough})")
+        if power_text(gate.trials_needed):
+            lines.append(f"  {power_text(gate.trials_needed)}")
+    spent = cost_line(wai)
+    if spent:
+        lines.append(spent)
     if wai.failed_workers:
         lines.append(f"WARNING: xdist worker(s) {', '.join(wai.failed_workers)} crashed or sent no whileai data; "
                      "the scenarios they finished are listed above")
@@ -153,6 +152,14 @@ def summary_lines(wai: Any) -> list[str]:
     for note in wai.notes:
         lines.append(f"note: {note}")
     return lines
+
+
+def cost_line(wai: Any) -> str | None:
+    """The tokens the scenarios spent and their estimated cost under --wai-prices (None when none was recorded)."""
+    from whileai_core.report.cost import usage
+
+    spent = usage(wai.results.values(), prices=wai.settings.prices)
+    return str(spent) if spent.by_model else None
 
 
 # --- markdown (job summary, PR comment) ----------------------------------------------------------------------

@@ -27,9 +27,12 @@ def write_outputs(wai: Any) -> None:
         return doc
 
     jobs: list[tuple[str, Callable[[], Any]]] = []
+    stopped = any(e.get("budget_stop") for e in wai.results.values())
     if wai.failed_workers and (s.save or s.autosave):
         wai.notes.append(f"not saving a baseline: xdist worker(s) {', '.join(wai.failed_workers)} crashed, so this run "
                          "is partial (--wai-save/--wai-autosave refuse it; the report lists every finished scenario)")
+    elif stopped and (s.save or s.autosave):
+        wai.notes.append("not saving a baseline: --wai-budget stopped this run early, so it is partial")
     elif s.trial_index is None and wai.results:
         store = Store(wai.storage_dir())
         if s.save:
@@ -50,10 +53,14 @@ def write_outputs(wai: Any) -> None:
         from pytest_whileai.report import junit
 
         jobs.append(("junitxml", lambda: junit.write(s.junitxml, wai.results, wai.gate, baseline=s.baseline)))
+    if s.html:
+        jobs.append(("html", lambda: _write_html(wai, document())))
+    if s.mlflow:
+        jobs.append(("mlflow", lambda: _log_mlflow(wai, document())))
     for what, job in jobs:
         try:
             wai.saved.append(str(job()))
-        except (OSError, ValueError) as exc:
+        except (OSError, ValueError, ImportError) as exc:
             wai.write_errors.append(f"could not write the {what} file: {exc}")
     if markdown.github_enabled(s.github):
         try:
@@ -69,3 +76,21 @@ def _write_json(path: str, doc: dict[str, Any]) -> str:
     from whileai_core.rows import atomic_write_text
 
     return str(atomic_write_text(os.fspath(path), dump_document(doc), overwrite=True))
+
+
+def _write_html(wai: Any, doc: dict[str, Any]) -> str:
+    """The self-contained HTML report (``whileai_core.report.html``) of this session, beside its baseline."""
+    from whileai_core.report.html import report
+
+    return str(report(doc, wai.settings.html, baseline=wai.baseline, gate=wai.gate, prices=wai.settings.prices,
+                      level=wai.settings.level, repo=str(wai.config.rootpath)))
+
+
+def _log_mlflow(wai: Any, doc: dict[str, Any]) -> str:
+    """The run logged to MLflow; the HTML report attached (the one written by --wai-html, else a fresh one)."""
+    from whileai_core.report.tracking import log_mlflow
+
+    html = wai.settings.html if wai.settings.html and os.path.exists(wai.settings.html) else True
+    run_id = log_mlflow(doc, baseline=wai.baseline, gate=wai.gate, uri=wai.settings.mlflow_uri, html=html,
+                        prices=wai.settings.prices, level=wai.settings.level)
+    return f"MLflow run {run_id} at {wai.settings.mlflow_uri}"

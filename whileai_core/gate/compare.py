@@ -188,10 +188,19 @@ def compute_gate(results: Mapping[str, Mapping[str, Any]], baseline_index: Mappi
         crash = (f"xdist worker(s) {', '.join(failed_workers)} crashed; the {len(results)} scenario(s) that finished "
                  "are reported, and this partial run is not saved as a baseline")
         gate.failed_workers = list(failed_workers)
-        if gate.red:
-            gate.message += f"; INCOMPLETE: {crash}"
-        else:
-            gate.status, gate.red, gate.message = "incomplete", True, f"INCOMPLETE: {crash} ({gate.message})"
+        mark_incomplete(gate, crash)
+    stops = sorted({str(e["budget_stop"]) for e in results.values() if e.get("budget_stop")})
+    if stops:
+        mark_incomplete(gate, stops[0])
+    return gate
+
+
+def mark_incomplete(gate: Gate, why: str) -> Gate:
+    """A gate over a partial run is never green: red as ``incomplete`` with ``why``, or ``why`` added to a red one."""
+    if gate.red:
+        gate.message += f"; INCOMPLETE: {why}"
+    else:
+        gate.status, gate.red, gate.message = "incomplete", True, f"INCOMPLETE: {why} ({gate.message})"
     return gate
 
 

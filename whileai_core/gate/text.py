@@ -29,3 +29,14 @@ def fmt_ci(ci: Sequence[Any] | None, digits: int = 2, *, signed: bool = False) -
     if not ci or len(ci) < 2:
         return "[n/a]"
     return f"[{fmt(ci[0], digits, signed=signed)}, {fmt(ci[1], digits, signed=signed)}]"
+
+
+def power_text(plan: Any) -> str | None:
+    """The power line ("N scenarios x k trials are needed to detect a drop of X ...; this suite has M") from a
+    gate's ``trials_needed`` plan, or None without one."""
+    if not plan:
+        return None
+    enough = "enough" if plan["scenarios_here"] >= plan["scenarios_needed"] else "too few"
+    return (f"power: {plan['scenarios_needed']} scenarios x k={plan['k']} trials are needed to detect a pass@1 drop "
+            f"of {plan['drop']:g} at {plan['power']:.0%} power (alpha {plan['alpha']:g}); this suite has "
+            f"{plan['scenarios_here']} ({enough})")

@@ -18,6 +18,7 @@ from typing import Any
 
 from whileai_core.arguments import integer
 from whileai_core.errors import InvalidArgument, InvalidArgumentType, JudgeError
+from whileai_core.progress import Progress
 from whileai_core.rowlist import RowList
 from whileai_core.rows import as_number as _number
 from whileai_core.rows import as_rows, json_safe, scrub, write_jsonl
@@ -333,8 +334,10 @@ class _Scorer:
         return row
 
 
-def _grade_all(items: list[tuple[int, dict[str, Any]]], scorer: _Scorer, concurrency: int) -> list[dict[str, Any]]:
+def _grade_all(items: list[tuple[int, dict[str, Any]]], scorer: _Scorer, concurrency: int, *,
+               quiet: bool = False) -> list[dict[str, Any]]:
     graded: list[dict[str, Any]] = []
+    bar = Progress(len(items), f"grade ({scorer.name})", quiet=quiet)
     try:
         if concurrency > 1 and len(items) > 1:
             with ThreadPoolExecutor(max_workers=concurrency) as pool:  # workers see the caller's wai.context
@@ -343,6 +346,7 @@ def _grade_all(items: list[tuple[int, dict[str, Any]]], scorer: _Scorer, concurr
                 try:
                     for fut in futures:
                         graded.append(fut.result())
+                        bar.update()
                 except BaseException:
                     for fut in futures:
                         fut.cancel()
@@ -350,15 +354,19 @@ def _grade_all(items: list[tuple[int, dict[str, Any]]], scorer: _Scorer, concurr
         else:
             for item in items:
                 graded.append(scorer(item))
+                bar.update()
     except JudgeError as exc:  # the verdicts already paid for are kept on the error, never thrown away
         exc.partial = RowList(graded)  # type: ignore[attr-defined]
         exc.args = (f"{exc.args[0]} (the {len(graded)} row(s) graded before it are in err.partial)",)
         raise
+    finally:
+        bar.close()
     return graded
 
 
 def run_judge(source: Any, judge: Callable[[dict[str, Any]], Any] | None, *, judge_name: str | None = None,
-              on_error: str = "keep", concurrency: int = 1, scale: Any = None, trust: Any = "warn") -> ScoredData:
+              on_error: str = "keep", concurrency: int = 1, scale: Any = None, trust: Any = "warn",
+              quiet: bool = False) -> ScoredData:
     """Score ``source`` (a run, a ScoredData or a row list) with ``judge``; returns a ScoredData of copies.
 
     Args:
@@ -379,6 +387,7 @@ def run_judge(source: Any, judge: Callable[[dict[str, Any]], Any] | None, *, jud
             carry ``gold_reward`` and adds a warning when it fails; "require" raises when it fails or
             cannot be measured; "off" skips it. The summary is on ``scored.trust`` and each row's
             ``judge_meta["trust"]``.
+        quiet: no progress bar (a long grading, an LLM judge or CodeExec, shows one: ``whileai_core.progress``).
 
     Returns:
         ScoredData: graded copies; the originals are never mutated.
@@ -406,7 +415,7 @@ def run_judge(source: Any, judge: Callable[[dict[str, Any]], Any] | None, *, jud
     rows = as_rows(source, name="source")
     name = judge_name_of(judge, judge_name)
     scorer = _Scorer(judge, name, on_error, _check_scale(scale))
-    graded = _grade_all(list(enumerate(rows)), scorer, concurrency)
+    graded = _grade_all(list(enumerate(rows)), scorer, concurrency, quiet=quiet)
     declared = [getattr(t, "name", None) or (t.get("name") if isinstance(t, Mapping) else None)
                 for t in getattr(source, "tools", []) or []]
     warnings = _hollow_warnings(graded, [d for d in declared if d]) + _unjudged_warnings(graded)

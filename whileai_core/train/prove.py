@@ -18,6 +18,7 @@ from whileai_core.defaults import (
     TRAIN_SEED,
 )
 from whileai_core.errors import InvalidArgument, InvalidArgumentType
+from whileai_core.progress import Progress
 from whileai_core.rows import Row, as_rows, group_rows, task_key
 from whileai_core.train.holdout import contamination
 
@@ -118,7 +119,9 @@ def _play_all(player: Any, bases: Sequence[Mapping[str, Any]], rollouts: int, ar
             out.append(_rollout_row(base, prompt, result, arm, name, i))
         return out
     out = []
+    bar = Progress(len(jobs), f"prove ({arm}: {name})")
     for (base, i), prompt in zip(jobs, prompts):
+        bar.update()
         if isinstance(player, LocalModel):
             result: Any = player.run(prompt)
         else:
@@ -134,6 +137,7 @@ def _play_all(player: Any, bases: Sequence[Mapping[str, Any]], rollouts: int, ar
                 raise InvalidArgumentType(f"agent {name!r} returned {type(result).__name__}; the agent contract is "
                                 "agent(message) -> {'steps': [...], 'final_text': str}")
         out.append(_rollout_row(base, prompt, result, arm, name, i))
+    bar.close()
     return out
 
 

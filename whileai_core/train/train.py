@@ -278,6 +278,7 @@ def train(
     peft_config: Any = None,
     trainer_args: Mapping[str, Any] | None = None,
     trainer_kwargs: Mapping[str, Any] | None = None,
+    mlflow: bool | str | os.PathLike[str] = False,
 ) -> TrainResult:
     """Train ``model`` on ``rows`` with TRL and save the result; returns a ``TrainResult``.
 
@@ -288,7 +289,8 @@ def train(
     functions). ``model`` is a local checkpoint directory or a transformers model (then pass ``tokenizer``).
     Every number has a default in ``defaults.py``; ``trainer_args`` passes anything else to the TRL config
     (and wins over the defaults), ``trainer_kwargs`` to the trainer (e.g. GRPO ``tools=[...]``).
-    The checkpoint is written to ``<output_dir>/final`` with ``training_log.json`` beside it.
+    The checkpoint is written to ``<output_dir>/final`` with ``training_log.json`` beside it. ``mlflow=True`` (or a
+    tracking URI / folder) logs the training curves to MLflow (``MLFLOW_TRACKING_URI`` = ./mlruns by default).
 
     Args:
         rows: graded rows (SFT, GRPO), preference pairs or graded rows to pair (DPO).
@@ -319,6 +321,7 @@ def train(
         peft_config: a LoRA (peft) config.
         trainer_args: anything else for the TRL config; wins over the defaults.
         trainer_kwargs: keyword arguments for the trainer itself (``callbacks``, GRPO ``tools``).
+        mlflow: log the training curves to MLflow: True (``MLFLOW_TRACKING_URI``), a tracking URI or a folder.
 
     Returns:
         A ``TrainResult``: ``.checkpoint``, ``.losses``, ``.steps``, ``.log``, ``.model()`` (a ``LocalModel``); it
@@ -385,6 +388,10 @@ def train(
                          steps=int(trainer.state.global_step), seconds=seconds, config=config, trainer=trainer)
     summary = result.to_dict()
     (out / "training_log.json").write_text(json.dumps(summary, indent=2, default=str), encoding="utf-8")
+    if mlflow:
+        from whileai_core.train.curves import log_training
+
+        log_training(log, uri=None if mlflow is True else mlflow, run_name=f"train-{method}", params=config)
     return result
 
 

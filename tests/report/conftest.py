@@ -1,0 +1,43 @@
+"""Report tests: one headless Chromium per module (``browser``), and the example project copied for pytester."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+# loaded before any in-process pytester run (pytester restores sys.modules; numpy cannot be imported twice)
+import numpy  # noqa: F401
+import pytest
+import scipy.stats  # noqa: F401
+
+import whileai_core.gate.compare  # noqa: F401
+import whileai_core.measure.measure  # noqa: F401
+import whileai_core.simulate.agents  # noqa: F401
+import whileai_core.simulate.run  # noqa: F401
+from wai_browser import Chromium, find_chromium
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "plugin_project"
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Chromium]:
+    binary = find_chromium()
+    if binary is None:
+        pytest.skip("no chromium on PATH (Debian: apt-get install chromium; .ci/run installs it as root): the HTML "
+                    "report's browser checks did not run")
+    chrome = Chromium(binary)
+    try:
+        yield chrome
+    finally:
+        chrome.close()
+
+
+@pytest.fixture
+def example(pytester: pytest.Pytester) -> pytest.Pytester:
+    """A copy of examples/plugin_project in the pytester directory."""
+    for src in EXAMPLE.rglob("*"):
+        if src.is_file() and ".whileai" not in src.parts and "__pycache__" not in src.parts:
+            dst = pytester.path / src.relative_to(EXAMPLE)
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            dst.write_bytes(src.read_bytes())
+    return pytester

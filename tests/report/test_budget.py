@@ -1,0 +1,61 @@
+"""Cost and budget in the plugin: tokens and cost in the terminal summary, and --wai-budget stopping a run with
+a clear message, the trials so far kept in the run document, and a gate that is red (incomplete), never green."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+SUITE = '''
+import pytest
+
+def agent(message):
+    return {"steps": [], "final_text": "done", "model": "m", "usage": {"input_tokens": 40, "output_tokens": 10}}
+
+@pytest.mark.wai(trials=4)
+@pytest.mark.parametrize("n", range(3))
+def test_scenario(wai_eval, n):
+    wai_eval.run(agent, f"case {n}", judge=lambda row: {"reward": 1, "reason": "fine"})
+'''
+
+
+def _prices(pytester: pytest.Pytester) -> str:
+    path = pytester.path / "prices.json"
+    path.write_text(json.dumps({"m": {"input": 2.0, "output": 10.0}}))
+    return str(path)
+
+
+def test_tokens_and_cost_in_the_terminal_summary(pytester):
+    pytester.makepyfile(test_suite=SUITE)
+    result = pytester.runpytest("-p", "no:cacheprovider", f"--wai-prices={_prices(pytester)}")
+    result.assert_outcomes(passed=3)
+    # 3 scenarios x 4 trials x (40 in, 10 out) tokens; $2 / $10 per 1M
+    result.stdout.fnmatch_lines(["tokens: 480 in / 120 out over 1 model(s); estimated cost $0.0022"])
+
+
+def test_a_token_budget_stops_the_run_and_keeps_the_trials(pytester):
+    pytester.makepyfile(test_suite=SUITE)
+    run = pytester.path / "run.json"
+    result = pytester.runpytest("-p", "no:cacheprovider", "-rs", "--wai-budget=250", f"--wai-json={run}")
+    assert result.ret == 1
+    # 50 tokens a trial: the 6th trial (scenario 1, trial 1) passes 250; pytest stops after that test
+    result.stdout.fnmatch_lines(["*token budget exceeded: 300 tokens spent, budget 250*",
+                                 "suite gate: INCOMPLETE: token budget exceeded*"])
+    doc = json.loads(run.read_text())
+    assert [len(sc["rewards"]) for sc in doc["scenarios"]] == [4, 2]  # the trials so far, kept
+    assert doc["gate"]["status"] == "incomplete" and doc["gate"]["red"]
+    result.assert_outcomes(passed=1, failed=2, skipped=1)  # scenario 2 skipped; the red gate is a failed test
+    result.stdout.fnmatch_lines(["SKIPPED*whileai: not run, token budget exceeded*"])
+
+
+def test_a_dollar_budget_needs_prices_and_a_bad_budget_is_refused(pytester):
+    pytester.makepyfile(test_suite=SUITE)
+    result = pytester.runpytest("-p", "no:cacheprovider", "--wai-budget=$0.001")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*a dollar budget ($0.001) needs a price table*"])
+    result = pytester.runpytest("-p", "no:cacheprovider", "--wai-budget=lots")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*budget 'lots' must be a token count*"])
+    result = pytester.runpytest("-p", "no:cacheprovider", f"--wai-prices={_prices(pytester)}", "--wai-budget=$0.001")
+    result.stdout.fnmatch_lines(["*cost budget exceeded: $0.0011 spent, budget $0.00*"])

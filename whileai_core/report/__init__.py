@@ -1,0 +1,1 @@
+"""What people look at: the self-contained HTML report, MLflow tracking, token usage and cost."""
