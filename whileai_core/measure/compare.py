@@ -118,10 +118,14 @@ def compare(
     noise: Any = None,
     min_tasks: int = MIN_CI_TASKS,
     dedupe: bool = False,
+    sequential: Any = None,
 ) -> Comparison:
-    """Compare two runs of the same tasks: headline pass@1 delta, per-slice deltas, guard metrics, a verdict."""
+    """Compare two runs of the same tasks: headline pass@1 delta, per-slice deltas, guard metrics, a verdict.
+
+    ``sequential`` (a ``SequentialPlan`` or a round size) decides the headline by rounds, as in ``delta_report``."""
     headline = delta_report(before, after, level=level, draws=draws, permutations=permutations, seed=seed,
-                            alpha=alpha, noise=noise, min_effect=target, min_tasks=min_tasks, dedupe=dedupe)
+                            alpha=alpha, noise=noise, min_effect=target, min_tasks=min_tasks, dedupe=dedupe,
+                            sequential=sequential)
     b_rows, _ = unique_rows(as_rows(before, name="before"), name="before", dedupe=dedupe)
     a_rows, _ = unique_rows(as_rows(after, name="after"), name="after", dedupe=dedupe)
     common = {"level": level, "draws": draws, "permutations": permutations, "seed": seed, "min_tasks": min_tasks}
