@@ -143,6 +143,11 @@ OPTIONS: tuple[_Opt, ...] = (
     _Opt("replay", _text, None, "replay model calls from the cassette at PATH; a miss is an error", metavar="PATH"),
     _Opt("trial-index", _int_at_least(0), None, "run only trial I of each scenario (reproduce a failure); "
          "the gate and saving are off", metavar="I"),
+    _Opt("sequential", _bool, False, "run the trials in rounds and stop as soon as an always-valid test on the "
+         "suite delta decides (red on a significant drop, green once a drop beyond --wai-max-drop is ruled out); "
+         "--wai-trials is the most a scenario runs", flag=True),
+    _Opt("round-trials", _int_at_least(1), D.SEQ_ROUND_TRIALS, "trials per scenario in each round of "
+         "--wai-sequential", metavar="M"),
 )
 
 
@@ -192,6 +197,8 @@ class Settings:
     replay: str | None
     trial_index: int | None
     min_paired_share: float = D.GATE_MIN_PAIRED_SHARE
+    sequential: bool = False
+    round_trials: int = D.SEQ_ROUND_TRIALS
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -199,7 +206,8 @@ class Settings:
     def gate_settings(self) -> dict[str, Any]:
         """The subset recorded in a run document (what a baseline was measured with)."""
         return {"trials": self.trials, "seed": self.seed, "level": self.level, "alpha": self.alpha,
-                "max_drop": self.max_drop, "draws": self.draws, "permutations": self.permutations}
+                "max_drop": self.max_drop, "draws": self.draws, "permutations": self.permutations,
+                "sequential": self.sequential, "round_trials": self.round_trials}
 
 
 def resolve(config: pytest.Config) -> Settings:
