@@ -204,13 +204,13 @@ def refuse_shared_keys(items: list[pytest.Item], key: Any, error: Any) -> int:
     get a setup error naming every node id that shares the key, instead of one result silently replacing the
     other in the run document. ``key`` and ``error`` are the stash keys of the key and of the error text;
     returns how many tests were refused."""
-    groups: dict[str, list[pytest.Item]] = {}
+    groups: dict[tuple[str, int | None], list[pytest.Item]] = {}
     for item in items:
         k = item.stash.get(key, None)
         if k is not None and "wai" in getattr(item, "fixturenames", ()):  # only the wai fixture records a result
-            groups.setdefault(k, []).append(item)
+            groups.setdefault((k, round_of(item.nodeid)), []).append(item)  # rounds of one scenario share its key
     refused = 0
-    for k, group in groups.items():
+    for (k, _), group in groups.items():
         if len(group) < 2:
             continue
         names = ", ".join(i.nodeid for i in group)

@@ -115,6 +115,10 @@ def baseline_line(wai: Any) -> str:
         return "baseline: none (pass --wai-baseline=NAME to gate this run)"
     if wai.baseline is None:
         return f"baseline: {wai.settings.baseline!r} not found ({wai.baseline_note})"
+    hist = getattr(wai, "history", None)
+    if hist is not None:
+        branch = (wai.baseline.get("commit_info") or {}).get("branch") or "?"
+        return f"baseline: {wai.settings.baseline} (pooled {len(hist.runs)} runs of branch {branch}: {', '.join(hist.runs)})"
     info = wai.baseline.get("commit_info") or {}
     commit = (info.get("id") or "?")[:12]
     return (f"baseline: {wai.settings.baseline} ({wai.baseline_path}; commit {commit} on {info.get('branch') or '?'},"

@@ -81,7 +81,7 @@ def homogeneity_p(passes: Sequence[int], trials: Sequence[int], *, permutations:
 
 def trend_p(passes: Sequence[int], trials: Sequence[int]) -> float:
     """Two-sided Cochran-Armitage trend p of pass rate over run order (scores 0..N-1); 1.0 without variance."""
-    from scipy.stats import norm
+    from scipy.special import ndtr
 
     x, n = np.asarray(passes, dtype=float), np.asarray(trials, dtype=float)
     keep = n > 0
@@ -95,7 +95,7 @@ def trend_p(passes: Sequence[int], trials: Sequence[int]) -> float:
     if var <= 0:
         return 1.0
     t = np.sum(s * (x - n * p))
-    return float(2 * norm.sf(abs(t) / math.sqrt(var)))
+    return float(2 * ndtr(-abs(t) / math.sqrt(var)))
 
 
 def mann_kendall(values: Sequence[float]) -> tuple[float | None, float | None]:

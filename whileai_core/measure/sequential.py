@@ -62,10 +62,10 @@ class SequentialPlan:
 def spent(t: Any, alpha: float) -> np.ndarray:
     """The one-sided level spent by information fraction ``t``: 2 - 2 Phi(z_{1-alpha/2} / sqrt t) (Lan &
     DeMets 1983, O'Brien-Fleming type); 0 at t=0 and ``alpha`` at t=1."""
-    from scipy.stats import norm
+    from scipy.special import ndtr, ndtri  # scipy.special, not scipy.stats: seconds less to import in a CI run
 
     t = np.clip(np.asarray(t, dtype=float), 1e-12, 1.0)
-    return 2.0 * norm.sf(norm.isf(alpha / 2.0) / np.sqrt(t))
+    return 2.0 * ndtr(ndtri(alpha / 2.0) / np.sqrt(t))
 
 
 @functools.lru_cache(maxsize=512)
@@ -256,9 +256,10 @@ class SequentialResult:
         nums = "" if last is None else (
             f"; delta {last.delta:+.3f} repeated {round((1 - self.alpha) * 100)}% interval "
             f"[{last.ci[0]:+.3f}, {last.ci[1]:+.3f}], n={last.n_paired} paired scenarios")
-        return (f"sequential ({self.spending} spending, alpha {self.alpha:g}): {head}: {self.reason}{nums}; "
-                f"{self.trials_run} of {self.trials_fixed} trials of the fixed design run "
-                f"({self.saved_share:.0%} saved)")
+        cost = (f"{self.trials_run} of {self.trials_fixed} trials of the fixed design so far"
+                if self.decision == "continue" else
+                f"{self.trials_run} of {self.trials_fixed} trials of the fixed design run ({self.saved_share:.0%} saved)")
+        return f"sequential ({self.spending} spending, alpha {self.alpha:g}): {head}: {self.reason}{nums}; {cost}"
 
 
 def _reason(decision: str, look: Look, max_drop: float, final: bool) -> str:

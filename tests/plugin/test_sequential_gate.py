@@ -67,11 +67,12 @@ def _verdict(doc: dict) -> tuple:
             [(s["key"], s["rewards"], s["trial_indices"]) for s in doc["scenarios"]])
 
 
-def test_sequential_stops_early_green_and_red_and_xdist_agrees(pytester: pytest.Pytester, monkeypatch):
+def test_sequential_stops_early_green_and_red_the_same_under_xdist_and_on_replay(pytester: pytest.Pytester,
+                                                                                 monkeypatch):
     _suite(pytester)
     assert _run(pytester, "--wai-trials=8", "--wai-save=main").ret == 0
     monkeypatch.setenv("RUN_SALT", "1")
-    green = _run(pytester, *SEQ, "--wai-json=green.json")
+    green = _run(pytester, *SEQ, "--wai-json=green.json", "--wai-record=cass.jsonl")
     assert green.ret == 0
     outcomes = green.parseoutcomes()
     assert outcomes["passed"] == 40 and outcomes["skipped"] == 120  # rounds 2-4 of 40 scenarios not needed
@@ -81,31 +82,21 @@ def test_sequential_stops_early_green_and_red_and_xdist_agrees(pytester: pytest.
     doc = _doc(pytester, "green.json")
     assert doc["sequential"]["stopped_after_round"] == 1 and doc["gate"]["status"] == "ok"
     assert all(s["trial_indices"] == [0, 1] and s["k"] == 8 for s in doc["scenarios"])
+    assert len((pytester.path / "cass.jsonl").read_text().splitlines()) == 80  # only the round that ran
+    replay = _run(pytester, *SEQ, "--wai-json=replay.json", "--wai-replay=cass.jsonl")
+    assert replay.ret == 0  # a round the recording never ran would be a CassetteMiss
+    assert _verdict(_doc(pytester, "replay.json")) == _verdict(doc)
     par = _run(pytester, *SEQ, "--wai-json=green2.json", xdist=True)
     assert par.ret == 0
     assert _verdict(_doc(pytester, "green2.json")) == _verdict(doc)  # later rounds that ran are left out
     monkeypatch.setenv("AGENT_RATE", "0.3")
     red = _run(pytester, *SEQ, "--wai-json=red.json")
-    assert red.ret == 1
+    assert red.ret == 1 and red.parseoutcomes()["skipped"] == 120
     red.stdout.fnmatch_lines(["*REGRESSION*sequential (obrien-fleming spending): regression after round 1 of 4*",
                               "*stopped early: regression*"])
     red2 = _run(pytester, *SEQ, "--wai-json=red2.json", xdist=True)
     assert red2.ret == 1
     assert _verdict(_doc(pytester, "red2.json")) == _verdict(_doc(pytester, "red.json"))
-    assert "skipped" in red.parseoutcomes()
-
-
-def test_a_replayed_sequential_run_stops_at_the_same_round(pytester: pytest.Pytester, monkeypatch):
-    _suite(pytester, n=30)
-    assert _run(pytester, "--wai-trials=8", "--wai-save=main").ret == 0
-    monkeypatch.setenv("RUN_SALT", "3")
-    assert _run(pytester, *SEQ, "--wai-record=cass.jsonl", "--wai-json=rec.json").ret == 0
-    recorded = len((pytester.path / "cass.jsonl").read_text().splitlines())
-    assert recorded < 30 * 8  # only the rounds that ran were recorded
-    monkeypatch.setenv("RUN_SALT", "3")
-    replay = _run(pytester, *SEQ, "--wai-replay=cass.jsonl", "--wai-json=rep.json")
-    assert replay.ret == 0  # a round the recording never ran would be a CassetteMiss
-    assert _verdict(_doc(pytester, "rep.json")) == _verdict(_doc(pytester, "rec.json"))
 
 
 def test_branch_tilde_n_pools_three_autosaved_runs_and_flags_a_flaky_scenario(pytester: pytest.Pytester,
