@@ -22,6 +22,8 @@ from pytest_whileai.markers import WaiMarkerError, parse_scenarios_marker
 from whileai_core import defaults as D
 
 _SLUG = re.compile(r"[^a-z0-9_]+")
+ROUND_TOKEN = "wai-round"  # the id part of a --wai-sequential round: test[<scenario>-wai-round2]
+_ROUND = re.compile(r"(?:(?<=\[)|-)" + ROUND_TOKEN + r"(\d+)(?=[-\]])")
 
 
 def slug(text: str, limit: int = D.SCENARIO_ID_CHARS) -> str:
@@ -154,10 +156,43 @@ def generate(metafunc: pytest.Metafunc) -> None:
     metafunc.parametrize("wai_scenario", scenarios, ids=ids)
 
 
+def add_rounds(metafunc: pytest.Metafunc, settings: Any) -> None:
+    """Under ``--wai-sequential``: parametrize a whileai test by round (``wai_round``, ids ``wai-round1``..), so
+    each round of each scenario is an item; ``plugin`` orders them round-major and skips rounds the gate no
+    longer needs. The rounds cover the test's k (``wai(trials=)``, the scenarios' ``repeats``, ``--wai-trials``)."""
+    from pytest_whileai.markers import parse_wai_marker
+    from whileai_core.measure.sequential import SequentialPlan
+
+    if not any(n in metafunc.fixturenames for n in EVAL_FIXTURES) or settings.trial_index is not None:
+        return
+    where = metafunc.definition.nodeid
+    trials = parse_wai_marker(metafunc.definition.get_closest_marker("wai"), where=where).trials
+    scen = metafunc.definition.get_closest_marker("wai_scenarios")
+    if trials is None and scen is not None:
+        trials = parse_scenarios_marker(scen, where=where)["repeats"]
+    plan = SequentialPlan(settings.round_trials, trials or settings.trials)
+    if "wai_round" not in metafunc.fixturenames:
+        metafunc.fixturenames.append("wai_round")
+    metafunc.parametrize("wai_round", range(plan.rounds), ids=[f"{ROUND_TOKEN}{r + 1}" for r in range(plan.rounds)])
+
+
+def round_of(nodeid: str) -> int | None:
+    """The 0-based round of a ``--wai-sequential`` item from its node id (None for an item without rounds)."""
+    match = _ROUND.search(nodeid)
+    return None if match is None else int(match.group(1)) - 1
+
+
+def strip_round(nodeid: str) -> str:
+    """The node id without its round part: every round of one scenario shares the scenario's key."""
+    out = _ROUND.sub("", nodeid, count=1)
+    return out.replace("[-", "[").replace("[]", "")
+
+
 def baseline_key(item: pytest.Item, pinned: str | None) -> str:
     """The key a test's results are stored and paired under: the node id, with ``wai_key`` replacing the
-    path and function part when pinned (the parametrization suffix, content-derived, stays)."""
-    nodeid = item.nodeid
+    path and function part when pinned (the parametrization suffix, content-derived, stays); a round's id part
+    is left out, so the rounds of one scenario share its key."""
+    nodeid = strip_round(item.nodeid)
     if pinned is None:
         return nodeid
     bracket = nodeid.find("[")
@@ -169,13 +204,13 @@ def refuse_shared_keys(items: list[pytest.Item], key: Any, error: Any) -> int:
     get a setup error naming every node id that shares the key, instead of one result silently replacing the
     other in the run document. ``key`` and ``error`` are the stash keys of the key and of the error text;
     returns how many tests were refused."""
-    groups: dict[str, list[pytest.Item]] = {}
+    groups: dict[tuple[str, int | None], list[pytest.Item]] = {}
     for item in items:
         k = item.stash.get(key, None)
         if k is not None and "wai" in getattr(item, "fixturenames", ()):  # only the wai fixture records a result
-            groups.setdefault(k, []).append(item)
+            groups.setdefault((k, round_of(item.nodeid)), []).append(item)  # rounds of one scenario share its key
     refused = 0
-    for k, group in groups.items():
+    for (k, _), group in groups.items():
         if len(group) < 2:
             continue
         names = ", ".join(i.nodeid for i in group)

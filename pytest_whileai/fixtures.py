@@ -68,6 +68,8 @@ class WaiHandle:
         self.seed: int = session.settings.seed
         self.level: float = self.thresholds.level or session.settings.level
         self.trials: int = self.thresholds.trials or session.settings.trials
+        callspec = getattr(self._item, "callspec", None)
+        self.round: int | None = callspec.params.get("wai_round") if callspec is not None else None
 
     @property
     def baseline(self) -> dict[str, Any] | None:
@@ -82,6 +84,10 @@ class WaiHandle:
                 raise InvalidArgument(f"--wai-trial-index={only} but this test runs k={self.trials} trials "
                                       f"(0..{self.trials - 1})")
             return [only]
+        if self.round is not None:  # --wai-sequential: this item runs one round of the scenario's trials
+            from whileai_core.measure.sequential import SequentialPlan
+
+            return list(SequentialPlan(self._session.settings.round_trials, self.trials).trials(self.round))
         return list(range(self.trials))
 
     def run(self, agent: Callable[[Any], Any], scenario: Any = None, *, judge: Callable[[Any], Any] | None = None,
@@ -149,15 +155,20 @@ class WaiHandle:
         if WAI_RESULT in self._item.stash:
             raise RuntimeError("wai_eval.run()/wai_eval.record() was already called in this test; one test is one "
                                "scenario (parametrize with @pytest.mark.wai_scenarios for more)")
+        rounds = self.round is not None  # a round is judged with the suite after it, not alone against the baseline
         entry = judge_scenario(
             key=self.key, nodeid=self._item.nodeid, rewards=rewards, k=self.trials, seed=self.seed, judge=judge,
             errors=errors, pass_reward=pass_reward, level=self.level, thresholds=self.thresholds,
-            baseline=self.baseline, baseline_note=self._session.baseline_note, settings=self._session.settings,
-            family=max(1, self._session.n_compared), trial_index=self._session.settings.trial_index,
-            scenario=scenario, location=_location(self._item), **trouble)
+            baseline=None if rounds else self.baseline, baseline_note=self._session.baseline_note,
+            settings=self._session.settings, family=max(1, self._session.n_compared),
+            trial_index=self._session.settings.trial_index, scenario=scenario, location=_location(self._item),
+            **trouble)
         entry.update(extra or {})
         if entry.get("budget_stop"):
             entry["failures"].append(entry["budget_stop"])
+        if rounds:
+            entry.update(round=self.round, trial_indices=self.trial_indices(),
+                         baseline_note="sequential: each round is judged with the whole suite after it")
         result = WaiResult(entry)
         self._item.stash[WAI_RESULT] = result
         self._session.add_result(entry)  # xdist workers send these to the controller in workeroutput
@@ -250,6 +261,12 @@ def wai_scenario(request: pytest.FixtureRequest) -> Any:
     """The current scenario (a ``Scenario`` str) when the test is expanded by ``wai_scenarios``; else None.
 
     (``wai_scenarios`` parametrizes this name directly, which replaces this fixture on those items.)"""
+    return None
+
+
+@pytest.fixture
+def wai_round() -> int | None:
+    """The round (0-based) of this item under ``--wai-sequential`` (parametrized there); else None."""
     return None
 
 

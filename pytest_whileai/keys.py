@@ -15,6 +15,7 @@ WAI_RESULT = pytest.StashKey[Any]()  # item: the WaiResult once wai_eval.run/rec
 WAI_THRESHOLDS = pytest.StashKey[Thresholds]()  # item: the parsed @pytest.mark.wai thresholds
 WAI_KEY = pytest.StashKey[str]()  # item: the scenario key it is stored and paired under
 MARK_ERROR = pytest.StashKey[str]()  # item: a bad marker's message; the fixture fails the item with it at setup
+WAI_ROUND = pytest.StashKey[int]()  # item: its round (0-based) under --wai-sequential
 ENTRY_SENT = pytest.StashKey[bool]()  # item: its entry already rode on a TestReport (session.attach_entry)
 
 # The fixture names that make a test a whileai test: ``wai_eval`` and its deprecated name ``wai``.

@@ -164,6 +164,11 @@ OPTIONS: tuple[_Opt, ...] = (
          metavar="FILE"),
     _Opt("budget", _budget, None, "stop the run once it spent more than TOKENS, or $X (needs --wai-prices)",
          metavar="TOKENS|$X"),
+    _Opt("sequential", _bool, False, "run the trials in rounds and stop as soon as an always-valid test on the "
+         "suite delta decides (red on a significant drop, green once a drop beyond --wai-max-drop is ruled out); "
+         "--wai-trials is the most a scenario runs", flag=True),
+    _Opt("round-trials", _int_at_least(1), D.SEQ_ROUND_TRIALS, "trials per scenario in each round of "
+         "--wai-sequential", metavar="M"),
 )
 
 
@@ -218,6 +223,8 @@ class Settings:
     mlflow_uri: str = D.MLFLOW_TRACKING_URI
     prices: str | None = None
     budget: str | None = None
+    sequential: bool = False
+    round_trials: int = D.SEQ_ROUND_TRIALS
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -225,7 +232,8 @@ class Settings:
     def gate_settings(self) -> dict[str, Any]:
         """The subset recorded in a run document (what a baseline was measured with)."""
         return {"trials": self.trials, "seed": self.seed, "level": self.level, "alpha": self.alpha,
-                "max_drop": self.max_drop, "draws": self.draws, "permutations": self.permutations}
+                "max_drop": self.max_drop, "draws": self.draws, "permutations": self.permutations,
+                "sequential": self.sequential, "round_trials": self.round_trials}
 
 
 def resolve(config: pytest.Config) -> Settings:

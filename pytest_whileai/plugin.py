@@ -72,6 +72,8 @@ def pytest_configure(config: pytest.Config) -> None:
             raise pytest.UsageError(f"--wai-{mode}={path}: {exc}") from None
         configure(cache=wai.cassette)
     wai.setup()
+    if settings.sequential and not wai.worker:
+        wai.start_rounds()
     if not wai.worker:
         config.pluginmanager.register(ControllerHooks(wai), "whileai-controller")
     if config.pluginmanager.hasplugin("xdist") and not wai.worker:
@@ -88,6 +90,10 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
         cassette.close()
         configure(cache=None)
+    if getattr(wai, "seq_dir", None):
+        import shutil
+
+        shutil.rmtree(wai.seq_dir, ignore_errors=True)
 
 
 def pytest_report_header(config: pytest.Config) -> list[str] | None:
@@ -102,11 +108,15 @@ def pytest_report_header(config: pytest.Config) -> list[str] | None:
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    if metafunc.definition.get_closest_marker("wai_scenarios") is None:
-        return
-    from pytest_whileai.collect import generate
+    wai = _wai(metafunc.config)
+    if metafunc.definition.get_closest_marker("wai_scenarios") is not None:
+        from pytest_whileai.collect import generate
 
-    generate(metafunc)
+        generate(metafunc)
+    if wai is not None and wai.settings.sequential:
+        from pytest_whileai.collect import add_rounds
+
+        add_rounds(metafunc, wai.settings)
 
 
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -134,15 +144,40 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     from pytest_whileai.collect import refuse_shared_keys
 
     refuse_shared_keys(items, WAI_KEY, MARK_ERROR)  # two tests with one baseline key: both error, naming each
+    wai = _wai(config)
+    if wai is not None and wai.settings.sequential:
+        from pytest_whileai.collect import round_of
+
+        items[:] = sorted(items, key=lambda item: round_of(item.nodeid) or 0)  # round-major, stable within a round
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
     wai = _wai(session.config)
+    if wai is not None and wai.rounds is not None:
+        from pytest_whileai.collect import round_of
+
+        wai.rounds.expect((item.nodeid for item in session.items), round_of)
     if wai is None or not wai.baseline_index:
         return
     from pytest_whileai.keys import WAI_KEY
 
     wai.n_compared = sum(1 for item in session.items if item.stash.get(WAI_KEY, None) in wai.baseline_index)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    wai = _wai(item.config)
+    if wai is None or not wai.settings.sequential:
+        return
+    from pytest_whileai.collect import round_of
+    from pytest_whileai.gate.rounds import read_decision
+
+    r = round_of(item.nodeid)
+    stop = wai.rounds.stop if wai.rounds is not None else read_decision(
+        getattr(item.config, "workerinput", {}).get("wai_seq_dir"))
+    if r is not None and stop is not None and r > stop["round"]:
+        pytest.skip(f"whileai --wai-sequential: the gate decided after round {stop['round'] + 1} "
+                    f"({stop['decision']}: {stop['reason']}); round {r + 1} is not needed")
 
 
 @pytest.hookimpl(wrapper=True)
@@ -185,6 +220,8 @@ class ControllerHooks:
         entry = getattr(report, ENTRY_ATTR, None)
         if isinstance(entry, dict) and "key" in entry:
             self.wai.add_result(entry)
+        if self.wai.rounds is not None and report.when == "teardown":
+            self.wai.rounds.finish(report.nodeid, self.wai.baseline_index if self.wai.baseline is not None else None)
 
 
 @pytest.hookimpl(wrapper=True)
@@ -193,6 +230,8 @@ def pytest_runtestloop(session: pytest.Session) -> Any:
     wai = _wai(session.config)
     if session.config.option.collectonly:
         return out
+    if wai is not None and not wai.worker:
+        wai.merge_rounds()
     if wai is not None and not wai.worker and (wai.results or wai.baseline is not None or wai.failed_workers):
         from pytest_whileai.gate.verdict import forget_gate_failure, gate_reports
         from whileai_core.gate.compare import compute_gate

@@ -65,6 +65,13 @@ class WaiSession:
         self.budget: Any = None  # whileai_core.report.cost.Budget under --wai-budget
         self.budget_note: str | None = None  # why the run stopped early (the budget was spent)
         self.usage: dict[str, dict[str, int]] = {}  # tokens spent in this process, by model
+        self.baseline_paths: list[str] = []
+        self.baseline_requested: int | None = None
+        self.history: Any = None  # a whileai_core.measure.history.History for --wai-baseline=BRANCH~N
+        self.stale: str | None = None
+        self.rounds: Any = None  # gate.rounds.Rounds on the controller under --wai-sequential
+        self.round_results: dict[tuple[str, int], dict[str, Any]] = {}
+        self.seq_dir: str | None = None
 
     # --- configuration -----------------------------------------------------------------------------------------
     def setup(self) -> None:
@@ -82,15 +89,11 @@ class WaiSession:
             return
         store = S.Store(self.storage_dir())
         try:
-            if self.worker and self.config.workerinput.get("wai_baseline_path"):  # type: ignore[attr-defined]
-                path = self.config.workerinput["wai_baseline_path"]  # type: ignore[attr-defined]
-            elif self.worker and self.config.workerinput.get("wai_baseline_missing"):  # type: ignore[attr-defined]
-                raise MissingBaseline(self.config.workerinput["wai_baseline_missing"])  # type: ignore[attr-defined]
-            else:
-                head = (self.commit_info() or {}).get("id")
-                path = str(store.resolve(spec, head=head))
-            doc = rundoc.load_document(path)
-            rundoc.check_compatible(doc, fingerprint_now=self.fingerprint, source=path)
+            paths, requested = self._baseline_paths(store, spec)
+            docs = []
+            for path in paths:
+                docs.append(rundoc.load_document(path))
+                rundoc.check_compatible(docs[-1], fingerprint_now=self.fingerprint, source=path)
         except MissingBaseline as exc:
             if self.settings.require_baseline:
                 raise pytest.UsageError(f"whileai: {exc} (--wai-require-baseline is set)") from None
@@ -103,9 +106,39 @@ class WaiSession:
             return
         except (CorruptBaseline, IncompatibleBaseline) as exc:
             raise pytest.UsageError(f"whileai: {exc}") from None
-        self.baseline = doc
-        self.baseline_path = path
-        self.baseline_index = rundoc.baseline_index(doc)
+        self.baseline = docs[-1]
+        self.baseline_path = paths[-1]
+        self.baseline_paths = paths
+        self.baseline_requested = requested
+        if requested is None:
+            self.baseline_index = rundoc.baseline_index(self.baseline)
+        else:  # BRANCH~N: the last N runs pooled per scenario (whileai_core.measure.history)
+            from whileai_core.measure.history import pool_runs
+
+            self.history = pool_runs(docs, names=[os.path.basename(p) for p in paths], alpha=self.settings.alpha,
+                                     seed=self.settings.seed, requested=requested)
+            self.baseline_index = self.history.index
+        if not self.worker:
+            from whileai_core.measure.history import stale_note
+
+            commit = (self.baseline.get("commit_info") or {}).get("id")
+            self.stale = stale_note(self.baseline.get("created"), S.commits_behind(commit, self.config.rootpath))
+
+    def _baseline_paths(self, store: S.Store, spec: str) -> tuple[list[str], int | None]:
+        """The baseline files (several for ``BRANCH~N``, oldest first) and N (None for one run). xdist workers
+        take what the controller resolved."""
+        given = getattr(self.config, "workerinput", {}) if self.worker else {}
+        if given.get("wai_baseline_paths"):
+            return list(given["wai_baseline_paths"]), given.get("wai_baseline_requested")
+        if given.get("wai_baseline_path"):
+            return [given["wai_baseline_path"]], None
+        if given.get("wai_baseline_missing"):
+            raise MissingBaseline(given["wai_baseline_missing"])
+        head = (self.commit_info() or {}).get("id")
+        history = store.resolve_history(spec, head=head)
+        if history is not None:
+            return [str(p) for p in history[0]], history[1]
+        return [str(store.resolve(spec, head=head))], None
 
     def _setup_budget(self) -> None:
         """Read ``--wai-prices`` and ``--wai-budget`` (a bad table or a dollar budget without prices: UsageError)."""
@@ -144,8 +177,14 @@ class WaiSession:
 
     # --- results -----------------------------------------------------------------------------------------------
     def add_result(self, entry: dict[str, Any]) -> None:
-        """Record one scenario's entry (the same key twice, from a report and a worker payload, is kept once)."""
+        """Record one scenario's entry (the same key twice, from a report and a worker payload, is kept once);
+        a ``--wai-sequential`` round's entry is kept by (key, round) and merged after the last round used."""
         key = entry["key"]
+        if entry.get("round") is not None:
+            self.round_results[(key, int(entry["round"]))] = entry
+            if self.rounds is not None:
+                self.rounds.add(entry)
+            return
         old = self.results.get(key)
         if old is not None and old.get("nodeid") != entry.get("nodeid"):
             warnings.warn(WaiWarning(f"whileai: two tests share the baseline key {key!r} ({old.get('nodeid')} and "
@@ -154,14 +193,15 @@ class WaiSession:
         self.results[key] = entry
 
     def worker_payload(self) -> dict[str, Any]:
-        return {"results": list(self.results.values())}
+        return {"results": list(self.results.values()) + list(self.round_results.values())}
 
     def merge_worker(self, node_id: str, payload: Any) -> None:
         """Cross-check a worker's end-of-session payload against the entries its reports already brought."""
         if not isinstance(payload, dict) or not isinstance(payload.get("results"), list):
             self.failed_workers.append(node_id)
             return
-        late = [e for e in payload["results"] if isinstance(e, dict) and "key" in e and e["key"] not in self.results]
+        late = [e for e in payload["results"] if isinstance(e, dict) and "key" in e and e["key"] not in self.results
+                and (e.get("round") is None or (e["key"], int(e["round"])) not in self.round_results)]
         for entry in late:
             self.add_result(entry)
         if late:
@@ -170,7 +210,32 @@ class WaiSession:
 
     def document(self, *, name: str | None = None) -> dict[str, Any]:
         gate = self.gate.to_dict() if self.gate is not None else None
-        return rundoc.run_document(self.results.values(), settings=self.settings.gate_settings(),
-                                   commit=self.commit_info(), machine=S.machine_info(), run_info=self.run_info,
-                                   fingerprint_extra=self.settings.fingerprint, name=name, gate=gate,
-                                   store=self.storage_dir())
+        doc = rundoc.run_document(self.results.values(), settings=self.settings.gate_settings(),
+                                  commit=self.commit_info(), machine=S.machine_info(), run_info=self.run_info,
+                                  fingerprint_extra=self.settings.fingerprint, name=name, gate=gate,
+                                  store=self.storage_dir())
+        if self.rounds is not None:
+            doc["sequential"] = self.rounds.summary()
+        if self.history is not None or self.stale:
+            doc["baseline_history"] = {**(self.history.to_dict() if self.history is not None else {}),
+                                       "stale": self.stale}
+        return doc
+
+    def start_rounds(self) -> None:
+        """Under ``--wai-sequential`` on the controller: the round state and its decision directory."""
+        import tempfile
+
+        from pytest_whileai.gate.rounds import Rounds
+
+        self.seq_dir = tempfile.mkdtemp(prefix="whileai-sequential-")
+        self.rounds = Rounds(self.seq_dir, self.settings.round_trials, alpha=self.settings.alpha,
+                             max_drop=self.settings.max_drop)
+
+    def merge_rounds(self) -> None:
+        """After the run loop: each scenario's rounds up to the stop become its one entry in ``results``."""
+        if self.rounds is None:
+            return
+        for entry in self.round_results.values():  # late entries from worker payloads
+            if int(entry["round"]) not in self.rounds.entries.get(entry["key"], {}):
+                self.rounds.add(entry)
+        self.results.update(self.rounds.merged())

@@ -25,10 +25,22 @@ class XdistHooks:
 
     @pytest.hookimpl
     def pytest_configure_node(self, node: Any) -> None:
-        if self.wai.baseline_path:
+        if self.wai.seq_dir:
+            node.workerinput["wai_seq_dir"] = self.wai.seq_dir
+        if self.wai.baseline_requested is not None:
+            node.workerinput["wai_baseline_paths"] = list(self.wai.baseline_paths)
+            node.workerinput["wai_baseline_requested"] = self.wai.baseline_requested
+        elif self.wai.baseline_path:
             node.workerinput["wai_baseline_path"] = self.wai.baseline_path
         elif self.wai.baseline_note:
             node.workerinput["wai_baseline_missing"] = self.wai.baseline_note
+
+    @pytest.hookimpl
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
+        if self.wai.rounds is not None:
+            from pytest_whileai.collect import round_of
+
+            self.wai.rounds.expect(ids, round_of)
 
     @pytest.hookimpl
     def pytest_testnodedown(self, node: Any, error: Any) -> None:

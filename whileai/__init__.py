@@ -54,6 +54,11 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "cohen_kappa": ("whileai_core.measure.stats", "cohen_kappa"),
     "cohen_kappa_interval": ("whileai_core.measure.stats", "cohen_kappa_interval"),
     "newcombe_interval": ("whileai_core.measure.stats", "newcombe_interval"),
+    "SequentialPlan": ("whileai_core.measure.sequential", "SequentialPlan"),
+    "SequentialResult": ("whileai_core.measure.sequential", "SequentialResult"),
+    "sequential_test": ("whileai_core.measure.sequential", "sequential_test"),
+    "pool_runs": ("whileai_core.measure.history", "pool_runs"),
+    "History": ("whileai_core.measure.history", "History"),
     # select
     "select": ("whileai_core.select.select", "select"),
     "Selection": ("whileai_core.select.select", "Selection"),

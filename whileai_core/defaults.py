@@ -182,6 +182,15 @@ GITHUB_MAX_ANNOTATIONS = 10  # ::error lines per step GitHub shows (per-step cap
 GATE_MESSAGE_SCENARIOS = 5  # scenario keys a red gate's one-line message names before "..." (the report lists all); convention, untested
 PLUGIN_TABLE_ROWS = 50  # scenario rows printed in the terminal table before "... N more"; convention, untested
 PLUGIN_ERROR_LINE_CHARS = 300  # characters of an agent/judge/backend error's first line in a failure message and the run document; convention, untested
+SEQ_ROUND_TRIALS = 2  # trials per scenario per round of --wai-sequential (the smallest round with a within-scenario rate); convention, untested
+SEQ_SPENDING = "obrien-fleming"  # alpha-spending function of the sequential gate: Lan & DeMets 1983 (Biometrika 70:659) O'Brien-Fleming type, alpha(t) = 2 - 2 Phi(z_{1-a/2}/sqrt t); spends little early, so the last look keeps nearly the fixed design's power (Jennison & Turnbull 2000, ch. 7)
+SEQ_GRID_POINTS = 801  # grid points of the recursive numerical integration behind the boundaries (Armitage, McPherson & Rowe 1969; Jennison & Turnbull 2000 ch. 19); agrees with 1601 points to 1e-5 and with published tables to 1e-3
+SEQ_GRID_SD = 8.0  # the grid spans this many sd below the mean of the score process (the tail beyond holds < 1e-15); convention
+SEQ_PRIOR_PASSES = 0.5  # pseudo passes (and as many fails) added per scenario to the binomial variance floor of the sequential z (Agresti & Caffo 2000 add 1 of each per pair of sides); keeps an all-pass round from a zero standard error
+HISTORY_RUNS = 5  # runs of a branch --wai-baseline=BRANCH~N pools when N is not given; convention, untested
+HISTORY_PERMUTATIONS = 2000  # reshuffles behind each scenario's flakiness p (Monte Carlo conditional test of homogeneity, Agresti 2002 sec. 3.5.3 / Fisher-Freeman-Halton); smallest p 1/2001
+STALE_DAYS = 14.0  # a baseline whose newest run is older than this many days is named stale; convention, untested
+STALE_COMMITS = 50  # or one more than this many commits behind HEAD (git rev-list --count); convention, untested
 
 # --------------------------------------------------------------------------------------------------
 # Measurement, continued (measure.py, stats.py): tests, noise, power, resampling engine

@@ -114,8 +114,9 @@ def judge_scenario(*, key: str, nodeid: str, rewards: Sequence[float | None], k:
         entry["baseline_note"] = f"not comparable: {why}"
         failures.append(f"cannot compare with the baseline: {why}")
         return entry
-    b_flags = binarize(baseline.get("rewards", []), pass_reward)
-    b_pass, b_n = sum(b_flags), len(b_flags)
+    from whileai_core.measure.history import effective_counts
+
+    b_pass, b_n = effective_counts(baseline, pass_reward)  # a pooled baseline counts its effective trials
     b_ci = wilson_interval(b_pass, b_n, level=level)
     entry["baseline"] = {"passes": b_pass, "n_scored": b_n, "pass_rate": b_pass / b_n if b_n else None,
                          "ci": None if b_ci is None else list(b_ci)}

@@ -29,6 +29,7 @@ from whileai_core.gate.document import dump_document
 from whileai_core.rows import atomic_write_text
 
 _RUN_FILE = re.compile(r"^(\d{4,})_.*\.json$")
+_HISTORY = re.compile(r"^(?P<branch>[^~]+)~(?P<n>\d*)$")
 _SAVE_NAME = re.compile(r"^[A-Za-z0-9._\-]+$")
 
 
@@ -57,6 +58,14 @@ def commit_info(cwd: str | os.PathLike[str] | None = None) -> dict[str, Any]:
         if not info["branch"] and os.environ.get(var):
             info["branch"] = os.environ[var]
     return info
+
+
+def commits_behind(commit: str | None, cwd: str | os.PathLike[str] | None = None) -> int | None:
+    """Commits from ``commit`` to HEAD (``git rev-list --count``), or None outside git or for an unknown commit."""
+    if not commit:
+        return None
+    out = _git("rev-list", "--count", f"{commit}..HEAD", cwd=cwd)
+    return int(out) if out and out.isdigit() else None
 
 
 def machine_info() -> dict[str, Any]:
@@ -164,6 +173,24 @@ class Store:
             return (others or on_branch)[-1]
         raise self._missing(spec, f"--wai-baseline={spec}: no saved baseline {named} and no autosaved run of "
                                   f"branch {spec!r} under {self.runs}")
+
+    def resolve_history(self, spec: str, *, head: str | None = None) -> tuple[list[Path], int] | None:
+        """For ``BRANCH~N`` (N runs, ``HISTORY_RUNS`` when N is empty): the last N autosaved runs of the branch,
+        oldest first, and N; runs at ``head`` are left out when others exist. ``None`` when ``spec`` is not of
+        that form; a ``MissingBaseline`` when the branch has no run."""
+        match = _HISTORY.match(str(spec).strip())
+        if match is None:
+            return None
+        n = int(match.group("n") or D.HISTORY_RUNS)
+        if n < 1:
+            raise self._missing(spec, f"--wai-baseline={spec}: pool at least one run (BRANCH~N with N >= 1)")
+        branch = match.group("branch")
+        on_branch = [p for p, b in self._run_branches(self.run_files()) if b == branch]
+        if not on_branch:
+            raise self._missing(branch, f"--wai-baseline={spec}: no autosaved run of branch {branch!r} under "
+                                        f"{self.runs}")
+        others = [p for p in on_branch if head is None or not _same_commit(p, head)]
+        return (others or on_branch)[-n:], n
 
     def saved_names(self) -> list[str]:
         if not self.baselines.is_dir():

@@ -115,10 +115,46 @@ def baseline_line(wai: Any) -> str:
         return "baseline: none (pass --wai-baseline=NAME to gate this run)"
     if wai.baseline is None:
         return f"baseline: {wai.settings.baseline!r} not found ({wai.baseline_note})"
+    hist = getattr(wai, "history", None)
+    if hist is not None:
+        branch = (wai.baseline.get("commit_info") or {}).get("branch") or "?"
+        return f"baseline: {wai.settings.baseline} (pooled {len(hist.runs)} runs of branch {branch}: {', '.join(hist.runs)})"
     info = wai.baseline.get("commit_info") or {}
     commit = (info.get("id") or "?")[:12]
     return (f"baseline: {wai.settings.baseline} ({wai.baseline_path}; commit {commit} on {info.get('branch') or '?'},"
             f" saved {wai.baseline.get('created', '?')})")
+
+
+def sequential_lines(wai: Any) -> list[str]:
+    """Under --wai-sequential: rounds run of the design and why it stopped, trials run vs the fixed design."""
+    rounds = getattr(wai, "rounds", None)
+    if rounds is None:
+        return []
+    info = rounds.summary()
+    seq = getattr(wai.gate, "sequential", None)
+    if seq:
+        stop = seq["round"]
+        out = [f"sequential: {seq['round']} of {seq['rounds']} round(s) of {info['round_trials']} trial(s) run; "
+               f"{seq['trials_run']} of {seq['trials_fixed']} trials of the fixed design "
+               f"({seq['saved_share']:.0%} saved); {'stopped early: ' if seq['stopped_early'] else ''}"
+               f"{seq['decision']}: {seq['reason']}"]
+    else:
+        stop = info["rounds"]
+        out = [f"sequential: {info['rounds']} round(s) of {info['round_trials']} trial(s), no sequential decision "
+               f"({info['note'] or wai.gate and wai.gate.message or 'no baseline'})"]
+    if info["extra_trials"]:
+        out.append(f"  {info['extra_trials']} trial(s) of rounds after round {stop} ran before the decision reached "
+                   "their xdist worker; they are left out of the analysis")
+    return out
+
+
+def history_lines(wai: Any) -> list[str]:
+    """The pooled baseline (runs, flaky scenarios, drift) and a stale baseline, each named."""
+    out = list(wai.history.lines()) if getattr(wai, "history", None) is not None else []
+    stale = getattr(wai, "stale", None)
+    if stale and not any(line.startswith("stale baseline") for line in out):
+        out.append(f"stale baseline: {stale}")
+    return out
 
 
 def summary_lines(wai: Any) -> list[str]:
@@ -141,6 +177,7 @@ def summary_lines(wai: Any) -> list[str]:
             lines.append(f"  {len(gate.new)} scenario(s) new since the baseline (not judged)")
         if power_text(gate.trials_needed):
             lines.append(f"  {power_text(gate.trials_needed)}")
+    lines += sequential_lines(wai) + history_lines(wai)
     spent = cost_line(wai)
     if spent:
         lines.append(spent)
@@ -187,6 +224,9 @@ def markdown(wai: Any) -> str:
         out += ["", f"_{note[0].upper()}{note[1:]}._"]
     if holm_note(gate):
         out += ["", f"_Note: {holm_note(gate)}._"]
+    extra = sequential_lines(wai) + history_lines(wai)
+    if extra:
+        out += [""] + [f"- {line.strip()}".replace("|", "\\|") for line in extra]
     plan = getattr(gate, "trials_needed", None)
     if plan:
         out += ["", (f"<details><summary>power</summary>\n\n{plan['text']}; this suite has "

@@ -63,6 +63,7 @@ class Gate:
     warning: str | None = None  # too few scenarios paired with the baseline (loud; red under --wai-require-baseline)
     paired_share: float | None = None
     failed_workers: list[str] = field(default_factory=list)
+    sequential: dict[str, Any] | None = None  # the sequential decision (measure.sequential) under --wai-sequential
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -158,10 +159,11 @@ def scenario_drops(results: Mapping[str, Mapping[str, Any]], baseline_index: Map
     pass_reward on both sides. Returns the Holm-adjusted p by key, the keys flagged, and ``holm_reach``."""
     import numpy as np
 
-    before = [binarize(baseline_index[k]["rewards"], results[k].get("pass_reward", D.GATE_PASS_REWARD))
-              for k in paired]
-    bp = np.array([sum(flags) for flags in before])
-    bn = np.array([len(flags) for flags in before])
+    from whileai_core.measure.history import effective_counts
+
+    before = [effective_counts(baseline_index[k], results[k].get("pass_reward", D.GATE_PASS_REWARD)) for k in paired]
+    bp = np.array([c for c, _ in before])  # a pooled baseline counts its effective trials (history.design_effect)
+    bn = np.array([n for _, n in before])
     ap = np.array([results[k]["passes"] for k in paired])
     an = np.array([results[k]["n_scored"] for k in paired])
     adjusted = holm_adjust(drop_p_values(bp, bn, ap, an))
@@ -256,28 +258,41 @@ def _paired_gate(results: Mapping[str, Mapping[str, Any]], baseline_index: Mappi
     """The suite delta and the Holm scenario drops over the paired scenarios."""
     from whileai_core.measure.measure import delta_report
 
+    from whileai_core.measure.sequential import SequentialPlan
+
     before_rows, after_rows = [], []
     for k in paired:
         pr = results[k].get("pass_reward", D.GATE_PASS_REWARD)
         for i, r in enumerate(binarize(baseline_index[k]["rewards"], pr)):
             before_rows.append({"task_id": k, "rollout_index": i, "reward": r})
-        for i, r in enumerate(binarize(results[k]["rewards"], pr)):
-            after_rows.append({"task_id": k, "rollout_index": i, "reward": r})
+        rewards = results[k]["rewards"]
+        for i, r in zip(results[k].get("trial_indices") or range(len(rewards)), rewards):
+            if r is not None:  # the trial index, so a sequential run's rounds are found again
+                after_rows.append({"task_id": k, "rollout_index": int(i), "reward": int(r >= pr)})
+    plan = None
+    if getattr(settings, "sequential", False):
+        plan = SequentialPlan(settings.round_trials, max(int(results[k]["k"]) for k in paired))
     rep = delta_report(before_rows, after_rows, level=settings.level, draws=settings.draws,
                        permutations=settings.permutations, seed=settings.seed, alpha=settings.alpha,
-                       min_effect=settings.max_drop)
+                       min_effect=settings.max_drop, sequential=plan)
     holm, scen_reg, reach = scenario_drops(results, baseline_index, paired, alpha=settings.alpha,
                                            max_drop=settings.max_drop)
     suite_red = rep.verdict == "worse"
     fields: dict[str, Any] = dict(n_paired=rep.n_paired, delta=rep.delta, ci=_listed(rep.ci), p_value=rep.p_value,
                   before=rep.before, after=rep.after, before_ci=_listed(rep.before_ci),
                   after_ci=_listed(rep.after_ci), verdict=rep.verdict, reason=rep.reason,
-                  scenario_regressions=scen_reg, holm=holm, holm_reach=reach, report=rep.to_dict())
+                  scenario_regressions=scen_reg, holm=holm, holm_reach=reach, report=rep.to_dict(),
+                  sequential=None if rep.sequential is None else rep.sequential.to_dict())
     text = _delta_text(rep, (len(before_rows), len(after_rows)))
+    seq = rep.sequential
+    if seq is not None:
+        text += (f"; sequential ({seq.spending} spending): {seq.decision} after round {seq.round} of {seq.rounds}, "
+                 f"{seq.reason} (repeated interval {fmt_ci(seq.looks[-1].ci, 3, signed=True)}); {seq.trials_run} of "
+                 f"{seq.trials_fixed} trials of the fixed design run")
     if suite_red or scen_reg:
         parts = []
         if suite_red:
-            parts.append(f"{text}; the drop clears the noise and max_drop={settings.max_drop:g}")
+            parts.append(text if seq is not None else f"{text}; the drop clears the noise and max_drop={settings.max_drop:g}")
         if scen_reg:
             parts.append(f"{len(scen_reg)} scenario(s) dropped significantly after Holm correction "
                          f"(alpha/2={settings.alpha / 2:g}): {', '.join(scen_reg[:D.GATE_MESSAGE_SCENARIOS])}"
@@ -285,8 +300,8 @@ def _paired_gate(results: Mapping[str, Mapping[str, Any]], baseline_index: Mappi
         return Gate("regression", True, "REGRESSION: " + "; ".join(parts), **fields, **common)
     if rep.verdict == "better":
         return Gate("improved", False, f"improved: {text}", **fields, **common)
-    why = rep.reason or "no significant change"
-    return Gate("ok", False, f"no regression: {text} ({why})", **fields, **common)
+    why = "" if seq is not None else f" ({rep.reason or 'no significant change'})"
+    return Gate("ok", False, f"no regression: {text}{why}", **fields, **common)
 
 
 def compare_documents(baseline: Mapping[str, Any], current: Mapping[str, Any], *, level: float = D.CI_LEVEL,

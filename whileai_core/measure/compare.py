@@ -118,8 +118,11 @@ def compare(
     noise: Any = None,
     min_tasks: int = MIN_CI_TASKS,
     dedupe: bool = False,
+    sequential: Any = None,
 ) -> Comparison:
     """Compare two runs of the same tasks: headline pass@1 delta, per-slice deltas, guard metrics, a verdict.
+
+    ``sequential`` (a ``SequentialPlan`` or a round size) decides the headline by rounds, as in ``delta_report``.
 
     Args:
         before: the baseline run's rows.
@@ -141,6 +144,7 @@ def compare(
         min_tasks: below this many paired tasks there is no interval. Default ``MIN_CI_TASKS`` (3) in defaults.py:
             a bootstrap over fewer than 3 tasks has no spread worth printing.
         dedupe: drop repeated rollouts instead of raising.
+        sequential: a ``SequentialPlan`` or a round size for the headline (as in ``delta_report``); None: fixed.
 
     Returns:
         a ``Comparison``: ``headline`` (a ``DeltaReport``), ``slices``, ``guards``, ``ok`` and ``reasons``; it
@@ -158,7 +162,8 @@ def compare(
         ```
     """
     headline = delta_report(before, after, level=level, draws=draws, permutations=permutations, seed=seed,
-                            alpha=alpha, noise=noise, min_effect=target, min_tasks=min_tasks, dedupe=dedupe)
+                            alpha=alpha, noise=noise, min_effect=target, min_tasks=min_tasks, dedupe=dedupe,
+                            sequential=sequential)
     b_rows, _ = unique_rows(as_rows(before, name="before"), name="before", dedupe=dedupe)
     a_rows, _ = unique_rows(as_rows(after, name="after"), name="after", dedupe=dedupe)
     common = {"level": level, "draws": draws, "permutations": permutations, "seed": seed, "min_tasks": min_tasks}

@@ -36,6 +36,7 @@ from whileai_core.defaults import (
     ROLLOUTS_PER_TASK,
 )
 from whileai_core.errors import InvalidArgument, InvalidArgumentType
+from whileai_core.measure import sequential as sequential_design
 from whileai_core.measure import stats
 from whileai_core.rows import TaskKeyTypes, as_rows, reward_field_hint, task_key, unique_rows
 
@@ -755,6 +756,7 @@ class DeltaReport:
     per_task: dict[str, float] = field(default_factory=dict)
     note: str | None = None
     noise_band_ci: Interval | None = None  # from the run sd's interval, when noise= came from re-runs
+    sequential: Any = None  # a sequential.SequentialResult when delta_report(sequential=...) decided by rounds
 
     @property
     def better(self) -> bool:
@@ -789,6 +791,8 @@ class DeltaReport:
             line += f"; {len(self.unpaired_before)} before-only and {len(self.unpaired_after)} after-only tasks left out"
         if self.note:
             line += f"; {self.note}"
+        if self.sequential is not None:
+            line += f"; {self.sequential}"
         return line + ")"
 
 
@@ -837,6 +841,19 @@ def _noise_from_run_std(noise: Any, run_std: Any, run_std_runs: Any, level: Any)
     return EvalVariance(runs, [], None, sd, None, None, None, 0, stats.check_level(level))
 
 
+def _noise_band(noise: Any, noise_multiplier: float | None, level: float) -> tuple[float | None, Interval | None]:
+    """delta_report's noise band for one run a side and its interval (None, None without ``noise``)."""
+    sd = _noise_sd(noise)
+    if sd is not None and not isinstance(noise, EvalVariance):
+        noise = EvalVariance(1, [], None, None, None, sd, None, 0, level)  # a bare sd: df unknown, normal quantile
+    if noise_multiplier is not None:
+        if isinstance(noise_multiplier, bool) or not isinstance(noise_multiplier, (int, float)) \
+                or not noise_multiplier > 0:
+            raise InvalidArgument(f"noise_multiplier= is a flat number of sds (> 0); got {noise_multiplier!r}")
+        noise = None if noise is None else replace(noise, multiplier=float(noise_multiplier))
+    return (None, None) if noise is None else (noise.band(1, 1), noise.band_ci(1, 1))
+
+
 def delta_report(
     before: Any,
     after: Any,
@@ -854,6 +871,7 @@ def delta_report(
     dedupe: bool = False,
     run_std: float | None = None,
     run_std_runs: int | None = None,
+    sequential: Any = None,
 ) -> DeltaReport:
     """Paired change in pass@1 between two runs on the same tasks (alias ``compare``).
 
@@ -865,6 +883,9 @@ def delta_report(
     on either side are an error unless ``dedupe=True`` (dropped and counted in the note).
     ``run_std`` (the SDK's name) is a bare run-to-run sd, like ``noise=<number>``; with ``run_std_runs`` (the
     re-runs it was measured on, >= 2) its band uses the t quantile at df = runs - 1.
+
+    ``sequential`` (a ``SequentialPlan`` or a round size): decide by rounds of ``rollout_index`` with
+    ``measure.sequential`` (red side only, ``min_effect`` its max_drop); see ``_sequential_report``.
 
     Args:
         before: the first run's rows (row dicts, a JSONL path, or an object with ``.rows`` (``ScoredData``,
@@ -881,6 +902,8 @@ def delta_report(
         noise_multiplier: a flat multiple of the run sd in place of the t quantile x sqrt 2.
         min_tasks: below this many paired tasks there is no interval. (``MIN_CI_TASKS``)
         dedupe: drop repeated rollouts instead of raising.
+        sequential: a ``SequentialPlan`` or a round size: decide by rounds of ``rollout_index``
+            (``measure.sequential``); None: the fixed design.
 
     Returns:
         a ``DeltaReport``: ``delta``, ``ci``, ``p_value``, ``se``, ``n_paired``, ``verdict`` and ``reason``; it
@@ -896,6 +919,9 @@ def delta_report(
         # better: pass@1 0.529 [...] -> 0.692 [...] | delta +0.163 [+0.083..+0.237] p=0.0002 (exact) ...
         ```
     """
+    if sequential is not None:
+        fixed = {k: v for k, v in locals().items() if k not in ("before", "after", "sequential")}
+        return _sequential_report(delta_report(before, after, **fixed), before, after, sequential, dedupe=dedupe)
     noise = _noise_from_run_std(noise, run_std, run_std_runs, level)
     level = stats.check_level(level)
     alpha = stats.check_prob(alpha, "alpha")
@@ -906,16 +932,7 @@ def delta_report(
     seed = _check_seed(seed)
     if isinstance(min_effect, bool) or not isinstance(min_effect, (int, float)) or not min_effect >= 0:
         raise InvalidArgument(f"min_effect= must be a change in pass rate >= 0 (0.05 = 5 points); got {min_effect!r}")
-    sd = _noise_sd(noise)
-    if sd is not None and not isinstance(noise, EvalVariance):
-        noise = EvalVariance(1, [], None, None, None, sd, None, 0, level)  # a bare sd: df unknown, normal quantile
-    if noise_multiplier is not None:
-        if isinstance(noise_multiplier, bool) or not isinstance(noise_multiplier, (int, float)) \
-                or not noise_multiplier > 0:
-            raise InvalidArgument(f"noise_multiplier= is a flat number of sds (> 0); got {noise_multiplier!r}")
-        noise = None if noise is None else replace(noise, multiplier=float(noise_multiplier))
-    band = None if noise is None else noise.band(1, 1)
-    band_ci = None if noise is None else noise.band_ci(1, 1)
+    band, band_ci = _noise_band(noise, noise_multiplier, level)
     b, a = task_counts(before, name="before", dedupe=dedupe), task_counts(after, name="after", dedupe=dedupe)
     a_pos = {k: i for i, k in enumerate(a.keys)}
     b_set = set(b.keys)
@@ -958,6 +975,31 @@ def delta_report(
     per_task = {k: float(x) for k, x in zip(paired, d)}
     return DeltaReport(delta, ci, test.p_value, n, float(rb.mean()), float(ra.mean()), b_ci, a_ci, se, verdict,
                        reason, p_exact=test.exact, per_task=per_task, note="; ".join(notes) or None, **common)
+
+
+def _sequential_report(rep: DeltaReport, before: Any, after: Any, plan: Any, *, dedupe: bool) -> DeltaReport:
+    """``rep`` with its verdict decided by the sequential rule over rounds of the after rows' rollout_index: an
+    int plan is the round size, up to the most rollouts a task has after. "worse" when it stops red, else
+    "inconclusive" with its reason; ``rep.sequential`` says the round it stopped at and why."""
+    b = task_counts(before, name="before", dedupe=dedupe)
+    rows = as_rows(after, name="after")
+    a = task_counts(rows, name="after", dedupe=dedupe)
+    if isinstance(plan, int) and not isinstance(plan, bool):
+        plan = sequential_design.SequentialPlan(plan, max(int(a.n.max()) if len(a.n) else 1, plan))
+    if not isinstance(plan, sequential_design.SequentialPlan):
+        raise InvalidArgument(f"sequential= takes a SequentialPlan or a round size (int >= 1); got {plan!r}")
+    before_counts = {k: (int(c), int(n)) for k, c, n in zip(b.keys, b.c, b.n)}
+    index = [int(r.get("rollout_index") or 0) for r in rows]
+    last = min(plan.rounds, max(index, default=0) // plan.round_trials + 1)
+    rounds = []
+    for r in range(last):
+        upto = (r + 1) * plan.round_trials
+        tc = task_counts([row for row, i in zip(rows, index) if i < upto], name="after", dedupe=dedupe)
+        rounds.append({k: (int(c), int(n)) for k, c, n in zip(tc.keys, tc.c, tc.n)})
+    seq = sequential_design.sequential_test(before_counts, rounds, plan=plan, alpha=rep.alpha, max_drop=rep.min_effect)
+    verdict = "worse" if seq.red else "inconclusive"
+    reason = None if seq.red else f"sequential: {seq.decision} after round {seq.round} of {seq.rounds}: {seq.reason}"
+    return replace(rep, verdict=verdict, reason=reason, sequential=seq)
 
 
 compare = delta_report

@@ -1,0 +1,153 @@
+"""``--wai-sequential`` on the controller: which round items there are, which have finished, and the decision
+after each complete round (``whileai_core.measure.sequential``).
+
+Items are ordered round-major. Once every item of round r has reported (its teardown), the controller decides
+from rounds 1..r only: stop red, stop green, or run round r+1. A stop is written to ``decision.json`` in a
+session temp dir (xdist workers read it before each item) and later rounds' items are skipped with the reason.
+An item of a later round that ran before the decision reached its worker is left out of the analysis, so the
+verdict depends only on completed rounds and is identical under ``-n 2``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from whileai_core import defaults as D
+from whileai_core.errors import InvalidArgument
+from whileai_core.gate.compare import binarize
+
+DECISION_FILE = "decision.json"
+
+
+def read_decision(directory: str | os.PathLike[str] | None) -> dict[str, Any] | None:
+    """The stop a controller wrote (``{"round": r, "decision": ..., "reason": ...}``, r 0-based), or None."""
+    if not directory:
+        return None
+    try:
+        return json.loads((Path(directory) / DECISION_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+class Rounds:
+    """The round state of one sequential session (controller only)."""
+
+    def __init__(self, directory: str, round_trials: int, *, alpha: float, max_drop: float) -> None:
+        self.directory = directory
+        self.round_trials = round_trials
+        self.alpha = alpha
+        self.max_drop = max_drop
+        self.expected: dict[int, set[str]] = {}
+        self.finished: set[str] = set()
+        self.entries: dict[str, dict[int, dict[str, Any]]] = {}
+        self.decided_through = -1  # the last round decided "continue"
+        self.stop: dict[str, Any] | None = None
+        self.result: Any = None  # the SequentialResult of the last decision
+        self.note: str | None = None
+        self.extra_trials = 0  # trials of rounds after the stop that ran before the decision reached a worker
+
+    def expect(self, nodeids: Iterable[str], round_of: Any) -> None:
+        for nodeid in nodeids:
+            r = round_of(nodeid)
+            if r is not None:
+                self.expected.setdefault(r, set()).add(nodeid)
+
+    @property
+    def rounds(self) -> int:
+        return max(self.expected, default=-1) + 1
+
+    def add(self, entry: Mapping[str, Any]) -> None:
+        self.entries.setdefault(str(entry["key"]), {})[int(entry["round"])] = dict(entry)
+
+    def finish(self, nodeid: str, baseline_index: Mapping[str, Mapping[str, Any]] | None) -> None:
+        """An item's teardown arrived: decide every round that is now complete."""
+        self.finished.add(nodeid)
+        while self.stop is None and self.decided_through + 1 < self.rounds:
+            r = self.decided_through + 1
+            if not self.expected.get(r, set()) <= self.finished:
+                return
+            self._decide(r, baseline_index)
+
+    def _decide(self, r: int, baseline_index: Mapping[str, Mapping[str, Any]] | None) -> None:
+        from whileai_core.measure.sequential import SequentialPlan, sequential_test
+
+        self.decided_through = r
+        if not baseline_index:
+            self.note = "sequential: no baseline to decide against, so every round runs"
+            return
+        before, rounds, k = self.counts(r, baseline_index)
+        try:
+            res = sequential_test(before, rounds, plan=SequentialPlan(self.round_trials, k), alpha=self.alpha,
+                                  max_drop=self.max_drop)
+        except InvalidArgument as exc:
+            self.note = f"sequential: cannot decide after round {r + 1} ({exc}); every round runs"
+            return
+        self.result = res
+        if res.decision != "continue" and r + 1 < self.rounds:
+            self.stop = {"round": r, "decision": res.decision, "reason": res.reason}
+            from whileai_core.rows import atomic_write_text
+
+            atomic_write_text(Path(self.directory) / DECISION_FILE, json.dumps(self.stop), overwrite=True)
+
+    def counts(self, r: int, baseline_index: Mapping[str, Mapping[str, Any]]
+               ) -> tuple[dict[str, tuple[int, int]], list[dict[str, tuple[int, int]]], int]:
+        """Baseline counts and this run's cumulative counts after rounds 1..r+1, each binarized at the
+        scenario's pass_reward, and the largest k (the design's maximum)."""
+        before: dict[str, tuple[int, int]] = {}
+        rounds: list[dict[str, tuple[int, int]]] = [{} for _ in range(r + 1)]
+        k = 1
+        for key, by_round in self.entries.items():
+            if key not in baseline_index or any(i not in by_round for i in range(r + 1)):
+                continue
+            pr = by_round[0].get("pass_reward", D.GATE_PASS_REWARD)
+            flags = binarize(baseline_index[key].get("rewards", []), pr)
+            before[key] = (sum(flags), len(flags))
+            passes = n = 0
+            for i in range(r + 1):
+                passes += int(by_round[i]["passes"])
+                n += int(by_round[i]["n_scored"])
+                rounds[i][key] = (passes, n)
+            k = max(k, int(by_round[0]["k"]))
+        return before, rounds, k
+
+    def merged(self) -> dict[str, dict[str, Any]]:
+        """One entry per scenario from its rounds up to the stop (all rounds without one): rewards and trial
+        indices joined, counts and intervals recomputed."""
+        from pytest_whileai.gate.scenario import metric_interval
+
+        last = self.stop["round"] if self.stop else self.rounds - 1
+        out: dict[str, dict[str, Any]] = {}
+        self.extra_trials = 0
+        for key, by_round in sorted(self.entries.items()):
+            used = [by_round[i] for i in sorted(by_round) if i <= last]
+            self.extra_trials += sum(len(by_round[i]["rewards"]) for i in by_round if i > last)
+            if not used:
+                continue
+            entry = dict(used[0])
+            entry.pop("round", None)
+            entry["rounds"] = len(used)
+            entry["rewards"] = [x for e in used for x in e["rewards"]]
+            entry["trial_indices"] = [x for e in used for x in e["trial_indices"]]
+            for field in ("passes", "n_scored", "unscored", "errors", "judge_errors", "infra_errors"):
+                entry[field] = sum(int(e.get(field) or 0) for e in used)
+            entry["failures"] = [f for e in used for f in e.get("failures") or []]
+            n = entry["n_scored"]
+            entry["pass_rate"] = entry["passes"] / n if n else None
+            entry["value"], entry["ci"] = metric_interval(entry["metric"], entry["passes"], n, int(entry["k"]),
+                                                          float(entry["level"]))
+            out[key] = entry
+        return out
+
+    def summary(self) -> dict[str, Any]:
+        """What the JSON document, the terminal and the report say: rounds run of the design, why it stopped."""
+        res = self.result
+        return {"rounds": self.rounds, "round_trials": self.round_trials,
+                "stopped_after_round": None if self.stop is None else self.stop["round"] + 1,
+                "decision": None if res is None else res.decision, "text": None if res is None else str(res),
+                "trials_run": None if res is None else res.trials_run,
+                "trials_fixed": None if res is None else res.trials_fixed,
+                "extra_trials": self.extra_trials, "note": self.note}

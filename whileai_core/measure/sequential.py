@@ -1,0 +1,329 @@
+"""Sequential stopping for the paired suite delta: a group-sequential design with an alpha-spending function.
+
+After each round of trials the suite delta D = mean_i (after_i - before_i) over the paired scenarios is
+standardized, Z = D / SE, and compared with a boundary c_r that spends the one-sided level alpha/2 as the
+information fraction t_r grows (Lan & DeMets 1983, O'Brien-Fleming type, ``defaults.SEQ_SPENDING``). The
+baseline side is fixed while the current run grows, so Cov(D_r, D_s) = Var(D_s) for r < s: Z_r sqrt(t_r) has
+independent increments (Jennison & Turnbull 2000, ch. 3), and the boundaries come from the recursive numerical
+integration of Armitage, McPherson & Rowe (1969). The repeated confidence interval D_r -/+ c_r SE_r holds the
+true delta at every look at once (Jennison & Turnbull 1989), so after each round:
+
+* red ("regression") when the interval's upper end is below 0 and the drop is at least ``max_drop``;
+* green ("no regression") when its lower end is above -``max_drop``: a drop that large is ruled out;
+* otherwise another round; at the last round green unless red.
+
+The green stop is non-binding (the boundaries ignore it), so it can only lower the false-alarm rate. Never a
+fixed-sample p-value at an interim look. SE is the larger of the paired empirical standard error and a binomial
+floor with ``SEQ_PRIOR_PASSES`` pseudo-counts, so a round where every trial passed is not a zero-width interval.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+from whileai_core import arguments
+from whileai_core import defaults as D
+from whileai_core.errors import InvalidArgument
+
+
+@dataclass(frozen=True)
+class SequentialPlan:
+    """A sequential design: ``round_trials`` trials per scenario each round, up to ``max_trials``.
+
+    Example::
+
+        plan = SequentialPlan(round_trials=2, max_trials=8)  # 4 rounds; stops after 1, 2 or 3 when it can
+    """
+
+    round_trials: int = D.SEQ_ROUND_TRIALS
+    max_trials: int = D.DEFAULT_REPEATS
+
+    def __post_init__(self) -> None:
+        arguments.integer("round_trials", self.round_trials, minimum=1)
+        arguments.integer("max_trials", self.max_trials, minimum=1)
+
+    @property
+    def rounds(self) -> int:
+        """Rounds to reach ``max_trials`` (the last one may be shorter)."""
+        return -(-self.max_trials // self.round_trials)
+
+    def trials(self, round_index: int) -> range:
+        """The trial indices of round ``round_index`` (0-based)."""
+        start = round_index * self.round_trials
+        return range(start, min(start + self.round_trials, self.max_trials))
+
+
+def spent(t: Any, alpha: float) -> np.ndarray:
+    """The one-sided level spent by information fraction ``t``: 2 - 2 Phi(z_{1-alpha/2} / sqrt t) (Lan &
+    DeMets 1983, O'Brien-Fleming type); 0 at t=0 and ``alpha`` at t=1."""
+    from scipy.special import ndtr, ndtri  # scipy.special, not scipy.stats: seconds less to import in a CI run
+
+    t = np.clip(np.asarray(t, dtype=float), 1e-12, 1.0)
+    return 2.0 * ndtr(ndtri(alpha / 2.0) / np.sqrt(t))
+
+
+@functools.lru_cache(maxsize=512)
+def _boundaries(fractions: tuple[float, ...], alpha: float, points: int, width: float) -> tuple[float, ...]:
+    from scipy.optimize import brentq
+    from scipy.special import ndtr, ndtri
+
+    spend = np.diff(np.concatenate([[0.0], spent(np.array(fractions), alpha)]))
+    bounds: list[float] = []
+    grid = mass = None
+    prev = 0.0
+    for t, pi in zip(fractions, spend):
+        dt = t - prev
+        if dt <= 0:
+            bounds.append(math.inf)  # no new information: nothing to spend
+            continue
+        if grid is None:
+            c = float(-ndtri(pi)) if pi > 0 else math.inf
+            w = c * math.sqrt(t)
+        else:
+            sd = math.sqrt(dt)
+
+            def excess(b: float) -> float:
+                return float(np.sum(mass * ndtr((grid - b) / sd))) - pi
+
+            w = brentq(excess, float(grid[0]) - 10.0, 60.0, xtol=1e-10) if pi > 0 else math.inf
+            c = w / math.sqrt(t)
+        bounds.append(c)
+        top = min(w, width * math.sqrt(t))
+        new = np.linspace(-width * math.sqrt(t), top, points)
+        if grid is None:
+            dens = np.exp(-0.5 * new**2 / t) / math.sqrt(2 * math.pi * t)
+        else:
+            dens = np.exp(-0.5 * (new[:, None] - grid[None, :]) ** 2 / dt) @ mass / math.sqrt(2 * math.pi * dt)
+        h = new[1] - new[0]
+        weights = np.full(points, h)
+        weights[[0, -1]] = h / 2.0  # trapezoid rule
+        grid, mass, prev = new, dens * weights, t
+    return tuple(bounds)
+
+
+def boundaries(fractions: Sequence[float], *, alpha: float = D.GATE_ALPHA / 2, points: int = D.SEQ_GRID_POINTS,
+               width: float = D.SEQ_GRID_SD) -> np.ndarray:
+    """One-sided z boundaries c_1..c_R at the information ``fractions`` spending ``alpha`` (one-sided) with
+    the Lan-DeMets O'Brien-Fleming-type function: P(Z_j < c_j for j < r, Z_r >= c_r) = spent(t_r) - spent(t_r-1)
+    under the null, by recursive numerical integration on ``points`` grid points (Armitage et al. 1969).
+
+    Args:
+        fractions: nondecreasing information fractions in (0, 1]; the last look is usually 1.
+        alpha: one-sided level spent by t=1 (default ``GATE_ALPHA/2``, the gate's "worse" side).
+        points: grid points (default ``SEQ_GRID_POINTS``). width: grid half-width in sd (``SEQ_GRID_SD``).
+    Returns:
+        the boundaries as an array (inf where a look adds no information).
+    Raises:
+        InvalidArgument: fractions outside (0, 1] or decreasing.
+    Example::
+
+        boundaries([0.25, 0.5, 0.75, 1.0])  # ~[4.33, 2.96, 2.36, 2.01] (Jennison & Turnbull 2000, Table 7.6)
+    """
+    fr = [float(x) for x in fractions]
+    if not fr or any(not 0 < x <= 1 for x in fr) or any(b < a for a, b in zip(fr, fr[1:])):
+        raise InvalidArgument(f"fractions= must be nondecreasing numbers in (0, 1]; got {fractions!r}")
+    alpha = arguments.fraction("alpha", alpha, closed=False)
+    return np.array(_boundaries(tuple(round(x, 9) for x in fr), alpha, int(points), float(width)))
+
+
+def paired_z(before_c: Any, before_n: Any, after_c: Any, after_n: Any,
+             prior: float = D.SEQ_PRIOR_PASSES) -> tuple[np.ndarray, np.ndarray]:
+    """The suite delta and its standard error over the last axis (scenarios): the mean paired difference of
+    pass rates, and the larger of the paired empirical SE and the binomial SE with ``prior`` pseudo passes and
+    fails per scenario. Every scenario needs scored trials on both sides."""
+    bc, bn, ac, an = (np.asarray(x, dtype=float) for x in (before_c, before_n, after_c, after_n))
+    d = ac / an - bc / bn
+    n = d.shape[-1]
+    delta = d.mean(axis=-1)
+    emp = d.var(axis=-1, ddof=1) / n if n > 1 else np.zeros_like(delta)
+    p = (ac + bc + prior) / (an + bn + 2 * prior)
+    model = np.sum(p * (1 - p) * (1 / an + 1 / bn), axis=-1) / n**2
+    return delta, np.sqrt(np.maximum(emp, model))
+
+
+def fractions_of(before_n: Any, after_n: Any, planned: Any) -> np.ndarray:
+    """Information fractions t_r = Var(D at the planned maximum) / Var(D_r) on the binomial model with equal
+    rates: mean(1/K_i + 1/b_i) / mean(1/a_ri + 1/b_i); ``after_n`` has looks on its second-to-last axis."""
+    bn = np.asarray(before_n, dtype=float)[..., None, :]
+    an = np.asarray(after_n, dtype=float)
+    k = np.broadcast_to(np.asarray(planned, dtype=float), bn.shape)
+    full = np.mean(1 / k + 1 / bn, axis=-1)
+    return np.clip(full / np.mean(1 / an + 1 / bn, axis=-1), 1e-9, 1.0)
+
+
+@dataclass(frozen=True)
+class Paths:
+    """Decisions of many sequential runs at once (``sequential_paths``): per run, red or not, the look it
+    stopped at (0-based), and the delta and repeated interval there."""
+
+    red: np.ndarray
+    stop: np.ndarray
+    delta: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    looks: int
+
+
+def sequential_paths(before_c: Any, before_n: Any, after_c: Any, after_n: Any, planned: Any, *,
+                     alpha: float = D.GATE_ALPHA, max_drop: float = D.GATE_MAX_DROP, last_is_final: bool = True
+                     ) -> Paths:
+    """The sequential rule on many runs at once (vectorized; the plugin, ``delta_report`` and the simulations
+    call this one function). ``before_*``: (runs, scenarios); ``after_*``: (runs, looks, scenarios), cumulative
+    scored trials per look; ``planned``: the maximum trials per scenario. ``alpha`` is two-sided (the red side
+    spends alpha/2). ``last_is_final``: the last look given is the design's last (its fraction is set to 1)."""
+    alpha = arguments.fraction("alpha", alpha, closed=False)
+    max_drop = arguments.fraction("max_drop", max_drop, closed=True)
+    bc, bn = np.atleast_2d(before_c), np.atleast_2d(before_n)
+    ac, an = np.asarray(after_c, dtype=float), np.asarray(after_n, dtype=float)
+    if ac.ndim == 2:
+        ac, an = ac[None], an[None]
+    runs, looks = ac.shape[0], ac.shape[1]
+    delta, se = paired_z(bc[:, None, :], bn[:, None, :], ac, an)
+    frac = np.maximum.accumulate(fractions_of(bn, an, planned), axis=-1)
+    if last_is_final:
+        frac[:, -1] = 1.0
+    keys = np.round(frac, 6)
+    uniq, inverse = np.unique(keys, axis=0, return_inverse=True)
+    table = np.array([boundaries(row, alpha=alpha / 2) for row in uniq])
+    c = table[inverse.reshape(-1)]
+    low, high = delta - c * se, delta + c * se
+    red = (high < 0) & (-delta >= max_drop)
+    green = low > -max_drop
+    done = red | green
+    done[:, -1] = True
+    stop = np.argmax(done, axis=1)
+    pick = (np.arange(runs), stop)
+    return Paths(red[pick], stop, delta[pick], low[pick], high[pick], looks)
+
+
+@dataclass(frozen=True)
+class Look:
+    """One interim analysis: after ``round`` rounds, the suite delta, its SE, z, the boundary, the information
+    fraction, the repeated interval and what it decided."""
+
+    round: int
+    n_paired: int
+    trials: int
+    delta: float
+    se: float
+    z: float
+    bound: float
+    fraction: float
+    ci: list[float]
+    decision: str  # regression | no regression | continue
+
+
+@dataclass
+class SequentialResult:
+    """A sequential gate: the decision, the round it stopped at, every look, and trials run vs the fixed design."""
+
+    decision: str  # regression | no regression | continue
+    red: bool
+    round: int  # rounds analysed (1-based)
+    rounds: int  # rounds of the design
+    stopped_early: bool
+    reason: str
+    trials_run: int
+    trials_fixed: int
+    alpha: float
+    max_drop: float
+    looks: list[Look] = field(default_factory=list)
+    spending: str = D.SEQ_SPENDING
+
+    @property
+    def saved_share(self) -> float:
+        """Share of the fixed design's trials not run."""
+        return 1.0 - self.trials_run / self.trials_fixed if self.trials_fixed else 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["saved_share"] = self.saved_share
+        return d
+
+    def __str__(self) -> str:
+        last = self.looks[-1] if self.looks else None
+        where = f"round {self.round} of {self.rounds}"
+        head = {"regression": f"stopped red after {where}", "no regression": f"stopped green after {where}",
+                "continue": f"after {where}: run another round"}[self.decision]
+        if self.decision != "continue" and not self.stopped_early:
+            head = f"{'red' if self.red else 'green'} at the last round ({where})"
+        nums = "" if last is None else (
+            f"; delta {last.delta:+.3f} repeated {round((1 - self.alpha) * 100)}% interval "
+            f"[{last.ci[0]:+.3f}, {last.ci[1]:+.3f}], n={last.n_paired} paired scenarios")
+        cost = (f"{self.trials_run} of {self.trials_fixed} trials of the fixed design so far"
+                if self.decision == "continue" else
+                f"{self.trials_run} of {self.trials_fixed} trials of the fixed design run ({self.saved_share:.0%} saved)")
+        return f"sequential ({self.spending} spending, alpha {self.alpha:g}): {head}: {self.reason}{nums}; {cost}"
+
+
+def _reason(decision: str, look: Look, max_drop: float, final: bool) -> str:
+    if decision == "regression":
+        return f"the interval lies below 0 and the drop {look.delta:+.3f} is at least max_drop={max_drop:g}"
+    if decision == "no regression" and look.ci[0] > -max_drop:
+        return f"the interval rules out a drop larger than max_drop={max_drop:g}"
+    if final:
+        return "the last round found no drop that clears the boundary and max_drop"
+    return f"the interval neither excludes 0 with a drop >= max_drop={max_drop:g} nor rules out such a drop"
+
+
+def sequential_test(before: Mapping[str, tuple[int, int]], after_rounds: Sequence[Mapping[str, tuple[int, int]]],
+                    *, plan: SequentialPlan, alpha: float = D.GATE_ALPHA, max_drop: float = D.GATE_MAX_DROP
+                    ) -> SequentialResult:
+    """Decide a sequential gate from per-scenario (passes, scored trials) counts.
+
+    Args:
+        before: the baseline's counts by scenario key.
+        after_rounds: the current run's cumulative counts after each completed round (round 1 first).
+        plan: the design (``SequentialPlan``); ``len(after_rounds) == plan.rounds`` is the last look.
+        alpha: two-sided level (default ``GATE_ALPHA``); the red side spends alpha/2.
+        max_drop: the equivalence bound and smallest drop called red (default ``GATE_MAX_DROP``).
+    Returns:
+        a ``SequentialResult`` (``decision`` is "continue" while rounds remain and nothing is decided).
+    Raises:
+        InvalidArgument: no rounds, more rounds than the plan, or fewer than 2 paired scenarios.
+    Example::
+
+        res = sequential_test({"a": (3, 4), "b": (4, 4)}, [{"a": (2, 2), "b": (2, 2)}], plan=SequentialPlan(2, 4))
+        print(res)  # sequential (obrien-fleming spending, alpha 0.05): after round 1 of 2: run another round ...
+    """
+    if not after_rounds or len(after_rounds) > plan.rounds:
+        raise InvalidArgument(f"after_rounds= needs 1..{plan.rounds} rounds of counts; got {len(after_rounds)}")
+    last = after_rounds[-1]
+    keys = sorted(k for k in before if k in last and before[k][1] > 0 and all(r.get(k, (0, 0))[1] > 0
+                                                                               for r in after_rounds))
+    if len(keys) < D.GATE_MIN_PAIRED:
+        raise InvalidArgument(f"a sequential test needs >= {D.GATE_MIN_PAIRED} scenarios scored on both sides in "
+                              f"every round; got {len(keys)}")
+    bc = np.array([before[k][0] for k in keys])
+    bn = np.array([before[k][1] for k in keys])
+    ac = np.array([[r[k][0] for k in keys] for r in after_rounds])
+    an = np.array([[r[k][1] for k in keys] for r in after_rounds])
+    final = len(after_rounds) == plan.rounds
+    looks: list[Look] = []
+    decision = "continue"
+    for r in range(len(after_rounds)):  # every look again, so the record shows each interim decision
+        paths = sequential_paths(bc, bn, ac[: r + 1], an[: r + 1], plan.max_trials, alpha=alpha, max_drop=max_drop,
+                                 last_is_final=final and r == len(after_rounds) - 1)
+        delta, se = paired_z(bc, bn, ac[r], an[r])
+        frac = float(fractions_of(bn, an[: r + 1], plan.max_trials)[-1]) if not (final and r == len(ac) - 1) else 1.0
+        bound = (paths.high[0] - paths.delta[0]) / float(se) if se > 0 else math.inf
+        decided = paths.stop[0] == r and (paths.red[0] or paths.low[0] > -max_drop or (final and r == len(ac) - 1))
+        step = ("regression" if paths.red[0] else "no regression") if decided else "continue"
+        looks.append(Look(r + 1, len(keys), int(an[r].sum()), float(delta), float(se),
+                          float(delta / se) if se > 0 else 0.0, float(bound), frac,
+                          [float(paths.low[0]), float(paths.high[0])], step))
+        if step != "continue":
+            decision = step
+            break
+    look = looks[-1]
+    is_final = look.round == plan.rounds
+    return SequentialResult(decision, decision == "regression", look.round, plan.rounds,
+                            decision != "continue" and not is_final,
+                            _reason(decision, look, max_drop, is_final), int(an[look.round - 1].sum()),
+                            plan.max_trials * len(keys), alpha, max_drop, looks)
