@@ -465,6 +465,13 @@ def dispatch(tools: Any) -> Callable[[str, Any], Any]:
         'x'"}``, an exception in the tool ``{"status": "error", "error": "<ExcType>: <msg>"}``, so a rollout
         goes on as it would in production.
 
+    Raises:
+        InvalidArgument: two tools with one name, a lambda without ``name=``, or a schema name that is not
+            1-64 letters, digits, '_' or '-' (a ``ValueError``); raised here, never by the callable.
+        InvalidArgumentType: an entry that is not a tool, a function or a schema dict, a schema without
+            ``name`` or with malformed ``parameters``, or a parameter annotation with no JSON schema (a
+            ``TypeError``).
+
     Example:
         >>> execute = dispatch([get_order])  # doctest: +SKIP
         >>> execute("get_order", {"order_id": "A1"})  # doctest: +SKIP

@@ -180,6 +180,13 @@ def compare_runs(a: Any, b: Any, *, metric: str = "pass_at_1", n_boot: int = BOO
         no_difference_detected, insufficient_data) comes from the interval, the p-value from a sign-flip
         permutation test on the paired differences.
 
+    Raises:
+        InvalidArgument: a ``metric`` other than "pass_at_1" or "marker:<name>", ``level`` outside (0, 1),
+            ``n_boot`` or ``min_paired`` < 1 (a ``ValueError``); a rows file that is not JSONL.
+        InvalidArgumentType: ``a`` or ``b`` is not rows (a single dict, a non-iterable, a non-dict row; a
+            ``TypeError``).
+        FileNotFoundError: ``a`` or ``b`` is a path to no file.
+
     Example:
         >>> r = compare_runs(before_rows, after_rows)  # doctest: +SKIP
         >>> r["verdict"], r["ci95"]  # doctest: +SKIP
