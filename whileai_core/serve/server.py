@@ -110,6 +110,18 @@ class Server:
     Made by ``wai.serve``; closing it (or leaving the ``with`` block, or the interpreter exiting) stops the process
     group and removes its temp files.
 
+    Args (filled in by ``wai.serve``; not constructed by hand):
+        launch: the engine, its argv and the model id the server lists at ``/v1/models`` (``engines.command``).
+        proc: the started server process (its own process group).
+        host: the address the server is bound to; ``.url`` uses 127.0.0.1 for a wildcard bind.
+        port: the TCP port the server listens on.
+        log_path: the file holding the server's stdout and stderr (``log_tail()`` reads it).
+        log: the open handle of ``log_path``, closed when the server stops.
+        scratch: the temp directory removed when the server stops (None: nothing to remove).
+        stop_grace_s: seconds between SIGTERM and SIGKILL on close (``serve`` passes its own, default
+            ``defaults.SERVE_STOP_GRACE_S`` = 10).
+        notes: what ``serve`` noted while preparing the checkpoint; the engine's notes are added after them.
+
     Example:
         >>> with wai.serve("out/final") as server:   # doctest: +SKIP
         ...     print(server.url, server.model)
