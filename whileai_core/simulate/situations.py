@@ -136,6 +136,25 @@ def rule_clauses(system_prompt: str | None, *, cap: int = RULE_AXIS_CAP) -> list
     preamble ("You are ...") is dropped; a block splits into sentences (or at ``;``) when every piece keeps at
     least ``RULE_CLAUSE_MIN_CHARS`` characters; shorter clauses are dropped, longer than
     ``RULE_CLAUSE_MAX_CHARS`` are cut at a word; duplicates (case-insensitive) go; at most ``cap`` are kept.
+
+    Args:
+        system_prompt: the policy text; None or "" gives no clauses.
+        cap: the most clauses kept, in prompt order (default ``defaults.RULE_AXIS_CAP`` = 16, the whileai SDK's
+            grid cap).
+
+    Returns:
+        list[str]: the clauses, in the order they appear in the prompt.
+
+    Raises:
+        InvalidArgument: ``cap`` not an int >= 1 (a ``ValueError``).
+        AttributeError: a ``system_prompt`` that is neither a string nor None.
+
+    Example:
+        ```python
+        wai.rule_clauses("You are a support agent.\n- Only refund paid orders.\n"
+                         "- Confirm the order id before any change.")
+        # ['Only refund paid orders.', 'Confirm the order id before any change.']
+        ```
     """
     cap = integer("cap", cap, minimum=1)
     blocks: list[str] = []
