@@ -108,9 +108,9 @@ class Server:
     ``.model``, ``.engine``, ``.pid``, ``.notes``, ``log_tail()``, ``close()``; a context manager.
 
     Made by ``wai.serve``; closing it (or leaving the ``with`` block, or the interpreter exiting) stops the process
-    group and removes its temp files.
+    group and removes its temp files. ``wai.serve`` fills in the constructor's arguments; you do not call it.
 
-    Args (filled in by ``wai.serve``; not constructed by hand):
+    Args:
         launch: the engine, its argv and the model id the server lists at ``/v1/models`` (``engines.command``).
         proc: the started server process (its own process group).
         host: the address the server is bound to; ``.url`` uses 127.0.0.1 for a wildcard bind.

@@ -318,13 +318,19 @@ def situations(tools: Sequence[Any], system_prompt: str | None = None, *, n: int
         stances: the user stances. (``STANCES``)
         world_states: the world states. (``WORLD_STATES``)
         conditions: the tool conditions. (``TOOL_CONDITIONS``)
+        dimensions: extra axes, as ``simulate(dimensions=)``: a list of names or a dict ``{axis: [values] or
+            True}``; ``"rule"`` (the prompt's ``rule_clauses``) and ``"history"`` (``HISTORIES``) are the SDK's
+            axes, a known axis takes a subset of its values, any other name is an axis of your own carried on
+            each row's ``scenario`` cell (default None: the default grid, task ids unchanged).
 
     Returns:
         A list of ``Scenario`` (prompt, cell, scheduled fault, task id).
 
     Raises:
         InvalidArgument: an argument out of range or of an unknown choice (a ``ValueError``); the message names it
-            and the fix.
+            and the fix. Also: an unknown value on a known ``dimensions`` axis, or an own axis given True.
+        InvalidArgumentType: ``dimensions`` that is neither a dict nor a list of names, or a tool that is not a
+            tool, a function or a schema dict (a ``TypeError``).
 
     Example:
         ```python
