@@ -79,9 +79,10 @@ def next_round(prior: Any, tasks: Any = None, lo: float = D.DIFFICULTY_BAND[0], 
         FileNotFoundError: ``prior`` or ``tasks`` is a path to no file.
 
     Example:
-        >>> nr = next_round([{"task_id": "a", "reward": 1}, {"task_id": "a", "reward": 0}])
-        >>> nr["tasks"]
-        ['a']
+        ```python
+        nr = wai.next_round([{"task_id": "a", "reward": 1}, {"task_id": "a", "reward": 0}])
+        print(nr["tasks"])   # ['a']: pass rate 0.5 is inside the band
+        ```
     """
     lo, hi = _band(lo, hi)
     rates = prior_rates(prior)
