@@ -324,11 +324,13 @@ def tool(fn: Any = None, *, name: str | None = None, description: str | None = N
         InvalidArgument: the name is not one function-calling APIs accept, even with dots mapped.
 
     Example:
+        ```pycon
         >>> @tool(name="math.factorial")
         ... def factorial(number: int) -> int:
         ...     "Factorial of a number."
         >>> factorial.name, factorial.original_name
         ('math_factorial', 'math.factorial')
+        ```
     """
     if fn is not None:
         return as_tool(fn, name=name, description=description)
@@ -473,8 +475,10 @@ def dispatch(tools: Any) -> Callable[[str, Any], Any]:
             ``TypeError``).
 
     Example:
+        ```pycon
         >>> execute = dispatch([get_order])  # doctest: +SKIP
         >>> execute("get_order", {"order_id": "A1"})  # doctest: +SKIP
+        ```
     """
     by_name = {n: t for t in as_tools(tools) for n in t.names}
 

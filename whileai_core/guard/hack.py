@@ -553,9 +553,11 @@ def hack_scan_diff(before: Any, after: Any, *, endorsed: str | Iterable[str] = (
         TypeError: a ``scan_kwargs`` name ``hack_scan`` does not take.
 
     Example:
+        ```pycon
         >>> d = hack_scan_diff(base_rows, trained_rows, endorsed=["tool:*"])  # doctest: +SKIP
         >>> print(d["learned"])  # doctest: +SKIP
         the policy learned "n:exclaim" (within-task rho +0.05 -> +0.62), which is not endorsed
+        ```
     """
     top = integer("top", top, minimum=1)
     names = _as_names("endorsed", endorsed)

@@ -68,8 +68,10 @@ def run_config(rows: Any) -> dict[str, Any]:
         FileNotFoundError: ``rows`` is a path to no file.
 
     Example:
+        ```pycon
         >>> run_config([{"sampling": {"temperature": 0.7}, "final_text": "ok", "reward": 1}])["temperature"]
         0.7
+        ```
     """
     data = as_rows(rows, name="rows")
     readers = {

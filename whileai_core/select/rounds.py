@@ -137,8 +137,10 @@ def group_signal(rows: Any, lo: float = D.DIFFICULTY_BAND[0], hi: float = D.DIFF
             ``TypeError``).
 
     Example:
+        ```pycon
         >>> group_signal([{"task_id": "a", "reward": r} for r in (0, 1)])["n_mixed"]
         1
+        ```
     """
     from whileai_core.measure.measure import pass_at
     from whileai_core.measure.stats import wilson_interval

@@ -123,8 +123,10 @@ class Server:
         notes: what ``serve`` noted while preparing the checkpoint; the engine's notes are added after them.
 
     Example:
+        ```pycon
         >>> with wai.serve("out/final") as server:   # doctest: +SKIP
         ...     print(server.url, server.model)
+        ```
     """
 
     def __init__(self, launch: Launch, proc: subprocess.Popen[bytes], *, host: str, port: int, log_path: Path,
@@ -260,8 +262,10 @@ def serve(checkpoint_or_model: Any, engine: str = "auto", port: int | None = Non
             health check; the message carries the last lines of the server's own log.
 
     Example:
+        ```pycon
         >>> with wai.serve("out/final", engine="transformers") as server:   # doctest: +SKIP
         ...     data = wai.simulate(server.endpoint, tools=[get_order], system_prompt=SYSTEM)
+        ```
     """
     engine = choose(engine)
     positive("timeout_s", timeout_s)

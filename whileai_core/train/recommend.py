@@ -56,8 +56,10 @@ def recommend(tools: Sequence[Any], policy: str | None = None, *, system_prompt:
         InvalidArgumentType: a tool that is not a tool, a function or a schema dict (a ``TypeError``).
 
     Example:
+        ```pycon
         >>> recommend([lookup_order], "Only refund paid orders.", mode="rl")["simulate_kwargs"]  # doctest: +SKIP
         {'mode': 'rl', 'situations': 250, 'repeats': 8, 'budget': 2000}
+        ```
     """
     from whileai_core.simulate.situations import situations
 
