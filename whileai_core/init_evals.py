@@ -159,7 +159,9 @@ def init_evals(agent: str, tools: str, *, system_prompt: str | None = None, root
             that exist without ``force``.
 
     Example:
+        ```pycon
         >>> init_evals("my_agent:agent", "my_agent:TOOLS")  # doctest: +SKIP
+        ```
     """
     root = Path(root).resolve()
     refs = {"--agent": _parse_ref("--agent", agent), "--tools": _parse_ref("--tools", tools)}

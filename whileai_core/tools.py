@@ -324,11 +324,13 @@ def tool(fn: Any = None, *, name: str | None = None, description: str | None = N
         InvalidArgument: the name is not one function-calling APIs accept, even with dots mapped.
 
     Example:
+        ```pycon
         >>> @tool(name="math.factorial")
         ... def factorial(number: int) -> int:
         ...     "Factorial of a number."
         >>> factorial.name, factorial.original_name
         ('math_factorial', 'math.factorial')
+        ```
     """
     if fn is not None:
         return as_tool(fn, name=name, description=description)
@@ -465,9 +467,18 @@ def dispatch(tools: Any) -> Callable[[str, Any], Any]:
         'x'"}``, an exception in the tool ``{"status": "error", "error": "<ExcType>: <msg>"}``, so a rollout
         goes on as it would in production.
 
+    Raises:
+        InvalidArgument: two tools with one name, a lambda without ``name=``, or a schema name that is not
+            1-64 letters, digits, '_' or '-' (a ``ValueError``); raised here, never by the callable.
+        InvalidArgumentType: an entry that is not a tool, a function or a schema dict, a schema without
+            ``name`` or with malformed ``parameters``, or a parameter annotation with no JSON schema (a
+            ``TypeError``).
+
     Example:
+        ```pycon
         >>> execute = dispatch([get_order])  # doctest: +SKIP
         >>> execute("get_order", {"order_id": "A1"})  # doctest: +SKIP
+        ```
     """
     by_name = {n: t for t in as_tools(tools) for n in t.names}
 

@@ -969,10 +969,12 @@ def compare_judges(source: Any, judges: Mapping[str, Callable[[Row], Any]] | Seq
         InvalidArgument: no judges given.
 
     Example:
+        ```pycon
         >>> rows = [{"task_id": str(i), "final_text": "yes" if i % 2 else "no", "gold_reward": i % 2,
         ...          "gold_kind": "human"} for i in range(6)]
         >>> compare_judges(rows, {"says_yes": lambda r: r["final_text"] == "yes", "always": lambda r: 1})[0]["name"]
         'says_yes'
+        ```
     """
     named = dict(judges) if isinstance(judges, Mapping) else {
         getattr(j, "__name__", None) or getattr(j, "name", None) or type(j).__name__: j for j in judges}

@@ -399,9 +399,10 @@ def run_judge(source: Any, judge: Callable[[dict[str, Any]], Any] | None, *, jud
             the rows graded before it).
 
     Example:
-        >>> scored = run_judge([{"prompt": "2+2", "final_text": "4"}], lambda r: {"rating": 5}, scale=(1, 5))
-        >>> scored.rows[0]["reward"]
-        1
+        ```python
+        scored = wai.run_judge([{"prompt": "2+2", "final_text": "4"}], lambda r: {"rating": 5}, scale=(1, 5))
+        print(scored.rows[0]["reward"])   # 1
+        ```
     """
     if judge is None or not callable(judge):
         raise InvalidArgumentType("grade() needs judge=<callable>: judge(row) -> {'reward': 0..1, 'reason'?: str}; got "

@@ -87,9 +87,11 @@ def leak_report(source: Any, *, min_chars: int = LEAK_MIN_QUOTE_CHARS) -> LeakRe
         ``checked`` is False when no row carries a privileged block.
 
     Example:
+        ```pycon
         >>> leak_report([{"prompt": "q", "final_text": "the key is open sesame now",
         ...               "privileged": {"reference": "open sesame now"}}])["n_leaked"]
         1
+        ```
     """
     from whileai_core.select.select import find_leak
 
@@ -134,8 +136,10 @@ def report(scored: Any, *, level: float = CI_LEVEL) -> GradeReport:
         GradeReport: a dict that prints itself.
 
     Example:
+        ```pycon
         >>> print(report([{"task_id": "a", "reward": 1}]))  # doctest: +ELLIPSIS
         graded by None: 1 of 1 rows scored...
+        ```
     """
     import numpy as np
 

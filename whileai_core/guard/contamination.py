@@ -416,10 +416,45 @@ def decontaminate(
     below it (distinct eval tasks already look alike at that cosine).
     Returns a report that unpacks as ``clean_rows, report``.
 
+    Args:
+        rows: the training rows (row dicts, a JSONL path, or an object with ``.rows``).
+        against: the eval set: a row list, a JSONL path, a list of strings, or a list of such sources.
+        n: the word n-gram length (default ``defaults.DECONTAM_NGRAM`` = 8; Llama 3 and PaLM use 8-grams).
+        overlap: the share of a field's words inside shared n-grams that marks it contaminated; 0 means any
+            shared n-gram (default ``defaults.DECONTAM_OVERLAP`` = 0.8; Llama 2 A.6 "dirty" >= 80%).
+        fields: the training-row field(s) checked (default ``("prompt",)``); each must appear in some row.
+        examples: contaminated rows described in ``report.examples`` (default ``defaults.DECONTAM_EXAMPLES``
+            = 20).
+        embedder: ``embedder(texts) -> vectors`` or an object with ``.embed(texts)``: turns on the paraphrase
+            rule (default None: n-gram rules only, and a note says paraphrases are not caught).
+        similarity: the cosine at or above which an embedded row is a paraphrase (default
+            ``defaults.DECONTAM_SIMILARITY`` = 0.85, the whileai SDK's).
+        max_n: the largest ``n`` accepted (default ``defaults.DECONTAM_MAX_NGRAM`` = 256).
+        calibration_quantile: the quantile of cosine between distinct eval tasks reported as
+            ``report.calibration`` (default ``defaults.DECONTAM_CALIBRATION_QUANTILE`` = 0.99).
+
+    Returns:
+        DecontaminationReport: counts per rule (``n_same_task``, ``n_exact``, ``n_near``, ``n_semantic``),
+        ``contaminated`` (row indices), ``examples``, ``coverage``, ``n_eval_dirty``, ``notes``, and ``clean``
+        (a RowList of the rows kept, carrying the source's ``system_prompt`` and ``tools``); it unpacks as
+        ``clean_rows, report`` and prints itself.
+
     Raises:
-        InvalidArgument: ``n`` outside [1, max_n], ``overlap``/``similarity`` outside [0, 1], an embedder that
-            returns a vector count unlike the text count.
-        InvalidArgumentType: an ``embedder`` that is neither callable nor has ``.embed``.
+        InvalidArgument: ``n`` outside [1, max_n], ``max_n`` < 1, ``examples`` < 0,
+            ``overlap``/``similarity``/``calibration_quantile`` outside [0, 1], ``fields`` that is not a name or
+            list of names or that no row carries, an embedder that returns a vector count unlike the text
+            count.
+        InvalidArgumentType: an ``embedder`` that is neither callable nor has ``.embed``; ``rows`` that are
+            not rows.
+
+    Example:
+        ```python
+        train = [{"prompt": "What is the capital of France? Answer in one word please"},
+                 {"prompt": "Add 2 and 3"}]
+        evals = [{"prompt": "What is the capital of France? Answer in one word please", "answer": "Paris"}]
+        clean, report = wai.decontaminate(train, evals)
+        print(report)   # decontaminate: dropped 1 of 2 rows (50.0%; same task 0, exact 1, ...) ...
+        ```
     """
     data = as_rows(rows, name="rows")
     max_n = integer("max_n", max_n, minimum=1)

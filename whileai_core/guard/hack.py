@@ -545,10 +545,19 @@ def hack_scan_diff(before: Any, after: Any, *, endorsed: str | Iterable[str] = (
         either side is degenerate (templated replies). A non-endorsed feature learned above the threshold
         adds a reward-hack warning.
 
+    Raises:
+        InvalidArgument: ``top`` < 1, or a ``scan_kwargs`` value out of range, named with its bounds (a
+            ``ValueError``), as in ``hack_scan``.
+        InvalidArgumentType: ``endorsed`` is neither a name nor a list of names, ``before``/``after`` are
+            neither rows nor a ``HackScanReport`` (a ``TypeError``).
+        TypeError: a ``scan_kwargs`` name ``hack_scan`` does not take.
+
     Example:
+        ```pycon
         >>> d = hack_scan_diff(base_rows, trained_rows, endorsed=["tool:*"])  # doctest: +SKIP
         >>> print(d["learned"])  # doctest: +SKIP
         the policy learned "n:exclaim" (within-task rho +0.05 -> +0.62), which is not endorsed
+        ```
     """
     top = integer("top", top, minimum=1)
     names = _as_names("endorsed", endorsed)

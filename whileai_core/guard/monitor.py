@@ -81,6 +81,25 @@ class HackMonitor:
         seed: the scan's seed.
         min_rows: fewer buffered rows give no scan verdict (``HACK_MIN_ROWS``). Default ``HACK_MIN_ROWS`` (8) in
             defaults.py: fewer graded rows than this -> verdict "too few rows".
+        holdout: held-out rows (each with a non-empty ``prompt``) or prompt strings the policy never trains on,
+            for ``check_holdout``; None (default) turns gold sampling off. Needs ``gold``.
+        gold: the gold judge, ``gold(row) -> verdict`` (a reward, or a dict with ``reward``), scoring each
+            holdout completion as ``{**holdout_row, "final_text": completion}``; required with ``holdout``.
+        proxy: the TRL-shaped reward function scoring holdout completions, called as
+            ``proxy(prompts=..., completions=...)``; None (default): the function passed to ``wrap``.
+        n_prompts: holdout prompts drawn per check, without replacement, with ``seed`` (default
+            ``defaults.MONITOR_HOLDOUT_PROMPTS`` = 32, the whileai SDK's ``n_prompts``); all of them when the
+            holdout is smaller.
+        k: completions asked per drawn prompt per check (default ``defaults.MONITOR_HOLDOUT_K`` = 4, the whileai
+            SDK's ``k``).
+
+    Raises:
+        InvalidArgument: an argument out of range (``every``, ``window``, ``permutations``, ``n_prompts``, ``k``
+            < 1; ``buffer``, ``min_rows`` < 2; ``delta``, ``threshold`` outside (0, 1); ``length_rise`` <= 0),
+            a ``stop_on`` name not in ``ALARMS`` or "any", an empty ``holdout`` or a holdout row without a
+            ``prompt`` (a ``ValueError``).
+        InvalidArgumentType: ``holdout`` without a callable ``gold``, a ``proxy`` that is not callable, or
+            ``endorsed`` that is not a name or list of names (a ``TypeError``).
 
     Example:
         ```python

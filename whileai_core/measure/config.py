@@ -61,9 +61,17 @@ def run_config(rows: Any) -> dict[str, Any]:
         "length"``), ``answered_share`` (a non-empty reply once ``<think>`` blocks are stripped),
         ``unclosed_think_share`` (a ``<think>`` never closed), ``graded_share`` (a finite numeric reward).
 
+    Raises:
+        InvalidArgumentType: ``rows`` is not rows (a single dict, a non-iterable, a non-dict row; a
+            ``TypeError``).
+        InvalidArgument: a rows file that is not UTF-8 JSONL (a ``ValueError``).
+        FileNotFoundError: ``rows`` is a path to no file.
+
     Example:
+        ```pycon
         >>> run_config([{"sampling": {"temperature": 0.7}, "final_text": "ok", "reward": 1}])["temperature"]
         0.7
+        ```
     """
     data = as_rows(rows, name="rows")
     readers = {

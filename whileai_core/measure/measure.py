@@ -297,6 +297,8 @@ def pass_at(
         k_interval: ``"wilson"`` or ``"bootstrap"`` for the pass^k / pass@k intervals. (``PASS_K_INTERVAL``)
         reliable_tasks: below this many tasks at k the headroom interval is flagged as too narrow.
             (``BOOTSTRAP_RELIABLE_TASKS``)
+        unanimous_short: score a task with fewer than k graded rollouts that all agree (all 0 or all 1) at that
+            value for pass^k and pass@k, counted in ``n_groups_imputed`` (default False: such tasks are left out).
 
     Returns:
         a ``PassAt`` (prints itself: every number with its interval and n; ``.to_dict()``).
@@ -305,6 +307,8 @@ def pass_at(
         InvalidArgument: repeated rollouts without ``dedupe``, a task id seen as two types, or an argument out of
             range (a ``ValueError``).
         NonFiniteReward: a NaN reward (a ``ValueError``): a judge that failed should write None.
+        InvalidArgumentType: ``unanimous_short`` that is not a bool, or ``rows`` that are not rows (a
+            ``TypeError``).
 
     Example:
         ```python
@@ -902,6 +906,10 @@ def delta_report(
         noise_multiplier: a flat multiple of the run sd in place of the t quantile x sqrt 2.
         min_tasks: below this many paired tasks there is no interval. (``MIN_CI_TASKS``)
         dedupe: drop repeated rollouts instead of raising.
+        run_std: the SDK's name for a bare run-to-run sd (``eval_variance(...).run_std``), used as ``noise=``;
+            pass it or ``noise``, not both (default None: no noise band).
+        run_std_runs: the re-runs (>= 2) ``run_std`` was measured on: its band then uses the t quantile at
+            df = runs - 1 instead of the normal quantile; needs ``run_std`` (default None).
         sequential: a ``SequentialPlan`` or a round size: decide by rounds of ``rollout_index``
             (``measure.sequential``); None: the fixed design.
 
@@ -910,7 +918,8 @@ def delta_report(
             prints one line.
 
     Raises:
-        InvalidArgument: repeated rollouts without ``dedupe`` or an argument out of range (a ``ValueError``).
+        InvalidArgument: repeated rollouts without ``dedupe`` or an argument out of range (a ``ValueError``);
+            both ``noise`` and ``run_std``, or ``run_std_runs`` without ``run_std``.
         NonFiniteReward: a NaN reward (a ``ValueError``).
 
     Example:
@@ -1113,7 +1122,6 @@ def holdout_size(
     omega^2 + (p(1-p) + q(1-q))/k with p = ``base``, q = base + effect: k rollouts per task shrink the
     within-task term by 1/k (``k=None`` is the k -> infinity limit). ``task_std`` is the SDK's name for
     ``task_sd``.
-    within-task term by 1/k (``k=None`` is the k -> infinity limit).
 
     Args:
         effect: the pass@1 gain to detect, in (0, 1).
@@ -1132,12 +1140,14 @@ def holdout_size(
         seed: the simulation's seed. (``HOLDOUT_SIM_SEED``)
         draws: bootstrap resamples inside each simulated run. (``BOOTSTRAP_DRAWS``)
         level: the two-sided interval level. (``CI_LEVEL``)
+        task_std: the SDK's name for ``task_sd``; pass one of them, not both (default None).
 
     Returns:
         a ``HoldoutSize``: ``n_tasks`` and how it was found; it prints one line.
 
     Raises:
-        InvalidArgument: an ``effect``, ``base``, ``power`` or ``alpha`` out of range (a ``ValueError``).
+        InvalidArgument: an ``effect``, ``base``, ``power`` or ``alpha`` out of range (a ``ValueError``); both
+            ``task_sd`` and ``task_std``.
 
     Example:
         ```python

@@ -56,8 +56,10 @@ def noise_band(run_std: float, n_a: int = 1, n_b: int = 1, df: int | None = None
         InvalidArgument: run_std < 0, n_a or n_b < 1, df < 1, level outside (0, 1).
 
     Example:
+        ```pycon
         >>> round(noise_band(0.03), 4)
         0.0832
+        ```
     """
     if isinstance(run_std, bool) or not isinstance(run_std, (int, float)) or not run_std >= 0 \
             or not math.isfinite(run_std):
@@ -93,8 +95,10 @@ def bootstrap_ci(values: Sequence[float], *, stat: Callable[..., float] | None =
         InvalidArgument: a non-finite value, level outside (0, 1), n_boot < 1.
 
     Example:
+        ```pycon
         >>> bootstrap_ci([0.2, 0.4, 0.6, 0.8])  # doctest: +ELLIPSIS
         (0.3..., 0.7...)
+        ```
     """
     level = stats.check_level(level)
     n_boot = stats.check_int(n_boot, "n_boot", 1)
@@ -180,9 +184,18 @@ def compare_runs(a: Any, b: Any, *, metric: str = "pass_at_1", n_boot: int = BOO
         no_difference_detected, insufficient_data) comes from the interval, the p-value from a sign-flip
         permutation test on the paired differences.
 
+    Raises:
+        InvalidArgument: a ``metric`` other than "pass_at_1" or "marker:<name>", ``level`` outside (0, 1),
+            ``n_boot`` or ``min_paired`` < 1 (a ``ValueError``); a rows file that is not JSONL.
+        InvalidArgumentType: ``a`` or ``b`` is not rows (a single dict, a non-iterable, a non-dict row; a
+            ``TypeError``).
+        FileNotFoundError: ``a`` or ``b`` is a path to no file.
+
     Example:
+        ```pycon
         >>> r = compare_runs(before_rows, after_rows)  # doctest: +SKIP
         >>> r["verdict"], r["ci95"]  # doctest: +SKIP
+        ```
     """
     level = stats.check_level(level)
     n_boot = stats.check_int(n_boot, "n_boot", 1)
@@ -267,8 +280,10 @@ def eval_power(rows: Any, effect: float = EVAL_POWER_EFFECT, power: float = POWE
         InvalidArgument: effect outside (0, 1), power or alpha outside (0, 1), an invalid band.
 
     Example:
+        ```pycon
         >>> eval_power(base_rows, effect=0.10)["verdict"]  # doctest: +SKIP
         'underpowered'
+        ```
     """
     from whileai_core.measure.measure import holdout_size, task_counts
 

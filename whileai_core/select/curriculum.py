@@ -170,7 +170,32 @@ def curriculum(
 
 def retire_solved(rows: Any, *, solved: float = CURRICULUM_SOLVED,
                   min_rollouts: int = CURRICULUM_MIN_ROLLOUTS) -> RowList:
-    """The rows minus those of solved tasks (pass rate > ``solved`` over at least ``min_rollouts`` rollouts)."""
+    """The rows minus those of solved tasks (pass rate > ``solved`` over at least ``min_rollouts`` rollouts).
+
+    The SDK's ``retire_solved``: ``curriculum``'s ``retired`` class with no floor. Rows of thin tasks (fewer
+    graded rollouts than ``min_rollouts``) and rows without a numeric reward are kept.
+
+    Args:
+        rows: graded rows: row dicts, a JSONL path, or an object with ``.rows``.
+        solved: tasks above this pass rate (the mean reward) are retired (default ``defaults.CURRICULUM_SOLVED``
+            = 0.8, the whileai SDK's and the DAPO band's upper edge).
+        min_rollouts: tasks with fewer graded rollouts are never retired (default
+            ``defaults.CURRICULUM_MIN_ROLLOUTS`` = 2).
+
+    Returns:
+        RowList: the rows kept, in their original order.
+
+    Raises:
+        InvalidArgument: ``solved`` outside [0, 1] or ``min_rollouts`` not an int >= 1 (a ``ValueError``).
+        InvalidArgumentType: ``rows`` that are not rows (a single dict, a non-iterable, a non-dict row; a
+            ``TypeError``).
+
+    Example:
+        ```python
+        rows = [{"task_id": "easy", "reward": 1}] * 4 + [{"task_id": "hard", "reward": r} for r in (0, 1, 0, 0)]
+        kept = wai.retire_solved(rows)   # the 4 rows of "hard"; "easy" (pass rate 1.0 > 0.8) is retired
+        ```
+    """
     data = as_rows(rows, name="rows")
     plan = curriculum(data, solved=solved, floor=0.0, min_rollouts=min_rollouts)
     gone = set(plan.retired)

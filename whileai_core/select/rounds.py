@@ -71,10 +71,18 @@ def next_round(prior: Any, tasks: Any = None, lo: float = D.DIFFICULTY_BAND[0], 
         n_unseen, n_too_easy, n_too_hard, n_prior_tasks, band, prompt_set_sha}``; ``prompt_set_sha`` is the
         first 16 hex of sha256 over the sorted task keys.
 
+    Raises:
+        InvalidArgument: ``lo``/``hi`` not numbers with 0 <= lo <= hi <= 1 (a ``ValueError``); a rows file that
+            is not UTF-8 JSONL.
+        InvalidArgumentType: ``prior`` or ``tasks`` is neither rows nor (for ``tasks``) a list of task keys (a
+            ``TypeError``).
+        FileNotFoundError: ``prior`` or ``tasks`` is a path to no file.
+
     Example:
-        >>> nr = next_round([{"task_id": "a", "reward": 1}, {"task_id": "a", "reward": 0}])
-        >>> nr["tasks"]
-        ['a']
+        ```python
+        nr = wai.next_round([{"task_id": "a", "reward": 1}, {"task_id": "a", "reward": 0}])
+        print(nr["tasks"])   # ['a']: pass rate 0.5 is inside the band
+        ```
     """
     lo, hi = _band(lo, hi)
     rates = prior_rates(prior)
@@ -121,9 +129,18 @@ def group_signal(rows: Any, lo: float = D.DIFFICULTY_BAND[0], hi: float = D.DIFF
         GroupSignal: ``{n_groups, n_single, n_mixed, n_all_zero, n_all_one, n_in_band, mixed_rate (mixed over
         groups of 2+), mixed_rate_ci95 (Wilson), k, pass_at_1, pass_pow_k, pass_at_k, headroom, pass_at}``.
 
+    Raises:
+        InvalidArgument: ``lo``/``hi`` not numbers with 0 <= lo <= hi <= 1, or rows ``pass_at`` refuses
+            (repeated rollouts of one task, a task id seen as two types; a ``ValueError``).
+        NonFiniteReward: a NaN reward (a ``ValueError``), as in ``pass_at``.
+        InvalidArgumentType: ``rows`` is not rows (a single dict, a non-iterable, a non-dict row; a
+            ``TypeError``).
+
     Example:
+        ```pycon
         >>> group_signal([{"task_id": "a", "reward": r} for r in (0, 1)])["n_mixed"]
         1
+        ```
     """
     from whileai_core.measure.measure import pass_at
     from whileai_core.measure.stats import wilson_interval

@@ -29,8 +29,10 @@ class Rejection:
         seed: seeds ties and random picks (default 0).
 
     Example:
+        ```pycon
         >>> Rejection("random_k_overall", min_reward=0.0).select
         'random_k_overall'
+        ```
     """
 
     select: str = "top_per_prompt"

@@ -225,13 +225,21 @@ def select(source: Any, *, mode: str = "rl", band: tuple[float, float] = D.DIFFI
         firm_band_rollouts: fewer rollouts per task draw the band-uncertainty warning (``FIRM_BAND_ROLLOUTS``).
             (``FIRM_BAND_ROLLOUTS``)
         quiet: do not print the report.
+        rule: SFT only: which passing completions to keep, one of ``rules.SFT_RULES`` (``"top_per_prompt"``,
+            ``"random_per_prompt"``, ``"top_k_overall"``, ``"random_k_overall"``) or a ``Rejection(...)``, whose
+            ``min_reward`` and ``seed`` replace the arguments of those names (default None: "top_per_prompt").
+            A bad name raises in either mode; under RL the rule is not used.
+        prior: RL only: the previous round's graded rows (or a ScoredData); tasks whose prior pass rate lies
+            outside ``band`` are dropped first and counted in ``report["prior"]`` (default None: no prior).
 
     Returns:
         A ``Selection``: a list of the kept rows with ``.report`` (and, for SFT, ``.control``); it exports itself.
 
     Raises:
         InvalidArgument: an argument out of range or of an unknown choice (a ``ValueError``); the message names it
-            and the fix.
+            and the fix. Also: an unknown ``rule`` name, or ``prior`` with ``mode="sft"``.
+        InvalidArgumentType: a ``rule`` that is neither a name nor a ``Rejection``, or a ``source`` that is not
+            rows (a ``TypeError``).
 
     Example:
         ```python

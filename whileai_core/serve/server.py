@@ -108,11 +108,25 @@ class Server:
     ``.model``, ``.engine``, ``.pid``, ``.notes``, ``log_tail()``, ``close()``; a context manager.
 
     Made by ``wai.serve``; closing it (or leaving the ``with`` block, or the interpreter exiting) stops the process
-    group and removes its temp files.
+    group and removes its temp files. ``wai.serve`` fills in the constructor's arguments; you do not call it.
+
+    Args:
+        launch: the engine, its argv and the model id the server lists at ``/v1/models`` (``engines.command``).
+        proc: the started server process (its own process group).
+        host: the address the server is bound to; ``.url`` uses 127.0.0.1 for a wildcard bind.
+        port: the TCP port the server listens on.
+        log_path: the file holding the server's stdout and stderr (``log_tail()`` reads it).
+        log: the open handle of ``log_path``, closed when the server stops.
+        scratch: the temp directory removed when the server stops (None: nothing to remove).
+        stop_grace_s: seconds between SIGTERM and SIGKILL on close (``serve`` passes its own, default
+            ``defaults.SERVE_STOP_GRACE_S`` = 10).
+        notes: what ``serve`` noted while preparing the checkpoint; the engine's notes are added after them.
 
     Example:
+        ```pycon
         >>> with wai.serve("out/final") as server:   # doctest: +SKIP
         ...     print(server.url, server.model)
+        ```
     """
 
     def __init__(self, launch: Launch, proc: subprocess.Popen[bytes], *, host: str, port: int, log_path: Path,
@@ -248,8 +262,10 @@ def serve(checkpoint_or_model: Any, engine: str = "auto", port: int | None = Non
             health check; the message carries the last lines of the server's own log.
 
     Example:
+        ```pycon
         >>> with wai.serve("out/final", engine="transformers") as server:   # doctest: +SKIP
         ...     data = wai.simulate(server.endpoint, tools=[get_order], system_prompt=SYSTEM)
+        ```
     """
     engine = choose(engine)
     positive("timeout_s", timeout_s)

@@ -192,7 +192,9 @@ def seeded_agent(tools: Sequence[Any], share: float | None = None, seed: int = 0
         InvalidArgument: a share outside [0, 1], both share= and rate=, no tools, or an unknown behaviour.
 
     Example:
+        ```pycon
         >>> agent = seeded_agent([get_order], rate=0.5, behaviors=["hedging", "leak"])  # doctest: +SKIP
+        ```
 
     The draw is a hash of (seed, task id, rollout index), so a row's fate never depends on run order. A
     spoiled rollout whose drawn behaviour cannot apply (``ignore_fault`` on a clean result) takes the next one

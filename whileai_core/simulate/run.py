@@ -423,14 +423,37 @@ def simulate(agent: Any = None, *, tools: Sequence[Any] | None = None, system_pr
         max_turns: tool-call rounds a model agent may take.
         cache: a record/replay cassette for model calls.
         traces: ``wai.traces.load`` rows (or ``wai.traces.situations``): the users' real first messages as asks.
+        runs: times the same situations are played (default 1); with more, rows carry ``lineage.eval_run`` and
+            rollout indices continue across runs, so ``wai.eval_variance(data)`` can split them.
+        seeds: asks (strings, or dicts with ``prompt``) that each become a situation, played first; without
+            ``budget`` only the seeds play (k each), with one the template writer fills the rest (default None).
+            Not together with ``asks``.
+        execute: your real tools answering the calls the fault schedule lets through: a callable
+            ``execute(name, arguments) -> result`` (``wai.dispatch(tools)``), or True for the tools' own bodies
+            (default None: the mock world answers). Needs ``tools``.
+        user_model: a model spec or backend that plays the user (in the situation's stance) when a model agent
+            asks a follow-up, at most ``defaults.USER_MAX_TURNS`` = 2 replies (default None: the configured
+            ``user_model``, if any). Not used with a callable agent, and a warning says so.
+        dimensions: extra coverage axes, a list of names or a dict ``{axis: [values] or True}``: ``"rule"`` (the
+            policy's clauses, ``rule_clauses``) and ``"history"`` are the SDK's axes; ``stance``,
+            ``world_state``, ``tool_condition`` and ``tool`` take a subset of their values; any other name is
+            an axis of your own (default None: the four default axes, so task ids never change).
+        grade: a judge callable (``row -> reward or verdict dict``) that grades every row before returning, so
+            the call returns ``ScoredData`` (default None: no grading). True and strings raise.
         **aliases: the SDK's names (``rollouts_per_prompt``, ``policy``, ``fault_rate``, ``tasks``).
 
     Returns:
         ``SimulationData``: ``.rows``, ``.coverage``, ``.notes``, ``.warnings``; ``.grade(judge=...)`` chains on.
+        With ``grade=``, the graded ``ScoredData`` instead.
 
     Raises:
-        InvalidArgumentType: an argument of the wrong type (a ``TypeError``); the message names it.
+        InvalidArgumentType: an argument of the wrong type (a ``TypeError``); the message names it. Also: an
+            unknown keyword (with the closest known name), a non-callable ``execute`` or ``grade`` (True or a
+            string included), ``dimensions`` that is neither a dict nor a list of names.
         InvalidArgument: an unknown ``mode`` or ``repeat_policy``, or a number out of range (a ``ValueError``).
+            Also: ``seeds`` with ``asks``, empty ``seeds``, ``execute`` without ``tools``, ``runs`` < 1, an
+            unknown value on a known ``dimensions`` axis, an own axis without values, no agent at all.
+        MissingKey: a model agent or writer whose provider key is not set (a ``LookupError``), before any call.
 
     Example:
         ```python

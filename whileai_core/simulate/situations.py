@@ -136,6 +136,25 @@ def rule_clauses(system_prompt: str | None, *, cap: int = RULE_AXIS_CAP) -> list
     preamble ("You are ...") is dropped; a block splits into sentences (or at ``;``) when every piece keeps at
     least ``RULE_CLAUSE_MIN_CHARS`` characters; shorter clauses are dropped, longer than
     ``RULE_CLAUSE_MAX_CHARS`` are cut at a word; duplicates (case-insensitive) go; at most ``cap`` are kept.
+
+    Args:
+        system_prompt: the policy text; None or "" gives no clauses.
+        cap: the most clauses kept, in prompt order (default ``defaults.RULE_AXIS_CAP`` = 16, the whileai SDK's
+            grid cap).
+
+    Returns:
+        list[str]: the clauses, in the order they appear in the prompt.
+
+    Raises:
+        InvalidArgument: ``cap`` not an int >= 1 (a ``ValueError``).
+        AttributeError: a ``system_prompt`` that is neither a string nor None.
+
+    Example:
+        ```python
+        wai.rule_clauses("You are a support agent.\n- Only refund paid orders.\n"
+                         "- Confirm the order id before any change.")
+        # ['Only refund paid orders.', 'Confirm the order id before any change.']
+        ```
     """
     cap = integer("cap", cap, minimum=1)
     blocks: list[str] = []
@@ -299,13 +318,19 @@ def situations(tools: Sequence[Any], system_prompt: str | None = None, *, n: int
         stances: the user stances. (``STANCES``)
         world_states: the world states. (``WORLD_STATES``)
         conditions: the tool conditions. (``TOOL_CONDITIONS``)
+        dimensions: extra axes, as ``simulate(dimensions=)``: a list of names or a dict ``{axis: [values] or
+            True}``; ``"rule"`` (the prompt's ``rule_clauses``) and ``"history"`` (``HISTORIES``) are the SDK's
+            axes, a known axis takes a subset of its values, any other name is an axis of your own carried on
+            each row's ``scenario`` cell (default None: the default grid, task ids unchanged).
 
     Returns:
         A list of ``Scenario`` (prompt, cell, scheduled fault, task id).
 
     Raises:
         InvalidArgument: an argument out of range or of an unknown choice (a ``ValueError``); the message names it
-            and the fix.
+            and the fix. Also: an unknown value on a known ``dimensions`` axis, or an own axis given True.
+        InvalidArgumentType: ``dimensions`` that is neither a dict nor a list of names, or a tool that is not a
+            tool, a function or a schema dict (a ``TypeError``).
 
     Example:
         ```python

@@ -89,7 +89,35 @@ class Environment:
 
 
 def load_environment(package_dir: str | os.PathLike[str], split: str = "train", **kwargs: Any) -> Any:
-    """Load an exported environment: a verifiers ``SingleTurnEnv`` when that API is importable, else ``Environment``."""
+    """Load an exported environment: a verifiers ``SingleTurnEnv`` when that API is importable, else ``Environment``.
+
+    The same loader the generated package's own ``load_environment(split)`` calls, for either runtime's data.
+
+    Args:
+        package_dir: the package directory ``export_environment`` wrote (``out/name``), holding ``spec.json``
+            and ``data/``.
+        split: ``"train"`` (default) or ``"holdout"``; a split with no data file loads as an empty dataset.
+        **kwargs: passed to ``verifiers.SingleTurnEnv`` when verifiers (0.1-0.3 API) is importable; unused
+            otherwise.
+
+    Returns:
+        A verifiers ``SingleTurnEnv`` (dataset + a ``Rubric`` over the stored judge) when verifiers is
+        importable, else an ``Environment``: ``dataset`` (the split's examples), ``rubric``, ``spec``, and
+        ``score(example, completion)``.
+
+    Raises:
+        InvalidArgument: a ``split`` other than "train" or "holdout" (a ``ValueError``).
+        InvalidArgumentType: the stored judge is not callable (a ``TypeError``).
+        ImportError: the stored judge's module does not import here (``AttributeError``: it lacks the name).
+        FileNotFoundError: ``package_dir`` has no ``spec.json``.
+
+    Example:
+        ```python
+        wai.export_environment(scored.rows, "env_out", judge="my_judges:reference_judge", name="shop_env")
+        env = wai.load_environment("env_out/shop_env", "holdout")
+        print(env)   # Environment('shop_env', split='holdout', ... examples, judge=my_judges:reference_judge)
+        ```
+    """
     if split not in SPLITS:
         raise InvalidArgument(f"split= must be one of {', '.join(map(repr, SPLITS))}; got {split!r}")
     here = Path(package_dir)
@@ -275,13 +303,19 @@ def export_environment(
         overlap: its overlap share (``DECONTAM_OVERLAP``). (``DECONTAM_OVERLAP``)
         include_privileged: put the privileged block in each example's ``info`` for the judge.
         overwrite: replace an existing package.
+        runtime: ``"verifiers"`` (default: a module whose ``load_environment(split)`` builds the environment) or
+            ``"openenv"`` (an OpenEnv package: models, server and ``openenv.yaml``); same data and ``spec.json``.
+        reward: the SDK's name for ``judge``; pass one of them, not both. There is no default grader.
 
     Returns:
         An ``EnvironmentExport`` naming the files written.
 
     Raises:
         InvalidArgument: an argument out of range or of an unknown choice (a ``ValueError``); the message names it
-            and the fix.
+            and the fix. Also: both ``judge`` and ``reward``, a ``name`` that is not a Python identifier, an empty
+            ``source``, or a judge that is not importable as ``"module:attr"``.
+        InvalidArgumentType: neither ``judge`` nor ``reward`` given, or a judge that is not callable (a
+            ``TypeError``).
         FileExistsError: the output exists and ``overwrite`` is False.
 
     Example:

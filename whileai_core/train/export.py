@@ -134,6 +134,11 @@ def export(source: Any, path: str | Path | None = None, *, mode: str | None = No
         mask_mode: which assistant turns train: ``"assistant"`` (all) or another of the mask modes.
         overwrite: replace a file that is not an earlier whileai export.
         validate: check every row against the schema first.
+        format: the file's row shape: ``"openai"`` (default), ``"trl"`` or ``"fireworks"`` (see above).
+        unroll: one sample per assistant turn, the loss on that turn alone (default False); the report's
+            ``mask_mode`` then reads ``"<mask_mode> (unrolled)"``.
+        max_tool_output_chars: cut each tool message to this many characters (>= 1), marking the cut in the
+            text and counting it in the report (default None: no cut).
 
     Returns:
         A report dict: the path, the row count and what was written.

@@ -65,7 +65,9 @@ def export_preference(pairs: Any, output: str | PathLike[str] | None = None, *, 
         InvalidArgument: an unknown format, an entry that is not a pair, or (validate) no pair survives.
 
     Example:
+        ```pycon
         >>> rep = export_preference(build_preference_pairs(rows), "dpo.jsonl", format="trl")  # doctest: +SKIP
+        ```
     """
     from whileai_core.tools import schemas
     from whileai_core.train.trl_formats import _side_messages, to_dpo, unwrap_pairs

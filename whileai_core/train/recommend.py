@@ -33,6 +33,7 @@ def recommend(tools: Sequence[Any], policy: str | None = None, *, system_prompt:
     Args:
         tools: the agent's tools (as for ``simulate``).
         policy: the system prompt (the SDK's positional name); ``system_prompt=`` is the same.
+        system_prompt: our name for ``policy``; when both are given, ``system_prompt`` wins (default None).
         mode: "sft" (default) or "rl".
         target: training rows wanted (default ``defaults.RECOMMEND_SFT_TARGET`` = 800 for SFT,
             ``defaults.RECOMMEND_RL_TARGET`` = 1000 for RL).
@@ -40,7 +41,7 @@ def recommend(tools: Sequence[Any], policy: str | None = None, *, system_prompt:
             ``group_signal`` on a pilot run); floored at ``min_mixed_rate`` (``defaults.RECOMMEND_MIN_MIXED_RATE``).
         copies: SFT rows per covering-grid cell (default ``defaults.RECOMMEND_SATURATION_COPIES`` = 5).
         k: rollouts per RL group (default ``defaults.RL_REPEATS`` = 8).
-        min_mixed_rate: the floor on ``mixed_rate`` (default 0.02).
+        min_mixed_rate: the floor on ``mixed_rate`` (default ``defaults.RECOMMEND_MIN_MIXED_RATE`` = 0.02).
         step: SFT budgets round up to a multiple of this (default ``defaults.RECOMMEND_BUDGET_STEP`` = 100).
 
     Returns:
@@ -48,9 +49,17 @@ def recommend(tools: Sequence[Any], policy: str | None = None, *, system_prompt:
         SFT: budget = max(cells x copies, 3 x target), rounded up to ``step``. RL: situations =
         max(2 x cells, ceil(target / (k x mixed_rate))), budget = situations x k.
 
+    Raises:
+        InvalidArgument: a ``mode`` other than "sft" or "rl", ``target``/``copies``/``k``/``step`` < 1,
+            ``mixed_rate`` outside [0, 1] or ``min_mixed_rate`` outside (0, 1) (a ``ValueError``); tools
+            ``simulate`` would refuse (two tools with one name, a bad tool name).
+        InvalidArgumentType: a tool that is not a tool, a function or a schema dict (a ``TypeError``).
+
     Example:
+        ```pycon
         >>> recommend([lookup_order], "Only refund paid orders.", mode="rl")["simulate_kwargs"]  # doctest: +SKIP
         {'mode': 'rl', 'situations': 250, 'repeats': 8, 'budget': 2000}
+        ```
     """
     from whileai_core.simulate.situations import situations
 
