@@ -95,7 +95,7 @@ def test_served_model_answers_simulate_through_an_endpoint(server, tiny):
 def test_prove_pairs_the_served_endpoint_with_the_same_checkpoint_in_process(server, tiny):
     holdout = [{"task_id": f"t{i}", "prompt": f"read /data/file{i}.txt", "system_prompt": "You are an agent."}
                for i in range(3)]
-    judge = lambda row: {"reward": int(bool(row["final_text"].strip()))}  # noqa: E731
+    judge = lambda row: {"reward": int(bool(row["final_text"].strip()))}
     report = wai.prove(str(tiny), server.endpoint, holdout, judge, max_new_tokens=6)
     assert report.n_tasks == 3
     # same weights, same greedy decoding, same system + user messages: the served arm says what the local arm says
