@@ -235,3 +235,10 @@ def test_a_lora_adapter_served_by_transformers_answers_as_its_merged_model(tiny,
         assert any("merged into its base" in note for note in s.notes)
         served = s.endpoint.complete(messages, temperature=0, max_tokens=12)
     assert served.text.strip() == merged.strip()
+
+
+def test_cli_refuses_a_path_that_is_not_a_checkpoint(tmp_path):
+    done = subprocess.run([sys.executable, "-m", "whileai_core.cli", "serve", str(tmp_path / "nothing"), "--engine",
+                           "transformers"], capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 2 and done.stdout == ""
+    assert "whileai serve: serve():" in done.stderr and "not a local checkpoint directory" in done.stderr
