@@ -32,12 +32,12 @@ def test_the_loop_in_one_program_runs_and_the_served_model_beats_its_base(tmp_pa
     out = done.stdout
     url = re.search(r"serving at (http://127\.0\.0\.1:(\d+)/v1)", out)
     assert url, out
-    assert re.search(r"^stand-in agent: pass@1 0\.\d\d ", out, re.M)
-    assert re.search(r"^train sft: 60 steps on \d+ examples", out, re.M)
-    assert re.search(r"^served model: pass@1 \d\.\d\d ", out, re.M)
+    assert re.search(r"^stand-in agent: pass@1 0\.\d\d ", out, re.MULTILINE)
+    assert re.search(r"^train sft: 60 steps on \d+ examples", out, re.MULTILINE)
+    assert re.search(r"^served model: pass@1 \d\.\d\d ", out, re.MULTILINE)
     prove = re.search(r"prove: endpoint:.*sft/final@http://127\.0\.0\.1:\d+/v1 vs local:base on (\d+) holdout tasks", out)
     assert prove and int(prove.group(1)) >= 8, out
-    verdict = re.search(r"^(better|worse|inconclusive)\b.*delta ([+-]\d\.\d+) ", out, re.M)
+    verdict = re.search(r"^(better|worse|inconclusive)\b.*delta ([+-]\d\.\d+) ", out, re.MULTILINE)
     assert verdict and verdict.group(1) == "better" and float(verdict.group(2)) > 0, out
     import socket
 
@@ -53,7 +53,7 @@ def _anchor(heading: str) -> str:
 def test_the_docs_block_is_the_example_verbatim():
     doc = (ROOT / "docs" / "train.md").read_text(encoding="utf-8")
     section = doc[doc.index("## The loop in one program"):]
-    block = re.search(r"```python\n(.*?)\n```", section, re.S).group(1)
+    block = re.search(r"```python\n(.*?)\n```", section, re.DOTALL).group(1)
     assert block in (ROOT / "examples" / "loop.py").read_text(encoding="utf-8")
     assert "tests/serve/test_loop.py" in section  # the not-run marker names the test that runs it
 

@@ -95,7 +95,7 @@ def test_served_model_answers_simulate_through_an_endpoint(server, tiny):
 def test_prove_pairs_the_served_endpoint_with_the_same_checkpoint_in_process(server, tiny):
     holdout = [{"task_id": f"t{i}", "prompt": f"read /data/file{i}.txt", "system_prompt": "You are an agent."}
                for i in range(3)]
-    judge = lambda row: {"reward": int(bool(row["final_text"].strip()))}  # noqa: E731
+    judge = lambda row: {"reward": int(bool(row["final_text"].strip()))}
     report = wai.prove(str(tiny), server.endpoint, holdout, judge, max_new_tokens=6)
     assert report.n_tasks == 3
     # same weights, same greedy decoding, same system + user messages: the served arm says what the local arm says
@@ -235,3 +235,10 @@ def test_a_lora_adapter_served_by_transformers_answers_as_its_merged_model(tiny,
         assert any("merged into its base" in note for note in s.notes)
         served = s.endpoint.complete(messages, temperature=0, max_tokens=12)
     assert served.text.strip() == merged.strip()
+
+
+def test_cli_refuses_a_path_that_is_not_a_checkpoint(tmp_path):
+    done = subprocess.run([sys.executable, "-m", "whileai_core.cli", "serve", str(tmp_path / "nothing"), "--engine",
+                           "transformers"], capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 2 and done.stdout == ""
+    assert "whileai serve: serve():" in done.stderr and "not a local checkpoint directory" in done.stderr

@@ -103,8 +103,9 @@ def prepare(checkpoint_or_model: Any, engine: str, scratch: Path) -> Checkpoint:
         return Checkpoint(base, adapter=str(path), adapter_rank=fit if fit > _VLLM_LORA_RANKS[0] else None,
                           notes=[f"LoRA adapter {path.name} served on its base {base} (vLLM --enable-lora)"])
     merged = merge_adapter(path, base, scratch / "merged")
-    return Checkpoint(str(merged), notes=[f"LoRA adapter {path} merged into its base {base} with peft for "
-                                          f"transformers serve (which loads one model directory): {merged}"])
+    note = (f"LoRA adapter {path} merged into its base {base} with peft for transformers serve (which loads one "
+            f"model directory): {merged}")
+    return Checkpoint(str(merged), notes=[note])
 
 
 __all__ = ["Checkpoint", "adapter_config", "checkpoint_dir", "merge_adapter", "prepare"]

@@ -45,11 +45,24 @@ _OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFF
 _PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 
-def _die_with_parent() -> None:  # runs in the child between fork and exec
+def _death_signal() -> Any:
+    """A preexec function that asks Linux to SIGKILL the child when its parent thread dies, or None.
+
+    libc's ``prctl`` is looked up here, in the parent, so the child between fork and exec only calls it (no
+    import, no lookup: nothing that could wait on a lock another thread held at fork)."""
+    if sys.platform != "linux" or threading.current_thread() is not threading.main_thread():
+        return None
     import ctypes
 
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+
+    def _die_with_parent() -> None:
+        prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL))
+
+    return _die_with_parent
 
 
 def _stop(proc: subprocess.Popen[bytes], grace_s: float, scratch: str | None, log: Any) -> None:
@@ -190,7 +203,7 @@ class Server:
     def __enter__(self) -> Server:
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def __repr__(self) -> str:
@@ -288,10 +301,9 @@ def serve(checkpoint_or_model: Any, engine: str = "auto", port: int | None = Non
                          adapter_rank=ckpt.adapter_rank, args=list(args))
         log_path = Path(scratch) / "server.log"
         log = open(log_path, "wb")  # noqa: SIM115 - closed by the handle
-        main = threading.current_thread() is threading.main_thread()
         proc = subprocess.Popen(launch.argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                                 env=_child_env(env), start_new_session=True,
-                                preexec_fn=_die_with_parent if sys.platform == "linux" and main else None)
+                                preexec_fn=_death_signal())  # noqa: PLW1509 - only prctl, looked up before the fork
     except BaseException:
         shutil.rmtree(scratch, ignore_errors=True)
         raise
