@@ -138,7 +138,7 @@ class History:
     index: dict[str, dict[str, Any]]
     flaky: list[str] = field(default_factory=list)
     drifting: list[str] = field(default_factory=list)
-    suite_rates: list[float] = field(default_factory=list)
+    suite_rates: list[float | None] = field(default_factory=list)
     suite_tau: float | None = None
     suite_trend_p: float | None = None
     alpha: float = D.GATE_ALPHA
@@ -154,7 +154,7 @@ class History:
         """The summary lines: what was pooled, flaky and drifting scenarios (each with its p and n), staleness."""
         n = len(self.runs)
         asked = f" (asked for {self.requested}; the branch has {n})" if self.requested and self.requested > n else ""
-        rates = ", ".join(f"{r:.3f}" for r in self.suite_rates)
+        rates = ", ".join("n/a" if r is None else f"{r:.3f}" for r in self.suite_rates)
         out = [f"pooled baseline: {n} run(s){asked}, suite pass@1 per run {rates}; between-run variance per "
                "scenario as a random effect (effective trials shrink by the design effect)"]
         for key in self.flaky:
@@ -235,8 +235,8 @@ def pool_runs(docs: Sequence[Mapping[str, Any]], *, names: Sequence[str] | None 
     rates = []
     for doc in docs:
         flags = [f for sc in doc.get("scenarios") or [] for f in _flags(sc)]
-        rates.append(sum(flags) / len(flags) if flags else float("nan"))
-    tau, p = mann_kendall([r for r in rates if not math.isnan(r)])
+        rates.append(sum(flags) / len(flags) if flags else None)  # None, not NaN: the run document is strict JSON
+    tau, p = mann_kendall([r for r in rates if r is not None])
     return History(names, scen, index, [k for k in keys if scen[k].flaky], [k for k in keys if scen[k].drifting],
                    rates, tau, p, alpha, requested=requested)
 
