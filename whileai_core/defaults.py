@@ -61,7 +61,9 @@ USER_MAX_TURNS = 2  # simulated-user replies per rollout when a user model plays
 AGENT_TEMPERATURE = 0.7  # whileai SDK complete() default temperature; convention, untested
 AGENT_MAX_TOKENS = 1024  # whileai SDK COMPLETE_MAX_TOKENS; convention
 ANTHROPIC_MAX_TEMPERATURE = 1.0  # the Messages API accepts temperature in [0, 1] (Anthropic API docs)
-HTTP_TIMEOUT_S = 120.0  # per-request read timeout; whileai SDK PLATFORM_REQUEST_TIMEOUT_S 120; convention, untested
+HTTP_TIMEOUT_S = 120.0  # total deadline of one request (connect to last body byte); whileai SDK PLATFORM_REQUEST_TIMEOUT_S 120; convention, untested
+RETRY_BUDGET_S = 300.0  # seconds all retries of one call may add after its first attempt (waits + tries); convention, untested
+HTTP_SHUTDOWN_S = 2.0  # seconds the background HTTP loop gets to close its connections at exit; convention, untested
 HTTP_CONNECT_TIMEOUT_S = 10.0  # TCP connect timeout; convention, untested
 HTTP_MAX_CONNECTIONS = 64  # pooled connections per backend, >= 2x DEFAULT_CONCURRENCY so workers never queue on the pool; convention
 RETRY_MAX_ATTEMPTS = 4  # tries per call (1 + 3 retries); whileai SDK TRANSIENT_TRIES 3 retries; convention
