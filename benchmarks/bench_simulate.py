@@ -61,6 +61,8 @@ def _asks(tasks: int) -> list[str]:
 
 
 def _whileai(spec: dict) -> dict:
+    import aiohttp  # noqa: F401 - imported before the clock starts, as the bare clients' are
+
     import whileai as wai
     from whileai_core.models.cache import Cassette
 

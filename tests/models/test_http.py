@@ -104,16 +104,21 @@ def test_no_credential_survives_in_error_log_row_or_cassette(srv, tmp_path, capl
 
 
 def test_http_calls_build_no_ssl_context_and_load_nothing_at_import():
-    code = ("import sys, whileai as wai\n"
+    code = ("import sys, ssl, whileai as wai\n"
             "import whileai_core.models.backends, whileai_core.simulate.run, whileai_core.simulate.engine\n"
-            "print(sorted(m for m in ('aiohttp', 'httpx', 'ssl_ctx') if m in sys.modules))\n"
+            "print(sorted(m for m in ('aiohttp', 'httpx') if m in sys.modules))\n"
+            "import aiohttp  # aiohttp builds its one verified context here, once per process\n"
+            "built = []\n"
+            "real = ssl.SSLContext.load_verify_locations\n"
+            "ssl.SSLContext.load_verify_locations = lambda self, *a, **k: built.append(1) or real(self, *a, **k)\n"
+            "ssl.SSLContext.set_default_verify_paths = lambda self: built.append(1)\n"
             "sys.path.insert(0, 'tests')\n"
             "from fakeserver import FakeServer\n"
-            "from whileai_core.models import http\n"
             "with FakeServer() as s:\n"
-            "    b = wai.Endpoint('m', url=s.openai_url)\n"
-            "    [b.complete([{'role': 'user', 'content': 'x'}]) for _ in range(3)]\n"
-            "print(http.ssl_contexts_built())\n")
+            "    for i in range(3):\n"
+            "        b = wai.Endpoint('m', url=s.openai_url, timeout=5 + i)  # a new backend each time\n"
+            "        b.complete([{'role': 'user', 'content': 'x'}])\n"
+            "print(len(built))\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split("\n")[:2] == ["[]", "0"]
 

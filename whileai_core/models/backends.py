@@ -413,7 +413,20 @@ class _HTTPBackend(_Transport):
         raise NotImplementedError
 
     def _target(self, path: str) -> tuple[str, str, dict[str, str], list[str]]:
-        """(URL to send, URL to show, headers, secrets to redact): ``user:password@`` goes as Basic auth."""
+        """(URL to send, URL to show, headers, secrets to redact): ``user:password@`` goes as Basic auth.
+        Worked out once per (path, base URL, key): the key and URL may come from the environment, so both are
+        part of the memo's key."""
+        memo = self.__dict__.get("_targets")
+        if memo is None:
+            memo = {}
+            object.__setattr__(self, "_targets", memo)
+        at = (path, self.base_url, self._key())
+        found = memo.get(at)
+        if found is None:
+            found = memo[at] = self._target_of(path)
+        return found[0], found[1], dict(found[2]), found[3]
+
+    def _target_of(self, path: str) -> tuple[str, str, dict[str, str], list[str]]:
         url = self.base_url.rstrip("/") + path
         headers = self._headers()
         headers["content-type"] = "application/json"

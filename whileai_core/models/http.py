@@ -8,8 +8,9 @@ CPU per call, and the rollout engine (``simulate/engine.py``) is one event loop,
   run's ``concurrency`` (``connection_limit``); it closes it when the run ends (``close_sessions``).
   Synchronous callers (``backend.complete`` from a thread) share one background loop in a daemon thread
   (``run_sync``), started on first use, so sync and async calls take the same code path.
-* **One SSL context per process** (``ssl_context``), built on the first ``https://`` call and never for
-  ``http://``.
+* **One certificate-verifying SSL context per process**: aiohttp builds its default context once, when it is
+  imported, and every ``https://`` request of every session reuses it (``ssl=True``); ``http://`` requests
+  pass ``ssl=False`` and touch none. (httpx's transports each built their own, 18.5 ms CPU and 0.8 MB apiece.)
 * **A total deadline per request**: ``timeout`` caps connect + send + headers + the whole body, so a server
   that drips one byte at a time is cut at the deadline (a per-read timeout never fires on a drip).
 * **Redaction** (``redact``): every text a backend raises, logs or records passes through it: URL userinfo,
@@ -74,29 +75,6 @@ def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
 
 
 # --------------------------------------------------------------------------------------------------
-# SSL: one context per process, only when a https:// URL is called
-# --------------------------------------------------------------------------------------------------
-_ssl_lock = threading.Lock()
-_ssl: list[Any] = []
-
-
-def ssl_context() -> Any:
-    """The process's one certificate-verifying SSL context (built on first call, reused by every session)."""
-    if not _ssl:
-        with _ssl_lock:
-            if not _ssl:
-                import ssl
-
-                _ssl.append(ssl.create_default_context())
-    return _ssl[0]
-
-
-def ssl_contexts_built() -> int:
-    """How many SSL contexts this process built (0 or 1): what the tests check."""
-    return len(_ssl)
-
-
-# --------------------------------------------------------------------------------------------------
 # sessions: one per event loop
 # --------------------------------------------------------------------------------------------------
 _sessions: dict[Any, Any] = {}
@@ -148,7 +126,7 @@ async def post(url: str, payload: bytes, headers: dict[str, str], *, timeout: fl
     """
     import aiohttp
 
-    ssl = ssl_context() if url.startswith("https:") else False
+    ssl = url.startswith("https:")  # True: aiohttp's one verified context of this process
     limits = aiohttp.ClientTimeout(total=timeout or None, sock_connect=connect_timeout or None)
     async with session().post(url, data=payload, headers=headers, timeout=limits, ssl=ssl,
                               allow_redirects=False) as resp:
@@ -199,5 +177,4 @@ def _close_background() -> None:  # pragma: no cover - interpreter exit
     loop.call_soon_threadsafe(loop.stop)
 
 
-__all__ = ["close_sessions", "connection_limit", "post", "redact", "run_sync", "session", "sessions_open",
-           "ssl_context", "ssl_contexts_built"]
+__all__ = ["close_sessions", "connection_limit", "post", "redact", "run_sync", "session", "sessions_open"]
