@@ -29,7 +29,7 @@ import contextvars
 import os
 import re
 import threading
-from collections.abc import Coroutine, Iterable
+from collections.abc import Coroutine, Iterable, Mapping
 from typing import Any
 
 from whileai_core.defaults import HTTP_MAX_CONNECTIONS, HTTP_SHUTDOWN_S
@@ -114,11 +114,11 @@ async def close_sessions() -> None:
 
 
 async def post(url: str, payload: bytes, headers: dict[str, str], *, timeout: float,
-               connect_timeout: float) -> tuple[int, dict[str, str], bytes]:
+               connect_timeout: float) -> tuple[int, Mapping[str, str], bytes]:
     """POST ``payload`` and read the whole reply within ``timeout`` seconds in total.
 
     Returns:
-        (status, lower-cased headers, body bytes).
+        (status, headers (case-insensitive), body bytes).
 
     Raises:
         asyncio.TimeoutError: the deadline passed (connect included).
@@ -131,7 +131,7 @@ async def post(url: str, payload: bytes, headers: dict[str, str], *, timeout: fl
     async with session().post(url, data=payload, headers=headers, timeout=limits, ssl=ssl,
                               allow_redirects=False) as resp:
         body = await resp.read()
-        return resp.status, {k.lower(): v for k, v in resp.headers.items()}, body
+        return resp.status, resp.headers, body
 
 
 # --------------------------------------------------------------------------------------------------

@@ -142,7 +142,7 @@ class Engine:
                 except (KeyboardInterrupt, SystemExit) as exc:  # raised by an agent: the caller stops the run
                     out.put(exc)
                     return
-                out.put(row)
+                out.put((si, ri, row))
 
         tasks = [ctx.run(loop.create_task, worker()) for _ in range(self.concurrency)]
         try:
@@ -196,6 +196,11 @@ class Engine:
         Closing the iterator early (or an exception in the caller, such as Ctrl-C) cancels the rollouts in
         flight; rows already yielded are the caller's.
         """
+        for _, _, row in self.keyed(jobs):
+            yield row
+
+    def keyed(self, jobs: Iterable[tuple[int, int]]) -> Iterator[tuple[int, int, dict[str, Any]]]:
+        """``rows``, each as (situation index, rollout index, row)."""
         ctx = contextvars.copy_context()
         ctx.run(RUN_PLAN.set, self.plan)
         ctx.run(http.connection_limit.set, self.concurrency)
@@ -404,9 +409,7 @@ class Runner:
         todo = [(si, ri) for si, ri in keys if not self.rows.has(si, ri)]
         if not todo or self.engine.cut:
             return
-        index = {x.task_id: si for si, x in enumerate(self.scen)}
-        for row in self.engine.rows(todo):
-            si, ri = index[row["task_id"]], row["rollout_index"]
+        for si, ri, row in self.engine.keyed(todo):
             self.keep(si, ri, row)
             if self.rows.count % D.PROGRESS_EVERY_ROWS == 0:
                 self.progress_line(self.rows.count, total)
