@@ -98,8 +98,8 @@ def _bare_aiohttp(spec: dict) -> dict:
 
             async def worker() -> None:
                 for _ in jobs:
-                    for b in body:
-                        async with s.post(spec["url"] + "/chat/completions", data=b,
+                    for b in body:  # each request body encoded per call, as a real client must
+                        async with s.post(spec["url"] + "/chat/completions", data=json.dumps(b).encode(),
                                           headers={"content-type": "application/json"}) as r:
                             json.loads(await r.read())
 
@@ -127,7 +127,7 @@ def _bare_httpx(spec: dict) -> dict:
             async def worker() -> None:
                 for _ in jobs:
                     for b in body:
-                        r = await s.post(spec["url"] + "/chat/completions", content=b,
+                        r = await s.post(spec["url"] + "/chat/completions", content=json.dumps(b).encode(),
                                          headers={"content-type": "application/json"})
                         r.json()
 
@@ -139,7 +139,7 @@ def _bare_httpx(spec: dict) -> dict:
             "rss_mb": _peak_rss_mb()}
 
 
-def _bodies() -> list[bytes]:
+def _bodies() -> list[dict]:
     tool = {"type": "function", "function": {"name": "get_order", "description": "Look up an order by id.",
                                              "parameters": {"type": "object", "required": ["order_id"],
                                                             "properties": {"order_id": {"type": "string"}}}}}
@@ -147,7 +147,8 @@ def _bodies() -> list[bytes]:
     second = first + [{"role": "assistant", "content": "", "tool_calls": [
         {"id": "c1", "type": "function", "function": {"name": "get_order", "arguments": '{"order_id": "A1000"}'}}]},
         {"role": "tool", "tool_call_id": "c1", "content": '{"status": "ok", "order_id": "A1000"}'}]
-    return [json.dumps({"model": "m", "messages": m, "tools": [tool]}).encode() for m in (first, second)]
+    return [{"model": "m", "messages": m, "tools": [tool], "temperature": 0.7, "max_tokens": 1024}
+            for m in (first, second)]
 
 
 def _peak_rss_mb() -> float:

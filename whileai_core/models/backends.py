@@ -288,6 +288,8 @@ class _Breaker:
 
     def allow(self) -> bool | None:
         """True: go ahead; None: go ahead as a single-attempt probe; False: fail fast."""
+        if self.strikes < self.limit:  # the common case, read without the lock (an int read is atomic)
+            return True
         with self._lock:
             if self.strikes < self.limit:
                 return True
@@ -298,6 +300,8 @@ class _Breaker:
             return False
 
     def record(self, *, dead: bool, what: str = "") -> None:
+        if not dead and not self.strikes:  # a success on a healthy host: nothing to change
+            return
         with self._lock:
             if dead:
                 self.strikes += 1
@@ -424,7 +428,7 @@ class _HTTPBackend(_Transport):
         found = memo.get(at)
         if found is None:
             found = memo[at] = self._target_of(path)
-        return found[0], found[1], dict(found[2]), found[3]
+        return found  # the headers dict is shared: nothing downstream changes it
 
     def _target_of(self, path: str) -> tuple[str, str, dict[str, str], list[str]]:
         url = self.base_url.rstrip("/") + path

@@ -10,6 +10,7 @@ through the credential redaction of ``models/http.py``. A cassette miss is not a
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import inspect
 import json
@@ -134,10 +135,16 @@ def _row(agent: Any, trial: Scenario, system_prompt: str | None, outcome: tuple[
         "lineage": {
             "run_id": run_id, "seed": seed, "writer": "template", "agent": agent_name,
             "whileai_version": distribution_version(),
-            "system_prompt_sha": hashlib.sha256((system_prompt or "").encode()).hexdigest()[:16],
+            "system_prompt_sha": _prompt_sha(system_prompt or ""),
             "mode": mode, "repeat_policy": repeat_policy,
         },
     }
+
+
+@functools.lru_cache(maxsize=256)
+def _prompt_sha(system_prompt: str) -> str:
+    """The lineage's system-prompt hash, once per prompt (every row of a run has the same one)."""
+    return hashlib.sha256(system_prompt.encode()).hexdigest()[:16]
 
 
 def _finish_awaitable(out: Awaitable[Any]) -> Any:
