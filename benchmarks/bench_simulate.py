@@ -9,8 +9,8 @@ the reply). Every measurement runs in a fresh child process (so peak RSS and CPU
 * bare httpx.AsyncClient: the same, at c=32 (why the engine uses aiohttp: client CPU per call);
 * the latency limit: c / (2 calls x 20 ms) rollouts/s.
 
-At (1000 x 4, c=32), (4000 x 4, c=32), (1000 x 4, c=128); then peak RSS with ``output=`` at 1000 and 4000
-tasks, and replay (a recorded cassette, server unreachable) against the live run. Targets (issue 16): >= 90% of
+At (1000 x 4, c=32), (4000 x 4, c=32), (1000 x 4, c=128); then peak RSS with ``output=`` at k=4 and k=16 over
+the same 1000 tasks (4x the rows, the same situations), and replay (a recorded cassette, server unreachable) against the live run. Targets (issue 16): >= 90% of
 the bare client at c=32, >= 50% of the limit at c=128, CPU per rollout at 4000 tasks <= 1.15x that at 1000,
 peak RSS with output= flat in rows (<= 1.10x), replay <= 5% of live wall time. It prints each and met/missed.
 
@@ -74,7 +74,8 @@ def _whileai(spec: dict) -> dict:
     cache = Cassette(spec["cassette"], mode=spec["cache_mode"]) if spec.get("cassette") else False
     agent = wai.Endpoint("m", url=spec["url"], max_attempts=1)
     cpu0, t0 = time.process_time(), time.perf_counter()
-    data = wai.simulate(agent, tools=[get_order], asks=_asks(spec["tasks"]), repeats=K, budget=spec["tasks"] * K,
+    k = spec.get("k", K)
+    data = wai.simulate(agent, tools=[get_order], asks=_asks(spec["tasks"]), repeats=k, budget=spec["tasks"] * k,
                         concurrency=spec["c"], cache=cache, progress=False, output=spec.get("output"))
     wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
     if cache:
@@ -205,11 +206,12 @@ def main() -> None:
                 res[("httpx", tasks, c)] = child("httpx", url=url, tasks=tasks, c=c)
                 print(_line("bare httpx.AsyncClient", res[("httpx", tasks, c)], limit))
         with tempfile.TemporaryDirectory() as tmp:
-            print(f"\npeak RSS with output= (rows streamed to a file), concurrency 32:")
-            for tasks in (small, big):
-                res[("output", tasks, 32)] = child("whileai", url=url, tasks=tasks, c=32,
-                                                  output=str(Path(tmp) / f"rows{tasks}.jsonl"))
-                print(_line(f"whileai output= {tasks}", res[("output", tasks, 32)], 32 / (2 * args.latency)))
+            print(f"\npeak RSS with output= (rows streamed to a file), {small} tasks, concurrency 32, k={K} then "
+                  f"k={4 * K} (4x the rows, the same situations):")
+            for k in (K, 4 * K):
+                res[("output", k, 32)] = child("whileai", url=url, tasks=small, c=32, k=k,
+                                              output=str(Path(tmp) / f"rows{k}.jsonl"))
+                print(_line(f"whileai output= k={k}", res[("output", k, 32)], 32 / (2 * args.latency)))
             cassette = str(Path(tmp) / "cassette.jsonl")
             rec = child("whileai", url=url, tasks=small, c=32, cassette=cassette, cache_mode="record")
             size = Path(cassette).stat().st_size / 1e6
@@ -242,8 +244,8 @@ def _report(res: dict, small: int, big: int, latency: float, rep: dict) -> None:
     print(_verdict(f"whileai / latency limit, {small} x {K}, c=128", r, ">= 0.50", r >= 0.50))
     r = cpu(("whileai", big, 32)) / cpu(("whileai", small, 32))
     print(_verdict(f"CPU per rollout, {big} tasks / {small} tasks (c=32)", r, "<= 1.15", r <= 1.15))
-    r = res[("output", big, 32)]["rss_mb"] / res[("output", small, 32)]["rss_mb"]
-    print(_verdict(f"peak RSS with output=, {big} tasks / {small} tasks", r, "<= 1.10", r <= 1.10))
+    r = res[("output", 4 * K, 32)]["rss_mb"] / res[("output", K, 32)]["rss_mb"]
+    print(_verdict(f"peak RSS with output=, {4 * K * small} rows / {K * small} rows", r, "<= 1.10", r <= 1.10))
     r = rep["wall"] / res[("whileai", small, 32)]["wall"]
     print(_verdict(f"replay wall / live wall, {small} x {K}", r, "<= 0.05", r <= 0.05 and rep["ok"] == rep["n"]))
     r = cpu(("httpx", small, 32)) / cpu(("aiohttp", small, 32))

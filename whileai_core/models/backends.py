@@ -762,7 +762,11 @@ class Endpoint(_OpenAICompatible):
 
     @property
     def spec(self) -> str:
-        return f"{self.provider}:{self.model}@{_safe_url(str(self.url))}"
+        found = self.__dict__.get("_spec")  # asked for on every rollout (the row names its agent)
+        if found is None:
+            found = f"{self.provider}:{self.model}@{_safe_url(str(self.url))}"
+            object.__setattr__(self, "_spec", found)
+        return found
 
     def _key_optional(self) -> bool:
         return True
