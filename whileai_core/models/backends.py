@@ -49,8 +49,8 @@ from whileai_core.defaults import (
     RETRY_BUDGET_S,
     RETRY_MAX_ATTEMPTS,
 )
-from whileai_core.models import http
 from whileai_core.errors import BackendError, InvalidArgument, InvalidArgumentType
+from whileai_core.models import http
 from whileai_core.tools import function_spec, json_schema_types, model_name
 from whileai_core.tools import tool as make_tool
 
