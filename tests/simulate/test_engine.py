@@ -105,8 +105,11 @@ def test_each_finished_rollout_is_handled_once_with_no_scan_over_pending_work(ki
     engine = Engine(sync_agent if kind == "sync" else async_agent, scen, seed=0, concurrency=16, run_id="r")
     jobs = [(si, ri) for si in range(150) for ri in range(4)]
     rows = list(engine.rows(jobs))
-    assert len(rows) == len(jobs) == engine.handed == engine.started
+    assert len(rows) == len(jobs) == engine.handed == engine.started == engine.finished
     assert sorted(r["row_id"] for r in rows) == sorted(f"{scen[si].task_id}#{ri}" for si, ri in jobs)
+    seen = collections.Counter()
+    engine.run(jobs, lambda si, ri, row: seen.update([(si, ri, row["row_id"] == f"{scen[si].task_id}#{ri}")]))
+    assert seen == collections.Counter({(si, ri, True): 1 for si, ri in jobs})  # each once, with its own key
     assert calls == collections.Counter()
 
 

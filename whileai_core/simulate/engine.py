@@ -97,7 +97,8 @@ class Engine:
         self.deadline, self.grace_s = deadline, grace_s
         self.acall = async_call(agent)
         self.started = 0  # rollouts started
-        self.handed = 0  # rows handed to the caller: one append per finished rollout (O(1))
+        self.handed = 0  # rows handed to the caller by rows()/keyed(): one append per finished rollout (O(1))
+        self.finished = 0  # rollouts finished (handed out or given to on_row)
         self.cut = False  # the deadline stopped new rollouts from starting
         self.lineage: dict[str, Any] = {}  # extra lineage stamped on every row (e.g. resumed)
 
@@ -124,8 +125,8 @@ class Engine:
             self.cut = True
         return self.cut
 
-    async def _main(self, jobs: Iterator[tuple[int, int]], out: _Handoff,
-                    ctx: contextvars.Context) -> None:
+    async def _main(self, jobs: Iterator[tuple[int, int]], out: _Handoff, ctx: contextvars.Context,
+                    on_row: Callable[[int, int, dict[str, Any]], None] | None) -> None:
         loop = asyncio.get_running_loop()
         pool = None if self.acall is not None else ThreadPoolExecutor(self.concurrency, "whileai-rollout")
 
@@ -142,7 +143,11 @@ class Engine:
                 except (KeyboardInterrupt, SystemExit) as exc:  # raised by an agent: the caller stops the run
                     out.put(exc)
                     return
-                out.put((si, ri, row))
+                self.finished += 1
+                if on_row is None:
+                    out.put((si, ri, row))
+                else:
+                    on_row(si, ri, row)
 
         tasks = [ctx.run(loop.create_task, worker()) for _ in range(self.concurrency)]
         try:
@@ -175,11 +180,11 @@ class Engine:
             t.cancel()
 
     def _serve(self, jobs: Iterator[tuple[int, int]], out: _Handoff, ctx: contextvars.Context,
-               box: dict[str, Any]) -> None:
+               box: dict[str, Any], on_row: Callable[[int, int, dict[str, Any]], None] | None) -> None:
         loop = asyncio.new_event_loop()
         box["loop"] = loop
         try:
-            main = ctx.run(loop.create_task, self._main(jobs, out, ctx))
+            main = ctx.run(loop.create_task, self._main(jobs, out, ctx, on_row))
             box["main"] = main
             loop.run_until_complete(main)
         except asyncio.CancelledError:
@@ -199,15 +204,22 @@ class Engine:
         for _, _, row in self.keyed(jobs):
             yield row
 
-    def keyed(self, jobs: Iterable[tuple[int, int]]) -> Iterator[tuple[int, int, dict[str, Any]]]:
+    def run(self, jobs: Iterable[tuple[int, int]], on_row: Callable[[int, int, dict[str, Any]], None]) -> None:
+        """Run ``jobs`` and call ``on_row(situation index, rollout index, row)`` as each finishes, on the
+        engine's thread (no hand-off to the caller's thread per row); returns when all are done or stopped."""
+        for _ in self.keyed(jobs, on_row):  # yields nothing: on_row takes every row
+            pass
+
+    def keyed(self, jobs: Iterable[tuple[int, int]], on_row: Callable[[int, int, dict[str, Any]], None] | None = None,
+              ) -> Iterator[tuple[int, int, dict[str, Any]]]:
         """``rows``, each as (situation index, rollout index, row)."""
         ctx = contextvars.copy_context()
         ctx.run(RUN_PLAN.set, self.plan)
         ctx.run(http.connection_limit.set, self.concurrency)
         out = _Handoff()
         box: dict[str, Any] = {}
-        thread = threading.Thread(target=self._serve, args=(iter(jobs), out, ctx, box), name="whileai-engine",
-                                  daemon=True)
+        thread = threading.Thread(target=self._serve, args=(iter(jobs), out, ctx, box, on_row),
+                                  name="whileai-engine", daemon=True)
         thread.start()
         try:
             for item in out.take():
@@ -409,10 +421,12 @@ class Runner:
         todo = [(si, ri) for si, ri in keys if not self.rows.has(si, ri)]
         if not todo or self.engine.cut:
             return
-        for si, ri, row in self.engine.keyed(todo):
+        def on_row(si: int, ri: int, row: dict[str, Any]) -> None:  # on the engine's thread
             self.keep(si, ri, row)
             if self.rows.count % D.PROGRESS_EVERY_ROWS == 0:
                 self.progress_line(self.rows.count, total)
+
+        self.engine.run(todo, on_row)
 
     def keep(self, si: int, ri: int, row: dict[str, Any]) -> None:
         """Store one finished row: to the file when there is one (a failing disk moves the run to memory)."""
