@@ -41,7 +41,7 @@ def start_server(latency: float) -> tuple[subprocess.Popen, int]:
 
 
 def compare_transports(args: argparse.Namespace) -> None:
-    """The same POSTs, the same number in flight, three ways: why backends.py uses a pool of transports."""
+    """The same POSTs, the same number in flight, three ways (benchmarks/bench_simulate.py compares the async clients)."""
     import asyncio
     import json
 
@@ -71,7 +71,7 @@ def compare_transports(args: argparse.Namespace) -> None:
 
         time_threads("shared httpx.Client, threads",
                      lambda _: shared.post(url + "/chat/completions", content=body, headers=headers).json())
-        time_threads("backend pool of transports, threads", lambda _: backend.complete(messages))
+        time_threads("backend.complete (shared aiohttp loop), threads", lambda _: backend.complete(messages))
 
         async def run_async() -> None:
             async with httpx.AsyncClient(limits=httpx.Limits(max_connections=args.concurrency * 2,

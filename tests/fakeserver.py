@@ -13,8 +13,9 @@ What it answers, in order: a queued fault (``fail(...)``), else a queued scripte
 else ``responder(request) -> reply`` (by default a small deterministic tool-calling agent, see
 ``default_reply``). Replies are provider-neutral dicts ``{"text", "tool_calls": [{"name","arguments"}],
 "finish_reason"}`` rendered into the right wire shape. Faults: ``status`` (429/500/..., with ``retry_after``),
-``hang`` seconds (for client timeouts), ``malformed`` (a 200 whose body is not JSON), ``drop`` (close the
-connection without answering). Every request is logged (bounded) with its headers and JSON body.
+``hang`` seconds (for client timeouts), ``malformed`` (a 200 whose body is not JSON), ``raw`` (a 200 with
+these exact body bytes), ``drip`` (a 200 whose body arrives one byte every ``drip`` seconds), ``drop`` (close
+the connection without answering). Every request is logged (bounded) with its headers and JSON body.
 
 Run as a script for the benchmark: ``python tests/fakeserver.py --latency 0.02`` prints ``PORT <n>``.
 """
@@ -137,12 +138,14 @@ class FakeServer:
         return self
 
     def fail(self, times: int = 1, *, status: int | None = None, retry_after: str | None = None,
-             hang: float | None = None, malformed: bool = False, drop: bool = False, body: str = "") -> FakeServer:
+             hang: float | None = None, malformed: bool = False, drop: bool = False, body: str = "",
+             raw: bytes | None = None, drip: float | None = None) -> FakeServer:
         """Queue ``times`` faults for the next requests."""
         with self._lock:
             for _ in range(times):
                 self._faults.append({"status": status, "retry_after": retry_after, "hang": hang,
-                                     "malformed": malformed, "drop": drop, "body": body})
+                                     "malformed": malformed, "drop": drop, "body": body, "raw": raw,
+                                     "drip": drip})
         return self
 
     @property
@@ -241,6 +244,18 @@ class FakeServer:
             return False
         if fault["malformed"]:
             await self._send(writer, 200, None, raw=b'{"choices": [ this is not json')
+            return True
+        if fault["raw"] is not None:
+            await self._send(writer, 200, None, raw=fault["raw"])
+            return True
+        if fault["drip"]:
+            body = json.dumps({"choices": [{"message": {"content": "x" * 200}}]}).encode()
+            writer.write(f"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {len(body)}"
+                         "\r\n\r\n".encode())
+            for i in range(len(body)):
+                writer.write(body[i:i + 1])
+                await writer.drain()
+                await asyncio.sleep(fault["drip"])
             return True
         if fault["status"]:
             extra = {"retry-after": fault["retry_after"]} if fault["retry_after"] is not None else None

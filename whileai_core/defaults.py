@@ -28,6 +28,8 @@ FAULT_SHARE = 0.5  # share of fault-tagged covering-array cells whose fault is k
 RL_FAULT_SHARE = 0.8  # under mode="rl" more faults are kept, since faults make mixed groups; whileai SDK RL_FAULT_RATE, convention
 SEEDED_SHARE = 1 / 3  # share of rollouts the stand-in agent spoils on purpose; chosen so pass@1 ~ 0.67 (the seed's quickstart)
 PROGRESS_EVERY_ROWS = 50  # a progress line every N rows on long runs; convention, untested
+OUTPUT_FSYNC_S = 1.0  # simulate(output=) fsyncs the rows file at most this often and at the end (a killed process loses no written row; an OS crash at most this much); convention, untested
+STOP_GRACE_S = 5.0  # after a deadline stop, seconds the run waits for rollouts in flight; whileai SDK stop_grace 5 s
 PROGRESS_MIN_ROWS = 200  # runs smaller than this print no progress; convention, untested
 EDGE_ID_MIN = 1000  # ids the template writer invents lie in [1000, 90000); whileai SDK world, convention
 EDGE_ID_MAX = 90000
@@ -70,7 +72,9 @@ USER_MAX_TURNS = 2  # simulated-user replies per rollout when a user model plays
 AGENT_TEMPERATURE = 0.7  # whileai SDK complete() default temperature; convention, untested
 AGENT_MAX_TOKENS = 1024  # whileai SDK COMPLETE_MAX_TOKENS; convention
 ANTHROPIC_MAX_TEMPERATURE = 1.0  # the Messages API accepts temperature in [0, 1] (Anthropic API docs)
-HTTP_TIMEOUT_S = 120.0  # per-request read timeout; whileai SDK PLATFORM_REQUEST_TIMEOUT_S 120; convention, untested
+HTTP_TIMEOUT_S = 120.0  # total deadline of one request (connect to last body byte); whileai SDK PLATFORM_REQUEST_TIMEOUT_S 120; convention, untested
+RETRY_BUDGET_S = 300.0  # seconds all retries of one call may add after its first attempt (waits + tries); convention, untested
+HTTP_SHUTDOWN_S = 2.0  # seconds the background HTTP loop gets to close its connections at exit; convention, untested
 HTTP_CONNECT_TIMEOUT_S = 10.0  # TCP connect timeout; convention, untested
 HTTP_MAX_CONNECTIONS = 64  # pooled connections per backend, >= 2x DEFAULT_CONCURRENCY so workers never queue on the pool; convention
 RETRY_MAX_ATTEMPTS = 4  # tries per call (1 + 3 retries); whileai SDK TRANSIENT_TRIES 3 retries; convention

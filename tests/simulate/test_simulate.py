@@ -343,12 +343,17 @@ def test_checkpoint_that_is_a_directory_fails_before_any_rollout(tmp_path):
     assert calls == []
 
 
-def test_reused_checkpoint_warns_and_appends(tmp_path):
+def test_reused_checkpoint_resumes_and_another_run_appends(tmp_path):
     path = tmp_path / "c.jsonl"
-    wai.simulate(wai.seeded_agent([shop.ping]), tools=[shop.ping], repeats=1, budget=3, checkpoint=path)
-    with pytest.warns(UserWarning, match="already holds rows"):
-        data = wai.simulate(wai.seeded_agent([shop.ping]), tools=[shop.ping], repeats=1, budget=3, checkpoint=path)
-    assert any("already holds rows" in w for w in data.warnings)
+    first = wai.simulate(wai.seeded_agent([shop.ping]), tools=[shop.ping], repeats=1, budget=3, checkpoint=path)
+    with pytest.warns(UserWarning, match=r"checkpoint=.* already holds 3 rows of this run: resumed"):
+        again = wai.simulate(wai.seeded_agent([shop.ping]), tools=[shop.ping], repeats=1, budget=3, checkpoint=path)
+    assert len(path.read_text(encoding="utf-8").splitlines()) == 3  # nothing ran twice
+    assert [r["row_id"] for r in again.rows] == [r["row_id"] for r in first.rows]
+    with pytest.warns(UserWarning, match="already holds 3 rows of another run"):
+        other = wai.simulate(wai.seeded_agent([shop.ping]), tools=[shop.ping], repeats=1, budget=3, seed=1,
+                             output=path)
+    assert other.run_id != first.run_id and len(other) == 3
     assert len(path.read_text(encoding="utf-8").splitlines()) == 6
 
 

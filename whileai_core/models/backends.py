@@ -1,4 +1,4 @@
-"""Model backends over httpx: OpenAI, Anthropic, any OpenAI-compatible Endpoint, Ollama.
+"""Model backends over aiohttp (``models/http.py``): OpenAI, Anthropic, any OpenAI-compatible Endpoint, Ollama.
 
 A backend is a small frozen object that holds a model name and where its key comes from; ``complete()``
 sends one chat request and returns a provider-neutral ``Completion``. Infrastructure failures (HTTP 429/5xx,
@@ -6,16 +6,17 @@ timeouts, refused connections, malformed bodies) are retried with exponential ba
 honouring ``Retry-After``, and then raised as ``BackendError``: never confused with a wrong answer.
 
 Keys are read from the environment at call time (or given as ``api_key=``), go only into request headers,
-and never appear in reprs, errors, cassettes or rows. httpx is imported on first use, not at import time.
+and never appear in reprs, errors, cassettes or rows. aiohttp is imported on first use, not at import time.
 """
 
 from __future__ import annotations
 
+import asyncio
+import base64
 import email.utils
 import json
 import logging
 import os
-import queue
 import random
 import threading
 import time
@@ -45,9 +46,11 @@ from whileai_core.defaults import (
     RETRY_AFTER_CAP_S,
     RETRY_BACKOFF_BASE_S,
     RETRY_BACKOFF_CAP_S,
+    RETRY_BUDGET_S,
     RETRY_MAX_ATTEMPTS,
 )
 from whileai_core.errors import BackendError, InvalidArgument, InvalidArgumentType
+from whileai_core.models import http
 from whileai_core.tools import function_spec, json_schema_types, model_name
 from whileai_core.tools import tool as make_tool
 
@@ -237,12 +240,6 @@ def resolve_model(model: Any, *, role: str = "agent") -> Any:
 # --------------------------------------------------------------------------------------------------
 # Transport
 # --------------------------------------------------------------------------------------------------
-def _redact(text: str, secret: str | None) -> str:
-    if secret and len(secret) >= 4:
-        return text.replace(secret, "<redacted>")
-    return text
-
-
 def _retry_after(headers: Mapping[str, str], cap: float) -> float | None:
     """Seconds to wait from ``retry-after-ms`` or ``Retry-After`` (seconds or an HTTP date), clipped to cap."""
     ms = headers.get("retry-after-ms")
@@ -273,55 +270,6 @@ def backoff_ceiling(attempt: int, base: float, cap: float) -> float:
     return min(cap, base * (2.0 ** (attempt - 1)))
 
 
-class _ClientPool:
-    """Pooled keep-alive connections: single-connection ``httpx.HTTPTransport`` objects checked out per request.
-
-    Each in-flight request holds a whole transport, so concurrent threads never contend on one connection
-    pool's lock, and requests go to the transport directly (no cookie jar, auth or redirect machinery,
-    which a model API does not use). ``python benchmarks/bench_backends.py --transports`` measures it side by
-    side: at 32 in flight about 0.7x the client CPU per call of one shared ``httpx.Client`` (and a fifth of
-    ``httpx.AsyncClient``'s, which is why calls are sync on simulate's thread pool). Idle transports are
-    reused last-in first-out (warm sockets); at most ``size`` exist, and a thread beyond that waits.
-    """
-
-    def __init__(self, size: int, timeout: float, connect_timeout: float) -> None:
-        self._idle: queue.LifoQueue[Any] = queue.LifoQueue()
-        self._size = size
-        self.timeout = {"connect": connect_timeout, "read": timeout, "write": timeout, "pool": timeout}
-        self._lock = threading.Lock()
-        self._all: list[Any] = []
-        self.breaker: _Breaker | None = None
-
-    def get(self) -> Any:
-        try:
-            return self._idle.get_nowait()
-        except queue.Empty:
-            pass
-        with self._lock:
-            if len(self._all) < self._size:
-                import httpx
-
-                # one connection per transport, kept alive: the pool of transports (``size``, HTTP_MAX_CONNECTIONS)
-                # is the connection limit, so no separate keep-alive constant exists
-                client = httpx.HTTPTransport(limits=httpx.Limits(max_connections=1, max_keepalive_connections=1))
-                self._all.append(client)
-                return client
-        return self._idle.get()
-
-    def put(self, client: Any) -> None:
-        self._idle.put(client)
-
-    @property
-    def size(self) -> int:
-        return len(self._all)
-
-    def close(self) -> None:
-        with self._lock:
-            for client in self._all:
-                client.close()
-            self._all.clear()
-
-
 class _Breaker:
     """Per-backend dead-host circuit breaker (whileai SDK #816: a dead host looked like a silent stall).
 
@@ -340,6 +288,8 @@ class _Breaker:
 
     def allow(self) -> bool | None:
         """True: go ahead; None: go ahead as a single-attempt probe; False: fail fast."""
+        if self.strikes < self.limit:  # the common case, read without the lock (an int read is atomic)
+            return True
         with self._lock:
             if self.strikes < self.limit:
                 return True
@@ -350,6 +300,8 @@ class _Breaker:
             return False
 
     def record(self, *, dead: bool, what: str = "") -> None:
+        if not dead and not self.strikes:  # a success on a healthy host: nothing to change
+            return
         with self._lock:
             if dead:
                 self.strikes += 1
@@ -371,6 +323,7 @@ class _Transport:
     backoff_s: float = RETRY_BACKOFF_BASE_S
     backoff_cap_s: float = RETRY_BACKOFF_CAP_S
     retry_after_cap_s: float = RETRY_AFTER_CAP_S
+    retry_budget_s: float = RETRY_BUDGET_S
     max_connections: int = HTTP_MAX_CONNECTIONS
     dead_host_strikes: int = DEAD_HOST_STRIKES
     dead_host_probe_s: float = DEAD_HOST_PROBE_S
@@ -378,7 +331,7 @@ class _Transport:
 
 
 class _HTTPBackend(_Transport):
-    """Shared machinery: pooled httpx client, retries, key handling, cache hooks."""
+    """Shared machinery: the HTTP client (``models/http.py``), retries, key handling, cache hooks."""
 
     provider: ClassVar[str] = ""
     key_env: ClassVar[tuple[str, ...]] = ()
@@ -436,7 +389,7 @@ class _HTTPBackend(_Transport):
         if not isinstance(self.model, str) or not self.model.strip():
             raise InvalidArgument(f"{type(self).__name__}(model=...) needs a model name; got {self.model!r}")
         for name in ("timeout", "connect_timeout", "backoff_s", "backoff_cap_s", "retry_after_cap_s",
-                     "dead_host_probe_s"):
+                     "dead_host_probe_s", "retry_budget_s"):
             v = getattr(self, name)
             if not isinstance(v, (int, float)) or v < 0:
                 raise InvalidArgument(f"{name}= must be a number >= 0; got {v!r}")
@@ -445,129 +398,145 @@ class _HTTPBackend(_Transport):
             integer(name, v, minimum=1)
 
     # ---- http ----------------------------------------------------------------------------------
-    def _pool(self) -> _ClientPool:
-        pool = self.__dict__.get("_clients")
-        if pool is not None:
-            return pool
+    def _breaker(self) -> _Breaker:
+        found = self.__dict__.get("_dead_host")
+        if found is not None:
+            return found
         with self._lock:  # type: ignore[attr-defined]
-            pool = self.__dict__.get("_clients")
-            if pool is None:
-                pool = _ClientPool(self.max_connections, self.timeout, self.connect_timeout)
-                pool.breaker = _Breaker(self.dead_host_strikes, self.dead_host_probe_s)
-                object.__setattr__(self, "_clients", pool)
-        return pool
+            found = self.__dict__.get("_dead_host")
+            if found is None:
+                found = _Breaker(self.dead_host_strikes, self.dead_host_probe_s)
+                object.__setattr__(self, "_dead_host", found)
+        return found
 
     def close(self) -> None:
-        """Close the pooled connections (a later call opens new ones)."""
-        pool = self.__dict__.pop("_clients", None)
-        if pool is not None:
-            pool.close()
+        """Kept for callers that close backends: connections belong to the event loop's session
+        (``models/http.py``), which the rollout engine closes when its run ends."""
 
     def _headers(self) -> dict[str, str]:  # pragma: no cover - overridden
         raise NotImplementedError
 
-    def _post(self, path: str, body: Mapping[str, Any]) -> tuple[dict[str, Any], int, tuple[float, ...]]:
-        """POST JSON with retries; returns (parsed body, attempts, waits). Raises BackendError."""
-        import httpx
+    def _target(self, path: str) -> tuple[str, str, dict[str, str], list[str]]:
+        """(URL to send, URL to show, headers, secrets to redact): ``user:password@`` goes as Basic auth.
+        Worked out once per (path, base URL, key): the key and URL may come from the environment, so both are
+        part of the memo's key."""
+        memo = self.__dict__.get("_targets")
+        if memo is None:
+            memo = {}
+            object.__setattr__(self, "_targets", memo)
+        at = (path, self.base_url, self._key())
+        found = memo.get(at)
+        if found is None:
+            found = memo[at] = self._target_of(path)
+        return found  # the headers dict is shared: nothing downstream changes it
 
+    def _target_of(self, path: str) -> tuple[str, str, dict[str, str], list[str]]:
         url = self.base_url.rstrip("/") + path
-        pool = self._pool()
         headers = self._headers()
-        secret = self._key()
+        headers["content-type"] = "application/json"
+        secrets = [self._key() or ""]
         safe = _safe_url(url)
         if safe != url:  # user:password@ in the URL: send it as basic auth, show it nowhere
-            import base64
             from urllib.parse import unquote, urlsplit
 
             parts = urlsplit(url)
             pair = f"{unquote(parts.username or '')}:{unquote(parts.password or '')}"
             headers.setdefault("authorization", "Basic " + base64.b64encode(pair.encode()).decode())
-            secret = secret or unquote(parts.password or "") or None
-            url = safe
-        breaker = pool.breaker
-        allowed = breaker.allow() if breaker is not None else True
+            secrets += [pair, unquote(parts.password or ""), parts.password or ""]
+        return safe, safe, headers, secrets
+
+    def _post(self, path: str, body: Mapping[str, Any]) -> tuple[dict[str, Any], int, tuple[float, ...]]:
+        """POST JSON with retries from a synchronous caller (on the shared background loop)."""
+        return http.run_sync(self._apost(path, body))
+
+    async def _apost(self, path: str, body: Mapping[str, Any]) -> tuple[dict[str, Any], int, tuple[float, ...]]:
+        """POST JSON with retries; returns (parsed body, attempts, waits). Raises BackendError.
+
+        Each try is capped by ``timeout`` in total (connect to the last body byte); the retries after the first
+        try share ``retry_budget_s`` (their waits and their tries), so one call ends within
+        ``timeout + retry_budget_s`` whatever the server does.
+        """
+        url, safe, headers, secrets = self._target(path)
+        breaker = self._breaker()
+        allowed = breaker.allow()
         if allowed is False:
             raise BackendError(
-                f"{self.provider} host {safe} looks dead: {breaker.strikes} calls in a row could not reach it "  # type: ignore[union-attr]
-                f"({breaker.last}); stopped instead of retrying. Check that the server is up and the URL is "  # type: ignore[union-attr]
+                f"{self.provider} host {safe} looks dead: {breaker.strikes} calls in a row could not reach it "
+                f"({breaker.last}); stopped instead of retrying. Check that the server is up and the URL is "
                 f"right (url=, or the model spec in wai.configure / WHILEAI_AGENT)", url=safe, attempts=0)
         max_attempts = 1 if allowed is None else self.max_attempts
         payload = json.dumps(body, ensure_ascii=False).encode()
-        headers["content-type"] = "application/json"
         waits: list[float] = []
-        last = "no attempt made"
-        status: int | None = None
-        unreachable = False
+        last, status, unreachable = "no attempt made", None, False
+        retry_deadline = None
+        attempt = 0
         for attempt in range(1, max_attempts + 1):
-            wait: float | None = None
-            client = pool.get()
+            wait, timeout = None, self.timeout
+            if retry_deadline is not None:
+                timeout = min(timeout, max(0.0, retry_deadline - time.monotonic()))
             try:
-                request = httpx.Request("POST", url, content=payload, headers=headers,
-                                        extensions={"timeout": pool.timeout})
-                resp = client.handle_request(request)
-                try:
-                    resp.read()
-                finally:
-                    resp.close()
-            except httpx.TimeoutException as exc:
-                last, status = f"timed out ({type(exc).__name__}) after {self.timeout:g} s", None
-            except httpx.TransportError as exc:
-                last, status = f"{type(exc).__name__}: {_redact(str(exc), secret)}", None
-                unreachable = isinstance(exc, httpx.ConnectError)
+                status, resp_headers, raw = await http.post(url, payload, headers, timeout=timeout,
+                                                            connect_timeout=self.connect_timeout)
+            except asyncio.TimeoutError:
+                last, status, unreachable = f"timed out: no complete reply within {timeout:g} s (timeout=)", None, False
+            except Exception as exc:  # noqa: BLE001 - aiohttp's ClientError family, OSError: the transport broke
+                import aiohttp
+
+                if not isinstance(exc, (aiohttp.ClientError, OSError)):
+                    raise
+                last, status = f"{type(exc).__name__}: {http.redact(str(exc), secrets)}", None
+                unreachable = isinstance(exc, aiohttp.ClientConnectorError)
             else:
                 unreachable = False
-                status = resp.status_code
+                text = raw[:ERROR_BODY_CHARS].decode("utf-8", "replace")
                 if status == 429 or status >= 500:
-                    wait = _retry_after(resp.headers, self.retry_after_cap_s)
-                    last = f"HTTP {status}: {_redact(resp.text[:ERROR_BODY_CHARS], secret)}"
+                    wait = _retry_after(resp_headers, self.retry_after_cap_s)
+                    last = f"HTTP {status}: {http.redact(text, secrets)}"
                 elif status >= 400:
-                    hint = ""
-                    if status in (401, 403):
-                        hint = (f"; check the key ({self.key_source()})"
-                                + (f": export {self.key_env[0]}=..." if self.key_env else ""))
-                    if breaker is not None:
-                        breaker.record(dead=status in (404, 410), what=f"HTTP {status}")
-                    raise BackendError(
-                        f"{self.provider} call to {_safe_url(url)} was refused: HTTP {status}: "
-                        f"{_redact(resp.text[:ERROR_BODY_CHARS], secret)}{hint}",
-                        status=status, url=_safe_url(url), attempts=attempt, retryable=False) from None
+                    self._refused(status, safe, http.redact(text, secrets), attempt, breaker)
                 else:
                     try:
-                        data = resp.json()
+                        data = json.loads(raw)
                     except ValueError:
-                        last = f"HTTP {status} with a body that is not JSON: {_redact(resp.text[:ERROR_BODY_CHARS], secret)!r}"
+                        last = f"HTTP {status} with a body that is not JSON: {http.redact(text, secrets)!r}"
                     else:
                         if isinstance(data, dict):
-                            if breaker is not None:
-                                breaker.record(dead=False)
+                            breaker.record(dead=False)
                             return data, attempt, tuple(waits)
                         last = f"HTTP {status} with a JSON {type(data).__name__}, not an object"
-            finally:
-                pool.put(client)
+            if retry_deadline is None:
+                retry_deadline = time.monotonic() + self.retry_budget_s
             if attempt == max_attempts:
                 break
             if wait is None:
                 wait = random.uniform(0.0, backoff_ceiling(attempt, self.backoff_s, self.backoff_cap_s))
+            if time.monotonic() + wait >= retry_deadline:
+                last += f" (retry_budget_s={self.retry_budget_s:g} spent)"
+                break
             waits.append(wait)
             log.info("%s call to %s: %s; retry %d of %d in %.2f s", self.provider, safe, last, attempt,
                      max_attempts - 1, wait)
-            time.sleep(wait)
-        if breaker is not None:
-            breaker.record(dead=unreachable, what=last)
+            await asyncio.sleep(wait)
+        breaker.record(dead=unreachable, what=last)
         raise BackendError(
-            f"{self.provider} call to {_safe_url(url)} failed after {max_attempts} attempt(s): {last}. "
+            f"{self.provider} call to {safe} failed after {attempt} attempt(s): {last}. "
             f"This is an infrastructure error, not a wrong answer; raise max_attempts= or check the server.",
-            status=status, url=_safe_url(url), attempts=max_attempts, retryable=True)
+            status=status, url=safe, attempts=attempt, retryable=True)
+
+    def _refused(self, status: int, safe: str, text: str, attempt: int, breaker: _Breaker) -> None:
+        """Raise the BackendError of a 4xx (never retried); 404/410 count as a dead-host strike."""
+        hint = ""
+        if status in (401, 403):
+            hint = (f"; check the key ({self.key_source()})"
+                    + (f": export {self.key_env[0]}=..." if self.key_env else ""))
+        breaker.record(dead=status in (404, 410), what=f"HTTP {status}")
+        raise BackendError(f"{self.provider} call to {safe} was refused: HTTP {status}: {text}{hint}",
+                           status=status, url=safe, attempts=attempt, retryable=False) from None
 
     # ---- the one call --------------------------------------------------------------------------
-    def complete(self, messages: Sequence[Mapping[str, Any]], *, tools: Any = None,
-                 temperature: float = AGENT_TEMPERATURE, max_tokens: int = AGENT_MAX_TOKENS,
-                 trial: int = 0, cache: Any = None, extra: Mapping[str, Any] | None = None) -> Completion:
-        """Send one chat request (OpenAI-style ``messages``) and return a ``Completion``.
-
-        ``trial`` is the repeat index: it is part of the cassette key so k repeats stay independent.
-        ``cache`` is a ``Cassette`` (or None): hits are returned without a call; live replies are recorded.
-        """
+    def _prepare(self, messages: Sequence[Mapping[str, Any]], tools: Any, temperature: float, max_tokens: int,
+                 trial: int, cache: Any, extra: Mapping[str, Any] | None) -> tuple[Any, ...]:
+        """Checked (messages, schemas, params, cassette request or None, cassette hit or None)."""
         if type(messages) is not list and (not isinstance(messages, Sequence) or isinstance(messages, (str, bytes))):
             raise InvalidArgument("messages= must be a non-empty list of {'role', 'content'} dicts")
         if not messages:
@@ -581,20 +550,48 @@ class _HTTPBackend(_Transport):
         params: dict[str, Any] = {"temperature": temperature, "max_tokens": max_tokens}
         if extra:
             params.update(extra)
-        request = None
+        request = hit = None
         if cache:
             request = {"model": self.cache_name, "messages": list(messages), "tools": schemas,
                        "params": params, "trial": trial}
-            hit = cache.get(request)
-            if hit is not None:
-                return Completion.from_dict(hit, cached=True)
-        completion = self._complete_live(list(messages), schemas, params)
-        if cache and request is not None:
+            found = cache.get(request)
+            if found is not None:
+                hit = Completion.from_dict(found, cached=True)
+        return list(messages), schemas, params, request, hit
+
+    def complete(self, messages: Sequence[Mapping[str, Any]], *, tools: Any = None,
+                 temperature: float = AGENT_TEMPERATURE, max_tokens: int = AGENT_MAX_TOKENS,
+                 trial: int = 0, cache: Any = None, extra: Mapping[str, Any] | None = None) -> Completion:
+        """Send one chat request (OpenAI-style ``messages``) and return a ``Completion``.
+
+        ``trial`` is the repeat index: it is part of the cassette key so k repeats stay independent.
+        ``cache`` is a ``Cassette`` (or None): hits are returned without a call; live replies are recorded.
+        From a thread; inside an event loop ``await backend.acomplete(...)`` (same arguments).
+        """
+        msgs, schemas, params, request, hit = self._prepare(messages, tools, temperature, max_tokens, trial,
+                                                            cache, extra)
+        if hit is not None:
+            return hit
+        completion = http.run_sync(self._acomplete_live(msgs, schemas, params))
+        if request is not None:
             cache.put(request, completion.to_dict())
         return completion
 
-    def _complete_live(self, messages: list[Mapping[str, Any]], schemas: list[dict[str, Any]],
-                       params: dict[str, Any]) -> Completion:  # pragma: no cover - overridden
+    async def acomplete(self, messages: Sequence[Mapping[str, Any]], *, tools: Any = None,
+                        temperature: float = AGENT_TEMPERATURE, max_tokens: int = AGENT_MAX_TOKENS,
+                        trial: int = 0, cache: Any = None, extra: Mapping[str, Any] | None = None) -> Completion:
+        """``complete`` for a caller on an event loop (the rollout engine): the call is awaited, not blocked on."""
+        msgs, schemas, params, request, hit = self._prepare(messages, tools, temperature, max_tokens, trial,
+                                                            cache, extra)
+        if hit is not None:
+            return hit
+        completion = await self._acomplete_live(msgs, schemas, params)
+        if request is not None:
+            cache.put(request, completion.to_dict())
+        return completion
+
+    async def _acomplete_live(self, messages: list[Mapping[str, Any]], schemas: list[dict[str, Any]],
+                              params: dict[str, Any]) -> Completion:  # pragma: no cover - overridden
         raise NotImplementedError
 
 
@@ -626,31 +623,58 @@ class _OpenAICompatible(_HTTPBackend):
         key = self._key()
         return {"authorization": f"Bearer {key}"} if key else {}
 
-    def _complete_live(self, messages: list[Mapping[str, Any]], schemas: list[dict[str, Any]],
-                       params: dict[str, Any]) -> Completion:
+    async def _acomplete_live(self, messages: list[Mapping[str, Any]], schemas: list[dict[str, Any]],
+                              params: dict[str, Any]) -> Completion:
         body: dict[str, Any] = {"model": self.model, "messages": messages, **params}
         if schemas:
             body["tools"] = schemas
-        data, attempts, waits = self._post("/chat/completions", body)
+        data, attempts, waits = await self._apost("/chat/completions", body)
+        try:
+            return self._parse(data, attempts, waits)
+        except BackendError:
+            raise
+        except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
+            # a 200 whose usage or tool_calls is not the chat API's shape: the server's fault, not the agent's
+            raise _malformed(self.provider, f"{type(exc).__name__}: {exc}"[:ERROR_BODY_CHARS], attempts) from None
+
+    def _parse(self, data: Mapping[str, Any], attempts: int, waits: tuple[float, ...]) -> Completion:
         try:
             choice = data["choices"][0]
             msg = choice["message"]
         except (KeyError, IndexError, TypeError):
             raise _malformed(self.provider, f"no choices[0].message in keys {sorted(data)[:8]}", attempts) from None
+        if not isinstance(msg, Mapping):
+            raise _malformed(self.provider, f"choices[0].message is {type(msg).__name__}, not an object", attempts)
+        raw_calls = msg.get("tool_calls") or []
+        if not isinstance(raw_calls, list) or not all(isinstance(tc, Mapping) for tc in raw_calls):
+            raise _malformed(self.provider, f"tool_calls is not a list of objects: {raw_calls!r:.120}", attempts)
         calls = []
-        for i, tc in enumerate(msg.get("tool_calls") or ()):
-            fn = (tc or {}).get("function") or {}
+        for i, tc in enumerate(raw_calls):
+            fn = tc.get("function") or {}
+            if not isinstance(fn, Mapping):
+                raise _malformed(self.provider, f"tool_calls[{i}].function is {type(fn).__name__}", attempts)
             args, err = _parse_arguments(fn.get("arguments"))
             calls.append(ToolCall(str(tc.get("id") or f"call_{i}"), str(fn.get("name") or ""), args, err))
         finish = str(choice.get("finish_reason") or ("tool_calls" if calls else "stop"))
         if finish == "function_call":
             finish = "tool_calls"
-        usage = data.get("usage") or {}
-        return Completion(
-            text=str(msg.get("content") or ""), tool_calls=tuple(calls), finish_reason=finish,
-            usage={"input_tokens": int(usage.get("prompt_tokens") or 0),
-                   "output_tokens": int(usage.get("completion_tokens") or 0)},
-            model=str(data.get("model") or self.model), attempts=attempts, waits=waits)
+        usage = _usage(data.get("usage"), ("prompt_tokens", "completion_tokens"), self.provider, attempts)
+        return Completion(text=str(msg.get("content") or ""), tool_calls=tuple(calls), finish_reason=finish,
+                          usage=usage, model=str(data.get("model") or self.model), attempts=attempts, waits=waits)
+
+
+def _usage(raw: Any, names: tuple[str, str], provider: str, attempts: int) -> dict[str, int]:
+    """Token usage as {input_tokens, output_tokens}; a usage that is not an object of counts is malformed."""
+    raw = raw or {}
+    if not isinstance(raw, Mapping):
+        raise _malformed(provider, f"usage is {type(raw).__name__}, not an object", attempts)
+    out = {}
+    for ours, theirs in zip(("input_tokens", "output_tokens"), names):
+        value = raw.get(theirs) or 0
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+            raise _malformed(provider, f"usage.{theirs} is {value!r:.40}, not a token count", attempts)
+        out[ours] = int(value)
+    return out
 
 
 @dataclass(frozen=True, repr=False, eq=True)
@@ -764,10 +788,12 @@ class Endpoint(_OpenAICompatible):
                  connect_timeout: float = HTTP_CONNECT_TIMEOUT_S, max_attempts: int = RETRY_MAX_ATTEMPTS,
                  backoff_s: float = RETRY_BACKOFF_BASE_S, backoff_cap_s: float = RETRY_BACKOFF_CAP_S,
                  retry_after_cap_s: float = RETRY_AFTER_CAP_S, max_connections: int = HTTP_MAX_CONNECTIONS,
-                 dead_host_strikes: int = DEAD_HOST_STRIKES, dead_host_probe_s: float = DEAD_HOST_PROBE_S) -> None:
+                 dead_host_strikes: int = DEAD_HOST_STRIKES, dead_host_probe_s: float = DEAD_HOST_PROBE_S,
+                 retry_budget_s: float = RETRY_BUDGET_S) -> None:
         values = dict(model=model, url=url, api_key=api_key, provider_name=provider, timeout=timeout,
                       connect_timeout=connect_timeout, max_attempts=max_attempts, backoff_s=backoff_s,
                       backoff_cap_s=backoff_cap_s, retry_after_cap_s=retry_after_cap_s,
+                      retry_budget_s=retry_budget_s,
                       max_connections=max_connections, dead_host_strikes=dead_host_strikes,
                       dead_host_probe_s=dead_host_probe_s, _lock=threading.Lock())
         for k, v in values.items():
@@ -789,7 +815,11 @@ class Endpoint(_OpenAICompatible):
 
     @property
     def spec(self) -> str:
-        return f"{self.provider}:{self.model}@{_safe_url(str(self.url))}"
+        found = self.__dict__.get("_spec")  # asked for on every rollout (the row names its agent)
+        if found is None:
+            found = f"{self.provider}:{self.model}@{_safe_url(str(self.url))}"
+            object.__setattr__(self, "_spec", found)
+        return found
 
     def _key_optional(self) -> bool:
         return True
@@ -989,8 +1019,8 @@ class Anthropic(_HTTPBackend):
             return f"max_tokens={body['max_tokens']}"
         return None
 
-    def _complete_live(self, messages: list[Mapping[str, Any]], schemas: list[dict[str, Any]],
-                       params: dict[str, Any]) -> Completion:
+    async def _acomplete_live(self, messages: list[Mapping[str, Any]], schemas: list[dict[str, Any]],
+                              params: dict[str, Any]) -> Completion:
         system, converted, tools = to_anthropic(messages, schemas)
         body: dict[str, Any] = {"model": self.model, "messages": converted}
         p = dict(params)
@@ -1006,13 +1036,16 @@ class Anthropic(_HTTPBackend):
         adapted: list[str] = []
         for _ in range(self.adapt_tries + 1):
             try:
-                data, attempts, waits = self._post("/messages", body)
+                data, attempts, waits = await self._apost("/messages", body)
                 break
             except BackendError as exc:
                 change = self._adapt(body, exc) if exc.status == 400 and len(adapted) < self.adapt_tries else None
                 if change is None:
                     raise
                 adapted.append(change)
+        return self._parse(data, attempts, waits)
+
+    def _parse(self, data: Mapping[str, Any], attempts: int, waits: tuple[float, ...]) -> Completion:
         content = data.get("content")
         if not isinstance(content, list):
             raise _malformed(self.provider, f"no content list in keys {sorted(data)[:8]}", attempts)
@@ -1025,13 +1058,10 @@ class Anthropic(_HTTPBackend):
             elif block.get("type") == "tool_use":
                 args, err = _parse_arguments(block.get("input"))
                 calls.append(ToolCall(str(block.get("id") or f"toolu_{i}"), str(block.get("name") or ""), args, err))
-        usage = data.get("usage") or {}
+        usage = _usage(data.get("usage"), ("input_tokens", "output_tokens"), self.provider, attempts)
         finish = _ANTHROPIC_STOP.get(str(data.get("stop_reason")), "tool_calls" if calls else "stop")
-        return Completion(
-            text="".join(texts), tool_calls=tuple(calls), finish_reason=finish,
-            usage={"input_tokens": int(usage.get("input_tokens") or 0),
-                   "output_tokens": int(usage.get("output_tokens") or 0)},
-            model=str(data.get("model") or self.model), attempts=attempts, waits=waits)
+        return Completion(text="".join(texts), tool_calls=tuple(calls), finish_reason=finish, usage=usage,
+                          model=str(data.get("model") or self.model), attempts=attempts, waits=waits)
 
 
 __all__ = [

@@ -2,7 +2,8 @@
 
 A ``Cassette`` is a plain JSONL file, one recorded call per line:
 ``{"key", "request": {"model", "messages", "tools", "params", "trial"}, "response": {...}}``.
-The key is a hash of the whole request, **including the trial index**, so k repeats of one situation are
+A cassette is indexed when opened (each line's key is read, the line parsed on its first hit), so a replay
+costs the calls it makes, not the file's size. The key is a hash of the whole request, **including the trial index**, so k repeats of one situation are
 k independent recordings, not one answer replayed k times. Headers (and so keys) are never part of it.
 
 Modes: ``"record"`` calls live and (re)writes every call; ``"replay"`` never calls live and fails loudly on a
@@ -15,6 +16,7 @@ import difflib
 import hashlib
 import json
 import os
+import re
 import threading
 from collections.abc import Mapping
 from pathlib import Path
@@ -25,6 +27,8 @@ from whileai_core.defaults import CASSETTE_DIFF_CANDIDATES, CASSETTE_DIFF_LINES
 from whileai_core.errors import CassetteMiss, InvalidArgument, InvalidArgumentType
 
 MODES = ("record", "replay", "auto")
+_PREFIX = b'{"key": "'  # how every line this class writes starts (sorted keys: key, request, response)
+_HEX = re.compile(rb"[0-9a-f]{64}")
 
 
 def _canonical(request: Mapping[str, Any]) -> str:
@@ -55,7 +59,7 @@ class Cassette:
         self.diff_lines = diff_lines
         self._lock = threading.Lock()
         self._memo = threading.local()
-        self._entries: dict[str, dict[str, Any]] = {}
+        self._entries: dict[str, Any] = {}  # key -> parsed entry, or its raw line until first used
         self._fh: Any = None
         self.hits = 0
         self.misses = 0
@@ -68,18 +72,41 @@ class Cassette:
 
     # ---- file ----------------------------------------------------------------------------------
     def _load(self) -> None:
-        with self.path.open(encoding="utf-8") as fh:
-            for lineno, line in enumerate(fh, 1):
-                if not line.strip():
-                    continue
-                try:
-                    entry = json.loads(line)
-                    key = entry["key"]
-                    entry["request"], entry["response"]
-                except (ValueError, KeyError, TypeError):
-                    raise InvalidArgument(f"{self.path}:{lineno}: not a cassette entry (want JSON with key, request, "
-                                     f"response); re-record the cassette with mode='record'") from None
-                self._entries[key] = entry
+        """Index the file: a line this class wrote starts with its key, which is all that is read now; the line
+        is parsed on its first hit (so a replay costs what it uses, not the whole file). Other lines are parsed
+        and checked here."""
+        data = self.path.read_bytes()
+        for lineno, line in enumerate(data.split(b"\n"), 1):
+            if not line.strip():
+                continue
+            if line.startswith(_PREFIX) and line[73:75] == b'",' and _HEX.fullmatch(line, 9, 73):
+                self._entries[line[9:73].decode()] = line
+                continue
+            try:
+                entry = json.loads(line)
+                key = entry["key"]
+                entry["request"], entry["response"]
+            except (ValueError, KeyError, TypeError):
+                raise InvalidArgument(f"{self.path}:{lineno}: not a cassette entry (want JSON with key, request, "
+                                 f"response); re-record the cassette with mode='record'") from None
+            self._entries[key] = entry
+
+    def _entry(self, key: str) -> dict[str, Any] | None:
+        """The recording under ``key``, parsed on first use (call with the lock held)."""
+        found = self._entries.get(key)
+        if isinstance(found, bytes):
+            try:
+                found = json.loads(found)
+                found["request"], found["response"]
+            except (ValueError, KeyError, TypeError):
+                raise InvalidArgument(f"{self.path}: the recording {key[:12]}... is not a cassette entry; re-record "
+                                      "the cassette with mode='record'") from None
+            self._entries[key] = found
+        return found
+
+    def _all(self) -> list[dict[str, Any]]:
+        with self._lock:
+            return [e for e in (self._entry(k) for k in list(self._entries)) if e is not None]
 
     def _append(self, line: str) -> None:
         if self._fh is None:
@@ -96,7 +123,7 @@ class Cassette:
                 return
             self._fh.close()
             self._fh = None
-            entries = sorted(self._entries.values(),
+            entries = sorted((self._entry(k) for k in list(self._entries)),
                              key=lambda e: (str(e["request"].get("model")), int(e["request"].get("trial", 0)), e["key"]))
             tmp = self.path.with_name(f".{self.path.name}.tmp")
             tmp.write_text("".join(json.dumps(e, sort_keys=True, ensure_ascii=False, default=str) + "\n"
@@ -143,7 +170,7 @@ class Cassette:
             return None
         _, key = self._key_of(request)
         with self._lock:
-            entry = self._entries.get(key)
+            entry = self._entry(key)
             if entry is not None:
                 self.hits += 1
                 return entry["response"]
@@ -171,8 +198,7 @@ class Cassette:
     # ---- loud misses ---------------------------------------------------------------------------
     def _miss_message(self, request: Mapping[str, Any]) -> str:
         want = json.loads(_canonical(request))
-        with self._lock:
-            entries = list(self._entries.values())
+        entries = self._all()
         same_model = [e for e in entries if e["request"].get("model") == want.get("model")] or entries
         same_trial = [e for e in same_model if e["request"].get("trial") == want.get("trial")] or same_model
         pool = [json.loads(_canonical(e["request"])) for e in same_trial[: self.diff_candidates]]

@@ -9,13 +9,14 @@ reply are recorded as one turn: their steps share ``turn`` (the reply's index), 
 first, so the row's messages show one assistant message with every call, as the model sent it.
 
 When a ``user_model`` is given, a simulated user playing the scenario's stance answers the agent's follow-up
-questions (at most ``user_max_turns`` times). The callable is thread-safe: one pooled httpx client is shared.
+questions (at most ``user_max_turns`` times). The callable is thread-safe; ``await agent.acall(scenario)`` plays
+the same rollout on an event loop (what the rollout engine does).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Generator, Mapping
 from typing import Any
 
 from whileai_core.arguments import integer
@@ -128,7 +129,8 @@ class ModelAgent:
         return steps
 
     # ---- simulated user ------------------------------------------------------------------------
-    def _user_reply(self, scenario: Any, messages: list[dict[str, Any]], trial: int) -> str:
+    def _user_messages(self, scenario: Any, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The conversation as the simulated user sees it (roles flipped, its stance as the system prompt)."""
         stance = str(getattr(scenario, "stance", None) or "ordinary")
         flipped: list[dict[str, Any]] = [{"role": "system",
                                           "content": USER_SYSTEM_PROMPT.format(prompt=str(scenario), stance=stance)}]
@@ -139,16 +141,15 @@ class ModelAgent:
                 flipped.append({"role": "assistant", "content": m["content"]})
         if flipped[1:] and flipped[1]["role"] == "assistant":
             flipped.pop(1)  # the original request is already in the system prompt
-        c = self.user_model.complete(flipped, temperature=self.temperature, max_tokens=self.max_tokens,
-                                     trial=trial, cache=self.cache)
-        return c.text.strip()
+        return flipped
 
     # ---- the loop ------------------------------------------------------------------------------
-    def __call__(self, scenario: Any) -> dict[str, Any]:
-        """Play one rollout. Raises ``BackendError`` on infrastructure failure (never a wrong answer)."""
+    def _play(self, scenario: Any) -> Generator[tuple[Any, list[dict[str, Any]], list[Any] | None], Any,
+                                                dict[str, Any]]:
+        """One rollout as a generator: it yields (backend, messages, schemas) for each model call and is sent
+        the ``Completion``; the sync (``__call__``) and async (``acall``) drivers make the calls."""
         if not isinstance(scenario, str):
             raise InvalidArgumentType(f"a model agent takes a Scenario (a str); got {type(scenario).__name__}")
-        trial = int(getattr(scenario, "rollout_index", 0) or 0)
         system = self.system_prompt
         if system is None:
             system = getattr(scenario, "system_prompt", None)
@@ -158,14 +159,10 @@ class ModelAgent:
         messages.append({"role": "user", "content": str(scenario)})
         steps: list[dict[str, Any]] = []
         usage = {"input_tokens": 0, "output_tokens": 0, "calls": 0, "cached_calls": 0, "retries": 0}
-        finish = "stop"
-        final_text = ""
-        user_turns = 0
-        turn = 0
+        finish, final_text, user_turns, turn = "stop", "", 0, 0
         while turn < self.max_turns:
             turn += 1
-            c = self.backend.complete(messages, tools=self.schemas, temperature=self.temperature,
-                                      max_tokens=self.max_tokens, trial=trial, cache=self.cache)
+            c = yield self.backend, messages, self.schemas
             usage["calls"] += 1
             usage["cached_calls"] += int(c.cached)
             usage["retries"] += max(0, c.attempts - 1)
@@ -182,7 +179,7 @@ class ModelAgent:
                           and turn < self.max_turns and final_text.rstrip().endswith("?"))
             if not wants_user:
                 break
-            reply = self._user_reply(scenario, messages, trial)
+            reply = (yield self.user_model, self._user_messages(scenario, messages), None).text.strip()
             if not reply:
                 break
             user_turns += 1
@@ -192,6 +189,45 @@ class ModelAgent:
             final_text = ""
         return {"steps": steps, "final_text": final_text, "finish_reason": finish,
                 "model": self.__name__, "turns": turn, "usage": usage}
+
+    def _kwargs(self, scenario: Any, schemas: list[Any] | None) -> dict[str, Any]:
+        trial = int(getattr(scenario, "rollout_index", 0) or 0)
+        kwargs: dict[str, Any] = {"temperature": self.temperature, "max_tokens": self.max_tokens, "trial": trial,
+                                  "cache": self.cache}
+        if schemas is not None:
+            kwargs["tools"] = schemas
+        return kwargs
+
+    def __call__(self, scenario: Any) -> dict[str, Any]:
+        """Play one rollout. Raises ``BackendError`` on infrastructure failure (never a wrong answer)."""
+        play = self._play(scenario)
+        try:
+            backend, messages, schemas = next(play)
+            while True:
+                c = backend.complete(messages, **self._kwargs(scenario, schemas))
+                backend, messages, schemas = play.send(c)
+        except StopIteration as done:
+            return done.value
+
+    async def acall(self, scenario: Any) -> dict[str, Any]:
+        """``__call__`` on an event loop: each model call is awaited (``backend.acomplete``), so one loop
+        drives every rollout in flight (what ``simulate``'s engine does); a backend without ``acomplete``
+        runs in a worker thread."""
+        import asyncio
+
+        play = self._play(scenario)
+        try:
+            backend, messages, schemas = next(play)
+            while True:
+                kwargs = self._kwargs(scenario, schemas)
+                acomplete = getattr(backend, "acomplete", None)
+                if acomplete is not None:
+                    c = await acomplete(messages, **kwargs)
+                else:
+                    c = await asyncio.to_thread(backend.complete, messages, **kwargs)
+                backend, messages, schemas = play.send(c)
+        except StopIteration as done:
+            return done.value
 
 
 def as_agent(agent: Any, *, tools: Any, system_prompt: str | None, max_turns: int = MAX_TURNS,

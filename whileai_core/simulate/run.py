@@ -1,36 +1,31 @@
 """Simulate: run an agent through written situations, k times each, against a world that fails on purpose.
 
 ``simulate`` writes situations (the template writer's covering array with ``simulator=False``), plans the
-rollouts (``fixed``: k each; ``dynamic``: probe 2, fill to k only where they disagree, DAPO), runs them on a
-thread pool and returns every conversation as a row (docs/rows.md). An agent that raises gives an error row:
+rollouts (``fixed``: k each; ``dynamic``: probe 2, fill to k only where they disagree, DAPO), runs them on the
+rollout engine (``engine.py``: one event loop) and returns every conversation as a row (docs/rows.md). An agent that raises gives an error row:
 counted, kept, never a crash of the run. Ctrl-C keeps the rows finished so far.
 """
 
 from __future__ import annotations
 
-import contextvars
 import dataclasses
 import difflib
-import hashlib
-import json
 import logging
-import sys
 import time
-import uuid
 import warnings
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from whileai_core import defaults as D
-from whileai_core import distribution_version
 from whileai_core.arguments import integer
-from whileai_core.errors import BackendError, CassetteMiss, InvalidArgument, InvalidArgumentType
-from whileai_core.messages import chat_messages, flat_steps, loss_mask
+from whileai_core.errors import InvalidArgument, InvalidArgumentType
 from whileai_core.rowlist import RowList
-from whileai_core.rows import json_safe, scrub, stable_id, write_jsonl
+from whileai_core.rows import scrub, write_jsonl
+from whileai_core.simulate.engine import Rows, Runner
+from whileai_core.simulate.output import check_path
+from whileai_core.simulate.rollout import rollout  # noqa: F401 - its old home: rollout() lived here
 from whileai_core.simulate.situations import (
     Scenario,
     coverage_report,
@@ -40,7 +35,7 @@ from whileai_core.simulate.situations import (
 from whileai_core.simulate.situations import (
     situations as template_situations,
 )
-from whileai_core.simulate.world import CURRENT, RUN_PLAN, World
+from whileai_core.simulate.world import World
 from whileai_core.tools import Tool, as_tools
 from whileai_core.traces.situations import trace_asks
 
@@ -58,136 +53,10 @@ _POLICY_NOTES = {
     "none": "repeat_policy='none': a new situation every row (one rollout each, k=1)",
     "unique": "repeat_policy='unique': a new situation every row (one rollout each, k=1), as the SDK's 'none'",
 }
+UNTIL_RULES = ("compute", "budget", "budget_only", "time")  # the SDK's until= names that stop on budget/time
 _MODE_ALIASES = {"explore": "eval"}
 _KWARG_ALIASES = {"rollouts_per_request": "repeats", "rollouts_per_prompt": "repeats", "policy": "repeat_policy",
                   "fault_rate": "fault_share", "tasks": "asks", "unique_situations": "unique_situations"}
-
-
-# --------------------------------------------------------------------------------------------------
-# one rollout
-# --------------------------------------------------------------------------------------------------
-def _check_output(out: Any) -> tuple[list[dict[str, Any]], str, dict[str, Any]]:
-    """Validate an agent's return value against the contract; returns (steps, final_text, extra)."""
-    if isinstance(out, str):
-        return [], out, {}
-    if not isinstance(out, Mapping):
-        raise InvalidArgumentType(f"the agent returned {type(out).__name__}; the agent contract is a dict "
-                        "{'steps': [{'tool', 'arguments', 'result'}, ...], 'final_text': str} (or a plain string)")
-    final_text = out.get("final_text", "")
-    if not isinstance(final_text, str):
-        raise InvalidArgumentType(f"the agent's final_text is {type(final_text).__name__}; it must be a string")
-    steps = out.get("steps", [])
-    if not isinstance(steps, (list, tuple)):
-        raise InvalidArgumentType(f"the agent's steps is {type(steps).__name__}; it must be a list of step dicts")
-    for i, step in enumerate(steps):
-        if not isinstance(step, Mapping) or not ({"tool", "text", "user", "tool_calls"} & set(step)):
-            raise InvalidArgumentType(f"the agent's steps[{i}] must be a dict with 'tool' (+ 'arguments', 'result'), "
-                                      "'tool_calls' (a list of those: one turn's parallel calls), 'text' or 'user'; "
-                                      f"got {step!r:.120}")
-    clean = []
-    for i, step in enumerate(flat_steps(steps)):
-        step = dict(step)
-        for key in ("text", "user"):
-            if step.get(key) is not None and not isinstance(step[key], str):
-                raise InvalidArgumentType(f"the agent's steps[{i}][{key!r}] is {type(step[key]).__name__}; it must be a string")
-        if "tool" not in step and step.get("text") is None and step.get("user") is None:
-            raise InvalidArgumentType(f"the agent's steps[{i}] has no tool and its text is None; drop the step or give it a "
-                            "string (None would be trained on as the text 'None')")
-        args = step.get("arguments")
-        if isinstance(args, str):  # OpenAI-style tool calls carry arguments as a JSON string: decode it once
-            try:
-                decoded = json.loads(args) if args.strip() else {}
-            except ValueError:
-                decoded = None  # a model's broken JSON stays as it was sent: the judge should see the mistake
-            if isinstance(decoded, dict):
-                step["arguments"] = decoded
-        clean.append(json_safe(step))
-    extra = {k: json_safe(v) for k, v in out.items() if k not in ("steps", "final_text")}
-    return clean, final_text, extra
-
-
-def _is_infra_error(exc: BaseException) -> bool:
-    """A backend that could not be reached (after retries) is infrastructure, not a wrong answer (the class lives
-    in ``errors``, so one raised by the agent's own code counts without the backends being imported)."""
-    return isinstance(exc, BackendError)
-
-
-def _is_replay_miss(exc: BaseException) -> bool:
-    return isinstance(exc, CassetteMiss)
-
-
-def rollout(agent: Callable[[Any], Any], scenario: Scenario | str, *, rollout_index: int = 0, seed: int = 0,
-            tools: Sequence[Any] | None = None, system_prompt: str | None = None, world: World | None = None,
-            run_id: str | None = None, mode: str | None = None, repeat_policy: str | None = None) -> dict[str, Any]:
-    """Run one trial of ``agent`` on ``scenario`` and return its row. Never raises for an agent error."""
-    if not isinstance(scenario, Scenario):
-        scenario = Scenario(str(scenario), system_prompt=system_prompt)
-    if system_prompt is None:
-        system_prompt = scenario.system_prompt
-    if world is None and tools:
-        world = World(tools, seed=seed)
-    trial = scenario.replace(rollout_index=rollout_index, world=world, system_prompt=system_prompt)
-    token = CURRENT.set(trial)
-    started = time.perf_counter()
-    status, error, finish = "ok", None, "stop"
-    try:
-        try:
-            out = agent(trial)
-            steps, final_text, extra = _check_output(out)
-        except (KeyboardInterrupt, SystemExit):
-            raise
-        except Exception as exc:  # an agent error is data, not a crash
-            if _is_replay_miss(exc):
-                raise  # a cassette miss means the run is not the recorded one: fail loudly, with its diff
-            steps, final_text, extra = [], "", {}
-            status = "infra_error" if _is_infra_error(exc) else "agent_error"
-            error, finish = f"{type(exc).__name__}: {exc}"[:D.ERROR_TEXT_MAX_CHARS], "error"
-    finally:
-        CURRENT.reset(token)
-    seeded = bool(extra.pop("seeded", False))
-    seeded_what = extra.pop("seeded_what", None)
-    finish = str(extra.pop("finish_reason", finish))
-    messages = chat_messages(system_prompt, str(trial), steps, final_text)
-    agent_name = getattr(agent, "__name__", None) or type(agent).__name__
-    row: dict[str, Any] = {
-        "schema_version": D.ROW_SCHEMA_VERSION,
-        "row_id": f"{trial.task_id}#{rollout_index}",
-        "task_id": trial.task_id,
-        "scenario_id": trial.task_id,
-        "rollout_index": rollout_index,
-        "prompt": str(trial),
-        "system_prompt": system_prompt,
-        "scenario": dict(trial.scenario),
-        "world_state": trial.world_state,
-        "stance": trial.stance,
-        "faults": dict(trial.faults),
-        "privileged": json_safe(trial.privileged),
-        "steps": steps,
-        "final_text": final_text,
-        "messages": messages,
-        "loss_mask": loss_mask(messages),
-        "seeded": seeded,
-        "seeded_what": seeded_what if seeded else None,
-        "status": status,
-        "error": error,
-        "finish_reason": finish,
-        "agent_extra": extra,
-        "latency_s": round(time.perf_counter() - started, 6),
-        "lineage": {
-            "run_id": run_id, "seed": seed, "writer": "template", "agent": agent_name,
-            "whileai_version": distribution_version(),
-            "system_prompt_sha": hashlib.sha256((system_prompt or "").encode()).hexdigest()[:16],
-            "mode": mode, "repeat_policy": repeat_policy,
-        },
-    }
-    return row
-
-
-def _signature(row: Mapping[str, Any]) -> str:
-    """What a rollout did, for telling apart agreeing and disagreeing probes when there is no grader."""
-    calls = [(s.get("tool"), json.dumps(s.get("arguments"), sort_keys=True), str(s.get("result"))[:200])
-             for s in row.get("steps", []) if "tool" in s]
-    return stable_id(row.get("status"), calls, " ".join(str(row.get("final_text", "")).lower().split()))
 
 
 # --------------------------------------------------------------------------------------------------
@@ -199,13 +68,12 @@ _GRADED_ONLY = ("pass_at", "passes", "failures", "unjudged", "select", "export")
 class SimulationData:
     """The rows of one simulate() run, with the plan behind them. ``.grade(judge=...)`` scores them."""
 
-    def __init__(self, rows: list[dict[str, Any]], *, scenarios: list[Scenario], tools: list[Tool],
+    def __init__(self, rows: list[dict[str, Any]] | Rows, *, scenarios: list[Scenario], tools: list[Tool],
                  system_prompt: str | None, mode: str, repeat_policy: str, repeats: int, budget: int,
                  seed: int, run_id: str, coverage: dict[str, Any], warnings: list[str], notes: list[str],
                  stopped_because: str, elapsed_s: float, agent_name: str) -> None:
-        self.rows = RowList(rows)
-        self.rows.system_prompt = system_prompt
-        self.rows.tools = tools
+        self._store = rows if isinstance(rows, Rows) else None  # output= runs: rows stay in the file until read
+        self._rows = None if self._store is not None else self._row_list(rows, system_prompt, tools)
         self.scenarios = scenarios
         self.tools = tools
         self.system_prompt = system_prompt
@@ -222,16 +90,38 @@ class SimulationData:
         self.elapsed_s = elapsed_s
         self.agent_name = agent_name
 
+    @staticmethod
+    def _row_list(rows: Any, system_prompt: str | None, tools: list[Tool]) -> RowList:
+        out = RowList(rows)
+        out.system_prompt = system_prompt
+        out.tools = tools
+        return out
+
+    @property
+    def rows(self) -> RowList:
+        """Every row, in plan order (with ``output=``, read from the file on first use: iterate the data
+        itself, ``for row in data``, to stream them without holding them all)."""
+        if self._rows is None:
+            self._rows = self._row_list(self._store, self.system_prompt, self.tools)
+            self._store = None
+        return self._rows
+
     @property
     def n_situations(self) -> int:
+        if self._store is not None:
+            return len(self._store.situations)
         return len({r["task_id"] for r in self.rows})
 
     @property
     def n_errors(self) -> int:
+        if self._store is not None:
+            return self._store.counts["agent_error"]
         return sum(1 for r in self.rows if r.get("status") == "agent_error")
 
     @property
     def n_infra_errors(self) -> int:
+        if self._store is not None:
+            return self._store.counts["infra_error"]
         return sum(1 for r in self.rows if r.get("status") == "infra_error")
 
     @property
@@ -239,14 +129,14 @@ class SimulationData:
         return [t.name for t in self.tools]
 
     def __len__(self) -> int:
-        return len(self.rows)
+        return self._store.count if self._store is not None else len(self.rows)
 
     def __iter__(self):
-        return iter(self.rows)
+        return iter(self._store) if self._store is not None else iter(self.rows)
 
     def __repr__(self) -> str:
         cov = self.coverage
-        return (f"SimulationData({len(self.rows)} rows, {self.n_situations} situations, k={self.repeats}, "
+        return (f"SimulationData({len(self)} rows, {self.n_situations} situations, k={self.repeats}, "
                 f"mode={self.mode!r}, policy={self.repeat_policy!r}, {self.n_errors} agent error(s), "
                 f"{self.n_infra_errors} infra error(s), "
                 f"pairs {cov.get('pairs_covered')}/{cov.get('pairs_planned')}, stopped: {self.stopped_because})")
@@ -270,52 +160,13 @@ class SimulationData:
 
     def save(self, path: str | Path, *, overwrite: bool = False) -> Path:
         """Write the rows as JSONL (privileged fields scrubbed), atomically."""
-        return write_jsonl(path, (scrub(r) for r in self.rows), overwrite=overwrite)
+        return write_jsonl(path, (scrub(r) for r in self), overwrite=overwrite)
 
     def report(self) -> dict[str, Any]:
-        return {"rows": len(self.rows), "situations": self.n_situations, "k": self.repeats, "mode": self.mode,
+        return {"rows": len(self), "situations": self.n_situations, "k": self.repeats, "mode": self.mode,
                 "repeat_policy": self.repeat_policy, "budget": self.budget, "agent_errors": self.n_errors,
                 "coverage": dict(self.coverage), "warnings": list(self.warnings), "notes": list(self.notes),
                 "stopped_because": self.stopped_because, "elapsed_s": round(self.elapsed_s, 3)}
-
-
-def _probe_votes(probes: list[dict[str, Any]], grader: Any, failures: list[str]) -> set[Any]:
-    """What the dynamic policy compares: the grader's rewards, or what the agent did when there is no grader
-    (or the grader raised / broke the judge contract on one of these probes, which is noted, never a crash)."""
-    if grader is not None:
-        from whileai_core.grade.run import normalize_verdict
-
-        try:
-            return {normalize_verdict(grader(dict(r)))[0] for r in probes}
-        except (KeyboardInterrupt, SystemExit):
-            raise
-        except Exception as exc:  # noqa: BLE001 - any grader failure falls back, and is noted
-            failures.append(f"{probes[0].get('task_id')}: {type(exc).__name__}: {exc}")
-    return {_signature(r) for r in probes}
-
-
-def _open_checkpoint(checkpoint: Any, warn_list: list[str]) -> Path:
-    """Check the checkpoint path before the first rollout, so a bad path fails fast instead of mid-run."""
-    if not isinstance(checkpoint, (str, Path)):
-        raise InvalidArgumentType(f"checkpoint= must be a file path (str or Path); got {type(checkpoint).__name__}")
-    path = Path(checkpoint)
-    if path.is_dir():
-        raise IsADirectoryError(f"checkpoint={str(path)!r} is a directory; pass a file path inside it, e.g. "
-                                f"{str(path / 'rows.jsonl')!r}")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        had_rows = path.is_file() and path.stat().st_size > 0
-        with path.open("a", encoding="utf-8"):
-            pass
-    except OSError as exc:
-        raise OSError(f"checkpoint={str(path)!r} cannot be written ({exc.strerror or exc}); pass a writable file "
-                      "path") from None
-    if had_rows:
-        msg = (f"checkpoint={str(path)!r} already holds rows; this run appends after them (each row's "
-               "lineage.run_id tells the runs apart); pass a fresh path to keep runs in separate files")
-        warn_list.append(msg)
-        warnings.warn(msg, UserWarning, stacklevel=3)
-    return path
 
 
 def _resolve_agent(agent: Any, tools: list[Tool], system_prompt: str | None, max_turns: int | None,
@@ -380,7 +231,8 @@ def simulate(agent: Any = None, *, tools: Sequence[Any] | None = None, system_pr
              progress: bool | None = None, on_progress: Callable[[dict[str, Any]], None] | None = None,
              max_turns: int | None = None, cache: Any = None, traces: Any = None, runs: int = 1,
              seeds: Sequence[Any] | None = None, execute: Any = None, user_model: Any = None,
-             dimensions: Any = None, grade: Any = None, **aliases: Any) -> Any:
+             dimensions: Any = None, grade: Any = None, output: str | Path | None = None,
+             until: Any = None, time_budget: float | None = None, **aliases: Any) -> Any:
     """Write situations for ``tools`` and run ``agent`` through each ``repeats`` times.
 
     simulator=False uses the template writer: a pairwise covering array (Kuhn et al. 2004) over tool x world
@@ -389,6 +241,9 @@ def simulate(agent: Any = None, *, tools: Sequence[Any] | None = None, system_pr
     disagree (DAPO, Yu et al. 2025), compared on ``judge=``'s rewards (``grader=`` is its older name) when one
     is given. ``budget`` caps rows. Same seed, same rows. ``traces=`` (``wai.traces.load`` rows, or
     ``wai.traces.situations(rows, eval_rows=...)``) plays the users' real first messages as the asks.
+    ``output=path`` writes rows as they finish and is the checkpoint: the same call again (same file, same seed)
+    runs only the rollouts missing from it (``checkpoint=`` is its older name). ``time_budget=`` seconds (or
+    ``until=`` a ``datetime``) stops starting rollouts at the deadline and keeps the finished rows.
 
     The SDK's knobs: ``runs=N`` plays the same situations N times (rows carry ``lineage.eval_run`` and
     ``rollout_index`` continues across runs; ``wai.eval_variance(data)`` splits them into runs); ``seeds=``
@@ -417,7 +272,7 @@ def simulate(agent: Any = None, *, tools: Sequence[Any] | None = None, system_pr
         probe: rollouts probed per situation under the dynamic policy (``DYNAMIC_PROBE`` 2). (``DYNAMIC_PROBE``)
         judge: grades the dynamic policy's probes.
         grader: the older name of ``judge``.
-        checkpoint: a JSONL file that saves rows as they finish and resumes a broken run.
+        checkpoint: the older name of ``output``.
         progress: print progress lines (default: on for long runs).
         on_progress: a callback given a progress dict.
         max_turns: tool-call rounds a model agent may take.
@@ -440,6 +295,10 @@ def simulate(agent: Any = None, *, tools: Sequence[Any] | None = None, system_pr
             an axis of your own (default None: the four default axes, so task ids never change).
         grade: a judge callable (``row -> reward or verdict dict``) that grades every row before returning, so
             the call returns ``ScoredData`` (default None: no grading). True and strings raise.
+        output: a JSONL file the rows are written to as they finish; it is the checkpoint a rerun with
+            the same seed resumes from (only missing rollouts run).
+        until: a ``datetime`` (or one of the SDK's rule names) after which no rollout starts.
+        time_budget: seconds after which no rollout starts; finished rows are kept.
         **aliases: the SDK's names (``rollouts_per_prompt``, ``policy``, ``fault_rate``, ``tasks``).
 
     Returns:
@@ -490,22 +349,13 @@ def simulate(agent: Any = None, *, tools: Sequence[Any] | None = None, system_pr
                                dimensions=dims) if tool_objs and writer not in ("asks", "seeds") else {}
     notes = [_coverage_note(coverage, len(scen), s.k)] if coverage and coverage["fraction"] < 1.0 else []
     notes += [_POLICY_NOTES[s.policy_name]] if s.policy_name in _POLICY_NOTES else []
-    rows: list[dict[str, Any]] = []
-    saving = _open_checkpoint(checkpoint, warn_list) if checkpoint is not None else None
-    for eval_run in range(s.runs):
-        played = [x.replace(eval_run=eval_run) for x in scen] if eval_run else scen
-        runner = _Runner(s, run_agent, played, writer, tool_objs, system_prompt, progress, on_progress, warn_list)
-        runner.world, runner.checkpoint = world, saving
-        job = runner.job  # each row is stamped as it lands, so the checkpoint holds it as returned
-        runner.job = lambda si, ri, _job=job, _run=eval_run: _stamp(_job(si, ri), s, _run)  # type: ignore
-        notes.extend(runner.run())
-        saving = runner.checkpoint  # None once a failing disk stopped it
-        rows.extend(runner.results[key] for key in sorted(runner.results))
-        if runner.stopped == "interrupted":
-            break
+    runner, rows = _play(s, run_agent, scen, writer, tool_objs, system_prompt, progress, on_progress, warn_list,
+                         world=world, path=_output_path(output, checkpoint),
+                         name="output" if output is not None else "checkpoint",
+                         deadline=_deadline(until, time_budget), notes=notes)
     warn_list.extend(_failure_warnings(rows))
     if runner.show_progress:
-        runner.progress_line(len(rows), len(rows))
+        runner.progress_line(runner.rows.count, runner.rows.count)
     agent_name = getattr(run_agent, "__name__", None) or type(run_agent).__name__
     data = SimulationData(rows, scenarios=scen, tools=tool_objs, system_prompt=system_prompt, mode=s.mode,
                           repeat_policy=s.policy_name, repeats=s.k, budget=s.budget, seed=s.seed,
@@ -522,7 +372,7 @@ def simulate(agent: Any = None, *, tools: Sequence[Any] | None = None, system_pr
 _KNOWN_KEYWORDS = ("tools", "system_prompt", "simulator", "mode", "repeats", "repeat_policy", "budget", "situations",
                    "asks", "seed", "concurrency", "fault_share", "probe", "judge", "grader", "checkpoint", "progress",
                    "on_progress", "max_turns", "cache", "traces", "runs", "seeds", "execute", "user_model",
-                   "dimensions", "grade")
+                   "dimensions", "grade", "output", "until", "time_budget")
 
 
 def _apply_aliases(aliases: dict[str, Any], given: dict[str, Any]) -> dict[str, Any]:
@@ -617,6 +467,31 @@ def _world(tools: list[Tool], seed: int, execute: Any) -> World | None:
         raise InvalidArgumentType(f"execute= takes a callable execute(name, arguments) -> result (e.g. "
                                   f"wai.Tool.dispatch(tools)) or True; got {type(execute).__name__}")
     return World(tools, seed=seed, execute=execute)
+
+
+def _play(s: _Settings, run_agent: Any, scen: list[Scenario], writer: str, tool_objs: list[Tool],
+          system_prompt: str | None, progress: Any, on_progress: Any, warn_list: list[str], *, world: World | None,
+          path: Path | None, name: str, deadline: float | None, notes: list[str]) -> tuple[Runner, Any]:
+    """Run the rollouts, ``s.runs`` times over the same situations; returns the last runner and the rows (the
+    output file's lazy ``Rows`` for one run, a list over several). Every eval run shares the first one's run id,
+    so one output file resumes them all."""
+    rows: list[dict[str, Any]] = []
+    run_id = None
+    for eval_run in range(s.runs):
+        played = [x.replace(eval_run=eval_run) for x in scen] if eval_run else scen
+        runner = Runner(s, run_agent, played, writer, tool_objs, system_prompt, progress, on_progress, warn_list,
+                        deadline=deadline, run_id=run_id, world=world)
+        run_id = runner.run_id
+        runner.engine.post = lambda row, _run=eval_run: _stamp(row, s, _run)  # stamped before it is written
+        if path is not None:
+            runner.use_output(path, name, rollout_offset=eval_run * s.k)
+        notes.extend(runner.run())
+        if s.runs == 1:
+            return runner, runner.rows if runner.rows.file is not None else list(runner.rows)
+        rows.extend(runner.rows)
+        if runner.stopped in ("interrupted", "time_budget"):
+            break
+    return runner, rows
 
 
 def _stamp(row: dict[str, Any], s: _Settings, eval_run: int) -> dict[str, Any]:
@@ -731,134 +606,55 @@ def _coverage_note(coverage: Mapping[str, Any], n_situations: int, k: int) -> st
             f"situations; a full pairwise cover needs {full} situations (budget {full * k} at repeats={k})")
 
 
-class _Runner:
-    """Runs the rollouts on a thread pool: checkpointing, progress lines, the fixed and dynamic policies."""
-
-    def __init__(self, s: _Settings, run_agent: Callable[[Any], Any], scen: list[Scenario], writer: str,
-                 tool_objs: list[Tool], system_prompt: str | None, progress: bool | None,
-                 on_progress: Callable[[dict[str, Any]], None] | None, warn_list: list[str]) -> None:
-        self.s, self.run_agent, self.scen, self.writer = s, run_agent, scen, writer
-        self.system_prompt, self.warn_list = system_prompt, warn_list
-        self.world = World(tool_objs, seed=s.seed) if tool_objs else None
-        self.run_id = "run-" + uuid.UUID(int=int(stable_id(s.seed, [str(x) for x in scen], s.k, s.policy,
-                                                            length=32), 16)).hex[:12]
-        self.started = time.perf_counter()
-        self.results: dict[tuple[int, int], dict[str, Any]] = {}
-        self.show_progress = progress if progress is not None else s.budget >= D.PROGRESS_MIN_ROWS
-        self.checkpoint: Path | None = None
-        self.callback = on_progress
-        self.stopped = "budget" if s.situations is None and s.asks is None else "situations_done"
-        self.plan = tuple((x.task_id, ri) for x in scen for ri in range(s.k))
-
-    def run(self) -> list[str]:
-        """Every rollout the policy asks for; returns the notes it leaves (dynamic sampling's savings)."""
-        s, n = self.s, len(self.scen)
-        notes: list[str] = []
-        with ThreadPoolExecutor(max_workers=s.concurrency, thread_name_prefix="whileai-rollout") as pool:
-            try:
-                if s.policy == "fixed":
-                    self.run_batch(pool, [(si, ri) for si in range(n) for ri in range(s.k)], n * s.k)
-                else:
-                    notes.append(self.run_dynamic(pool))
-            except KeyboardInterrupt:
-                self.stopped = "interrupted"
-                msg = f"interrupted: kept the {len(self.results)} rows finished so far"
-                self.warn_list.append(msg)
-                print(f"whileai: {msg}", file=sys.stderr)
-        return notes
-
-    def run_dynamic(self, pool: ThreadPoolExecutor) -> str:
-        """Probe every situation, then fill to k only the ones whose probes disagree."""
-        s, n = self.s, len(self.scen)
-        first = min(s.probe, s.k)
-        self.run_batch(pool, [(si, ri) for si in range(n) for ri in range(first)], n * s.k)
-        fill = []
-        grader_failures: list[str] = []
-        for si in range(n):
-            votes = _probe_votes([self.results[(si, ri)] for ri in range(first)], s.judge, grader_failures)
-            if len(votes) > 1:
-                fill.extend((si, ri) for ri in range(first, s.k))
-        if grader_failures:
-            self._log(f"grader= failed on the probes of {len(grader_failures)} situation(s), so they were "
-                      f"compared on what the agent did instead (first: {grader_failures[0][:160]})")
-        self.run_batch(pool, fill, len(self.results) + len(fill))
-        saved = n * s.k - len(self.results)
-        return (f"dynamic sampling: {len(fill) // max(1, s.k - first)} of {n} situations disagreed on {first} "
-                f"probes and were filled to k={s.k}; {saved} rollouts saved")
-
-    def job(self, si: int, ri: int) -> dict[str, Any]:
-        RUN_PLAN.set(self.plan)  # each worker thread has its own context
-        row = rollout(self.run_agent, self.scen[si], rollout_index=ri, seed=self.s.seed,
-                      system_prompt=self.system_prompt, world=self.world, run_id=self.run_id, mode=self.s.mode,
-                      repeat_policy=self.s.policy)
-        row["lineage"]["writer"] = self.writer
-        return row
-
-    def run_batch(self, pool: ThreadPoolExecutor, keys: list[tuple[int, int]], total: int) -> None:
-        # each job runs in a copy of the caller's context, so `with wai.context(...)` reaches the workers
-        pending: dict[Future, tuple[int, int]] = {
-            pool.submit(contextvars.copy_context().run, self.job, si, ri): (si, ri) for si, ri in keys}
-        try:
-            while pending:
-                finished, _ = wait(list(pending), timeout=0.5, return_when=FIRST_COMPLETED)
-                for fut in finished:
-                    key = pending.pop(fut)
-                    self.results[key] = fut.result()
-                    self.save(self.results[key])
-                    if len(self.results) % D.PROGRESS_EVERY_ROWS == 0:
-                        self.progress_line(len(self.results), total)
-        except KeyboardInterrupt:
-            for fut in pending:
-                fut.cancel()
-            raise
-
-    def save(self, row: Mapping[str, Any]) -> None:
-        """Append the row to the checkpoint; a failing disk stops the checkpoint, never the run."""
-        if self.checkpoint is None:
-            return
-        try:
-            with self.checkpoint.open("a", encoding="utf-8") as fh:
-                fh.write(json.dumps(scrub(row)) + "\n")
-        except OSError as exc:  # the rows stay in memory: a failing disk must not end the run
-            self._log(f"checkpoint {str(self.checkpoint)!r} stopped being written after {len(self.results) - 1} "
-                      f"rows ({exc}); the run went on and every row is in the returned data (data.save(path) to "
-                      "write them)")
-            self.checkpoint = None
-
-    def progress_line(self, done: int, total: int) -> None:
-        elapsed = time.perf_counter() - self.started
-        rate = done / elapsed if elapsed > 0 else 0.0
-        eta = (total - done) / rate if rate > 0 else float("nan")
-        errors = sum(1 for r in self.results.values() if r.get("status") == "agent_error")
-        info = {"rows": done, "cap": total, "elapsed_s": round(elapsed, 2), "rate": round(rate, 2),
-                "eta_s": round(eta, 1) if eta == eta else None, "agent_errors": errors}
-        if self.callback is not None:
-            try:
-                self.callback(info)
-            except Exception as exc:  # noqa: BLE001 - a broken progress hook must not cost the run its rows
-                self._log(f"on_progress raised {type(exc).__name__}: {exc}; it is not called again in this run")
-                self.callback = None
-        if self.show_progress:
-            print(f"whileai: {done}/{total} rollouts, {rate:.1f}/s, ~{eta:.0f}s left, {errors} agent error(s)",
-                  file=sys.stderr, flush=True)
-
-    def _log(self, msg: str) -> None:
-        self.warn_list.append(msg)
-        log.warning(msg)
-
-
-def _failure_warnings(rows: list[dict[str, Any]]) -> list[str]:
-    """One warning for infrastructure errors and one for agent errors, each quoting the first."""
+def _failure_warnings(rows: Rows) -> list[str]:
+    """One warning for infrastructure errors and one for agent errors, each quoting the first (one pass over
+    the rows, only when there are errors: the run's counts say so)."""
+    first: dict[str, str] = {}
+    if rows.counts["agent_error"] or rows.counts["infra_error"]:
+        for r in rows:
+            status = r.get("status")
+            if status in rows.counts and status not in first:
+                first[status] = str(r.get("error"))
+                if len(first) == 2:
+                    break
     out = []
-    infra = [r for r in rows if r.get("status") == "infra_error"]
-    if infra:
-        out.append(f"{len(infra)} of {len(rows)} rollouts hit an infrastructure error (backend unreachable or "
-                   f"failing after retries; status='infra_error', kept apart from wrong answers and never graded): "
-                   f"{infra[0]['error'][:160]}")
-    errors = [r for r in rows if r.get("status") == "agent_error"]
-    if errors:
-        out.append(f"{len(errors)} of {len(rows)} rollouts ended in an agent error (kept as rows, "
-                   f"status='agent_error'): {errors[0]['error'][:160]}")
+    if rows.counts["infra_error"]:
+        out.append(f"{rows.counts['infra_error']} of {rows.count} rollouts hit an infrastructure error (backend "
+                   f"unreachable or failing after retries; status='infra_error', kept apart from wrong answers and "
+                   f"never graded): {first.get('infra_error', '')[:160]}")
+    if rows.counts["agent_error"]:
+        out.append(f"{rows.counts['agent_error']} of {rows.count} rollouts ended in an agent error (kept as rows, "
+                   f"status='agent_error'): {first.get('agent_error', '')[:160]}")
     for msg in out:
         log.warning(msg)
     return out
+
+
+def _output_path(output: Any, checkpoint: Any) -> Path | None:
+    """``output=`` (or ``checkpoint=``, its older name), checked before the first rollout."""
+    if output is not None and checkpoint is not None and output != checkpoint:
+        raise InvalidArgument("pass output= or checkpoint= (its older name), not both")
+    if output is None and checkpoint is None:
+        return None
+    return check_path(output if output is not None else checkpoint,
+                      "output" if output is not None else "checkpoint")
+
+
+def _deadline(until: Any, time_budget: Any) -> float | None:
+    """The monotonic deadline from ``time_budget=`` seconds (<= 0 is off) and/or ``until=`` (a ``datetime``; or
+    the SDK's stop-rule names, which all mean "stop on budget" here), the earlier of the two."""
+    import datetime
+
+    deadlines = []
+    if time_budget is not None:
+        if isinstance(time_budget, bool) or not isinstance(time_budget, (int, float)):
+            raise InvalidArgumentType(f"time_budget= takes seconds (a number); got {type(time_budget).__name__}")
+        if time_budget > 0:
+            deadlines.append(time.monotonic() + float(time_budget))
+    if isinstance(until, datetime.datetime):
+        now = datetime.datetime.now(until.tzinfo)
+        deadlines.append(time.monotonic() + (until - now).total_seconds())
+    elif until is not None and until not in UNTIL_RULES:
+        raise InvalidArgument(f"until= takes a datetime (a wall-clock deadline) or one of {', '.join(UNTIL_RULES)} "
+                              f"(each stops on budget; time_budget= sets a deadline in seconds); got {until!r}")
+    return min(deadlines) if deadlines else None

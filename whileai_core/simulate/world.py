@@ -9,6 +9,7 @@ Answers are deterministic: the same situation and arguments give the same result
 from __future__ import annotations
 
 import contextvars
+import functools
 import json
 import re
 import typing
@@ -37,7 +38,13 @@ _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 
 def name_words(name: str) -> list[str]:
     """``get_order``, ``get-order``, ``getOrder`` and ``GetOrder`` all give ``["get", "order"]``."""
-    return [w for w in _CAMEL.sub("_", name).replace("-", "_").lower().split("_") if w]
+    return list(_name_words(name))
+
+
+@functools.lru_cache(maxsize=4096)
+def _name_words(name: str) -> tuple[str, ...]:
+    """name_words, split once per name (the world asks it several times on every tool call)."""
+    return tuple(w for w in _CAMEL.sub("_", name).replace("-", "_").lower().split("_") if w)
 
 
 def is_write_tool(t: Tool) -> bool:

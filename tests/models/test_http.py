@@ -1,0 +1,140 @@
+"""The HTTP client under backends: total deadline, malformed 200s as infra errors, redaction, one SSL context."""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+import subprocess
+import sys
+import time
+
+import pytest
+import shop
+
+import whileai as wai
+from whileai_core.models.backends import BackendError, Endpoint
+from whileai_core.models.cache import Cassette
+from whileai_core.models.http import redact
+
+FAST = dict(backoff_s=0.001, backoff_cap_s=0.002)
+
+
+def user(text):
+    return [{"role": "user", "content": text}]
+
+
+def test_a_dripping_server_is_cut_at_the_total_deadline(srv):
+    srv.fail(1, drip=0.5)  # one byte every 0.5 s: a per-read timeout would never fire
+    b = Endpoint("m", url=srv.openai_url, timeout=1.0, max_attempts=1, **FAST)
+    t0 = time.monotonic()
+    with pytest.raises(BackendError, match=r"timed out: no complete reply within 1 s") as ei:
+        b.complete(user("x"))
+    assert time.monotonic() - t0 < 3.0  # the whole call is capped, not each read
+    assert ei.value.retryable
+
+
+def test_retries_share_a_separate_budget(srv):
+    srv.fail(10, hang=0.6)
+    b = Endpoint("m", url=srv.openai_url, timeout=0.3, max_attempts=10, retry_budget_s=0.5, **FAST)
+    t0 = time.monotonic()
+    with pytest.raises(BackendError, match=r"retry_budget_s=0.5 spent|failed after"):
+        b.complete(user("x"))
+    assert time.monotonic() - t0 < 0.3 + 0.5 + 1.0
+    assert srv.count < 10
+
+
+@pytest.mark.parametrize("body, what", [
+    (b'{"choices": [{"message": {"content": "hi"}}], "usage": "lots"}', "usage is str"),
+    (b'{"choices": [{"message": {"content": "hi"}}], "usage": {"prompt_tokens": "many"}}', "usage.prompt_tokens"),
+    (b'{"choices": [{"message": {"content": null, "tool_calls": {"id": 1}}}]}', "tool_calls is not a list"),
+    (b'{"choices": [{"message": {"tool_calls": [{"function": "lookup"}]}}]}', "function is str"),
+    (b'{"choices": [{"message": "hi"}]}', "message is str"),
+    (b'<html>bad gateway</html>', "not JSON"),
+])
+def test_malformed_200_bodies_are_backend_errors(srv, body, what):
+    srv.fail(1, raw=body)
+    with pytest.raises(BackendError, match=what):
+        Endpoint("m", url=srv.openai_url, max_attempts=1, **FAST).complete(user("x"))
+
+
+def test_malformed_200_bodies_make_infra_error_rows_not_agent_errors(srv):
+    srv.fail(3, raw=b'{"choices": [{"message": {"content": "hi"}}], "usage": {"completion_tokens": [1]}}')
+    agent = Endpoint("m", url=srv.openai_url, max_attempts=1, **FAST)
+    data = wai.simulate(agent, tools=[shop.ping], repeats=1, budget=3, concurrency=1, progress=False, cache=False)
+    assert [r["status"] for r in data.rows] == ["infra_error"] * 3
+    assert all("malformed" in r["error"] for r in data.rows)
+
+
+def test_redact_covers_every_credential_form():
+    pair = base64.b64encode(b"bob:pa55word").decode()
+    text = (f"url http://bob:pa55word@10.0.0.1:8000/v1 header Authorization: Basic {pair} and Bearer sk-abcdef123 "
+            "query https://h/v1?key=AIzaSecret123&x=1 and ?api_key=q-SECRET-9 body {\"api_key\": \"sk-json-777\"} "
+            "x-api-key: ant-secret-55")
+    out = redact(text, ["pa55word"])
+    for secret in ("pa55word", pair, "sk-abcdef123", "AIzaSecret123", "q-SECRET-9", "sk-json-777", "ant-secret-55",
+                   "bob:"):
+        assert secret not in out, (secret, out)
+    assert "x=1" in out and "10.0.0.1:8000/v1" in out  # only the secrets go
+    assert redact(base64.b64encode(b"raw-secret-key").decode(), ["raw-secret-key"]) == "<redacted>"
+
+
+def test_no_credential_survives_in_error_log_row_or_cassette(srv, tmp_path, caplog):
+    key = "sk-live-DO-NOT-LEAK-42"
+    pair = base64.b64encode(b"bob:pa55word").decode()
+    leaky = (f"echo: Authorization: Basic {pair} / Bearer {key} / http://bob:pa55word@host/?api_key={key} / "
+             f"raw {key} / password=pa55word")
+    url = f"http://bob:pa55word@127.0.0.1:{srv.port}/v1"
+    agent = Endpoint("m", url=url, api_key=key, max_attempts=2, **FAST)
+    cassette = Cassette(tmp_path / "c.jsonl", mode="record")
+    srv.fail(4, status=500, body=leaky)
+    with caplog.at_level(logging.DEBUG):
+        data = wai.simulate(agent, tools=[shop.ping], repeats=1, budget=2, concurrency=1, progress=False,
+                            cache=cassette, output=tmp_path / "rows.jsonl")
+    assert len(data.rows) == 2  # read back from the file
+    srv_reply_ok = wai.simulate(agent, tools=[shop.ping], repeats=1, budget=1, seed=5, progress=False, cache=cassette)
+    cassette.close()
+    assert [r["status"] for r in data.rows] == ["infra_error"] * 2 and srv_reply_ok.rows[0]["status"] == "ok"
+    assert srv.requests[-1]["headers"]["authorization"] == f"Bearer {key}"  # the key did go where it belongs
+    everything = "\n".join([caplog.text, json.dumps(data.rows), (tmp_path / "rows.jsonl").read_text(),
+                            (tmp_path / "c.jsonl").read_text(), repr(agent), agent.spec, *data.warnings])
+    for secret in (key, "pa55word", pair, "bob:"):
+        assert secret not in everything, secret
+
+
+def test_http_calls_build_no_ssl_context_and_load_nothing_at_import():
+    code = ("import sys, ssl, whileai as wai\n"
+            "import whileai_core.models.backends, whileai_core.simulate.run, whileai_core.simulate.engine\n"
+            "print(sorted(m for m in ('aiohttp', 'httpx') if m in sys.modules))\n"
+            "import aiohttp  # aiohttp builds its one verified context here, once per process\n"
+            "built = []\n"
+            "real = ssl.SSLContext.load_verify_locations\n"
+            "ssl.SSLContext.load_verify_locations = lambda self, *a, **k: built.append(1) or real(self, *a, **k)\n"
+            "ssl.SSLContext.set_default_verify_paths = lambda self: built.append(1)\n"
+            "sys.path.insert(0, 'tests')\n"
+            "from fakeserver import FakeServer\n"
+            "with FakeServer() as s:\n"
+            "    for i in range(3):\n"
+            "        b = wai.Endpoint('m', url=s.openai_url, timeout=5 + i)  # a new backend each time\n"
+            "        b.complete([{'role': 'user', 'content': 'x'}])\n"
+            "print(len(built))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split("\n")[:2] == ["[]", "0"]
+
+
+def test_sync_and_async_calls_share_one_code_path(srv):
+    import asyncio
+
+    b = Endpoint("m", url=srv.openai_url, **FAST)
+
+    async def many():
+        from whileai_core.models import http
+
+        try:
+            return await asyncio.gather(*(b.acomplete(user(f"q{i}")) for i in range(20)))
+        finally:
+            await http.close_sessions()
+
+    got = asyncio.run(many())
+    assert [c.text for c in got] == [f"echo: q{i}" for i in range(20)]
+    assert b.complete(user("sync")).text == "echo: sync"

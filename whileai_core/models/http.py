@@ -1,0 +1,180 @@
+"""The one HTTP client every model backend posts through: aiohttp on an asyncio loop, with a total deadline.
+
+Why aiohttp: ``python benchmarks/bench_simulate.py`` measures it side by side with httpx's ``AsyncClient``
+against the same loopback server (same calls, same number in flight); aiohttp spends a fraction of the client
+CPU per call, and the rollout engine (``simulate/engine.py``) is one event loop, so the client must be async.
+
+* **One session per event loop.** The rollout engine's loop gets a session whose connection limit is the
+  run's ``concurrency`` (``connection_limit``); it closes it when the run ends (``close_sessions``).
+  Synchronous callers (``backend.complete`` from a thread) share one background loop in a daemon thread
+  (``run_sync``), started on first use, so sync and async calls take the same code path.
+* **One certificate-verifying SSL context per process**: aiohttp builds its default context once, when it is
+  imported, and every ``https://`` request of every session reuses it (``ssl=True``); ``http://`` requests
+  pass ``ssl=False`` and touch none. (httpx's transports each built their own, 18.5 ms CPU and 0.8 MB apiece.)
+* **A total deadline per request**: ``timeout`` caps connect + send + headers + the whole body, so a server
+  that drips one byte at a time is cut at the deadline (a per-read timeout never fires on a drip).
+* **Redaction** (``redact``): every text a backend raises, logs or records passes through it: URL userinfo,
+  ``Basic`` (and the base64 of any ``user:password`` it was given), ``Bearer`` tokens, key-like query
+  parameters and ``api_key=``-style assignments, and the raw secrets themselves.
+
+aiohttp is imported on the first call, never at import time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import base64
+import contextvars
+import os
+import re
+import threading
+from collections.abc import Coroutine, Iterable, Mapping
+from typing import Any
+
+from whileai_core.defaults import HTTP_MAX_CONNECTIONS, HTTP_SHUTDOWN_S
+
+#: the connection limit of a session created in this context (the rollout engine sets it to ``concurrency``).
+connection_limit: contextvars.ContextVar[int] = contextvars.ContextVar("whileai_connection_limit",
+                                                                       default=HTTP_MAX_CONNECTIONS)
+
+_REDACTED = "<redacted>"
+_PATTERNS = (
+    (re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s@'\"]+@"), r"\1" + _REDACTED + "@"),  # scheme://user:pw@
+    (re.compile(r"(?i)\b(basic|bearer)(\s+)[A-Za-z0-9._~+/=-]{4,}"), r"\1\2" + _REDACTED),
+    (re.compile(r"(?i)([?&;](?:api[_-]?key|key|token|access[_-]?token|auth|sig|signature|password|secret)=)"
+                r"[^&\s#'\"]+"), r"\1" + _REDACTED),
+    (re.compile(r"(?i)\b((?:x-)?api[_-]?key|access[_-]?token|password|secret)(['\"]?\s*[=:]\s*['\"]?)"
+                r"(?!<redacted>)[^\s&'\",}]{4,}"), r"\1\2" + _REDACTED),
+)
+
+
+def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
+    """``text`` with every credential form replaced by ``<redacted>`` (see the module docstring).
+
+    Args:
+        text: any message, log line or body excerpt.
+        secrets: raw secrets to remove wherever they appear (keys, passwords, ``user:password`` pairs); each
+            one's base64 form is removed too. Secrets shorter than 4 characters are ignored.
+
+    Returns:
+        The redacted text.
+
+    Example:
+        >>> redact("GET http://bob:pw@host/v1?api_key=abc123 Authorization: Bearer sk-1234")
+        'GET http://<redacted>@host/v1?api_key=<redacted> Authorization: Bearer <redacted>'
+    """
+    for secret in secrets:
+        if secret and len(secret) >= 4:
+            text = text.replace(secret, _REDACTED)
+            encoded = base64.b64encode(secret.encode()).decode()
+            text = text.replace(encoded, _REDACTED).replace(encoded.rstrip("="), _REDACTED)
+    for pattern, repl in _PATTERNS:
+        text = pattern.sub(repl, text)
+    return text
+
+
+# --------------------------------------------------------------------------------------------------
+# sessions: one per event loop
+# --------------------------------------------------------------------------------------------------
+_sessions: dict[Any, Any] = {}
+_sessions_lock = threading.Lock()
+
+
+def session() -> Any:
+    """The aiohttp session of the running loop (created on first use with ``connection_limit``'s limit)."""
+    loop = asyncio.get_running_loop()
+    found = _sessions.get(loop)
+    if found is not None and not found.closed:
+        return found
+    import aiohttp
+
+    limit = connection_limit.get()
+    connector = aiohttp.TCPConnector(limit=limit, limit_per_host=0, ssl=False, keepalive_timeout=30.0,
+                                     enable_cleanup_closed=False)
+    made = aiohttp.ClientSession(connector=connector, skip_auto_headers=("User-Agent",),
+                                 auto_decompress=True, trust_env=False)
+    with _sessions_lock:
+        _sessions[loop] = made
+    return made
+
+
+def sessions_open() -> int:
+    """How many sessions are open (one per loop that called a backend and has not closed it)."""
+    return sum(1 for s in list(_sessions.values()) if not s.closed)
+
+
+async def close_sessions() -> None:
+    """Close the running loop's session (the rollout engine calls it when its run ends)."""
+    loop = asyncio.get_running_loop()
+    with _sessions_lock:
+        found = _sessions.pop(loop, None)
+    if found is not None and not found.closed:
+        await found.close()
+
+
+async def post(url: str, payload: bytes, headers: dict[str, str], *, timeout: float,
+               connect_timeout: float) -> tuple[int, Mapping[str, str], bytes]:
+    """POST ``payload`` and read the whole reply within ``timeout`` seconds in total.
+
+    Returns:
+        (status, headers (case-insensitive), body bytes).
+
+    Raises:
+        asyncio.TimeoutError: the deadline passed (connect included).
+        aiohttp.ClientError: the connection failed or broke.
+    """
+    import aiohttp
+
+    ssl = url.startswith("https:")  # True: aiohttp's one verified context of this process
+    limits = aiohttp.ClientTimeout(total=timeout or None, sock_connect=connect_timeout or None)
+    async with session().post(url, data=payload, headers=headers, timeout=limits, ssl=ssl,
+                              allow_redirects=False) as resp:
+        body = await resp.read()
+        return resp.status, resp.headers, body
+
+
+# --------------------------------------------------------------------------------------------------
+# the background loop synchronous callers share
+# --------------------------------------------------------------------------------------------------
+_bg: dict[str, Any] = {}
+_bg_lock = threading.Lock()
+
+
+def _background_loop() -> asyncio.AbstractEventLoop:
+    with _bg_lock:
+        loop = _bg.get("loop")
+        if loop is not None and _bg.get("pid") == os.getpid() and loop.is_running():
+            return loop
+        loop = asyncio.new_event_loop()
+        ready = threading.Event()
+
+        def serve() -> None:
+            asyncio.set_event_loop(loop)
+            loop.call_soon(ready.set)
+            loop.run_forever()
+
+        threading.Thread(target=serve, name="whileai-http", daemon=True).start()
+        ready.wait()
+        _bg.update(loop=loop, pid=os.getpid())
+        return loop
+
+
+def run_sync(coro: Coroutine[Any, Any, Any]) -> Any:
+    """Run ``coro`` on the shared background loop and wait for its result (from any thread but that loop's)."""
+    return asyncio.run_coroutine_threadsafe(coro, _background_loop()).result()
+
+
+@atexit.register
+def _close_background() -> None:  # pragma: no cover - interpreter exit
+    loop = _bg.get("loop")
+    if loop is None or not loop.is_running() or _bg.get("pid") != os.getpid():
+        return
+    try:
+        asyncio.run_coroutine_threadsafe(close_sessions(), loop).result(HTTP_SHUTDOWN_S)
+    except Exception:  # noqa: BLE001 - best effort at exit
+        pass
+    loop.call_soon_threadsafe(loop.stop)
+
+
+__all__ = ["close_sessions", "connection_limit", "post", "redact", "run_sync", "session", "sessions_open"]

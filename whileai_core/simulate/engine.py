@@ -1,0 +1,478 @@
+"""Scheduling rollouts: one asyncio event loop runs every rollout in flight; rows come back as they finish.
+
+``Engine.rows(jobs)`` takes (situation index, rollout index) jobs and yields each one's row as it finishes.
+``concurrency`` workers on one event loop pull the next job from a shared iterator, so handling a finished
+rollout costs O(1) whatever the run's size (no scan over pending futures). How a job runs depends on the agent:
+
+* a model-backed agent (``ModelAgent``: it has ``acall``) and an ``async def`` agent are awaited on the loop:
+  their model calls (``backend.acomplete``, aiohttp) interleave on it, with the HTTP session's connection
+  limit set to ``concurrency`` (``models/http.py``);
+* a synchronous agent runs in a thread pool of ``concurrency`` threads that the loop feeds.
+
+The loop always runs in a helper thread, so ``simulate`` works the same from a script, a thread, or inside a
+running event loop (Jupyter); the caller's context variables reach every rollout. A ``deadline`` stops new
+rollouts from starting; those in flight get ``STOP_GRACE_S`` to finish. Closing the iterator (Ctrl-C in the
+caller) cancels what is in flight.
+
+``Runner`` is simulate's run on top of it: the fixed and dynamic policies, the rows store (in memory, or the
+``output=`` file, which is also the checkpoint a rerun resumes from), progress lines and the stop reason.
+The Ray executor runs ``Engine.rows`` on each shard.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextvars
+import inspect
+import json
+import logging
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from whileai_core import defaults as D
+from whileai_core.models import http
+from whileai_core.rows import stable_id
+from whileai_core.simulate.output import RowsFile
+from whileai_core.simulate.rollout import arollout, rollout
+from whileai_core.simulate.situations import Scenario
+from whileai_core.simulate.world import RUN_PLAN, World
+
+log = logging.getLogger("whileai.simulate")
+_DONE = object()
+
+
+class _Handoff:
+    """Rows from the loop thread to the caller's thread, in batches: the loop appends and wakes the caller only
+    when it is not already awake, and the caller takes everything there is at each wake (under load, many rows
+    per wake-up instead of a lock hand-off per row)."""
+
+    def __init__(self) -> None:
+        self.items: collections.deque[Any] = collections.deque()
+        self.ready = threading.Event()
+        self.wakes = 0
+
+    def put(self, item: Any) -> None:
+        self.items.append(item)
+        if not self.ready.is_set():
+            self.ready.set()
+
+    def take(self) -> Iterator[Any]:
+        """Every item, in order, as they come (blocks between batches)."""
+        while True:
+            self.ready.wait()
+            self.ready.clear()
+            self.wakes += 1
+            while self.items:
+                yield self.items.popleft()
+
+
+def async_call(agent: Any) -> Callable[[Any], Any] | None:
+    """The coroutine function that plays ``agent`` on a loop (``acall``, or the agent itself when it is
+    ``async def``), or None for a synchronous agent."""
+    acall = getattr(agent, "acall", None)
+    if callable(acall) and inspect.iscoroutinefunction(acall):
+        return acall
+    if inspect.iscoroutinefunction(agent) or inspect.iscoroutinefunction(getattr(agent, "__call__", None)):
+        return agent
+    return None
+
+
+class Engine:
+    """Runs rollout jobs on one event loop (see the module docstring)."""
+
+    def __init__(self, agent: Any, scenarios: list[Scenario], *, seed: int, concurrency: int, run_id: str,
+                 mode: str | None = None, policy: str | None = None, system_prompt: str | None = None,
+                 world: World | None = None, writer: str = "template", plan: tuple[Any, ...] = (),
+                 deadline: float | None = None, grace_s: float = D.STOP_GRACE_S) -> None:
+        self.agent, self.scenarios, self.seed = agent, scenarios, seed
+        self.concurrency, self.run_id, self.mode, self.policy = concurrency, run_id, mode, policy
+        self.system_prompt, self.world, self.writer, self.plan = system_prompt, world, writer, plan
+        self.deadline, self.grace_s = deadline, grace_s
+        self.acall = async_call(agent)
+        self.started = 0  # rollouts started
+        self.handed = 0  # rows handed to the caller by rows()/keyed(): one append per finished rollout (O(1))
+        self.finished = 0  # rollouts finished (handed out or given to on_row)
+        self.cut = False  # the deadline stopped new rollouts from starting
+        self.lineage: dict[str, Any] = {}  # extra lineage stamped on every row (e.g. resumed)
+        self.post: Callable[[dict[str, Any]], dict[str, Any]] | None = None  # a last stamp (simulate's runs=)
+
+    # ---- one job -------------------------------------------------------------------------------
+    def _sync_job(self, si: int, ri: int) -> dict[str, Any]:
+        return self._stamp(rollout(self.agent, self.scenarios[si], rollout_index=ri, seed=self.seed,
+                                   system_prompt=self.system_prompt, world=self.world, run_id=self.run_id,
+                                   mode=self.mode, repeat_policy=self.policy))
+
+    async def _async_job(self, si: int, ri: int) -> dict[str, Any]:
+        assert self.acall is not None
+        return self._stamp(await arollout(self.agent, self.acall, self.scenarios[si], rollout_index=ri,
+                                          seed=self.seed, system_prompt=self.system_prompt, world=self.world,
+                                          run_id=self.run_id, mode=self.mode, repeat_policy=self.policy))
+
+    def _stamp(self, row: dict[str, Any]) -> dict[str, Any]:
+        row["lineage"]["writer"] = self.writer
+        row["lineage"].update(self.lineage)
+        return row if self.post is None else self.post(row)
+
+    # ---- the loop ------------------------------------------------------------------------------
+    def _past_deadline(self) -> bool:
+        if self.deadline is not None and time.monotonic() >= self.deadline:
+            self.cut = True
+        return self.cut
+
+    async def _main(self, jobs: Iterator[tuple[int, int]], out: _Handoff, ctx: contextvars.Context,
+                    on_row: Callable[[int, int, dict[str, Any]], None] | None) -> None:
+        loop = asyncio.get_running_loop()
+        pool = None if self.acall is not None else ThreadPoolExecutor(self.concurrency, "whileai-rollout")
+
+        async def worker() -> None:
+            for si, ri in jobs:  # one shared iterator: each worker takes the next job when it is free
+                if self._past_deadline():
+                    return
+                self.started += 1
+                try:
+                    if pool is None:
+                        row = await self._async_job(si, ri)
+                    else:
+                        row = await loop.run_in_executor(pool, ctx.copy().run, self._sync_job, si, ri)
+                except (KeyboardInterrupt, SystemExit) as exc:  # raised by an agent: the caller stops the run
+                    out.put(exc)
+                    return
+                self.finished += 1
+                if on_row is None:
+                    out.put((si, ri, row))
+                else:
+                    on_row(si, ri, row)
+
+        tasks = [ctx.run(loop.create_task, worker()) for _ in range(self.concurrency)]
+        try:
+            if self.deadline is None:
+                await asyncio.gather(*tasks)
+            else:
+                await self._until_deadline(tasks)
+        finally:
+            for t in tasks:
+                t.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            await http.close_sessions()
+            if pool is not None:
+                pool.shutdown(wait=False, cancel_futures=True)
+
+    async def _until_deadline(self, tasks: list[asyncio.Task[None]]) -> None:
+        """Wait for the workers; past the deadline, give those in flight ``grace_s`` more, then cancel them."""
+        assert self.deadline is not None
+        pending = set(tasks)
+        while pending:
+            left = self.deadline - time.monotonic()
+            if left <= 0:
+                self.cut = True
+                done, pending = await asyncio.wait(pending, timeout=self.grace_s)
+                break
+            done, pending = await asyncio.wait(pending, timeout=left)
+            for t in done:
+                t.result()  # a worker's unexpected error surfaces here
+        for t in pending:
+            t.cancel()
+
+    def _serve(self, jobs: Iterator[tuple[int, int]], out: _Handoff, ctx: contextvars.Context,
+               box: dict[str, Any], on_row: Callable[[int, int, dict[str, Any]], None] | None) -> None:
+        loop = asyncio.new_event_loop()
+        box["loop"] = loop
+        try:
+            main = ctx.run(loop.create_task, self._main(jobs, out, ctx, on_row))
+            box["main"] = main
+            loop.run_until_complete(main)
+        except asyncio.CancelledError:
+            pass
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread and raised there
+            out.put(exc)
+        finally:
+            out.put(_DONE)
+            loop.close()
+
+    def rows(self, jobs: Iterable[tuple[int, int]]) -> Iterator[dict[str, Any]]:
+        """Run ``jobs`` ((situation index, rollout index) pairs) and yield each row as it finishes.
+
+        Closing the iterator early (or an exception in the caller, such as Ctrl-C) cancels the rollouts in
+        flight; rows already yielded are the caller's.
+        """
+        for _, _, row in self.keyed(jobs):
+            yield row
+
+    def run(self, jobs: Iterable[tuple[int, int]], on_row: Callable[[int, int, dict[str, Any]], None]) -> None:
+        """Run ``jobs`` and call ``on_row(situation index, rollout index, row)`` as each finishes, on the
+        engine's thread (no hand-off to the caller's thread per row); returns when all are done or stopped."""
+        for _ in self.keyed(jobs, on_row):  # yields nothing: on_row takes every row
+            pass
+
+    def keyed(self, jobs: Iterable[tuple[int, int]], on_row: Callable[[int, int, dict[str, Any]], None] | None = None,
+              ) -> Iterator[tuple[int, int, dict[str, Any]]]:
+        """``rows``, each as (situation index, rollout index, row)."""
+        ctx = contextvars.copy_context()
+        ctx.run(RUN_PLAN.set, self.plan)
+        ctx.run(http.connection_limit.set, self.concurrency)
+        out = _Handoff()
+        box: dict[str, Any] = {}
+        thread = threading.Thread(target=self._serve, args=(iter(jobs), out, ctx, box, on_row),
+                                  name="whileai-engine", daemon=True)
+        thread.start()
+        try:
+            for item in out.take():
+                if item is _DONE:
+                    break
+                if isinstance(item, BaseException):
+                    raise item
+                self.handed += 1
+                yield item
+        finally:
+            loop, main = box.get("loop"), box.get("main")
+            if thread.is_alive() and loop is not None and main is not None:
+                try:
+                    loop.call_soon_threadsafe(main.cancel)
+                except RuntimeError:  # the loop closed in between
+                    pass
+            thread.join(self.grace_s)
+
+
+# --------------------------------------------------------------------------------------------------
+# simulate's run: policies, the rows store, progress
+# --------------------------------------------------------------------------------------------------
+class Rows:
+    """Where a run keeps its rows: one slot per (situation, rollout), holding the row or, with ``output=``,
+    only its byte offset in the file (so memory stays flat in the number of rows)."""
+
+    def __init__(self, n: int, k: int, file: RowsFile | None) -> None:
+        self.k = k
+        self.slots: list[Any] = [None] * (n * k)
+        self.file = file
+        self.count = 0
+        self.counts = {"agent_error": 0, "infra_error": 0}
+        self.situations: set[int] = set()
+
+    def put(self, si: int, ri: int, row: dict[str, Any] | int, status: str | None = None) -> None:
+        slot = si * self.k + ri
+        if self.slots[slot] is None:
+            self.count += 1
+            self.situations.add(si)
+        if status in self.counts:
+            self.counts[status] += 1
+        self.slots[slot] = row
+
+    def has(self, si: int, ri: int) -> bool:
+        return self.slots[si * self.k + ri] is not None
+
+    def get(self, si: int, ri: int) -> dict[str, Any]:
+        value = self.slots[si * self.k + ri]
+        if isinstance(value, int):
+            assert self.file is not None
+            return next(self.file.read_many([value]))
+        return value
+
+    def in_memory(self) -> None:
+        """Read every row written to the file back into memory (the file failed; the run goes on)."""
+        if self.file is None:
+            return
+        at = [i for i, v in enumerate(self.slots) if isinstance(v, int)]
+        for i, row in zip(at, self.file.read_many([self.slots[i] for i in at])):
+            self.slots[i] = row
+        self.file.close()
+        self.file = None
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        """Every row in plan order (situation, then rollout), read from the file in one pass if need be."""
+        if self.file is not None and any(isinstance(v, int) for v in self.slots):
+            yield from self._from_file()
+            return
+        for v in self.slots:
+            if v is not None:
+                yield v
+
+    def _from_file(self) -> Iterator[dict[str, Any]]:
+        batch: list[int] = []
+        kept: list[Any] = []
+        for v in self.slots:
+            if v is None:
+                continue
+            kept.append(v)
+            if isinstance(v, int):
+                batch.append(v)
+        read = self.file.read_many(batch) if self.file is not None else iter(())
+        for v in kept:
+            yield next(read) if isinstance(v, int) else v
+
+
+def _signature(row: Mapping[str, Any]) -> str:
+    """What a rollout did, for telling apart agreeing and disagreeing probes when there is no grader."""
+    calls = [(s.get("tool"), json.dumps(s.get("arguments"), sort_keys=True), str(s.get("result"))[:200])
+             for s in row.get("steps", []) if "tool" in s]
+    return stable_id(row.get("status"), calls, " ".join(str(row.get("final_text", "")).lower().split()))
+
+
+def _probe_votes(probes: list[dict[str, Any]], grader: Any, failures: list[str]) -> set[Any]:
+    """What the dynamic policy compares: the grader's rewards, or what the agent did when there is no grader
+    (or the grader raised / broke the judge contract on one of these probes, which is noted, never a crash)."""
+    if grader is not None:
+        from whileai_core.grade.run import normalize_verdict
+
+        try:
+            return {normalize_verdict(grader(dict(r)))[0] for r in probes}
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except Exception as exc:  # noqa: BLE001 - any grader failure falls back, and is noted
+            failures.append(f"{probes[0].get('task_id')}: {type(exc).__name__}: {exc}")
+    return {_signature(r) for r in probes}
+
+
+class Runner:
+    """simulate's run: fixed or dynamic policy over an ``Engine``, rows to memory or to ``output=``."""
+
+    def __init__(self, s: Any, run_agent: Callable[[Any], Any], scen: list[Scenario], writer: str,
+                 tool_objs: list[Any], system_prompt: str | None, progress: bool | None,
+                 on_progress: Callable[[dict[str, Any]], None] | None, warn_list: list[str],
+                 deadline: float | None = None, run_id: str | None = None, world: Any = "mock") -> None:
+        self.s, self.scen, self.warn_list = s, scen, warn_list
+        self.run_id = run_id or "run-" + uuid.UUID(int=int(stable_id(s.seed, [str(x) for x in scen], s.k, s.policy,
+                                                                      length=32), 16)).hex[:12]
+        if world == "mock":  # the mock world of the tools; simulate passes its own (execute= wraps real tools)
+            world = World(tool_objs, seed=s.seed) if tool_objs else None
+        self.engine = Engine(run_agent, scen, seed=s.seed, concurrency=s.concurrency, run_id=self.run_id,
+                             mode=s.mode, policy=s.policy, system_prompt=system_prompt,
+                             world=world, writer=writer,
+                             plan=tuple((x.task_id, ri) for x in scen for ri in range(s.k)), deadline=deadline)
+        self.started = time.perf_counter()
+        self.rows = Rows(len(scen), s.k, None)
+        self.show_progress = progress if progress is not None else s.budget >= D.PROGRESS_MIN_ROWS
+        self.callback = on_progress
+        self.stopped = "budget" if s.situations is None and s.asks is None else "situations_done"
+        self.resumed = 0
+
+    def use_output(self, path: Path, name: str = "output", rollout_offset: int = 0) -> None:
+        """Write rows to ``path`` as they finish and skip the rollouts of this run already in it (``name`` is
+        the argument the caller used, for the warnings; ``rollout_offset``: the rows' rollout indices start
+        there, as under simulate's ``runs=``)."""
+        file = RowsFile(path, run_id=self.run_id)
+        slot_of = {(x.task_id, ri + rollout_offset): si * self.s.k + ri for si, x in enumerate(self.scen)
+                   for ri in range(self.s.k)}
+        done = file.open(slot_of)
+        self.rows = Rows(len(self.scen), self.s.k, file)
+        for slot, (offset, status) in done.items():
+            self.rows.put(slot // self.s.k, slot % self.s.k, offset, status)
+        self.resumed = len(done)
+        if file.other_rows:
+            self._warn(f"{name}={str(path)!r} already holds {file.other_rows} rows of another run (another seed, "
+                       "situations, k or policy); this run appends after them (each row's lineage.run_id tells "
+                       "the runs apart); pass a fresh path to keep runs in separate files")
+        if done:
+            self.engine.lineage["resumed"] = True
+            self._warn(f"{name}={str(path)!r} already holds {len(done)} rows of this run: resumed, the finished "
+                       "(situation, rollout) pairs are skipped and only the missing rollouts run")
+        if file.torn:
+            self._warn(f"{name}={str(path)!r} ended in a torn line ({file.torn} bytes, a write cut short); it was "
+                       "cut off and that rollout runs again")
+
+    def run(self) -> list[str]:
+        """Every rollout the policy asks for; returns the notes it leaves (dynamic sampling's savings)."""
+        s, n = self.s, len(self.scen)
+        notes: list[str] = []
+        try:
+            if s.policy == "fixed":
+                self.run_batch([(si, ri) for si in range(n) for ri in range(s.k)], n * s.k)
+            else:
+                notes.append(self.run_dynamic())
+        except KeyboardInterrupt:
+            self.stopped = "interrupted"
+            msg = f"interrupted: kept the {self.rows.count} rows finished so far"
+            self.warn_list.append(msg)
+            print(f"whileai: {msg}", file=sys.stderr)
+        finally:
+            if self.rows.file is not None:
+                self.rows.file.close()
+        if self.engine.cut and self.stopped != "interrupted":
+            self.stopped = "time_budget"
+            self._warn(f"the time budget ran out: kept the {self.rows.count} rows finished; no new rollout started "
+                       "after the deadline (rerun with the same output= and seed to finish the rest)")
+        if self.resumed:
+            notes.append(f"resumed: {self.resumed} rollouts were already in the output file")
+        return notes
+
+    def run_dynamic(self) -> str:
+        """Probe every situation, then fill to k only the ones whose probes disagree."""
+        s, n = self.s, len(self.scen)
+        first = min(s.probe, s.k)
+        self.run_batch([(si, ri) for si in range(n) for ri in range(first)], n * s.k)
+        fill = []
+        grader_failures: list[str] = []
+        for si in range(n):
+            if not all(self.rows.has(si, ri) for ri in range(first)):
+                continue  # cut by the deadline: this situation's probes are not all in
+            votes = _probe_votes([self.rows.get(si, ri) for ri in range(first)], s.judge, grader_failures)
+            if len(votes) > 1:
+                fill.extend((si, ri) for ri in range(first, s.k))
+        if grader_failures:
+            self._log(f"grader= failed on the probes of {len(grader_failures)} situation(s), so they were "
+                      f"compared on what the agent did instead (first: {grader_failures[0][:160]})")
+        self.run_batch(fill, self.rows.count + sum(1 for si, ri in fill if not self.rows.has(si, ri)))
+        saved = n * s.k - self.rows.count
+        return (f"dynamic sampling: {len(fill) // max(1, s.k - first)} of {n} situations disagreed on {first} "
+                f"probes and were filled to k={s.k}; {saved} rollouts saved")
+
+    def run_batch(self, keys: list[tuple[int, int]], total: int) -> None:
+        todo = [(si, ri) for si, ri in keys if not self.rows.has(si, ri)]
+        if not todo or self.engine.cut:
+            return
+        def on_row(si: int, ri: int, row: dict[str, Any]) -> None:  # on the engine's thread
+            self.keep(si, ri, row)
+            if self.rows.count % D.PROGRESS_EVERY_ROWS == 0:
+                self.progress_line(self.rows.count, total)
+
+        self.engine.run(todo, on_row)
+
+    def keep(self, si: int, ri: int, row: dict[str, Any]) -> None:
+        """Store one finished row: to the file when there is one (a failing disk moves the run to memory)."""
+        file = self.rows.file
+        if file is not None:
+            offset = file.append(row)
+            if offset is not None:
+                self.rows.put(si, ri, offset, row.get("status"))
+                return
+            self._log(f"output {str(file.path)!r} stopped being written after {self.rows.count} rows "
+                      f"({file.failed}); the run went on and every row is in the returned data (data.save(path) "
+                      "to write them)")
+            self.rows.in_memory()
+        self.rows.put(si, ri, row, row.get("status"))
+
+    def progress_line(self, done: int, total: int) -> None:
+        elapsed = time.perf_counter() - self.started
+        rate = done / elapsed if elapsed > 0 else 0.0
+        eta = (total - done) / rate if rate > 0 else float("nan")
+        errors = self.rows.counts["agent_error"]
+        info = {"rows": done, "cap": total, "elapsed_s": round(elapsed, 2), "rate": round(rate, 2),
+                "eta_s": round(eta, 1) if eta == eta else None, "agent_errors": errors, "resumed": self.resumed}
+        if self.callback is not None:
+            try:
+                self.callback(info)
+            except Exception as exc:  # noqa: BLE001 - a broken progress hook must not cost the run its rows
+                self._log(f"on_progress raised {type(exc).__name__}: {exc}; it is not called again in this run")
+                self.callback = None
+        if self.show_progress:
+            print(f"whileai: {done}/{total} rollouts, {rate:.1f}/s, ~{eta:.0f}s left, {errors} agent error(s)",
+                  file=sys.stderr, flush=True)
+
+    def _log(self, msg: str) -> None:
+        self.warn_list.append(msg)
+        log.warning(msg)
+
+    def _warn(self, msg: str) -> None:
+        import warnings
+
+        self.warn_list.append(msg)
+        warnings.warn(msg, UserWarning, stacklevel=4)
+
+
+__all__ = ["Engine", "Rows", "Runner", "async_call"]

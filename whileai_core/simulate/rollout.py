@@ -1,0 +1,218 @@
+"""One rollout, one row: play the agent once on a situation and record what it did (docs/rows.md).
+
+``rollout`` calls a synchronous agent (an ``async def`` agent handed to it is run to completion in a private
+loop); ``arollout`` awaits an async one on the caller's loop (what the rollout engine does). Both check the
+agent's return value against the agent contract and build the same row. An agent that raises gives an error
+row (``agent_error``; ``infra_error`` when a backend could not be reached, never graded); error texts pass
+through the credential redaction of ``models/http.py``. A cassette miss is not an agent error: it raises.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import hashlib
+import inspect
+import json
+import threading
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any
+
+from whileai_core import defaults as D
+from whileai_core import distribution_version
+from whileai_core.errors import BackendError, CassetteMiss, InvalidArgumentType
+from whileai_core.messages import chat_messages, flat_steps, loss_mask
+from whileai_core.models.http import redact
+from whileai_core.rows import json_safe
+from whileai_core.simulate.situations import Scenario
+from whileai_core.simulate.world import CURRENT, World
+
+
+def _check_output(out: Any) -> tuple[list[dict[str, Any]], str, dict[str, Any]]:
+    """Validate an agent's return value against the contract; returns (steps, final_text, extra)."""
+    if isinstance(out, str):
+        return [], out, {}
+    if not isinstance(out, Mapping):
+        raise InvalidArgumentType(f"the agent returned {type(out).__name__}; the agent contract is a dict "
+                        "{'steps': [{'tool', 'arguments', 'result'}, ...], 'final_text': str} (or a plain string)")
+    final_text = out.get("final_text", "")
+    if not isinstance(final_text, str):
+        raise InvalidArgumentType(f"the agent's final_text is {type(final_text).__name__}; it must be a string")
+    steps = out.get("steps", [])
+    if not isinstance(steps, (list, tuple)):
+        raise InvalidArgumentType(f"the agent's steps is {type(steps).__name__}; it must be a list of step dicts")
+    for i, step in enumerate(steps):
+        if not isinstance(step, Mapping) or not ({"tool", "text", "user", "tool_calls"} & set(step)):
+            raise InvalidArgumentType(f"the agent's steps[{i}] must be a dict with 'tool' (+ 'arguments', 'result'), "
+                                      "'tool_calls' (a list of those: one turn's parallel calls), 'text' or 'user'; "
+                                      f"got {step!r:.120}")
+    clean = []
+    for i, step in enumerate(flat_steps(steps)):
+        step = dict(step)
+        for key in ("text", "user"):
+            if step.get(key) is not None and not isinstance(step[key], str):
+                raise InvalidArgumentType(f"the agent's steps[{i}][{key!r}] is {type(step[key]).__name__}; it must be a string")
+        if "tool" not in step and step.get("text") is None and step.get("user") is None:
+            raise InvalidArgumentType(f"the agent's steps[{i}] has no tool and its text is None; drop the step or give it a "
+                            "string (None would be trained on as the text 'None')")
+        args = step.get("arguments")
+        if isinstance(args, str):  # OpenAI-style tool calls carry arguments as a JSON string: decode it once
+            try:
+                decoded = json.loads(args) if args.strip() else {}
+            except ValueError:
+                decoded = None  # a model's broken JSON stays as it was sent: the judge should see the mistake
+            if isinstance(decoded, dict):
+                step["arguments"] = decoded
+        clean.append(json_safe(step))
+    extra = {k: json_safe(v) for k, v in out.items() if k not in ("steps", "final_text")}
+    return clean, final_text, extra
+
+
+def _is_infra_error(exc: BaseException) -> bool:
+    """A backend that could not be reached (after retries) is infrastructure, not a wrong answer (the class lives
+    in ``errors``, so one raised by the agent's own code counts without the backends being imported)."""
+    return isinstance(exc, BackendError)
+
+
+def _trial(scenario: Scenario | str, rollout_index: int, seed: int, tools: Sequence[Any] | None,
+           system_prompt: str | None, world: World | None) -> tuple[Scenario, str | None]:
+    if not isinstance(scenario, Scenario):
+        scenario = Scenario(str(scenario), system_prompt=system_prompt)
+    if system_prompt is None:
+        system_prompt = scenario.system_prompt
+    if world is None and tools:
+        world = World(tools, seed=seed)
+    return scenario.replace(rollout_index=rollout_index, world=world, system_prompt=system_prompt), system_prompt
+
+
+def _outcome(out: Any = None, exc: BaseException | None = None) -> tuple[Any, ...]:
+    """(steps, final_text, extra, status, error, finish) of an agent's return value or of what it raised."""
+    if exc is None:
+        try:
+            return (*_check_output(out), "ok", None, "stop")
+        except InvalidArgumentType as bad:
+            exc = bad
+    if isinstance(exc, CassetteMiss):
+        raise exc  # a cassette miss means the run is not the recorded one: fail loudly, with its diff
+    status = "infra_error" if _is_infra_error(exc) else "agent_error"
+    return [], "", {}, status, redact(f"{type(exc).__name__}: {exc}")[:D.ERROR_TEXT_MAX_CHARS], "error"
+
+
+def _row(agent: Any, trial: Scenario, system_prompt: str | None, outcome: tuple[Any, ...], started: float,
+         rollout_index: int, seed: int, run_id: str | None, mode: str | None,
+         repeat_policy: str | None) -> dict[str, Any]:
+    steps, final_text, extra, status, error, finish = outcome
+    seeded = bool(extra.pop("seeded", False))
+    seeded_what = extra.pop("seeded_what", None)
+    finish = str(extra.pop("finish_reason", finish))
+    messages = chat_messages(system_prompt, str(trial), steps, final_text)
+    agent_name = getattr(agent, "__name__", None) or type(agent).__name__
+    return {
+        "schema_version": D.ROW_SCHEMA_VERSION,
+        "row_id": f"{trial.task_id}#{rollout_index}",
+        "task_id": trial.task_id,
+        "scenario_id": trial.task_id,
+        "rollout_index": rollout_index,
+        "prompt": str(trial),
+        "system_prompt": system_prompt,
+        "scenario": dict(trial.scenario),
+        "world_state": trial.world_state,
+        "stance": trial.stance,
+        "faults": dict(trial.faults),
+        "privileged": json_safe(trial.privileged),
+        "steps": steps,
+        "final_text": final_text,
+        "messages": messages,
+        "loss_mask": loss_mask(messages),
+        "seeded": seeded,
+        "seeded_what": seeded_what if seeded else None,
+        "status": status,
+        "error": error,
+        "finish_reason": finish,
+        "agent_extra": extra,
+        "latency_s": round(time.perf_counter() - started, 6),
+        "lineage": {
+            "run_id": run_id, "seed": seed, "writer": "template", "agent": agent_name,
+            "whileai_version": distribution_version(),
+            "system_prompt_sha": _prompt_sha(system_prompt or ""),
+            "mode": mode, "repeat_policy": repeat_policy,
+        },
+    }
+
+
+@functools.lru_cache(maxsize=256)
+def _prompt_sha(system_prompt: str) -> str:
+    """The lineage's system-prompt hash, once per prompt (every row of a run has the same one)."""
+    return hashlib.sha256(system_prompt.encode()).hexdigest()[:16]
+
+
+def _finish_awaitable(out: Awaitable[Any]) -> Any:
+    """An agent that returned a coroutine (an ``async def`` agent called synchronously): run it to the end."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(_awaited(out))
+    box: dict[str, Any] = {}
+
+    def run() -> None:  # a loop already runs in this thread (Jupyter): run it on a helper thread's loop
+        try:
+            box["value"] = asyncio.run(_awaited(out))
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
+            box["error"] = exc
+
+    helper = threading.Thread(target=run, name="whileai-agent")
+    helper.start()
+    helper.join()
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
+async def _awaited(out: Awaitable[Any]) -> Any:
+    return await out
+
+
+def rollout(agent: Callable[[Any], Any], scenario: Scenario | str, *, rollout_index: int = 0, seed: int = 0,
+            tools: Sequence[Any] | None = None, system_prompt: str | None = None, world: World | None = None,
+            run_id: str | None = None, mode: str | None = None, repeat_policy: str | None = None) -> dict[str, Any]:
+    """Run one trial of ``agent`` on ``scenario`` and return its row. Never raises for an agent error."""
+    trial, system_prompt = _trial(scenario, rollout_index, seed, tools, system_prompt, world)
+    token = CURRENT.set(trial)
+    started = time.perf_counter()
+    try:
+        try:
+            out = agent(trial)
+            if inspect.isawaitable(out):
+                out = _finish_awaitable(out)
+            outcome = _outcome(out)
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except Exception as exc:  # an agent error is data, not a crash
+            outcome = _outcome(exc=exc)
+    finally:
+        CURRENT.reset(token)
+    return _row(agent, trial, system_prompt, outcome, started, rollout_index, seed, run_id, mode, repeat_policy)
+
+
+async def arollout(agent: Any, call: Callable[[Any], Awaitable[Any]], scenario: Scenario | str, *,
+                   rollout_index: int = 0, seed: int = 0, system_prompt: str | None = None,
+                   world: World | None = None, run_id: str | None = None, mode: str | None = None,
+                   repeat_policy: str | None = None) -> dict[str, Any]:
+    """``rollout`` for an async agent: ``await call(trial)`` on the running loop (``agent`` names the row)."""
+    trial, system_prompt = _trial(scenario, rollout_index, seed, None, system_prompt, world)
+    token = CURRENT.set(trial)
+    started = time.perf_counter()
+    try:
+        try:
+            outcome = _outcome(await call(trial))
+        except (KeyboardInterrupt, SystemExit, asyncio.CancelledError):
+            raise
+        except Exception as exc:  # an agent error is data, not a crash
+            outcome = _outcome(exc=exc)
+    finally:
+        CURRENT.reset(token)
+    return _row(agent, trial, system_prompt, outcome, started, rollout_index, seed, run_id, mode, repeat_policy)
+
+
+__all__ = ["arollout", "rollout"]
