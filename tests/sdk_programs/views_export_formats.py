@@ -10,7 +10,7 @@ data = wai.simulate(wai.seeded_agent([get_order]), tools=[get_order], system_pro
                     simulator=False, mode="rl", repeats=4, budget=32)
 print(len(data.trajectories), "trajectories")
 scored = data.grade(judge=lambda row: int(not row["seeded"]))
-print(len(scored.failed_traces), "failed traces")
+print(len(scored.failed_traces()), "failed traces")
 rows = scored.select(mode="rl")
 rows.export("train_trl.jsonl", format="trl")
 print("exported")

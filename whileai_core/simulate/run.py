@@ -62,7 +62,8 @@ _KWARG_ALIASES = {"rollouts_per_request": "repeats", "rollouts_per_prompt": "rep
 # --------------------------------------------------------------------------------------------------
 # the run
 # --------------------------------------------------------------------------------------------------
-_GRADED_ONLY = ("pass_at", "passes", "failures", "unjudged", "select", "export")
+_GRADED_ONLY = ("pass_at", "passes", "failures", "unjudged", "select", "export", "partials", "failed_traces", "traces",
+                "select_by_reward")
 
 
 class SimulationData:
@@ -142,15 +143,41 @@ class SimulationData:
                 f"pairs {cov.get('pairs_covered')}/{cov.get('pairs_planned')}, stopped: {self.stopped_because})")
 
     def grade(self, judge: Callable[[dict[str, Any]], Any] | None = None, *, judge_name: str | None = None,
-              on_error: str = "raise", concurrency: int = 1, **kwargs: Any) -> Any:
-        """Score every row with ``judge`` under the judge contract; returns ``ScoredData`` (rows copied)."""
+              on_error: str = "keep", concurrency: int = 1, scale: Any = None, trust: Any = "warn",
+              quiet: bool = False, **kwargs: Any) -> Any:
+        """Score every row with ``judge`` under the judge contract; returns ``ScoredData`` (rows copied).
+
+        The arguments are ``run_judge``'s (``grade.run``): ``on_error="keep"`` (the SDK's default) records a
+        judge fault on its row as unjudged, ``"raise"`` stops at the first; ``scale=(lo, hi)`` reads ratings;
+        ``trust=`` checks the judge against gold labels after grading.
+        """
         from whileai_core.grade.run import run_judge
 
         if judge is None:
             judge = kwargs.pop("grader", None)
         if kwargs:
             raise InvalidArgumentType(f"grade() got unexpected keyword argument(s) {sorted(kwargs)}")
-        return run_judge(self, judge, judge_name=judge_name, on_error=on_error, concurrency=concurrency)
+        return run_judge(self, judge, judge_name=judge_name, on_error=on_error, concurrency=concurrency,
+                         scale=scale, trust=trust, quiet=quiet)
+
+    @property
+    def trajectories(self) -> RowList:
+        """Every row in memory, ``privileged`` included (``grade.views.trajectories``)."""
+        from whileai_core.grade.views import trajectories
+
+        return trajectories(self)
+
+    def leak_report(self, **kwargs: Any) -> Any:
+        """Rows that quote their own privileged block (``grade.views.leak_report``)."""
+        from whileai_core.grade.views import leak_report
+
+        return leak_report(self, **kwargs)
+
+    def compare_judges(self, judges: Any, **kwargs: Any) -> Any:
+        """How far several judges agree on these rows (``grade.judge_trust.compare_judges``)."""
+        from whileai_core.grade.judge_trust import compare_judges
+
+        return compare_judges(self, judges, **kwargs)
 
     def __getattr__(self, name: str) -> Any:
         if name in _GRADED_ONLY:  # what a ScoredData has and an ungraded run cannot
@@ -606,24 +633,28 @@ def _coverage_note(coverage: Mapping[str, Any], n_situations: int, k: int) -> st
             f"situations; a full pairwise cover needs {full} situations (budget {full * k} at repeats={k})")
 
 
-def _failure_warnings(rows: Rows) -> list[str]:
+def _failure_warnings(rows: Rows | list[dict[str, Any]]) -> list[str]:
     """One warning for infrastructure errors and one for agent errors, each quoting the first (one pass over
-    the rows, only when there are errors: the run's counts say so)."""
+    the rows, only when there are errors: the run's counts say so; a list, from ``runs=``, is counted here)."""
+    from collections import Counter
+
+    counts = rows.counts if isinstance(rows, Rows) else Counter(r.get("status") for r in rows)
+    count = rows.count if isinstance(rows, Rows) else len(rows)
     first: dict[str, str] = {}
-    if rows.counts["agent_error"] or rows.counts["infra_error"]:
+    if counts["agent_error"] or counts["infra_error"]:
         for r in rows:
             status = r.get("status")
-            if status in rows.counts and status not in first:
+            if status in ("agent_error", "infra_error") and status not in first:
                 first[status] = str(r.get("error"))
                 if len(first) == 2:
                     break
     out = []
-    if rows.counts["infra_error"]:
-        out.append(f"{rows.counts['infra_error']} of {rows.count} rollouts hit an infrastructure error (backend "
+    if counts["infra_error"]:
+        out.append(f"{counts['infra_error']} of {count} rollouts hit an infrastructure error (backend "
                    f"unreachable or failing after retries; status='infra_error', kept apart from wrong answers and "
                    f"never graded): {first.get('infra_error', '')[:160]}")
-    if rows.counts["agent_error"]:
-        out.append(f"{rows.counts['agent_error']} of {rows.count} rollouts ended in an agent error (kept as rows, "
+    if counts["agent_error"]:
+        out.append(f"{counts['agent_error']} of {count} rollouts ended in an agent error (kept as rows, "
                    f"status='agent_error'): {first.get('agent_error', '')[:160]}")
     for msg in out:
         log.warning(msg)
