@@ -20,6 +20,7 @@ BUILTIN_OF = {
     "JudgeReplyError": ValueError,
     "PlatformError": RuntimeError,
     "LoginError": RuntimeError,
+    "ScaleError": RuntimeError,
     "TrainingSelectionError": ValueError,
     "CorruptBaseline": ValueError,
     "MissingBaseline": LookupError,

@@ -112,6 +112,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "PlatformError": ("whileai_core.errors", "PlatformError"),
     "LoginError": ("whileai_core.errors", "LoginError"),
     "TrainingSelectionError": ("whileai_core.errors", "TrainingSelectionError"),
+    "ScaleError": ("whileai_core.errors", "ScaleError"),
     # the hosted While service (a namespace, loaded only when used)
     "platform": ("whileai.platform", None),
     # numbers

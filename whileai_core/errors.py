@@ -17,6 +17,7 @@ everything the engine raises on purpose::
     │   └── LoginError                    the device login was denied, expired or never finished
     ├── TrainingSelectionError (ValueError)  platform.train's pre-flight: the dataset cannot train that method
     ├── UnsupportedAnnotation             a tool's type annotation has no JSON schema
+    ├── ScaleError (RuntimeError)         a scaled-out run (executor="ray") lost a shard on every try, or has no Ray
     └── BaselineError                     a stored run document cannot serve as the gate's baseline
         ├── CorruptBaseline (ValueError)      the file is not a valid run document
         │   └── NonFiniteReward               a NaN or infinite reward (never counted as a pass or a failure)
@@ -41,6 +42,7 @@ __all__ = [
     "JudgeReplyError",
     "LoginError",
     "PlatformError",
+    "ScaleError",
     "TrainingSelectionError",
     "MissingBaseline",
     "NonFiniteReward",
@@ -128,6 +130,11 @@ class TrainingSelectionError(WaiError, ValueError):
     def __init__(self, message: str, *, report: Any = None) -> None:
         super().__init__(message)
         self.report = report
+
+
+class ScaleError(WaiError, RuntimeError):
+    """A scaled-out run (``executor="ray"``) could not finish: a shard's worker died on every try, the cluster
+    could not be reached, or the ``ray`` extra is not installed. Rows already streamed to ``checkpoint=`` stay."""
 
 
 class UnsupportedAnnotation(WaiError):

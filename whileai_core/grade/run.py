@@ -20,6 +20,7 @@ from whileai_core.arguments import integer
 from whileai_core.errors import InvalidArgument, InvalidArgumentType, JudgeError
 from whileai_core.rowlist import RowList
 from whileai_core.rows import as_rows, json_safe, scrub, write_jsonl
+from whileai_core.scale.executor import resolve as resolve_executor
 
 ON_ERROR = ("raise", "keep")
 CONTRACT = ("a judge returns a bool, a number in [0, 1], or a dict {'reward': number in [0, 1], "
@@ -184,12 +185,16 @@ def _describe(row: Mapping[str, Any], index: int) -> str:
 
 
 def run_judge(source: Any, judge: Callable[[dict[str, Any]], Any] | None, *, judge_name: str | None = None,
-              on_error: str = "raise", concurrency: int = 1) -> ScoredData:
+              on_error: str = "raise", concurrency: int = 1, executor: str | None = None,
+              ray_address: str | None = None) -> ScoredData:
     """Score ``source`` (a run, a ScoredData or a row list) with ``judge``; returns a ScoredData of copies.
 
     on_error="raise" (default) stops at the first contract break with an error naming the row;
     "keep" stores ``reward=None`` with ``judge_status`` and the error on that row and goes on.
+    executor="ray" (or ``wai.configure(executor="ray")``) grades the rows in shards on a Ray cluster at
+    ``ray_address``: the same verdicts in the same order (docs/scale.md).
     """
+    where = resolve_executor(executor, ray_address)
     if judge is None or not callable(judge):
         raise InvalidArgumentType("grade() needs judge=<callable>: judge(row) -> {'reward': 0..1, 'reason'?: str}; got "
                         f"{type(judge).__name__}")
@@ -237,7 +242,11 @@ def run_judge(source: Any, judge: Callable[[dict[str, Any]], Any] | None, *, jud
     items = list(enumerate(rows))
     graded: list[dict[str, Any]] = []
     try:
-        if concurrency > 1 and len(items) > 1:
+        if where.remote:  # shards on a Ray cluster, joined in order (whileai_core.scale)
+            from whileai_core.scale.grading import map_in_shards
+
+            map_in_shards(score, items, executor=where, concurrency=concurrency, out=graded)
+        elif concurrency > 1 and len(items) > 1:
             with ThreadPoolExecutor(max_workers=concurrency) as pool:  # workers see the caller's wai.context
                 contexts = [contextvars.copy_context() for _ in items]  # copied here, in the caller's thread
                 futures = [pool.submit(ctx.run, score, it) for ctx, it in zip(contexts, items)]

@@ -13,10 +13,9 @@ from typing import Any
 
 from whileai_core.defaults import SEEDED_SHARE
 from whileai_core.errors import InvalidArgument
-from whileai_core.simulate.world import (
-    CURRENT,
+from whileai_core.simulate import world as world_vars  # CURRENT and RUN_PLAN are read through the module, so
+from whileai_core.simulate.world import (               # an agent shipped to a Ray worker (cloudpickle) names them
     MALFORMED_PAYLOAD,
-    RUN_PLAN,
     World,
     is_write_tool,
     key_params,
@@ -124,7 +123,7 @@ def seeded_agent(tools: Sequence[Any], share: float | None = None, seed: int = 0
         """Inside a run, exactly round(share * planned rollouts) are spoiled (those with the smallest hash
         draws); outside a run, a Bernoulli(share) draw. Either way a row's fate is a hash, not run order."""
         u = uniform(seed, "seeded", task, index)
-        plan = RUN_PLAN.get()
+        plan = world_vars.RUN_PLAN.get()
         if not plan:
             return u < share
         cut = thresholds.get(id(plan))
@@ -146,7 +145,7 @@ def seeded_agent(tools: Sequence[Any], share: float | None = None, seed: int = 0
         return True
 
     def agent(message: str) -> dict[str, Any]:
-        scenario = message if hasattr(message, "task_id") else CURRENT.get()
+        scenario = message if hasattr(message, "task_id") else world_vars.CURRENT.get()
         text = str(message)
         task = getattr(scenario, "task_id", None) or text
         index = getattr(scenario, "rollout_index", 0)

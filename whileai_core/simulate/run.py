@@ -17,6 +17,7 @@ import sys
 import time
 import uuid
 import warnings
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
@@ -30,6 +31,8 @@ from whileai_core.errors import BackendError, CassetteMiss, InvalidArgument, Inv
 from whileai_core.messages import chat_messages, flat_steps, loss_mask
 from whileai_core.rowlist import RowList
 from whileai_core.rows import json_safe, scrub, stable_id, write_jsonl
+from whileai_core.scale.executor import Executor
+from whileai_core.scale.executor import resolve as resolve_executor
 from whileai_core.simulate.situations import (
     Scenario,
     coverage_report,
@@ -38,7 +41,7 @@ from whileai_core.simulate.situations import (
 from whileai_core.simulate.situations import (
     situations as template_situations,
 )
-from whileai_core.simulate.world import CURRENT, RUN_PLAN, World
+from whileai_core.simulate.world import CURRENT, RUN_PLAN, World, in_plan
 from whileai_core.tools import Tool, as_tools
 from whileai_core.traces.situations import trace_asks
 
@@ -241,15 +244,18 @@ class SimulationData:
                 f"pairs {cov.get('pairs_covered')}/{cov.get('pairs_planned')}, stopped: {self.stopped_because})")
 
     def grade(self, judge: Callable[[dict[str, Any]], Any] | None = None, *, judge_name: str | None = None,
-              on_error: str = "raise", concurrency: int = 1, **kwargs: Any) -> Any:
-        """Score every row with ``judge`` under the judge contract; returns ``ScoredData`` (rows copied)."""
+              on_error: str = "raise", concurrency: int = 1, executor: str | None = None,
+              ray_address: str | None = None, **kwargs: Any) -> Any:
+        """Score every row with ``judge`` under the judge contract; returns ``ScoredData`` (rows copied).
+        ``executor="ray"`` grades the rows in shards on a Ray cluster (same rewards, same order)."""
         from whileai_core.grade.run import run_judge
 
         if judge is None:
             judge = kwargs.pop("grader", None)
         if kwargs:
             raise InvalidArgumentType(f"grade() got unexpected keyword argument(s) {sorted(kwargs)}")
-        return run_judge(self, judge, judge_name=judge_name, on_error=on_error, concurrency=concurrency)
+        return run_judge(self, judge, judge_name=judge_name, on_error=on_error, concurrency=concurrency,
+                         executor=executor, ray_address=ray_address)
 
     def __getattr__(self, name: str) -> Any:
         if name in _GRADED_ONLY:  # what a ScoredData has and an ungraded run cannot
@@ -363,7 +369,8 @@ def simulate(agent: Any = None, *, tools: Sequence[Any] | None = None, system_pr
              judge: Callable[[dict[str, Any]], Any] | None = None,
              grader: Callable[[dict[str, Any]], Any] | None = None, checkpoint: str | Path | None = None,
              progress: bool | None = None, on_progress: Callable[[dict[str, Any]], None] | None = None,
-             max_turns: int | None = None, cache: Any = None, traces: Any = None, **aliases: Any) -> SimulationData:
+             max_turns: int | None = None, cache: Any = None, traces: Any = None, executor: str | None = None,
+             ray_address: str | None = None, **aliases: Any) -> SimulationData:
     """Write situations for ``tools`` and run ``agent`` through each ``repeats`` times.
 
     simulator=False uses the template writer: a pairwise covering array (Kuhn et al. 2004) over tool x world
@@ -372,7 +379,10 @@ def simulate(agent: Any = None, *, tools: Sequence[Any] | None = None, system_pr
     disagree (DAPO, Yu et al. 2025), compared on ``judge=``'s rewards (``grader=`` is its older name) when one
     is given. ``budget`` caps rows. Same seed, same rows. ``traces=`` (``wai.traces.load`` rows, or
     ``wai.traces.situations(rows, eval_rows=...)``) plays the users' real first messages as the asks.
+    ``executor="ray"`` (or ``wai.configure(executor="ray")``) plays the situations in shards on a Ray cluster
+    (``ray_address=``), with the same rows as the local run (docs/scale.md).
     """
+    where = resolve_executor(executor, ray_address)
     given = _apply_aliases(aliases, {"repeats": repeats, "repeat_policy": repeat_policy,
                                      "fault_share": fault_share, "asks": asks})
     if traces is not None:
@@ -388,6 +398,9 @@ def simulate(agent: Any = None, *, tools: Sequence[Any] | None = None, system_pr
     scen, writer = _write(s, simulator, tool_objs, system_prompt, n_sit, warn_list)
     coverage = coverage_report([x for x in scen if x.scenario], tool_objs) if tool_objs and writer != "asks" else {}
     notes = [_coverage_note(coverage, len(scen), s.k)] if coverage and coverage["fraction"] < 1.0 else []
+    if where.remote:  # the rollouts in shards on a Ray cluster (whileai_core.scale)
+        return _sharded(where, s, agent, run_agent, scen, writer, tool_objs, system_prompt, max_turns, cache,
+                        checkpoint, coverage, notes, warn_list)
     runner = _Runner(s, run_agent, scen, writer, tool_objs, system_prompt, progress, on_progress, warn_list)
     if checkpoint is not None:
         runner.checkpoint = _open_checkpoint(checkpoint, warn_list)
@@ -408,7 +421,7 @@ def simulate(agent: Any = None, *, tools: Sequence[Any] | None = None, system_pr
 # --------------------------------------------------------------------------------------------------
 _KNOWN_KEYWORDS = ("tools", "system_prompt", "simulator", "mode", "repeats", "repeat_policy", "budget", "situations",
                    "asks", "seed", "concurrency", "fault_share", "probe", "judge", "grader", "checkpoint", "progress",
-                   "on_progress", "max_turns", "cache", "traces")
+                   "on_progress", "max_turns", "cache", "traces", "executor", "ray_address")
 
 
 def _apply_aliases(aliases: dict[str, Any], given: dict[str, Any]) -> dict[str, Any]:
@@ -666,3 +679,63 @@ def _failure_warnings(rows: list[dict[str, Any]]) -> list[str]:
     for msg in out:
         log.warning(msg)
     return out
+
+
+def _sharded(where: Executor, s: _Settings, agent: Any, run_agent: Callable[[Any], Any], scen: list[Scenario],
+             writer: str, tool_objs: list[Tool], system_prompt: str | None, max_turns: int | None, cache: Any,
+             checkpoint: Any, coverage: dict[str, Any], notes: list[str], warn_list: list[str]) -> SimulationData:
+    """simulate(executor="ray"): the situations written here, their rollouts played in shards on the cluster,
+    each shard's rows appended to ``checkpoint`` as it finishes (docs/scale.md)."""
+    from whileai_core.models import config
+    from whileai_core.scale.rollouts import simulate_in_shards
+
+    started = time.perf_counter()
+    run_id = "run-" + uuid.UUID(int=int(stable_id(s.seed, [str(x) for x in scen], s.k, s.policy, length=32),
+                                        16)).hex[:12]  # the local runner's run id, for the whole run
+    plan = tuple((x.task_id, ri) for x in scen for ri in range(s.k))
+    path = _open_checkpoint(checkpoint, warn_list) if checkpoint is not None else None
+    kept: list[dict[str, Any]] = []
+
+    def on_rows(rows: list[dict[str, Any]]) -> None:
+        nonlocal path
+        kept.extend(rows)
+        if path is None:
+            return
+        try:
+            with path.open("a", encoding="utf-8") as fh:
+                fh.writelines(json.dumps(scrub(r)) + "\n" for r in rows)
+        except OSError as exc:  # the rows stay in memory: a failing disk must not end the run
+            _warn(warn_list, f"checkpoint {str(path)!r} stopped being written after {len(kept) - len(rows)} rows "
+                             f"({exc}); every row is in the returned data (data.save(path) to write them)")
+            path = None
+
+    call = {"agent": agent if agent is not None else config.resolve("agent"), "tools": tool_objs,
+            "system_prompt": system_prompt, "mode": s.mode, "repeats": s.k, "repeat_policy": s.policy,
+            "seed": s.seed, "concurrency": s.concurrency, "probe": s.probe, "judge": s.judge,
+            "max_turns": max_turns, "cache": cache}
+    stopped = "budget" if s.situations is None and s.asks is None else "situations_done"
+    try:
+        rows, ledger = simulate_in_shards(simulate, call, scen, plan=plan, run_id=run_id, writer=writer,
+                                          in_plan=in_plan, executor=where, on_rows=on_rows)
+    except KeyboardInterrupt:
+        stopped, order = "interrupted", {key: i for i, key in enumerate(plan)}
+        rows = sorted(kept, key=lambda r: order[(r["task_id"], r["rollout_index"])])
+        msg = f"interrupted: kept the {len(rows)} rows of the shards finished so far"
+        warn_list.append(msg)
+        print(f"whileai: {msg}", file=sys.stderr)
+    else:
+        if ledger.retried:
+            _warn(warn_list, f"{ledger.retried} shard(s) were played again after their worker died, each kept "
+                             f"once ({ledger.failures[0][:160]})")
+    if s.policy == "dynamic" and stopped != "interrupted":
+        first = min(s.probe, s.k)
+        played = Counter(r["task_id"] for r in rows)
+        filled = sum(1 for x in scen if played[x.task_id] > first)
+        notes.append(f"dynamic sampling: {filled} of {len(scen)} situations disagreed on {first} probes and were "
+                     f"filled to k={s.k}; {len(scen) * s.k - len(rows)} rollouts saved")
+    warn_list.extend(_failure_warnings(rows))
+    agent_name = getattr(run_agent, "__name__", None) or type(run_agent).__name__
+    return SimulationData(rows, scenarios=scen, tools=tool_objs, system_prompt=system_prompt, mode=s.mode,
+                          repeat_policy=s.policy, repeats=s.k, budget=s.budget, seed=s.seed, run_id=run_id,
+                          coverage=coverage, warnings=warn_list, notes=notes, stopped_because=stopped,
+                          elapsed_s=time.perf_counter() - started, agent_name=agent_name)

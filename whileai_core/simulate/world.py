@@ -9,6 +9,8 @@ Answers are deterministic: the same situation and arguments give the same result
 from __future__ import annotations
 
 import contextvars
+import functools
+import inspect
 import json
 import re
 import typing
@@ -177,3 +179,30 @@ def shape_value(annotation: Any, t: Tool, ref: str | None, *, edge: bool, salt: 
 def world(tools: Sequence[Any], seed: int = 0) -> World:
     """The mock world a user's own agent can route its tool calls through (faults fire inside a run)."""
     return World(tools, seed=seed)
+
+
+def in_plan(agent: Any, plan: Any) -> Any:
+    """``agent`` run as one part of a larger run: inside each call it sees ``plan`` (the whole run's planned
+    (task_id, rollout_index) pairs) as the run's plan, so a shard of a run (``executor="ray"``) spoils, counts
+    and draws exactly as the whole run would. An ``async def`` agent stays one."""
+    if inspect.iscoroutinefunction(agent):
+        async def planned_async(message: Any) -> Any:
+            token = RUN_PLAN.set(plan)
+            try:
+                return await agent(message)
+            finally:
+                RUN_PLAN.reset(token)
+        wrapper: Any = planned_async
+    else:
+        def planned(message: Any) -> Any:
+            token = RUN_PLAN.set(plan)
+            try:
+                return agent(message)
+            finally:
+                RUN_PLAN.reset(token)
+        wrapper = planned
+    if getattr(agent, "__name__", None):
+        functools.update_wrapper(wrapper, agent)
+    else:
+        wrapper.__name__ = wrapper.__qualname__ = type(agent).__name__
+    return wrapper
