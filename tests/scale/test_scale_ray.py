@@ -158,3 +158,13 @@ def test_a_judge_error_on_ray_keeps_the_rows_graded_before_it():
         data.grade(judge, executor="ray")
     assert [r["row_id"] for r in remote.value.partial] == [r["row_id"] for r in local.value.partial]
     assert len(remote.value.partial) == 7
+
+
+def test_what_cannot_travel_to_the_workers_is_refused_by_name():
+    backend = wai.Endpoint("m", url="http://127.0.0.1:9/v1")  # holds a connection pool and a lock
+    with pytest.raises(TypeError, match="agent= cannot be sent to the Ray workers.*model string"):
+        wai.simulate(backend, tools=TOOLS, situations=2, repeats=1, executor="ray")
+    data = wai.simulate(SEEDED, tools=TOOLS, situations=2, repeats=1)
+    lock = __import__("threading").Lock()
+    with pytest.raises(TypeError, match="judge= cannot be sent"):
+        data.grade(lambda row, _lock=lock: 1, executor="ray")

@@ -245,7 +245,8 @@ def run_judge(source: Any, judge: Callable[[dict[str, Any]], Any] | None, *, jud
         if where.remote:  # shards on a Ray cluster, joined in order (whileai_core.scale)
             from whileai_core.scale.grading import map_in_shards
 
-            map_in_shards(score, items, executor=where, concurrency=concurrency, out=graded)
+            map_in_shards(score, items, executor=where, concurrency=concurrency, out=graded,
+                          check={"judge": judge})
         elif concurrency > 1 and len(items) > 1:
             with ThreadPoolExecutor(max_workers=concurrency) as pool:  # workers see the caller's wai.context
                 contexts = [contextvars.copy_context() for _ in items]  # copied here, in the caller's thread

@@ -8,12 +8,12 @@ joins the shards in order, so the results, and what was finished before an error
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from whileai_core.scale.executor import Executor
-from whileai_core.scale.ray_backend import cluster_cpus, connect, run_shards
+from whileai_core.scale.ray_backend import check_shippable, cluster_cpus, connect, run_shards
 from whileai_core.scale.shards import shard_count, split
 
 
@@ -39,7 +39,7 @@ def map_shard(fn: Callable[[Any], Any], concurrency: int, items: Sequence[Any]) 
 
 
 def map_in_shards(fn: Callable[[Any], Any], items: Sequence[Any], *, executor: Executor, concurrency: int = 1,
-                  out: list[Any] | None = None) -> list[Any]:
+                  out: list[Any] | None = None, check: Mapping[str, Any] | None = None) -> list[Any]:
     """``[fn(x) for x in items]``, computed in shards on the cluster, in the items' order.
 
     Args:
@@ -49,6 +49,8 @@ def map_in_shards(fn: Callable[[Any], Any], items: Sequence[Any], *, executor: E
         concurrency: threads per shard (default 1: one item at a time).
         out: the list the results are appended to, in order (default a new one); when an item raises, every
             result before it is already in ``out``.
+        check: the caller's arguments ``fn`` carries, by name, checked first so an error names the one that
+            cannot travel to the workers (default: ``fn`` itself).
 
     Returns:
         ``out``.
@@ -56,6 +58,7 @@ def map_in_shards(fn: Callable[[Any], Any], items: Sequence[Any], *, executor: E
     Raises:
         Exception: the first error ``fn`` raised, in item order.
         ScaleError: a shard failed on every try, or the cluster cannot be reached.
+        InvalidArgumentType: what ``fn`` carries cannot be sent to the workers.
 
     Example:
         >>> map_in_shards(abs, [-1, 2], executor=Executor("ray"))  # doctest: +SKIP
@@ -65,6 +68,7 @@ def map_in_shards(fn: Callable[[Any], Any], items: Sequence[Any], *, executor: E
     if not items:
         return out
     ray = connect(executor.address)
+    check_shippable(ray, check if check is not None else {"fn": fn})
     pieces = split(len(items), shard_count(len(items), cluster_cpus(ray)))
     ledger = run_shards(functools.partial(map_shard, fn, concurrency), [[items[i] for i in p] for p in pieces],
                         address=executor.address)

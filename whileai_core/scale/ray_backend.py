@@ -10,11 +10,11 @@ is (Ray's ``RayTaskError`` is also an instance of the original class, with the w
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from whileai_core import defaults as D
-from whileai_core.errors import ScaleError
+from whileai_core.errors import InvalidArgumentType, ScaleError
 from whileai_core.scale.shards import Ledger
 
 
@@ -46,6 +46,23 @@ def connect(address: str | None = None) -> Any:
                          "`ray start --head` and pass ray_address='ray://<head>:10001' (or 'auto' on a node of "
                          "it)") from None
     return ray
+
+
+def check_shippable(ray: Any, named: Mapping[str, Any]) -> None:
+    """Refuse, naming the argument, anything the workers cannot receive (cloudpickle cannot serialize it).
+
+    Raises:
+        InvalidArgumentType: e.g. a backend object or a ``Cassette`` (each holds a lock and a connection pool);
+            the message says what to pass instead.
+    """
+    for name, value in named.items():
+        try:
+            ray.cloudpickle.dumps(value)
+        except Exception as exc:  # noqa: BLE001 - whatever cloudpickle raises, the fix is the same
+            raise InvalidArgumentType(
+                f"{name}= cannot be sent to the Ray workers ({type(exc).__name__}: {str(exc)[:160]}); pass what each "
+                "worker can build for itself: a model string such as 'openai:gpt-4.1-mini' instead of a backend "
+                "object, a function or an object without open connections, locks or files (docs/scale.md)") from None
 
 
 def cluster_cpus(ray: Any) -> int:

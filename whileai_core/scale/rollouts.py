@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from whileai_core.scale.executor import Executor
-from whileai_core.scale.ray_backend import cluster_cpus, connect, run_shards
+from whileai_core.scale.ray_backend import check_shippable, cluster_cpus, connect, run_shards
 from whileai_core.scale.shards import Ledger, shard_count, split
 
 
@@ -67,8 +67,10 @@ def simulate_in_shards(simulate: Callable[..., Any], call: Mapping[str, Any], sc
 
     Raises:
         ScaleError: a shard failed on every try, or the cluster cannot be reached.
+        InvalidArgumentType: an argument cannot be sent to the workers (e.g. a backend object as the agent).
     """
     ray = connect(executor.address)
+    check_shippable(ray, {k: v for k, v in call.items() if v is not None})
     pieces = split(len(scenarios), shard_count(len(scenarios), cluster_cpus(ray)))
     fn = functools.partial(play_shard, simulate, dict(call), plan, run_id, writer, in_plan)
     payloads = [[scenarios[i] for i in piece] for piece in pieces]
