@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
+import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -27,15 +30,35 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 
 
+def processes_under(folder: str) -> list[int]:
+    """The live processes whose command line names ``folder`` (Ray's own: GCS, raylet, workers)."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            if proc.name.isdigit() and folder in (proc / "cmdline").read_bytes().decode(errors="replace"):
+                found.append(int(proc.name))
+        except OSError:  # gone while we looked
+            continue
+    return found
+
+
 @pytest.fixture(scope="module", autouse=True)
 def cluster():
-    """A local Ray on 127.0.0.1 whose workers import whileai from this checkout and this test module by name."""
+    """A local Ray on 127.0.0.1 whose workers import whileai from this checkout and this test module by name;
+    after the module, no process of it is left."""
     path = os.pathsep.join([str(REPO), str(REPO / "tests"), str(HERE)])
+    temp = tempfile.mkdtemp(prefix="wai-ray-")  # short: Ray's socket paths live under it
     ray.init(num_cpus=2, address="local", include_dashboard=False, _node_ip_address="127.0.0.1",
-             log_to_driver=False, runtime_env={"env_vars": {"PYTHONPATH": path}})
+             log_to_driver=False, _temp_dir=temp, runtime_env={"env_vars": {"PYTHONPATH": path}})
+    assert processes_under(temp)
     yield
     ray.shutdown()
     wai.configure(executor=None)
+    deadline = time.monotonic() + 10
+    while processes_under(temp) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert processes_under(temp) == [], "ray.shutdown() left processes behind"
+    shutil.rmtree(temp, ignore_errors=True)
 
 
 def wall_free(rows):
