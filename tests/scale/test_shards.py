@@ -77,3 +77,28 @@ def test_without_ray_the_error_names_the_extra(monkeypatch):
         import_ray()
     with pytest.raises(RuntimeError, match="needs Ray"):
         wai.run_judge([{"task_id": "a", "final_text": "x"}], lambda r: 1, executor="ray")
+
+
+def test_in_plan_shows_the_whole_runs_plan_to_sync_and_async_agents():
+    import asyncio
+
+    from whileai_core.simulate.world import RUN_PLAN, in_plan
+
+    plan = (("a", 0), ("b", 0))
+
+    def sync_agent(message):
+        return RUN_PLAN.get()
+
+    class AsyncAgent:
+        async def __call__(self, message):
+            return RUN_PLAN.get()
+
+    token = RUN_PLAN.set((("shard-only", 0),))
+    try:
+        wrapped = in_plan(sync_agent, plan)
+        assert wrapped("hi") == plan and wrapped.__name__ == "sync_agent"
+        awrapped = in_plan(AsyncAgent(), plan)
+        assert asyncio.run(awrapped("hi")) == plan and awrapped.__name__ == "AsyncAgent"
+        assert RUN_PLAN.get() == (("shard-only", 0),)  # put back after each call
+    finally:
+        RUN_PLAN.reset(token)
