@@ -27,8 +27,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
-import whileai as wai  # noqa: E402
-from shop import TOOLS  # noqa: E402
+from shop import TOOLS
+
+import whileai as wai
 
 
 def burn(ms: float) -> int:
@@ -56,7 +57,7 @@ def make_cpu_judge(ms: float):
 
 
 def same(a, b) -> bool:
-    strip = lambda rows: [{k: v for k, v in r.items() if k not in ("latency_s", "lineage")} for r in rows]  # noqa: E731
+    strip = lambda rows: [{k: v for k, v in r.items() if k not in ("latency_s", "lineage")} for r in rows]
     return strip(a) == strip(b)
 
 
@@ -80,12 +81,12 @@ def main() -> None:
              log_to_driver=False, runtime_env={"env_vars": {"PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "tests"), str(ROOT / "benchmarks")])}})
     start_s = time.perf_counter() - t
     seeded = wai.seeded_agent(TOOLS, seed=1)
-    args = dict(tools=TOOLS, situations=a.situations, repeats=a.k, seed=1, progress=False)
+    args = {"tools": TOOLS, "situations": a.situations, "repeats": a.k, "seed": 1, "progress": False}
     _, warm_s = timed(lambda: wai.simulate(seeded, executor="ray", tools=TOOLS, situations=8, repeats=2, seed=1))
     results = []
     for name, agent in (("seeded", seeded), ("cpu", make_cpu_agent(a.cpu_ms))):
-        local, lt = timed(lambda: wai.simulate(agent, **args))
-        remote, rt = timed(lambda: wai.simulate(agent, executor="ray", **args))
+        local, lt = timed(lambda agent=agent: wai.simulate(agent, **args))
+        remote, rt = timed(lambda agent=agent: wai.simulate(agent, executor="ray", **args))
         assert same(local.rows, remote.rows), f"{name}: rows differ between local and Ray"
         results.append((f"simulate {name}", len(local.rows), lt, rt))
     judge = make_cpu_judge(a.cpu_ms)

@@ -20,11 +20,11 @@ import pytest
 
 ray = pytest.importorskip("ray")
 
-import whileai as wai  # noqa: E402
-from whileai_core.grade.verify.code import CodeExec  # noqa: E402
+import whileai as wai
+from whileai_core.grade.verify.code import CodeExec
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from shop import TOOLS, not_seeded  # noqa: E402
+from shop import TOOLS, not_seeded
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
@@ -82,7 +82,7 @@ def module_agent(message):
 
 
 def test_simulate_on_ray_gives_the_rows_of_the_local_run():
-    args = dict(tools=TOOLS, situations=10, repeats=3, seed=5)
+    args = {"tools": TOOLS, "situations": 10, "repeats": 3, "seed": 5}
     local = wai.simulate(SEEDED, **args)
     remote = wai.simulate(SEEDED, executor="ray", **args)
     assert len(remote.rows) == 30
@@ -98,9 +98,9 @@ def test_closure_and_module_level_agents_and_the_dynamic_policy_ship_to_the_work
         return {"steps": [], "final_text": f"{message} {suffix}", "seeded": False}
 
     for agent in (closure_agent, module_agent):
-        args = dict(tools=TOOLS, situations=6, repeats=2, seed=1)
+        args = {"tools": TOOLS, "situations": 6, "repeats": 2, "seed": 1}
         assert wall_free(wai.simulate(agent, executor="ray", **args).rows) == wall_free(wai.simulate(agent, **args).rows)
-    args = dict(tools=TOOLS, situations=8, repeats=4, seed=2, repeat_policy="dynamic", judge=not_seeded)
+    args = {"tools": TOOLS, "situations": 8, "repeats": 4, "seed": 2, "repeat_policy": "dynamic", "judge": not_seeded}
     local, remote = wai.simulate(SEEDED, **args), wai.simulate(SEEDED, executor="ray", **args)
     assert wall_free(remote.rows) == wall_free(local.rows)
     assert remote.notes[-1] == local.notes[-1] and "dynamic sampling" in remote.notes[-1]
@@ -135,7 +135,7 @@ class DiesOnce:
 
 def test_a_shard_whose_worker_dies_is_played_again_and_no_row_is_lost_or_doubled(tmp_path):
     out = tmp_path / "rows.jsonl"
-    args = dict(tools=TOOLS, situations=8, repeats=2, seed=4)
+    args = {"tools": TOOLS, "situations": 8, "repeats": 2, "seed": 4}
     with pytest.warns(UserWarning, match="played again after their worker died"):
         remote = wai.simulate(DiesOnce(tmp_path / "marker"), executor="ray", checkpoint=out, **args)
     assert (tmp_path / "marker").read_text() == "died"
@@ -164,7 +164,7 @@ def test_codeexec_fans_out_through_ray_grading():
     local = wai.run_judge(rows, judge)
     remote = wai.run_judge(rows, judge, executor="ray")
     assert [r["reward"] for r in remote.rows] == [1, 0, 0, 1, 0, 0]
-    strip = lambda s: [{k: v for k, v in r.items() if k != "lineage"} for r in wall_free(s.rows)]  # noqa: E731
+    strip = lambda s: [{k: v for k, v in r.items() if k != "lineage"} for r in wall_free(s.rows)]
     assert strip(remote) == strip(local)
 
 

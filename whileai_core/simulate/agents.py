@@ -13,8 +13,11 @@ from typing import Any
 
 from whileai_core.defaults import SEEDED_SHARE
 from whileai_core.errors import InvalidArgument
-from whileai_core.simulate import world as world_vars  # CURRENT and RUN_PLAN are read through the module, so
-from whileai_core.simulate.world import (               # an agent shipped to a Ray worker (cloudpickle) names them
+
+# CURRENT and RUN_PLAN are read through the module (world_vars.RUN_PLAN), so that an agent shipped to a Ray
+# worker (cloudpickle: a closure's globals go by value, a module by name) names them instead of copying them
+from whileai_core.simulate import world as world_vars
+from whileai_core.simulate.world import (
     MALFORMED_PAYLOAD,
     World,
     is_write_tool,

@@ -185,7 +185,7 @@ def in_plan(agent: Any, plan: Any) -> Any:
     """``agent`` run as one part of a larger run: inside each call it sees ``plan`` (the whole run's planned
     (task_id, rollout_index) pairs) as the run's plan, so a shard of a run (``executor="ray"``) spoils, counts
     and draws exactly as the whole run would. An ``async def`` agent stays one."""
-    if inspect.iscoroutinefunction(agent) or inspect.iscoroutinefunction(getattr(agent, "__call__", None)):
+    if inspect.iscoroutinefunction(agent) or inspect.iscoroutinefunction(type(agent).__call__):
         async def planned_async(message: Any) -> Any:
             token = RUN_PLAN.set(plan)
             try:
