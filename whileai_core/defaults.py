@@ -278,7 +278,8 @@ SHARDS_PER_CPU = 4  # shards per cluster CPU: a slow or retried shard is then a 
 #                     fine-grained tasks"); convention, untested
 SHARD_RETRIES = 3  # resubmissions of a shard whose worker died; Ray's own default max_retries for a task is 3
 #                    (docs.ray.io/en/latest/ray-core/fault_tolerance/tasks.html)
-RAY_WAIT_S = 0.5  # seconds one ray.wait blocks before the caller checks again (Ctrl-C stays responsive); convention
+RAY_WAIT_S = 0.5  # seconds one ray.wait gathers finished shards before the caller takes them (a shard's rows reach
+#                  the checkpoint at most this late; Ctrl-C stays responsive); convention, untested
 
 # --------------------------------------------------------------------------------------------------
 # Feed traces back (traces/)

@@ -111,7 +111,7 @@ def run_shards(fn: Callable[[Any], Any], payloads: Sequence[Any], *, address: st
         for i in range(len(payloads)):
             submit(i)
         while pending:
-            ready, _ = ray.wait(list(pending), num_returns=1, timeout=D.RAY_WAIT_S)
+            ready, _ = ray.wait(list(pending), num_returns=len(pending), timeout=D.RAY_WAIT_S)  # all that are done
             for ref in ready:
                 i = pending.pop(ref)
                 try:
