@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -20,11 +19,10 @@ import pytest
 
 ray = pytest.importorskip("ray")
 
+from shop import TOOLS, not_seeded
+
 import whileai as wai
 from whileai_core.grade.verify.code import CodeExec
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from shop import TOOLS, not_seeded
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
