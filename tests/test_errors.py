@@ -20,6 +20,7 @@ BUILTIN_OF = {
     "JudgeReplyError": ValueError,
     "PlatformError": RuntimeError,
     "LoginError": RuntimeError,
+    "ScaleError": RuntimeError,
     "TrainingSelectionError": ValueError,
     "ServeError": RuntimeError,
     "CorruptBaseline": ValueError,

@@ -147,6 +147,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "ServeError": ("whileai_core.errors", "ServeError"),
     "BudgetExceeded": ("whileai_core.errors", "BudgetExceeded"),
     "MissingExtra": ("whileai_core.errors", "MissingExtra"),
+    "ScaleError": ("whileai_core.errors", "ScaleError"),
     # the hosted While service (a namespace, loaded only when used)
     "platform": ("whileai.platform", None),
     # numbers

@@ -301,6 +301,19 @@ NUMERIC_ABS_TOL = 1e-6  # Numeric's default absolute tolerance; whileai SDK Nume
 NUMERIC_REL_TOL = 0.0  # Numeric's default relative tolerance (off unless stated); whileai SDK Numeric(rel=None)
 
 # --------------------------------------------------------------------------------------------------
+# Scale-out on a Ray cluster (scale/)
+# --------------------------------------------------------------------------------------------------
+EXECUTORS = ("local", "threads", "ray")  # "threads" names the local pool ("local"'s other name); "ray" shards on Ray
+EXECUTOR = "local"  # where rollouts and grading run unless simulate(executor=) / wai.configure(executor=) says otherwise
+SHARDS_PER_CPU = 4  # shards per cluster CPU: a slow or retried shard is then a quarter of one CPU's share; Ray's
+#                     guidance is tasks of more than a few ms, batched (docs.ray.io, "Ray Core: anti-pattern: too
+#                     fine-grained tasks"); convention, untested
+SHARD_RETRIES = 3  # resubmissions of a shard whose worker died; Ray's own default max_retries for a task is 3
+#                    (docs.ray.io/en/latest/ray-core/fault_tolerance/tasks.html)
+RAY_WAIT_S = 0.5  # seconds one ray.wait gathers finished shards before the caller takes them (a shard's rows reach
+#                  the checkpoint at most this late; Ctrl-C stays responsive); convention, untested
+
+# --------------------------------------------------------------------------------------------------
 # Feed traces back (traces/)
 # --------------------------------------------------------------------------------------------------
 TRACE_REPORT_SKIPPED = 10  # skipped records a load report prints by name (all are in report.skipped); convention

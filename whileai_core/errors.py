@@ -18,6 +18,7 @@ everything the engine raises on purpose::
     ├── TrainingSelectionError (ValueError)  platform.train's pre-flight: the dataset cannot train that method
     ├── ServeError (RuntimeError)         a model server could not start, answer its health check, or its engine is missing
     ├── UnsupportedAnnotation             a tool's type annotation has no JSON schema
+    ├── ScaleError (RuntimeError)         a scaled-out run (executor="ray") lost a shard on every try, or has no Ray
     ├── BaselineError                     a stored run document cannot serve as the gate's baseline
     │   ├── CorruptBaseline (ValueError)      the file is not a valid run document
     │   │   └── NonFiniteReward               a NaN or infinite reward (never counted as a pass or a failure)
@@ -46,6 +47,7 @@ __all__ = [
     "LoginError",
     "MissingExtra",
     "PlatformError",
+    "ScaleError",
     "ServeError",
     "TrainingSelectionError",
     "MissingBaseline",
@@ -156,6 +158,11 @@ class ServeError(WaiError, RuntimeError):
         self.engine = engine
         self.log_tail = log_tail
         self.returncode = returncode
+
+
+class ScaleError(WaiError, RuntimeError):
+    """A scaled-out run (``executor="ray"``) could not finish: a shard's worker died on every try, the cluster
+    could not be reached, or the ``ray`` extra is not installed. Rows already written to ``output=`` stay."""
 
 
 class UnsupportedAnnotation(WaiError):

@@ -22,6 +22,8 @@ from whileai_core.progress import Progress
 from whileai_core.rowlist import RowList
 from whileai_core.rows import as_number as _number
 from whileai_core.rows import as_rows, json_safe, scrub, write_jsonl
+from whileai_core.scale.executor import Executor
+from whileai_core.scale.executor import resolve as resolve_executor
 
 ON_ERROR = ("raise", "keep")
 JUDGE_FAULTS = ("error", "invalid_result", "missing_reward")  # judge_status values of a row the judge failed on
@@ -335,11 +337,17 @@ class _Scorer:
 
 
 def _grade_all(items: list[tuple[int, dict[str, Any]]], scorer: _Scorer, concurrency: int, *,
-               quiet: bool = False) -> list[dict[str, Any]]:
+               quiet: bool = False, where: Executor | None = None) -> list[dict[str, Any]]:
     graded: list[dict[str, Any]] = []
     bar = Progress(len(items), f"grade ({scorer.name})", quiet=quiet)
     try:
-        if concurrency > 1 and len(items) > 1:
+        if where is not None and where.remote:  # shards on a Ray cluster, joined in order (whileai_core.scale)
+            from whileai_core.scale.grading import map_in_shards
+
+            map_in_shards(scorer, items, executor=where, concurrency=concurrency, out=graded,
+                          check={"judge": scorer.judge})
+            bar.update(len(graded))
+        elif concurrency > 1 and len(items) > 1:
             with ThreadPoolExecutor(max_workers=concurrency) as pool:  # workers see the caller's wai.context
                 contexts = [contextvars.copy_context() for _ in items]  # copied here, in the caller's thread
                 futures = [pool.submit(ctx.run, scorer, it) for ctx, it in zip(contexts, items)]
@@ -366,7 +374,7 @@ def _grade_all(items: list[tuple[int, dict[str, Any]]], scorer: _Scorer, concurr
 
 def run_judge(source: Any, judge: Callable[[dict[str, Any]], Any] | None, *, judge_name: str | None = None,
               on_error: str = "keep", concurrency: int = 1, scale: Any = None, trust: Any = "warn",
-              quiet: bool = False) -> ScoredData:
+              quiet: bool = False, executor: str | None = None, ray_address: str | None = None) -> ScoredData:
     """Score ``source`` (a run, a ScoredData or a row list) with ``judge``; returns a ScoredData of copies.
 
     Args:
@@ -388,15 +396,21 @@ def run_judge(source: Any, judge: Callable[[dict[str, Any]], Any] | None, *, jud
             cannot be measured; "off" skips it. The summary is on ``scored.trust`` and each row's
             ``judge_meta["trust"]``.
         quiet: no progress bar (a long grading, an LLM judge or CodeExec, shows one: ``whileai_core.progress``).
+        executor: where the rows are graded: "local" ("threads") or "ray", in shards on a Ray cluster with the
+            same verdicts in the same order (default None: ``wai.configure``'s, else ``defaults.EXECUTOR``;
+            docs/scale.md).
+        ray_address: the Ray cluster for ``executor="ray"`` (default None: Ray's own default).
 
     Returns:
         ScoredData: graded copies; the originals are never mutated.
 
     Raises:
-        InvalidArgumentType: ``judge`` is not callable, or ``scale`` is not two numbers.
+        InvalidArgumentType: ``judge`` is not callable, or ``scale`` is not two numbers; under ``executor="ray"``,
+            a judge that cannot be sent to the workers.
         InvalidArgument: a bad ``on_error``, ``scale`` or ``trust``; ``trust="require"`` and the judge fails.
         JudgeError: ``on_error="raise"`` and the judge raised or broke the contract (``err.partial`` holds
             the rows graded before it).
+        ScaleError: ``executor="ray"`` without Ray, an unreachable cluster, or a shard lost on every try.
 
     Example:
         ```python
@@ -404,6 +418,7 @@ def run_judge(source: Any, judge: Callable[[dict[str, Any]], Any] | None, *, jud
         print(scored.rows[0]["reward"])   # 1
         ```
     """
+    where = resolve_executor(executor, ray_address)
     if judge is None or not callable(judge):
         raise InvalidArgumentType("grade() needs judge=<callable>: judge(row) -> {'reward': 0..1, 'reason'?: str}; got "
                         f"{type(judge).__name__}")
@@ -416,7 +431,7 @@ def run_judge(source: Any, judge: Callable[[dict[str, Any]], Any] | None, *, jud
     rows = as_rows(source, name="source")
     name = judge_name_of(judge, judge_name)
     scorer = _Scorer(judge, name, on_error, _check_scale(scale))
-    graded = _grade_all(list(enumerate(rows)), scorer, concurrency, quiet=quiet)
+    graded = _grade_all(list(enumerate(rows)), scorer, concurrency, quiet=quiet, where=where)
     declared = [getattr(t, "name", None) or (t.get("name") if isinstance(t, Mapping) else None)
                 for t in getattr(source, "tools", []) or []]
     warnings = _hollow_warnings(graded, [d for d in declared if d]) + _unjudged_warnings(graded)

@@ -17,13 +17,17 @@ import threading
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from whileai_core.arguments import choice
+from whileai_core.defaults import EXECUTORS
 from whileai_core.errors import InvalidArgument, InvalidArgumentType
 
 #: model roles, and the environment variable read for each when nothing else is set.
 ROLES = ("agent", "judge", "simulator", "user_model")
 ENV_VARS = {"agent": "WHILEAI_AGENT", "judge": "WHILEAI_JUDGE", "simulator": "WHILEAI_SIMULATOR",
             "user_model": "WHILEAI_USER_MODEL"}
-OPTIONS = (*ROLES, "cache")
+#: where rollouts and grading run (``whileai_core.scale``): the executor and, for Ray, the cluster address
+SCALE_OPTIONS = ("executor", "ray_address")
+OPTIONS = (*ROLES, "cache", *SCALE_OPTIONS)
 
 _UNSET: Any = object()
 _lock = threading.Lock()
@@ -45,6 +49,15 @@ def _validate(values: Mapping[str, Any], *, call: str) -> dict[str, Any]:
                 continue
             raise InvalidArgumentType(f"cache= takes a whileai Cassette (wai cache.Cassette(path, mode=...)), False or None; "
                             f"got {type(value).__name__}")
+        if name == "executor":
+            out[name] = choice("executor", value, EXECUTORS)
+            continue
+        if name == "ray_address":
+            if not isinstance(value, str) or not value.strip():
+                raise InvalidArgumentType(f"ray_address= takes a Ray address such as 'ray://head:10001' or 'auto'; "
+                                          f"got {value!r}")
+            out[name] = value.strip()
+            continue
         if name == "simulator" and value is False:
             out[name] = False  # the offline template writer
             continue
@@ -66,7 +79,8 @@ def _validate(values: Mapping[str, Any], *, call: str) -> dict[str, Any]:
 
 def configure(**options: Any) -> Settings:
     """Set process-wide defaults: ``agent=, judge=, simulator=, user_model=`` (model strings, backends or
-    callables; None unsets) and ``cache=`` (a ``Cassette``). Returns ``settings``.
+    callables; None unsets), ``cache=`` (a ``Cassette``), ``executor=`` ("local", "threads" or "ray": where
+    ``simulate`` and ``grade`` run, docs/scale.md) and ``ray_address=`` (e.g. "ray://head:10001").
 
     Returns:
         The process-wide ``settings``.

@@ -14,10 +14,12 @@ from typing import Any
 
 from whileai_core.defaults import SEEDED_SHARE
 from whileai_core.errors import InvalidArgument
+
+# CURRENT and RUN_PLAN are read through the module (world_vars.RUN_PLAN), so that an agent shipped to a Ray
+# worker (cloudpickle: a closure's globals go by value, a module by name) names them instead of copying them
+from whileai_core.simulate import world as world_vars
 from whileai_core.simulate.world import (
-    CURRENT,
     MALFORMED_PAYLOAD,
-    RUN_PLAN,
     World,
     is_write_tool,
     key_params,
@@ -155,7 +157,7 @@ class _Spoiler:
 
     def __call__(self, task: str, index: int, eval_run: int = 0) -> bool:
         u = self.draw(task, index, eval_run)
-        plan = RUN_PLAN.get()
+        plan = world_vars.RUN_PLAN.get()
         if not plan:
             return u < self.share
         cut = self.thresholds.get((id(plan), eval_run))
@@ -217,7 +219,7 @@ def seeded_agent(tools: Sequence[Any], share: float | None = None, seed: int = 0
     spoiled = _Spoiler(seed, share)
 
     def agent(message: str) -> dict[str, Any]:
-        scenario = message if hasattr(message, "task_id") else CURRENT.get()
+        scenario = message if hasattr(message, "task_id") else world_vars.CURRENT.get()
         text = str(message)
         task = getattr(scenario, "task_id", None) or text
         index = getattr(scenario, "rollout_index", 0)

@@ -16,7 +16,8 @@ caller) cancels what is in flight.
 
 ``Runner`` is simulate's run on top of it: the fixed and dynamic policies, the rows store (in memory, or the
 ``output=`` file, which is also the checkpoint a rerun resumes from), progress lines and the stop reason.
-The Ray executor runs ``Engine.rows`` on each shard.
+The Ray executor (``scale/rollouts.py``) plays a run's batches of jobs in shards, each on an ``Engine``
+rebuilt on the worker from this one's ``recipe()``.
 """
 
 from __future__ import annotations
@@ -102,6 +103,28 @@ class Engine:
         self.cut = False  # the deadline stopped new rollouts from starting
         self.lineage: dict[str, Any] = {}  # extra lineage stamped on every row (e.g. resumed)
         self.post: Callable[[dict[str, Any]], dict[str, Any]] | None = None  # a last stamp (simulate's runs=)
+
+    def recipe(self) -> dict[str, Any]:
+        """What another process needs, besides the agent, the world and the situations, to build this engine
+        again (``Engine.rebuilt``): the same run id, plan, lineage and stamps, so a job gives the same row there.
+        The deadline travels as the seconds left now."""
+        return {"seed": self.seed, "concurrency": self.concurrency, "run_id": self.run_id, "mode": self.mode,
+                "policy": self.policy, "system_prompt": self.system_prompt, "writer": self.writer,
+                "plan": self.plan, "grace_s": self.grace_s, "lineage": dict(self.lineage), "post": self.post,
+                "seconds_left": None if self.deadline is None else self.deadline - time.monotonic()}
+
+    @classmethod
+    def rebuilt(cls, agent: Any, scenarios: list[Scenario], world: World | None,
+                recipe: Mapping[str, Any]) -> Engine:
+        """The engine of ``recipe`` (``Engine.recipe``) over ``scenarios``, with ``agent`` and ``world`` built
+        where it runs (a Ray worker: the executor plays a shard's jobs on it)."""
+        fields = dict(recipe)
+        lineage, post, left = fields.pop("lineage"), fields.pop("post"), fields.pop("seconds_left")
+        engine = cls(agent, list(scenarios), world=world, **fields,
+                     deadline=None if left is None else time.monotonic() + left)
+        engine.lineage.update(lineage)
+        engine.post = post
+        return engine
 
     # ---- one job -------------------------------------------------------------------------------
     def _sync_job(self, si: int, ri: int) -> dict[str, Any]:
@@ -351,6 +374,8 @@ class Runner:
         self.callback = on_progress
         self.stopped = "budget" if s.situations is None and s.asks is None else "situations_done"
         self.resumed = 0
+        #: how a batch of jobs is played: on this engine, or (simulate's executor="ray") in shards on a cluster
+        self.play: Callable[[list[tuple[int, int]], Callable[[int, int, dict[str, Any]], None]], None] = self.engine.run
 
     def use_output(self, path: Path, name: str = "output", rollout_offset: int = 0) -> None:
         """Write rows to ``path`` as they finish and skip the rollouts of this run already in it (``name`` is
@@ -431,7 +456,7 @@ class Runner:
             if self.rows.count % D.PROGRESS_EVERY_ROWS == 0:
                 self.progress_line(self.rows.count, total)
 
-        self.engine.run(todo, on_row)
+        self.play(todo, on_row)
 
     def keep(self, si: int, ri: int, row: dict[str, Any]) -> None:
         """Store one finished row: to the file when there is one (a failing disk moves the run to memory)."""

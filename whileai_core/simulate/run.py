@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import functools
 import logging
 import time
 import warnings
@@ -23,7 +24,9 @@ from whileai_core.arguments import integer
 from whileai_core.errors import InvalidArgument, InvalidArgumentType
 from whileai_core.rowlist import RowList
 from whileai_core.rows import scrub, write_jsonl
-from whileai_core.simulate.engine import Rows, Runner
+from whileai_core.scale.executor import Executor
+from whileai_core.scale.executor import resolve as resolve_executor
+from whileai_core.simulate.engine import Engine, Rows, Runner
 from whileai_core.simulate.output import check_path
 from whileai_core.simulate.rollout import rollout  # noqa: F401 - its old home: rollout() lived here
 from whileai_core.simulate.situations import (
@@ -144,12 +147,14 @@ class SimulationData:
 
     def grade(self, judge: Callable[[dict[str, Any]], Any] | None = None, *, judge_name: str | None = None,
               on_error: str = "keep", concurrency: int = 1, scale: Any = None, trust: Any = "warn",
-              quiet: bool = False, **kwargs: Any) -> Any:
+              quiet: bool = False, executor: str | None = None, ray_address: str | None = None,
+              **kwargs: Any) -> Any:
         """Score every row with ``judge`` under the judge contract; returns ``ScoredData`` (rows copied).
 
         The arguments are ``run_judge``'s (``grade.run``): ``on_error="keep"`` (the SDK's default) records a
         judge fault on its row as unjudged, ``"raise"`` stops at the first; ``scale=(lo, hi)`` reads ratings;
-        ``trust=`` checks the judge against gold labels after grading.
+        ``trust=`` checks the judge against gold labels after grading; ``executor="ray"`` grades the rows in shards on
+        a Ray cluster at ``ray_address=`` (same rewards, same order; docs/scale.md).
         """
         from whileai_core.grade.run import run_judge
 
@@ -158,7 +163,8 @@ class SimulationData:
         if kwargs:
             raise InvalidArgumentType(f"grade() got unexpected keyword argument(s) {sorted(kwargs)}")
         return run_judge(self, judge, judge_name=judge_name, on_error=on_error, concurrency=concurrency,
-                         scale=scale, trust=trust, quiet=quiet)
+                         scale=scale, trust=trust, quiet=quiet, executor=executor,
+                         ray_address=ray_address)
 
     @property
     def trajectories(self) -> RowList:
@@ -259,7 +265,8 @@ def simulate(agent: Any = None, *, tools: Sequence[Any] | None = None, system_pr
              max_turns: int | None = None, cache: Any = None, traces: Any = None, runs: int = 1,
              seeds: Sequence[Any] | None = None, execute: Any = None, user_model: Any = None,
              dimensions: Any = None, grade: Any = None, output: str | Path | None = None,
-             until: Any = None, time_budget: float | None = None, **aliases: Any) -> Any:
+             until: Any = None, time_budget: float | None = None, executor: str | None = None,
+             ray_address: str | None = None, **aliases: Any) -> Any:
     """Write situations for ``tools`` and run ``agent`` through each ``repeats`` times.
 
     simulator=False uses the template writer: a pairwise covering array (Kuhn et al. 2004) over tool x world
@@ -271,6 +278,8 @@ def simulate(agent: Any = None, *, tools: Sequence[Any] | None = None, system_pr
     ``output=path`` writes rows as they finish and is the checkpoint: the same call again (same file, same seed)
     runs only the rollouts missing from it (``checkpoint=`` is its older name). ``time_budget=`` seconds (or
     ``until=`` a ``datetime``) stops starting rollouts at the deadline and keeps the finished rows.
+    ``executor="ray"`` (or ``wai.configure(executor="ray")``) plays the rollouts in shards on a Ray cluster
+    (``ray_address=``), with the same rows as the local run (docs/scale.md).
 
     The SDK's knobs: ``runs=N`` plays the same situations N times (rows carry ``lineage.eval_run`` and
     ``rollout_index`` continues across runs; ``wai.eval_variance(data)`` splits them into runs); ``seeds=``
@@ -326,6 +335,9 @@ def simulate(agent: Any = None, *, tools: Sequence[Any] | None = None, system_pr
             the same seed resumes from (only missing rollouts run).
         until: a ``datetime`` (or one of the SDK's rule names) after which no rollout starts.
         time_budget: seconds after which no rollout starts; finished rows are kept.
+        executor: where the rollouts run: "local" ("threads") or "ray" (default None: ``wai.configure``'s,
+            else ``defaults.EXECUTOR``).
+        ray_address: the Ray cluster for ``executor="ray"`` (default None: Ray's own default).
         **aliases: the SDK's names (``rollouts_per_prompt``, ``policy``, ``fault_rate``, ``tasks``).
 
     Returns:
@@ -339,6 +351,8 @@ def simulate(agent: Any = None, *, tools: Sequence[Any] | None = None, system_pr
         InvalidArgument: an unknown ``mode`` or ``repeat_policy``, or a number out of range (a ``ValueError``).
             Also: ``seeds`` with ``asks``, empty ``seeds``, ``execute`` without ``tools``, ``runs`` < 1, an
             unknown value on a known ``dimensions`` axis, an own axis without values, no agent at all.
+            Under ``executor="ray"``, an argument that cannot be sent to the workers.
+        ScaleError: ``executor="ray"`` without Ray, an unreachable cluster, or a shard lost on every try.
         MissingKey: a model agent or writer whose provider key is not set (a ``LookupError``), before any call.
 
     Example:
@@ -348,6 +362,7 @@ def simulate(agent: Any = None, *, tools: Sequence[Any] | None = None, system_pr
         scored = data.grade(judge=my_judge)
         ```
     """
+    where = resolve_executor(executor, ray_address)
     given = _apply_aliases(aliases, {"repeats": repeats, "repeat_policy": repeat_policy,
                                      "fault_share": fault_share, "asks": asks, "unique_situations": None})
     if given.pop("unique_situations"):
@@ -376,10 +391,15 @@ def simulate(agent: Any = None, *, tools: Sequence[Any] | None = None, system_pr
                                dimensions=dims) if tool_objs and writer not in ("asks", "seeds") else {}
     notes = [_coverage_note(coverage, len(scen), s.k)] if coverage and coverage["fraction"] < 1.0 else []
     notes += [_POLICY_NOTES[s.policy_name]] if s.policy_name in _POLICY_NOTES else []
+    ship = _shipping(where, agent, tool_objs, system_prompt, max_turns, cache, user_model, execute)
     runner, rows = _play(s, run_agent, scen, writer, tool_objs, system_prompt, progress, on_progress, warn_list,
                          world=world, path=_output_path(output, checkpoint),
                          name="output" if output is not None else "checkpoint",
-                         deadline=_deadline(until, time_budget), notes=notes)
+                         deadline=_deadline(until, time_budget), notes=notes,
+                         ship=ship)
+    if ship is not None and ship.retried:
+        _warn(warn_list, f"{ship.retried} shard(s) were played again after their worker died, each kept once "
+                         f"({ship.failures[0][:160]})")
     warn_list.extend(_failure_warnings(rows))
     if runner.show_progress:
         runner.progress_line(runner.rows.count, runner.rows.count)
@@ -399,7 +419,7 @@ def simulate(agent: Any = None, *, tools: Sequence[Any] | None = None, system_pr
 _KNOWN_KEYWORDS = ("tools", "system_prompt", "simulator", "mode", "repeats", "repeat_policy", "budget", "situations",
                    "asks", "seed", "concurrency", "fault_share", "probe", "judge", "grader", "checkpoint", "progress",
                    "on_progress", "max_turns", "cache", "traces", "runs", "seeds", "execute", "user_model",
-                   "dimensions", "grade", "output", "until", "time_budget")
+                   "dimensions", "grade", "output", "until", "time_budget", "executor", "ray_address")
 
 
 def _apply_aliases(aliases: dict[str, Any], given: dict[str, Any]) -> dict[str, Any]:
@@ -498,10 +518,11 @@ def _world(tools: list[Tool], seed: int, execute: Any) -> World | None:
 
 def _play(s: _Settings, run_agent: Any, scen: list[Scenario], writer: str, tool_objs: list[Tool],
           system_prompt: str | None, progress: Any, on_progress: Any, warn_list: list[str], *, world: World | None,
-          path: Path | None, name: str, deadline: float | None, notes: list[str]) -> tuple[Runner, Any]:
+          path: Path | None, name: str, deadline: float | None, notes: list[str],
+          ship: Any = None) -> tuple[Runner, Any]:
     """Run the rollouts, ``s.runs`` times over the same situations; returns the last runner and the rows (the
     output file's lazy ``Rows`` for one run, a list over several). Every eval run shares the first one's run id,
-    so one output file resumes them all."""
+    so one output file resumes them all. ``ship`` (``_shipping``) plays the jobs on a Ray cluster instead."""
     rows: list[dict[str, Any]] = []
     run_id = None
     for eval_run in range(s.runs):
@@ -512,6 +533,8 @@ def _play(s: _Settings, run_agent: Any, scen: list[Scenario], writer: str, tool_
         runner.engine.post = lambda row, _run=eval_run: _stamp(row, s, _run)  # stamped before it is written
         if path is not None:
             runner.use_output(path, name, rollout_offset=eval_run * s.k)
+        if ship is not None:
+            runner.play = ship.player(runner.engine, runner.scen)
         notes.extend(runner.run())
         if s.runs == 1:
             return runner, runner.rows if runner.rows.file is not None else list(runner.rows)
@@ -519,6 +542,31 @@ def _play(s: _Settings, run_agent: Any, scen: list[Scenario], writer: str, tool_
         if runner.stopped in ("interrupted", "time_budget"):
             break
     return runner, rows
+
+
+def _shipping(where: Executor, agent: Any, tool_objs: list[Tool], system_prompt: str | None,
+              max_turns: int | None, cache: Any, user_model: Any, execute: Any) -> Any:
+    """Under ``executor="ray"``, the ``RayRollouts`` that plays the run's jobs on the cluster: each worker builds
+    the agent (as given: a model string is resolved there) and the world itself, checked here to travel;
+    None for the local run."""
+    if not where.remote:
+        return None
+    from whileai_core.models import config
+    from whileai_core.scale.rollouts import RayRollouts
+
+    spec = {"agent": agent if agent is not None else config.get("agent"), "tools": tool_objs,
+            "system_prompt": system_prompt, "max_turns": max_turns, "cache": cache, "user_model": user_model,
+            "execute": execute}
+    return RayRollouts(where, functools.partial(_shard_engine, spec), check=spec)
+
+
+def _shard_engine(spec: Mapping[str, Any], recipe: Mapping[str, Any], scenarios: list[Scenario]) -> Engine:
+    """On a Ray worker: the run's engine (``Engine.recipe``) over one shard's situations, with the agent and the
+    world built here as simulate builds them."""
+    tools = spec["tools"]
+    agent = _resolve_agent(spec["agent"], tools, spec["system_prompt"], spec["max_turns"], spec["cache"],
+                           spec["user_model"], [])
+    return Engine.rebuilt(agent, scenarios, _world(tools, recipe["seed"], spec["execute"]), recipe)
 
 
 def _stamp(row: dict[str, Any], s: _Settings, eval_run: int) -> dict[str, Any]:
