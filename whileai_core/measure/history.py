@@ -130,10 +130,9 @@ class ScenarioHistory:
 
 @dataclass
 class History:
-    """A pooled baseline: the runs pooled (oldest first), each scenario's history, the pooled entries
-    (``index``, what the gate pairs with), the flaky and drifting scenarios, the suite's drift, and staleness.
-
-    ``pool_runs`` builds it; ``lines()`` prints it, ``to_dict()`` is its JSON form (without ``index``).
+    """A pooled baseline (what ``pool_runs`` returns): the runs pooled (oldest first), each scenario's history, the
+    pooled entries (``index``, what the gate pairs with), the flaky and drifting scenarios, the suite's drift, and
+    staleness. ``lines()`` prints it, ``to_dict()`` is its JSON form (without ``index``).
 
     Args:
         runs: a name per pooled run, oldest first.
@@ -156,7 +155,7 @@ class History:
                 {"scenarios": [{"key": "a", "rewards": [0, 0, 0, 1]}, {"key": "b", "rewards": [1, 1, 1, 0]}]}]
         hist = pool_runs(docs)
         hist.runs, hist.flaky, hist.index["a"]["pooled"]["n_effective"]  # (['run 1', 'run 2'], [], 5.0)
-        print("\n".join(hist.lines()))  # pooled baseline: 2 run(s), suite pass@1 per run 0.875, 0.500; ...
+        print("\\n".join(hist.lines()))  # pooled baseline: 2 run(s), suite pass@1 per run 0.875, 0.500; ...
     """
 
     runs: list[str]
@@ -220,11 +219,14 @@ def pool_runs(docs: Sequence[Mapping[str, Any]], *, names: Sequence[str] | None 
             Monte Carlo conditional test of homogeneity, Agresti 2002 sec. 3.5.3).
         seed: seed of those reshuffles, so the same documents give the same p (default ``defaults.GATE_SEED`` = 0).
         requested: how many runs were asked for (the summary says when the branch had fewer).
+
     Returns:
         a ``History``; ``index[key]`` is the newest run's entry with the rewards of every pooled run and a
         ``pooled`` field (runs, passes, n_scored, rho, n_effective) the gate's per-scenario tests use.
+
     Raises:
         InvalidArgument: no documents, or ``alpha`` outside (0, 1).
+
     Example::
 
         hist = pool_runs([load_document(p) for p in paths])

@@ -126,10 +126,13 @@ def boundaries(fractions: Sequence[float], *, alpha: float = D.GATE_ALPHA / 2, p
         fractions: nondecreasing information fractions in (0, 1]; the last look is usually 1.
         alpha: one-sided level spent by t=1 (default ``GATE_ALPHA/2``, the gate's "worse" side).
         points: grid points (default ``SEQ_GRID_POINTS``). width: grid half-width in sd (``SEQ_GRID_SD``).
+
     Returns:
         the boundaries as an array (inf where a look adds no information).
+
     Raises:
         InvalidArgument: fractions outside (0, 1] or decreasing.
+
     Example::
 
         boundaries([0.25, 0.5, 0.75, 1.0])  # ~[4.33, 2.96, 2.36, 2.01] (Jennison & Turnbull 2000, Table 7.6)
@@ -317,10 +320,13 @@ def sequential_test(before: Mapping[str, tuple[int, int]], after_rounds: Sequenc
         plan: the design (``SequentialPlan``); ``len(after_rounds) == plan.rounds`` is the last look.
         alpha: two-sided level (default ``GATE_ALPHA``); the red side spends alpha/2.
         max_drop: the equivalence bound and smallest drop called red (default ``GATE_MAX_DROP``).
+
     Returns:
         a ``SequentialResult`` (``decision`` is "continue" while rounds remain and nothing is decided).
+
     Raises:
         InvalidArgument: no rounds, more rounds than the plan, or fewer than 2 paired scenarios.
+
     Example::
 
         res = sequential_test({"a": (3, 4), "b": (4, 4)}, [{"a": (2, 2), "b": (2, 2)}], plan=SequentialPlan(2, 4))
