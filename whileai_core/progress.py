@@ -36,14 +36,21 @@ class Progress:
     """A bar with rate and ETA on a terminal, periodic plain lines elsewhere, nothing under ``quiet``.
 
     Args:
-        total: the number of steps (``None`` or fewer than ``PROGRESS_MIN_TOTAL`` shows nothing).
+        total: the number of steps (``None`` or fewer than ``defaults.PROGRESS_MIN_TOTAL`` = 2 shows nothing).
         label: what is counted, e.g. ``"grade"`` (the prefix of every line).
         quiet: print nothing (default False).
         stream: where to print (default ``sys.stderr``).
-        every_s: seconds between plain lines (default ``PROGRESS_LINE_EVERY_S``).
+        every_s: seconds between plain lines (default ``defaults.PROGRESS_LINE_EVERY_S`` = 10.0; convention).
         env: the environment read for ``CI`` (default ``os.environ``).
 
     Also a context manager: ``with Progress(n, "train") as bar: ... bar.update()``.
+
+    Example::
+
+        with Progress(len(rows), "grade") as bar:  # a bar on a terminal, a line every 10 s in CI logs
+            for row in rows:
+                ...
+                bar.update()
     """
 
     def __init__(self, total: int | None, label: str, *, quiet: bool = False, stream: TextIO | None = None,

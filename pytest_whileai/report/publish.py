@@ -38,9 +38,9 @@ def write_outputs(wai: Any) -> None:
         if s.save:
             from pytest_whileai.gate.scenario import require_saveable  # a baseline must score every scenario
 
-            jobs.append(("baseline", lambda: store.save(require_saveable(document()), s.save)))
+            jobs.append(("baseline", lambda: store.save(require_saveable(lean(document())), s.save)))
         if s.autosave:
-            jobs.append(("autosave", lambda: store.autosave(document())))
+            jobs.append(("autosave", lambda: store.autosave(lean(document()))))
     elif s.trial_index is not None and (s.save or s.autosave):
         wai.notes.append("not saving a baseline in reproduce mode (--wai-trial-index runs one trial per scenario)")
     if s.json:
@@ -70,6 +70,12 @@ def write_outputs(wai: Any) -> None:
         except OSError as exc:
             wai.write_errors.append(f"could not append to GITHUB_STEP_SUMMARY: {exc}")
         markdown.emit_annotations(wai, stream=sys.stderr)
+
+
+def lean(doc: dict[str, Any]) -> dict[str, Any]:
+    """The document a baseline store keeps: without the failing trials' transcripts (the report's, kept in
+    --wai-json and --wai-html), so stored baselines stay the size of their rewards."""
+    return {**doc, "scenarios": [{k: v for k, v in sc.items() if k != "transcripts"} for sc in doc["scenarios"]]}
 
 
 def _write_json(path: str, doc: dict[str, Any]) -> str:

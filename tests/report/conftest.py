@@ -9,12 +9,12 @@ from pathlib import Path
 import numpy  # noqa: F401
 import pytest
 import scipy.stats  # noqa: F401
-
-import whileai_core.gate.compare  # noqa: F401
-import whileai_core.measure.measure  # noqa: F401
-import whileai_core.simulate.agents  # noqa: F401
-import whileai_core.simulate.run  # noqa: F401
 from wai_browser import Chromium, find_chromium
+
+import whileai_core.gate.compare
+import whileai_core.measure.measure
+import whileai_core.simulate.agents
+import whileai_core.simulate.run  # noqa: F401
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "plugin_project"
 

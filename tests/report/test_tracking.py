@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -40,7 +41,7 @@ def test_a_run_logged_to_a_file_store_reads_back(tmp_path):
     assert run.data.tags["whileai.gate"] == "regression"
     files = {a.path for a in client.list_artifacts(run_id)}
     assert {"scenarios.json", "whileai-report.html"} <= files
-    table = json.loads(open(client.download_artifacts(run_id, "scenarios.json", str(tmp_path))).read())
+    table = json.loads(Path(client.download_artifacts(run_id, "scenarios.json", str(tmp_path))).read_text())
     assert len(table["data"]) == 6 and {"value", "ci_low", "ci_high", "text"} <= set(table["columns"])
 
 

@@ -639,3 +639,19 @@ def test_sft_of_a_row_without_messages_keeps_its_tool_steps_like_export():
     assert [m["role"] for m in row_messages(row)] == [m["role"] for m in sft]
     exported = training_rows([row])[0]["messages"]
     assert [m["role"] for m in exported] == [m["role"] for m in sft]
+
+
+def test_train_logs_its_loss_curve_to_mlflow(tiny_model, tmp_path, monkeypatch):
+    import whileai as wai
+
+    mlflow = pytest.importorskip("mlflow")
+    monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")
+    rows = [dict(th.tool_row(i), task_id=f"t{i}") for i in range(4)]
+    result = wai.train(rows, "sft", tiny_model, output_dir=tmp_path / "out", max_steps=3, batch_size=2,
+                       logging_steps=1, mlflow=tmp_path / "mlruns")
+    client = mlflow.tracking.MlflowClient((tmp_path / "mlruns").resolve().as_uri())
+    (exp,) = [e for e in client.search_experiments() if e.name == "whileai"]
+    (run,) = client.search_runs([exp.experiment_id])
+    curve = sorted(client.get_metric_history(run.info.run_id, "loss"), key=lambda p: p.step)
+    logged = [(e["step"], e["loss"]) for e in result.log if "loss" in e]
+    assert [(p.step, p.value) for p in curve] == pytest.approx(logged) and len(logged) == 3

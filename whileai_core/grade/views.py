@@ -86,6 +86,12 @@ def leak_report(source: Any, *, min_chars: int = LEAK_MIN_QUOTE_CHARS) -> LeakRe
         LeakReport: ``{checked, n_checked, n_leaked, min_chars, leaked: [{task_id, rollout_index, needle}]}``;
         ``checked`` is False when no row carries a privileged block.
 
+    Raises:
+        InvalidArgumentType: ``source`` is not rows, a run object or a path, or one of its rows is not a dict.
+        FileNotFoundError: ``source`` is a path to no file (``IsADirectoryError``: a path to a folder).
+        InvalidArgument: ``source`` is a rows file that is gzip-compressed, not UTF-8, or has a line that is not
+            a JSON object.
+
     Example:
         ```pycon
         >>> leak_report([{"prompt": "q", "final_text": "the key is open sesame now",

@@ -130,8 +130,33 @@ class ScenarioHistory:
 
 @dataclass
 class History:
-    """A pooled baseline: the runs pooled (oldest first), each scenario's history, the pooled entries
-    (``index``, what the gate pairs with), the flaky and drifting scenarios, the suite's drift, and staleness."""
+    """A pooled baseline (what ``pool_runs`` returns): the runs pooled (oldest first), each scenario's history, the
+    pooled entries (``index``, what the gate pairs with), the flaky and drifting scenarios, the suite's drift, and
+    staleness. ``lines()`` prints it, ``to_dict()`` is its JSON form (without ``index``).
+
+    Args:
+        runs: a name per pooled run, oldest first.
+        scenarios: each scenario's ``ScenarioHistory`` (passes and trials per run, pooled rate, rho, n_eff, the
+            flakiness and trend p-values raw and Holm-adjusted) by scenario key.
+        index: the pooled baseline entry per scenario key: the newest run's entry with every pooled run's
+            rewards and a ``pooled`` field (runs, passes, n_scored, rho, n_effective).
+        flaky: keys whose between-run spread exceeds binomial noise (Holm-adjusted p <= ``alpha``).
+        drifting: keys whose pass rate trends over the runs (Cochran-Armitage, Holm-adjusted p <= ``alpha``).
+        suite_rates: the suite pass@1 of each run (``None`` for a run with no scored trial).
+        suite_tau: Kendall's tau of the suite pass rate over run order (``None`` below 3 runs or for constant rates).
+        suite_trend_p: its two-sided Mann-Kendall p (``None`` likewise).
+        alpha: level of the flags (default ``defaults.GATE_ALPHA`` = 0.05, Fisher's convention).
+        stale: why the baseline is stale (``stale_note``), or ``None`` (default).
+        requested: how many runs were asked for, when more than were pooled (default ``None``).
+
+    Example::
+
+        docs = [{"scenarios": [{"key": "a", "rewards": [1, 1, 0, 1]}, {"key": "b", "rewards": [1, 1, 1, 1]}]},
+                {"scenarios": [{"key": "a", "rewards": [0, 0, 0, 1]}, {"key": "b", "rewards": [1, 1, 1, 0]}]}]
+        hist = pool_runs(docs)
+        hist.runs, hist.flaky, hist.index["a"]["pooled"]["n_effective"]  # (['run 1', 'run 2'], [], 5.0)
+        print("\\n".join(hist.lines()))  # pooled baseline: 2 run(s), suite pass@1 per run 0.875, 0.500; ...
+    """
 
     runs: list[str]
     scenarios: dict[str, ScenarioHistory]
@@ -188,14 +213,20 @@ def pool_runs(docs: Sequence[Mapping[str, Any]], *, names: Sequence[str] | None 
     Args:
         docs: run documents (``whileai_core.gate.document``), oldest first.
         names: a name per document for the summary (default "run 1".."run N").
-        alpha: level of the flakiness and drift flags, each Holm-adjusted over the scenarios (default ``GATE_ALPHA``).
-        permutations: reshuffles behind each flakiness p (default ``HISTORY_PERMUTATIONS``). seed: their seed.
+        alpha: level of the flakiness and drift flags, each Holm-adjusted over the scenarios (default
+            ``defaults.GATE_ALPHA`` = 0.05, Fisher's convention).
+        permutations: reshuffles behind each flakiness p (default ``defaults.HISTORY_PERMUTATIONS`` = 2000;
+            Monte Carlo conditional test of homogeneity, Agresti 2002 sec. 3.5.3).
+        seed: seed of those reshuffles, so the same documents give the same p (default ``defaults.GATE_SEED`` = 0).
         requested: how many runs were asked for (the summary says when the branch had fewer).
+
     Returns:
         a ``History``; ``index[key]`` is the newest run's entry with the rewards of every pooled run and a
         ``pooled`` field (runs, passes, n_scored, rho, n_effective) the gate's per-scenario tests use.
+
     Raises:
-        InvalidArgument: no documents.
+        InvalidArgument: no documents, or ``alpha`` outside (0, 1).
+
     Example::
 
         hist = pool_runs([load_document(p) for p in paths])

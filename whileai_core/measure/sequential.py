@@ -36,6 +36,15 @@ from whileai_core.errors import InvalidArgument
 class SequentialPlan:
     """A sequential design: ``round_trials`` trials per scenario each round, up to ``max_trials``.
 
+    Args:
+        round_trials: trials per scenario in each round (default ``defaults.SEQ_ROUND_TRIALS`` = 2, the smallest
+            round with a within-scenario rate; convention).
+        max_trials: trials per scenario of the whole design, the fixed design it is compared with (default
+            ``defaults.DEFAULT_REPEATS`` = 4); the last round may be shorter.
+
+    Raises:
+        InvalidArgument: ``round_trials`` or ``max_trials`` is not an int >= 1.
+
     Example::
 
         plan = SequentialPlan(round_trials=2, max_trials=8)  # 4 rounds; stops after 1, 2 or 3 when it can
@@ -117,10 +126,13 @@ def boundaries(fractions: Sequence[float], *, alpha: float = D.GATE_ALPHA / 2, p
         fractions: nondecreasing information fractions in (0, 1]; the last look is usually 1.
         alpha: one-sided level spent by t=1 (default ``GATE_ALPHA/2``, the gate's "worse" side).
         points: grid points (default ``SEQ_GRID_POINTS``). width: grid half-width in sd (``SEQ_GRID_SD``).
+
     Returns:
         the boundaries as an array (inf where a look adds no information).
+
     Raises:
         InvalidArgument: fractions outside (0, 1] or decreasing.
+
     Example::
 
         boundaries([0.25, 0.5, 0.75, 1.0])  # ~[4.33, 2.96, 2.36, 2.01] (Jennison & Turnbull 2000, Table 7.6)
@@ -221,7 +233,32 @@ class Look:
 
 @dataclass
 class SequentialResult:
-    """A sequential gate: the decision, the round it stopped at, every look, and trials run vs the fixed design."""
+    """A sequential gate: the decision, the round it stopped at, every look, and trials run vs the fixed design.
+
+    ``sequential_test`` returns it; ``print`` shows the decision with the last look's delta, its repeated
+    interval and n, and the trials saved; ``to_dict()`` is its JSON form.
+
+    Args:
+        decision: "regression", "no regression", or "continue" (rounds remain and nothing is decided).
+        red: the gate fails (``decision == "regression"``).
+        round: rounds analysed (1-based).
+        rounds: rounds of the design (``SequentialPlan.rounds``).
+        stopped_early: decided before the design's last round.
+        reason: why, in words.
+        trials_run: scored trials of the current run up to the last look, summed over the paired scenarios.
+        trials_fixed: trials the fixed design runs (``max_trials`` times the paired scenarios).
+        alpha: two-sided level (``sequential_test`` passes ``defaults.GATE_ALPHA`` = 0.05 by default).
+        max_drop: the equivalence bound and smallest drop called red (``defaults.GATE_MAX_DROP`` = 0.05 there).
+        looks: every interim analysis (``Look``: delta, SE, z, boundary, information fraction, repeated interval).
+        spending: the alpha-spending function (default ``defaults.SEQ_SPENDING`` = "obrien-fleming", Lan &
+            DeMets 1983).
+
+    Example::
+
+        res = sequential_test({"a": (3, 4), "b": (4, 4)}, [{"a": (2, 2), "b": (2, 2)}], plan=SequentialPlan(2, 4))
+        res.decision, res.round, res.rounds, res.trials_run, res.trials_fixed  # ('continue', 1, 2, 4, 8)
+        print(res)  # sequential (obrien-fleming spending, alpha 0.05): after round 1 of 2: run another round ...
+    """
 
     decision: str  # regression | no regression | continue
     red: bool
@@ -283,10 +320,13 @@ def sequential_test(before: Mapping[str, tuple[int, int]], after_rounds: Sequenc
         plan: the design (``SequentialPlan``); ``len(after_rounds) == plan.rounds`` is the last look.
         alpha: two-sided level (default ``GATE_ALPHA``); the red side spends alpha/2.
         max_drop: the equivalence bound and smallest drop called red (default ``GATE_MAX_DROP``).
+
     Returns:
         a ``SequentialResult`` (``decision`` is "continue" while rounds remain and nothing is decided).
+
     Raises:
         InvalidArgument: no rounds, more rounds than the plan, or fewer than 2 paired scenarios.
+
     Example::
 
         res = sequential_test({"a": (3, 4), "b": (4, 4)}, [{"a": (2, 2), "b": (2, 2)}], plan=SequentialPlan(2, 4))

@@ -685,7 +685,9 @@ class OpenAI(_OpenAICompatible):
         model: the model name.
         api_key: the key (default: ``OPENAI_API_KEY``).
         url: the base URL (default: ``OPENAI_BASE_URL`` or OpenAI's).
-        timeout: read timeout per request in seconds (``HTTP_TIMEOUT_S`` 120).
+        timeout: total seconds one try of a request may take (connect, send, every read) (``HTTP_TIMEOUT_S`` 120).
+        retry_budget_s: seconds every retry of one call may add after its first try, waits included
+            (``RETRY_BUDGET_S`` 300; convention), so a call ends within ``timeout + retry_budget_s``.
         connect_timeout: TCP connect timeout in seconds (``HTTP_CONNECT_TIMEOUT_S`` 10).
         max_attempts: tries per call on 429/5xx/transport errors (``RETRY_MAX_ATTEMPTS`` 4).
         backoff_s: the first backoff ceiling, doubling per retry, full jitter (``RETRY_BACKOFF_BASE_S`` 0.4).
@@ -748,8 +750,10 @@ class Endpoint(_OpenAICompatible):
         url: the server's base URL, e.g. ``http://host:8000/v1``.
         api_key: the key (default: ``WHILEAI_ENDPOINT_API_KEY`` / ``VLLM_API_KEY``; never ``OPENAI_API_KEY``).
         provider: a label for the server kind (``"vllm"``).
-        timeout: read timeout per request in seconds (``HTTP_TIMEOUT_S`` 120). Default ``HTTP_TIMEOUT_S`` (120.0)
+        timeout: total seconds one try of a request may take (connect, send, every read) (``HTTP_TIMEOUT_S`` 120). Default ``HTTP_TIMEOUT_S`` (120.0)
             in defaults.py: per-request read timeout.
+        retry_budget_s: seconds every retry of one call may add after its first try, waits included
+            (``RETRY_BUDGET_S`` 300; convention), so a call ends within ``timeout + retry_budget_s``.
         connect_timeout: TCP connect timeout in seconds (``HTTP_CONNECT_TIMEOUT_S`` 10). Default
             ``HTTP_CONNECT_TIMEOUT_S`` (10.0) in defaults.py: TCP connect timeout.
         max_attempts: tries per call on 429/5xx/transport errors (``RETRY_MAX_ATTEMPTS`` 4). Default
@@ -841,7 +845,9 @@ class Ollama(_OpenAICompatible):
     Args:
         model: the Ollama model tag.
         url: the server's OpenAI-compatible URL.
-        timeout: read timeout per request in seconds (``HTTP_TIMEOUT_S`` 120).
+        timeout: total seconds one try of a request may take (connect, send, every read) (``HTTP_TIMEOUT_S`` 120).
+        retry_budget_s: seconds every retry of one call may add after its first try, waits included
+            (``RETRY_BUDGET_S`` 300; convention), so a call ends within ``timeout + retry_budget_s``.
         connect_timeout: TCP connect timeout in seconds (``HTTP_CONNECT_TIMEOUT_S`` 10).
         max_attempts: tries per call on 429/5xx/transport errors (``RETRY_MAX_ATTEMPTS`` 4).
         backoff_s: the first backoff ceiling, doubling per retry, full jitter (``RETRY_BACKOFF_BASE_S`` 0.4).
@@ -962,7 +968,9 @@ class Anthropic(_HTTPBackend):
         min_max_tokens: the smallest ``max_tokens`` sent.
         adapt_tries: retries that adapt a refused request (e.g. an unsupported parameter).
         version: the ``anthropic-version`` header.
-        timeout: read timeout per request in seconds (``HTTP_TIMEOUT_S`` 120).
+        timeout: total seconds one try of a request may take (connect, send, every read) (``HTTP_TIMEOUT_S`` 120).
+        retry_budget_s: seconds every retry of one call may add after its first try, waits included
+            (``RETRY_BUDGET_S`` 300; convention), so a call ends within ``timeout + retry_budget_s``.
         connect_timeout: TCP connect timeout in seconds (``HTTP_CONNECT_TIMEOUT_S`` 10).
         max_attempts: tries per call on 429/5xx/transport errors (``RETRY_MAX_ATTEMPTS`` 4).
         backoff_s: the first backoff ceiling, doubling per retry, full jitter (``RETRY_BACKOFF_BASE_S`` 0.4).
