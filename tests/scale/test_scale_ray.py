@@ -190,3 +190,43 @@ def test_what_cannot_travel_to_the_workers_is_refused_by_name():
     lock = __import__("threading").Lock()
     with pytest.raises(TypeError, match="judge= cannot be sent"):
         data.grade(lambda row, _lock=lock: 1, executor="ray")
+
+
+def test_a_rerun_on_ray_resumes_the_output_file_and_plays_only_the_missing_rollouts(tmp_path):
+    out = tmp_path / "rows.jsonl"
+    args = {"tools": TOOLS, "situations": 6, "repeats": 2, "seed": 3}
+    whole = wai.simulate(SEEDED, output=tmp_path / "whole.jsonl", **args)
+    lines = (tmp_path / "whole.jsonl").read_text().splitlines(keepends=True)
+    out.write_text("".join(lines[:5]))  # a run cut short after 5 of its 12 rollouts
+    calls = tmp_path / "calls"
+
+    def counting(message):
+        with calls.open("a") as fh:  # each worker appends one line per rollout it plays
+            fh.write(f"{message.task_id}#{message.rollout_index}\n")
+        return SEEDED(message)
+
+    with pytest.warns(UserWarning, match="already holds 5 rows of this run: resumed"):
+        resumed = wai.simulate(counting, executor="ray", output=out, **args)
+    played = calls.read_text().split()
+    assert len(played) == len(set(played)) == 7  # only the missing rollouts ran, each once
+    assert not set(played) & {json.loads(line)["row_id"] for line in lines[:5]}
+    strip = [{**r, "lineage": {**r["lineage"], "agent": None, "resumed": None}} for r in wall_free(resumed.rows)]
+    assert strip == [{**r, "lineage": {**r["lineage"], "agent": None, "resumed": None}} for r in wall_free(whole.rows)]
+    written = [json.loads(line)["row_id"] for line in out.read_text().splitlines()]
+    assert sorted(written) == sorted(r["row_id"] for r in whole.rows)  # 12 rows, none doubled
+
+
+def slow_agent(message):
+    """0.3 s per rollout: a run of 16 cannot finish in a 1 s time budget on 2 CPUs."""
+    time.sleep(0.3)
+    return SEEDED(message)
+
+
+def test_time_budget_reaches_the_workers_and_keeps_the_finished_rows():
+    with pytest.warns(UserWarning, match="the time budget ran out"):
+        data = wai.simulate(slow_agent, tools=TOOLS, situations=8, repeats=2, seed=6, concurrency=1,
+                            executor="ray", time_budget=1.0)
+    assert data.stopped_because == "time_budget"
+    assert len(data.rows) < 16 and all(r["status"] == "ok" for r in data.rows)
+    ids = [r["row_id"] for r in data.rows]
+    assert len(ids) == len(set(ids))

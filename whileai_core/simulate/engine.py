@@ -107,11 +107,12 @@ class Engine:
     def recipe(self) -> dict[str, Any]:
         """What another process needs, besides the agent, the world and the situations, to build this engine
         again (``Engine.rebuilt``): the same run id, plan, lineage and stamps, so a job gives the same row there.
-        The deadline travels as the seconds left now."""
+        The deadline travels as a wall-clock time (``time.time()``; ``time.monotonic()`` means nothing in another
+        process), so a shard that starts late on a worker gets only what is left of the run's budget."""
         return {"seed": self.seed, "concurrency": self.concurrency, "run_id": self.run_id, "mode": self.mode,
                 "policy": self.policy, "system_prompt": self.system_prompt, "writer": self.writer,
                 "plan": self.plan, "grace_s": self.grace_s, "lineage": dict(self.lineage), "post": self.post,
-                "seconds_left": None if self.deadline is None else self.deadline - time.monotonic()}
+                "deadline_at": None if self.deadline is None else time.time() + self.deadline - time.monotonic()}
 
     @classmethod
     def rebuilt(cls, agent: Any, scenarios: list[Scenario], world: World | None,
@@ -119,9 +120,9 @@ class Engine:
         """The engine of ``recipe`` (``Engine.recipe``) over ``scenarios``, with ``agent`` and ``world`` built
         where it runs (a Ray worker: the executor plays a shard's jobs on it)."""
         fields = dict(recipe)
-        lineage, post, left = fields.pop("lineage"), fields.pop("post"), fields.pop("seconds_left")
+        lineage, post, at = fields.pop("lineage"), fields.pop("post"), fields.pop("deadline_at")
         engine = cls(agent, list(scenarios), world=world, **fields,
-                     deadline=None if left is None else time.monotonic() + left)
+                     deadline=None if at is None else time.monotonic() + at - time.time())
         engine.lineage.update(lineage)
         engine.post = post
         return engine
