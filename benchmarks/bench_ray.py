@@ -4,7 +4,7 @@ Three workloads, each run locally and on Ray in this one process, same seed, row
 dropping ``latency_s``) before any number is printed:
 
 * ``seeded``: the stand-in agent (``wai.seeded_agent``), microseconds of work a rollout: Ray's per-shard cost
-  (shipping the shard, starting simulate in a worker, sending rows back) dominates;
+  (shipping the shard, rebuilding the run's engine in a worker, sending rows back) dominates;
 * ``cpu``: an agent that computes in pure Python for about ``--cpu-ms`` ms a rollout: the local pool is held to
   one core by the GIL, Ray's workers are separate processes;
 * ``grade``: a pure-Python judge of about ``--cpu-ms`` ms a row over the seeded run's rows.
