@@ -79,26 +79,27 @@ def test_without_ray_the_error_names_the_extra(monkeypatch):
         wai.run_judge([{"task_id": "a", "final_text": "x"}], lambda r: 1, executor="ray")
 
 
-def test_in_plan_shows_the_whole_runs_plan_to_sync_and_async_agents():
-    import asyncio
+def test_an_engine_rebuilt_from_its_recipe_plays_a_shard_with_the_whole_runs_rows():
+    """What each Ray worker does, without Ray: the run's Engine rebuilt (Engine.recipe / Engine.rebuilt) over
+    one shard's situations gives, job for job, the rows of the whole local run (the stand-in agent still spoils
+    by the whole run's plan: round(0.3 * 24) = 7 rows)."""
+    from shop import TOOLS
 
-    from whileai_core.simulate.world import RUN_PLAN, in_plan
+    from whileai_core.simulate.engine import Engine
+    from whileai_core.simulate.world import World
 
-    plan = (("a", 0), ("b", 0))
-
-    def sync_agent(message):
-        return RUN_PLAN.get()
-
-    class AsyncAgent:
-        async def __call__(self, message):
-            return RUN_PLAN.get()
-
-    token = RUN_PLAN.set((("shard-only", 0),))
-    try:
-        wrapped = in_plan(sync_agent, plan)
-        assert wrapped("hi") == plan and wrapped.__name__ == "sync_agent"
-        awrapped = in_plan(AsyncAgent(), plan)
-        assert asyncio.run(awrapped("hi")) == plan and awrapped.__name__ == "AsyncAgent"
-        assert RUN_PLAN.get() == (("shard-only", 0),)  # put back after each call
-    finally:
-        RUN_PLAN.reset(token)
+    agent = wai.seeded_agent(TOOLS, seed=5, share=0.3)
+    whole = wai.simulate(agent, tools=TOOLS, situations=8, repeats=3, seed=5)
+    assert sum(r["seeded"] for r in whole.rows) == 7
+    engine = Engine(agent, list(whole.scenarios), seed=5, concurrency=2, run_id=whole.run_id, mode="eval",
+                    policy="fixed", world=World(TOOLS, seed=5), writer="template",
+                    plan=tuple((x.task_id, ri) for x in whole.scenarios for ri in range(3)))
+    engine.post = lambda row: {**row, "lineage": {**row["lineage"], "repeat_policy": "fixed"}}
+    shard = list(whole.scenarios[3:6])  # situations 3, 4, 5 of the run, as a worker receives them
+    rebuilt = Engine.rebuilt(agent, shard, World(TOOLS, seed=5), engine.recipe())
+    played = {(si + 3, ri): row for si, ri, row in rebuilt.keyed([(si, ri) for si in range(3) for ri in range(3)])}
+    expected = {(r["task_id"], r["rollout_index"]): r for r in whole.rows}
+    assert len(played) == 9
+    for (si, ri), row in played.items():
+        want = expected[(whole.scenarios[si].task_id, ri)]
+        assert {**row, "latency_s": None} == {**want, "latency_s": None}

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextvars
 import functools
-import inspect
 import json
 import re
 import typing
@@ -229,30 +228,3 @@ def world(tools: Sequence[Any], seed: int = 0) -> World:
         ```
     """
     return World(tools, seed=seed)
-
-
-def in_plan(agent: Any, plan: Any) -> Any:
-    """``agent`` run as one part of a larger run: inside each call it sees ``plan`` (the whole run's planned
-    (task_id, rollout_index) pairs) as the run's plan, so a shard of a run (``executor="ray"``) spoils, counts
-    and draws exactly as the whole run would. An ``async def`` agent stays one."""
-    if inspect.iscoroutinefunction(agent) or inspect.iscoroutinefunction(type(agent).__call__):
-        async def planned_async(message: Any) -> Any:
-            token = RUN_PLAN.set(plan)
-            try:
-                return await agent(message)
-            finally:
-                RUN_PLAN.reset(token)
-        wrapper: Any = planned_async
-    else:
-        def planned(message: Any) -> Any:
-            token = RUN_PLAN.set(plan)
-            try:
-                return agent(message)
-            finally:
-                RUN_PLAN.reset(token)
-        wrapper = planned
-    if getattr(agent, "__name__", None):
-        functools.update_wrapper(wrapper, agent)
-    else:
-        wrapper.__name__ = wrapper.__qualname__ = type(agent).__name__
-    return wrapper
