@@ -230,3 +230,10 @@ def test_time_budget_reaches_the_workers_and_keeps_the_finished_rows():
     assert len(data.rows) < 16 and all(r["status"] == "ok" for r in data.rows)
     ids = [r["row_id"] for r in data.rows]
     assert len(ids) == len(set(ids))
+
+
+def test_inline_grade_on_ray_gives_the_local_verdicts():
+    args = {"tools": TOOLS, "situations": 4, "repeats": 2, "seed": 8, "grade": not_seeded}
+    local, remote = wai.simulate(SEEDED, **args), wai.simulate(SEEDED, executor="ray", **args)
+    assert [r["reward"] for r in remote.rows] == [r["reward"] for r in local.rows]
+    assert sum(r["reward"] == 0 for r in remote.rows) == 2  # round(0.3 * 8) spoiled rollouts fail the judge

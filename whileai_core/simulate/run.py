@@ -287,7 +287,7 @@ def simulate(agent: Any = None, *, tools: Sequence[Any] | None = None, system_pr
     callable ``execute(name, arguments)``, or True for the tools' own bodies, ``wai.Tool.dispatch(tools)``)
     answers tool calls through the mock world's fault schedule with your real functions; ``user_model=`` a
     model that plays the user for a model agent; ``dimensions=`` adds coverage axes (``["rule", "history"]``,
-    or your own ``{"language": ["en", "de"]}``); ``grade=judge`` grades inline and returns ``ScoredData``.
+    or your own ``{"language": ["en", "de"]}``); ``grade=judge`` grades inline (where the rollouts ran) and returns ``ScoredData``.
 
     Args:
         agent: a callable ``agent(message) -> {"steps", "final_text"}``, a model string or backend, or None
@@ -410,7 +410,7 @@ def simulate(agent: Any = None, *, tools: Sequence[Any] | None = None, system_pr
                           stopped_because=runner.stopped, elapsed_s=time.perf_counter() - runner.started,
                           agent_name=agent_name)
     data.runs = s.runs
-    return data.grade(judge=grade) if grade is not None else data
+    return data.grade(judge=grade, executor=where.name, ray_address=where.address) if grade is not None else data
 
 
 # --------------------------------------------------------------------------------------------------
