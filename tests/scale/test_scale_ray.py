@@ -237,3 +237,10 @@ def test_inline_grade_on_ray_gives_the_local_verdicts():
     local, remote = wai.simulate(SEEDED, **args), wai.simulate(SEEDED, executor="ray", **args)
     assert [r["reward"] for r in remote.rows] == [r["reward"] for r in local.rows]
     assert sum(r["reward"] == 0 for r in remote.rows) == 2  # round(0.3 * 8) spoiled rollouts fail the judge
+
+
+def test_runs_and_execute_on_ray_give_the_local_rows():
+    args = {"tools": TOOLS, "situations": 3, "repeats": 2, "seed": 2, "runs": 2, "execute": True}
+    local, remote = wai.simulate(SEEDED, **args), wai.simulate(SEEDED, executor="ray", **args)
+    assert len(remote.rows) == 12 and {r["lineage"]["eval_run"] for r in remote.rows} == {0, 1}
+    assert wall_free(remote.rows) == wall_free(local.rows)
