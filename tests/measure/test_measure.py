@@ -547,6 +547,19 @@ def test_numpy_rewards_count_everywhere_pass_at_does():
     json.dumps(rep["rows"], allow_nan=False)
 
 
+def test_eval_variance_mean_interval_is_the_t_interval_cut_to_the_unit_interval():
+    """Three runs near the ceiling: the t interval's upper end passes 1.0 and is cut there; the lower end is
+    scipy's t interval (df = 2) exactly."""
+    scipy_stats = pytest.importorskip("scipy.stats")
+    runs = [rows_from_counts(c, 4) for c in ([4] * 8 + [0, 4], [4] * 10, [4] * 5 + [0] * 3 + [4, 4])]
+    ev = eval_variance(*runs)
+    means = np.array(ev.means)
+    half = scipy_stats.t.ppf(0.975, 2) * means.std(ddof=1) / math.sqrt(3)
+    assert means.mean() + half > 1.0  # the uncut interval leaves [0, 1]
+    assert ev.mean_ci == (pytest.approx(means.mean() - half), 1.0)
+    assert "..1.00]" in str(ev) or "..1.000]" in str(ev)
+
+
 def test_eval_variance_takes_a_list_of_runs():
     def run(seed):
         return [{"task_id": f"t{i // 4}", "reward": (i * 7 + seed) % 3 == 0 and 1 or 0} for i in range(80)]

@@ -577,13 +577,14 @@ class EvalVariance:
 
     @property
     def mean_ci(self) -> Interval | None:
-        """t interval of the mean pass@1 over the re-runs (df = runs - 1); None below 2 runs."""
+        """t interval of the mean pass@1 over the re-runs (df = runs - 1), cut to [0, 1] (a pass rate cannot
+        leave it, so the cut never lowers coverage); None below 2 runs."""
         if self.run_sd is None or self.mean is None:
             return None
         from scipy.stats import t as student_t
 
         half = float(student_t.ppf((1 + self.level) / 2, self.n_runs - 1)) * self.run_sd / math.sqrt(self.n_runs)
-        return (self.mean - half, self.mean + half)
+        return (max(0.0, self.mean - half), min(1.0, self.mean + half))
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
