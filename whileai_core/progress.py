@@ -85,6 +85,16 @@ class Progress:
                 self._last_line = now
                 self._line(now)
 
+    def set(self, n: int, total: int | None = None) -> None:
+        """Move to ``n`` steps done; a new ``total`` replaces the old one (a plan that grew or shrank, as
+        simulate's dynamic sampling)."""
+        if total is not None and int(total) != self.total:
+            self.total = int(total)
+            if self._bar is not None:
+                self._bar.total = self.total
+                self._bar.refresh()
+        self.update(int(n) - self.n)
+
     def _line(self, now: float) -> None:
         self.lines += 1
         elapsed = max(now - self.started, 1e-9)

@@ -49,3 +49,28 @@ def test_quiet_and_tiny_jobs_show_nothing():
         bar.update()
         bar.close()
         assert bar.mode == "off" and out.getvalue() == ""
+
+
+def test_simulate_draws_one_bar_on_a_terminal_and_plain_lines_in_a_log(monkeypatch):
+    """simulate's rollouts: a tqdm bar (count, total, rate) on a terminal, cleared at the end; in a log the
+    plain "whileai: N/M rollouts" lines."""
+    import sys
+
+    import whileai as wai
+
+    @wai.tool
+    def get_order(order_id: str) -> dict:
+        """Look up an order by id."""
+
+    monkeypatch.delenv("CI", raising=False)
+    seen = {}
+    for name, stream in (("tty", _Tty()), ("log", io.StringIO())):
+        monkeypatch.setattr(sys, "stderr", stream)
+        data = wai.simulate(wai.seeded_agent([get_order]), tools=[get_order], simulator=False, repeats=4,
+                            budget=64, progress=True)
+        assert len(data) == 64
+        seen[name] = stream.getvalue()
+    # tqdm redraws at most every 0.1 s, so a fast run shows its first frame, then the bar is cleared
+    assert seen["tty"].startswith("\rwhileai simulate (rollouts):") and "/64 [" in seen["tty"]
+    assert "it/s" in seen["tty"] and "whileai: " not in seen["tty"]
+    assert "whileai: 64/64 rollouts" in seen["log"] and "\r" not in seen["log"]

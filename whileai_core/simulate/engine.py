@@ -39,6 +39,7 @@ from typing import Any
 
 from whileai_core import defaults as D
 from whileai_core.models import http
+from whileai_core.progress import Progress
 from whileai_core.rows import stable_id
 from whileai_core.simulate.output import RowsFile
 from whileai_core.simulate.rollout import arollout, rollout
@@ -373,6 +374,7 @@ class Runner:
         self.rows = Rows(len(scen), s.k, None)
         self.show_progress = progress if progress is not None else s.budget >= D.PROGRESS_MIN_ROWS
         self.callback = on_progress
+        self.bar: Progress | None = None  # a tqdm bar when stderr is a terminal (whileai_core.progress)
         self.stopped = "budget" if s.situations is None and s.asks is None else "situations_done"
         self.resumed = 0
         #: how a batch of jobs is played: on this engine, or (simulate's executor="ray") in shards on a cluster
@@ -486,9 +488,20 @@ class Runner:
             except Exception as exc:  # noqa: BLE001 - a broken progress hook must not cost the run its rows
                 self._log(f"on_progress raised {type(exc).__name__}: {exc}; it is not called again in this run")
                 self.callback = None
-        if self.show_progress:
+        if not self.show_progress:
+            return
+        if self.bar is None:
+            self.bar = Progress(total, "whileai simulate (rollouts)")
+        if self.bar.mode == "bar":  # a terminal: one bar with rate and ETA, redrawn in place
+            self.bar.set(done, total)
+        else:  # a log (CI, a file): one plain line every PROGRESS_EVERY_ROWS rows
             print(f"whileai: {done}/{total} rollouts, {rate:.1f}/s, ~{eta:.0f}s left, {errors} agent error(s)",
                   file=sys.stderr, flush=True)
+
+    def close_progress(self) -> None:
+        """Clear the terminal bar (plain lines need nothing)."""
+        if self.bar is not None:
+            self.bar.close()
 
     def _log(self, msg: str) -> None:
         self.warn_list.append(msg)

@@ -403,6 +403,7 @@ def simulate(agent: Any = None, *, tools: Sequence[Any] | None = None, system_pr
     warn_list.extend(_failure_warnings(rows))
     if runner.show_progress:
         runner.progress_line(runner.rows.count, runner.rows.count)
+        runner.close_progress()
     agent_name = getattr(run_agent, "__name__", None) or type(run_agent).__name__
     data = SimulationData(rows, scenarios=scen, tools=tool_objs, system_prompt=system_prompt, mode=s.mode,
                           repeat_policy=s.policy_name, repeats=s.k, budget=s.budget, seed=s.seed,
