@@ -17,6 +17,8 @@ __all__ = ["choice", "fraction", "integer", "positive"]
 
 def integer(name: str, value: Any, *, minimum: int) -> int:
     """An int ``>= minimum`` (numpy ints count; ``True``/``False`` do not)."""
+    if type(value) is int and value >= minimum:  # the common case, checked once per model call
+        return value
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
         raise InvalidArgument(f"{name}= must be an int >= {minimum}; got {value!r}")
     return int(value)

@@ -222,7 +222,14 @@ def as_rows(source: Any, *, name: str = "rows") -> list[Row]:
 
 def json_safe(value: Any) -> Any:
     """A JSON-serializable copy of a value: containers are walked, other objects become their repr."""
-    if value is None or isinstance(value, (str, bool, int)):
+    kind = type(value)
+    if kind is str or kind is int or kind is bool or value is None:  # the common leaves, without isinstance
+        return value
+    if kind is dict:  # a plain dict with str keys (nearly every row's): no str() per key
+        return {k if type(k) is str else str(k): json_safe(v) for k, v in value.items()}
+    if kind is list:
+        return [json_safe(v) for v in value]
+    if isinstance(value, (str, bool, int)):
         return value
     if isinstance(value, float):
         return value if value == value and value not in (float("inf"), float("-inf")) else repr(value)

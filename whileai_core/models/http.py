@@ -26,6 +26,7 @@ import asyncio
 import atexit
 import base64
 import contextvars
+import functools
 import os
 import re
 import threading
@@ -124,14 +125,20 @@ async def post(url: str, payload: bytes, headers: dict[str, str], *, timeout: fl
         asyncio.TimeoutError: the deadline passed (connect included).
         aiohttp.ClientError: the connection failed or broke.
     """
-    import aiohttp
-
     ssl = url.startswith("https:")  # True: aiohttp's one verified context of this process
-    limits = aiohttp.ClientTimeout(total=timeout or None, sock_connect=connect_timeout or None)
+    limits = _limits(timeout, connect_timeout)
     async with session().post(url, data=payload, headers=headers, timeout=limits, ssl=ssl,
                               allow_redirects=False) as resp:
         body = await resp.read()
         return resp.status, resp.headers, body
+
+
+@functools.lru_cache(maxsize=64)
+def _limits(timeout: float, connect_timeout: float) -> Any:
+    """The aiohttp timeouts of one (timeout, connect_timeout) pair, built once (they are frozen, so shared)."""
+    import aiohttp
+
+    return aiohttp.ClientTimeout(total=timeout or None, sock_connect=connect_timeout or None)
 
 
 # --------------------------------------------------------------------------------------------------
