@@ -48,6 +48,10 @@ _TEMPLATES = {
 }
 
 
+#: the fields a rollout changes on its copy of a scenario (``Scenario.replace`` copies the rest unchecked)
+_TRIAL_FIELDS = frozenset({"rollout_index", "world", "system_prompt"})
+
+
 class Scenario(str):
     """One situation: the user's message, with the cell it came from and its fault plan as attributes."""
 
@@ -106,10 +110,27 @@ class Scenario(str):
 
     def replace(self, **changes: Any) -> Scenario:
         """A copy with some fields changed (e.g. ``rollout_index`` and ``world`` for one trial)."""
+        if changes.keys() <= _TRIAL_FIELDS and type(self) is Scenario:
+            return self._trial_copy(**changes)
         prompt = changes.pop("prompt", str(self))
         fields = {f: getattr(self, f) for f in self._FIELDS}
         fields.update(changes)
         return Scenario(prompt, **fields)
+
+    def _trial_copy(self, **changes: Any) -> Scenario:
+        """``replace`` of only the per-trial fields (once per rollout): every other field was checked when this
+        scenario was made, so it is copied as it is (its dicts as copies, as ``Scenario(...)`` makes them)."""
+        obj = str.__new__(Scenario, str(self))
+        for f in self._FIELDS:
+            setattr(obj, f, getattr(self, f))
+        obj.scenario, obj.faults, obj.privileged = dict(self.scenario), dict(self.faults), dict(self.privileged)
+        if "rollout_index" in changes:
+            obj.rollout_index = integer("rollout_index", changes["rollout_index"], minimum=0)
+        if "world" in changes:
+            obj.world = changes["world"]
+        if "system_prompt" in changes:
+            obj.system_prompt = changes["system_prompt"]
+        return obj
 
     def to_dict(self) -> dict[str, Any]:
         return {"prompt": str(self), "task_id": self.task_id, "scenario": dict(self.scenario),
