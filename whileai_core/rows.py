@@ -26,6 +26,8 @@ Row = dict[str, Any]
 PRIVILEGED_FIELDS = ("privileged",)
 #: flat fields that hold a row's answer key, in the order a verifier reads them (after privileged.reference)
 REFERENCE_FIELDS = ("reference", "answer", "target", "solution", "label", "expected")
+#: ``json.dumps(x, sort_keys=True, default=str)`` with its encoder built once (ids and uniforms, per rollout)
+_sorted_json = json.JSONEncoder(sort_keys=True, default=str).encode
 
 
 def task_key(row: Mapping[str, Any]) -> str:
@@ -102,7 +104,7 @@ def binary_reward(row: Mapping[str, Any]) -> int | None:
 
 def stable_id(*parts: Any, length: int = 10) -> str:
     """A short hex id from JSON-encoded parts (same parts -> same id on every machine)."""
-    blob = json.dumps(parts, sort_keys=True, default=str).encode()
+    blob = _sorted_json(parts).encode()
     return hashlib.sha256(blob).hexdigest()[:length]
 
 
@@ -345,5 +347,5 @@ def jsonl_text(rows: Iterable[Mapping[str, Any]]) -> str:
 
 def uniform(*parts: Any) -> float:
     """A deterministic uniform in [0, 1) from JSON-encoded parts (sha256)."""
-    blob = json.dumps(parts, sort_keys=True, default=str).encode()
+    blob = _sorted_json(parts).encode()
     return int(hashlib.sha256(blob).hexdigest()[:12], 16) / float(16**12)

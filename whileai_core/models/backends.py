@@ -63,6 +63,8 @@ SPEC_FORMS = (
 )
 _ENDPOINT_PROVIDERS = ("vllm", "sglang", "tgi", "endpoint")
 log = logging.getLogger("whileai.backends")
+#: ``json.dumps(x, ensure_ascii=False)``, its encoder built once (each request body and tool call goes through it)
+_to_json = json.JSONEncoder(ensure_ascii=False).encode
 _PROVIDERS = ("openai", "anthropic", "ollama", *_ENDPOINT_PROVIDERS)
 
 
@@ -108,7 +110,7 @@ class Completion:
                 {"id": c.id, "type": "function",
                  "function": {"name": c.name,
                               "arguments": c.arguments if isinstance(c.arguments, str)
-                              else json.dumps(c.arguments, ensure_ascii=False)}}
+                              else _to_json(c.arguments)}}
                 for c in self.tool_calls
             ]
         return msg
@@ -465,7 +467,7 @@ class _HTTPBackend(_Transport):
                 f"({breaker.last}); stopped instead of retrying. Check that the server is up and the URL is "
                 f"right (url=, or the model spec in wai.configure / WHILEAI_AGENT)", url=safe, attempts=0)
         max_attempts = 1 if allowed is None else self.max_attempts
-        payload = json.dumps(body, ensure_ascii=False).encode()
+        payload = _to_json(body).encode()
         waits: list[float] = []
         last, status, unreachable = "no attempt made", None, False
         retry_deadline = None

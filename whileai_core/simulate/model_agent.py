@@ -31,6 +31,8 @@ USER_SYSTEM_PROMPT = (
 )
 
 _TAKES_SCENARIO: dict[Any, bool] = {}
+#: ``json.dumps(x, ensure_ascii=False, default=str)``, its encoder built once (a tool result per call)
+_to_json = json.JSONEncoder(ensure_ascii=False, default=str).encode
 
 
 def _takes_scenario(call: Any) -> bool:
@@ -53,7 +55,7 @@ def _json_result(result: Any) -> str:
     if isinstance(result, str):
         return result
     try:
-        return json.dumps(result, ensure_ascii=False, default=str)
+        return _to_json(result)
     except (TypeError, ValueError):
         return str(result)
 
