@@ -222,15 +222,18 @@ def as_rows(source: Any, *, name: str = "rows") -> list[Row]:
     return rows  # type: ignore[return-value]
 
 
+_LEAVES = frozenset({str, int, bool, type(None)})  # json_safe returns these exact types as they are
+
+
 def json_safe(value: Any) -> Any:
     """A JSON-serializable copy of a value: containers are walked, other objects become their repr."""
     kind = type(value)
-    if kind is str or kind is int or kind is bool or value is None:  # the common leaves, without isinstance
+    if kind in _LEAVES:  # the common leaves, without isinstance
         return value
-    if kind is dict:  # a plain dict with str keys (nearly every row's): no str() per key
-        return {k if type(k) is str else str(k): json_safe(v) for k, v in value.items()}
+    if kind is dict:  # a plain dict (nearly every row's): its leaves kept without a call each
+        return {k if type(k) is str else str(k): v if type(v) in _LEAVES else json_safe(v) for k, v in value.items()}
     if kind is list:
-        return [json_safe(v) for v in value]
+        return [v if type(v) in _LEAVES else json_safe(v) for v in value]
     if isinstance(value, (str, bool, int)):
         return value
     if isinstance(value, float):
