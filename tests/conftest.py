@@ -2,8 +2,25 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from fakeserver import FakeServer
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "plugin_project"
+
+
+@pytest.fixture()
+def clean_config(monkeypatch):
+    """No configured model from the environment or an earlier test: the WHILEAI_* model variables unset and
+    ``wai.configure`` reset, before and after (files that need it name it in ``pytestmark``)."""
+    from whileai_core.models import config
+
+    for var in ("WHILEAI_AGENT", "WHILEAI_JUDGE", "WHILEAI_SIMULATOR", "WHILEAI_USER_MODEL"):
+        monkeypatch.delenv(var, raising=False)
+    config.reset()
+    yield
+    config.reset()
 
 
 @pytest.fixture()
@@ -11,3 +28,14 @@ def srv():
     """A loopback OpenAI-compatible / Anthropic-shaped server on 127.0.0.1 (tests/fakeserver.py), stopped after."""
     with FakeServer() as s:
         yield s
+
+
+@pytest.fixture
+def example(pytester: pytest.Pytester) -> pytest.Pytester:
+    """A copy of examples/plugin_project in the pytester directory (tests/plugin, tests/report)."""
+    for src in EXAMPLE.rglob("*"):
+        if src.is_file() and ".whileai" not in src.parts and "__pycache__" not in src.parts:
+            dst = pytester.path / src.relative_to(EXAMPLE)
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            dst.write_bytes(src.read_bytes())
+    return pytester

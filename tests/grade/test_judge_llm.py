@@ -34,12 +34,7 @@ def refund_order(order_id: str, amount: float) -> dict:
 TOOLS = [get_order, refund_order]
 
 
-@pytest.fixture(autouse=True)
-def _clean_config(monkeypatch):
-    monkeypatch.delenv("WHILEAI_JUDGE", raising=False)
-    config.reset()
-    yield
-    config.reset()
+pytestmark = pytest.mark.usefixtures("clean_config")  # tests/conftest.py: no configured model leaks in
 
 
 def grading_responder(request, protocol):

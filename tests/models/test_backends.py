@@ -33,13 +33,7 @@ LOOKUP = {"type": "function", "function": {
 FAST = dict(backoff_s=0.001, backoff_cap_s=0.002, timeout=2.0)
 
 
-@pytest.fixture(autouse=True)
-def _clean_config(monkeypatch):
-    for var in ("WHILEAI_AGENT", "WHILEAI_JUDGE", "WHILEAI_SIMULATOR", "WHILEAI_USER_MODEL"):
-        monkeypatch.delenv(var, raising=False)
-    config.reset()
-    yield
-    config.reset()
+pytestmark = pytest.mark.usefixtures("clean_config")  # tests/conftest.py: no configured model leaks in
 
 
 def user(text):

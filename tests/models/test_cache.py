@@ -27,11 +27,7 @@ def get_order(order_id: str) -> dict:
 TOOLS = [get_order]
 
 
-@pytest.fixture(autouse=True)
-def _clean_config():
-    config.reset()
-    yield
-    config.reset()
+pytestmark = pytest.mark.usefixtures("clean_config")  # tests/conftest.py: no configured model leaks in
 
 
 def counting_responder():

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import junitparser.xunit2  # noqa: F401
 
@@ -26,19 +25,6 @@ import whileai_core.simulate.run
 import whileai_core.simulate.situations  # noqa: F401
 
 # pytester is enabled for the whole suite with `-p pytester` in pyproject addopts (pytest_plugins is not allowed in a nested conftest)
-
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "plugin_project"
-
-
-@pytest.fixture
-def example(pytester: pytest.Pytester) -> pytest.Pytester:
-    """A copy of examples/plugin_project in the pytester directory."""
-    for src in EXAMPLE.rglob("*"):
-        if src.is_file() and ".whileai" not in src.parts and "__pycache__" not in src.parts:
-            dst = pytester.path / src.relative_to(EXAMPLE)
-            dst.parent.mkdir(parents=True, exist_ok=True)
-            dst.write_bytes(src.read_bytes())
-    return pytester
 
 
 @pytest.fixture(params=[[], ["-n", "2"]], ids=["inprocess", "xdist2"])

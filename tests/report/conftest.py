@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 # loaded before any in-process pytester run (pytester restores sys.modules; numpy cannot be imported twice)
 import numpy  # noqa: F401
@@ -16,7 +15,6 @@ import whileai_core.measure.measure
 import whileai_core.simulate.agents
 import whileai_core.simulate.run  # noqa: F401
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "plugin_project"
 
 
 @pytest.fixture(scope="module")
@@ -30,14 +28,3 @@ def browser() -> Iterator[Chromium]:
         yield chrome
     finally:
         chrome.close()
-
-
-@pytest.fixture
-def example(pytester: pytest.Pytester) -> pytest.Pytester:
-    """A copy of examples/plugin_project in the pytester directory."""
-    for src in EXAMPLE.rglob("*"):
-        if src.is_file() and ".whileai" not in src.parts and "__pycache__" not in src.parts:
-            dst = pytester.path / src.relative_to(EXAMPLE)
-            dst.parent.mkdir(parents=True, exist_ok=True)
-            dst.write_bytes(src.read_bytes())
-    return pytester

@@ -32,13 +32,7 @@ def cancel_order(order_id: str, reason: str = "customer request") -> dict:
 TOOLS = [get_order, cancel_order]
 
 
-@pytest.fixture(autouse=True)
-def _clean_config(monkeypatch):
-    for var in ("WHILEAI_AGENT", "WHILEAI_USER_MODEL"):
-        monkeypatch.delenv(var, raising=False)
-    config.reset()
-    yield
-    config.reset()
+pytestmark = pytest.mark.usefixtures("clean_config")  # tests/conftest.py: no configured model leaks in
 
 
 def scenario(text="please get order A1001", **fields):

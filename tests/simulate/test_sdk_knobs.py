@@ -12,7 +12,6 @@ import pytest
 from fakeserver import FakeServer
 
 import whileai as wai
-from whileai_core.models import config
 from whileai_core.rows import uniform
 from whileai_core.simulate.situations import HISTORIES, rule_clauses, situations
 
@@ -33,13 +32,7 @@ TOOLS = [get_order]
 FAST = dict(backoff_s=0.001, backoff_cap_s=0.002, timeout=2.0)
 
 
-@pytest.fixture(autouse=True)
-def _clean_config(monkeypatch):
-    for var in ("WHILEAI_AGENT", "WHILEAI_USER_MODEL"):
-        monkeypatch.delenv(var, raising=False)
-    config.reset()
-    yield
-    config.reset()
+pytestmark = pytest.mark.usefixtures("clean_config")  # tests/conftest.py: no configured model leaks in
 
 
 def sim(agent=None, **kw):
