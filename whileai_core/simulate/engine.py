@@ -358,14 +358,12 @@ class Runner:
     """simulate's run: fixed or dynamic policy over an ``Engine``, rows to memory or to ``output=``."""
 
     def __init__(self, s: Any, run_agent: Callable[[Any], Any], scen: list[Scenario], writer: str,
-                 tool_objs: list[Any], system_prompt: str | None, progress: bool | None,
-                 on_progress: Callable[[dict[str, Any]], None] | None, warn_list: list[str],
-                 deadline: float | None = None, run_id: str | None = None, world: Any = "mock") -> None:
+                 system_prompt: str | None, progress: bool | None,
+                 on_progress: Callable[[dict[str, Any]], None] | None, warn_list: list[str], *,
+                 world: World | None, deadline: float | None = None, run_id: str | None = None) -> None:
         self.s, self.scen, self.warn_list = s, scen, warn_list
         self.run_id = run_id or "run-" + uuid.UUID(int=int(stable_id(s.seed, [str(x) for x in scen], s.k, s.policy,
                                                                       length=32), 16)).hex[:12]
-        if world == "mock":  # the mock world of the tools; simulate passes its own (execute= wraps real tools)
-            world = World(tool_objs, seed=s.seed) if tool_objs else None
         self.engine = Engine(run_agent, scen, seed=s.seed, concurrency=s.concurrency, run_id=self.run_id,
                              mode=s.mode, policy=s.policy, system_prompt=system_prompt,
                              world=world, writer=writer,

@@ -392,7 +392,7 @@ def simulate(agent: Any = None, *, tools: Sequence[Any] | None = None, system_pr
     notes = [_coverage_note(coverage, len(scen), s.k)] if coverage and coverage["fraction"] < 1.0 else []
     notes += [_POLICY_NOTES[s.policy_name]] if s.policy_name in _POLICY_NOTES else []
     ship = _shipping(where, agent, tool_objs, system_prompt, max_turns, cache, user_model, execute)
-    runner, rows = _play(s, run_agent, scen, writer, tool_objs, system_prompt, progress, on_progress, warn_list,
+    runner, rows = _play(s, run_agent, scen, writer, system_prompt, progress, on_progress, warn_list,
                          world=world, path=_output_path(output, checkpoint),
                          name="output" if output is not None else "checkpoint",
                          deadline=_deadline(until, time_budget), notes=notes,
@@ -517,7 +517,7 @@ def _world(tools: list[Tool], seed: int, execute: Any) -> World | None:
     return World(tools, seed=seed, execute=execute)
 
 
-def _play(s: _Settings, run_agent: Any, scen: list[Scenario], writer: str, tool_objs: list[Tool],
+def _play(s: _Settings, run_agent: Any, scen: list[Scenario], writer: str,
           system_prompt: str | None, progress: Any, on_progress: Any, warn_list: list[str], *, world: World | None,
           path: Path | None, name: str, deadline: float | None, notes: list[str],
           ship: Any = None) -> tuple[Runner, Any]:
@@ -528,8 +528,8 @@ def _play(s: _Settings, run_agent: Any, scen: list[Scenario], writer: str, tool_
     run_id = None
     for eval_run in range(s.runs):
         played = [x.replace(eval_run=eval_run) for x in scen] if eval_run else scen
-        runner = Runner(s, run_agent, played, writer, tool_objs, system_prompt, progress, on_progress, warn_list,
-                        deadline=deadline, run_id=run_id, world=world)
+        runner = Runner(s, run_agent, played, writer, system_prompt, progress, on_progress, warn_list,
+                        world=world, deadline=deadline, run_id=run_id)
         run_id = runner.run_id
         runner.engine.post = lambda row, _run=eval_run: _stamp(row, s, _run)  # stamped before it is written
         if path is not None:
