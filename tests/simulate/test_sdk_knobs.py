@@ -65,6 +65,20 @@ def test_runs_replays_the_same_tasks_and_stamps_each_row_with_its_run():
     assert [r["seeded"] for r in by_run[1]] != [r["seeded"] for r in by_run[0]]
 
 
+def test_runs_elapsed_time_spans_every_run():
+    """elapsed_s is the whole call's: it covers the first rollout of run 0 to the last rollout of the last run."""
+    import time
+
+    calls: list[float] = []
+
+    def clocked(message):
+        calls.append(time.perf_counter())
+        return {"steps": [], "final_text": "ok"}
+
+    data = sim(clocked, repeats=2, budget=16, runs=3)
+    assert len(calls) == 48 and data.elapsed_s >= calls[-1] - calls[0]
+
+
 def test_eval_variance_splits_one_runs_result_into_its_runs():
     scored = sim(coin_agent, repeats=2, budget=24, runs=4).grade(judge=lambda r: int(r["final_text"] == "yes"))
     noise = wai.eval_variance(scored)

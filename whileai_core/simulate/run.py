@@ -392,6 +392,7 @@ def simulate(agent: Any = None, *, tools: Sequence[Any] | None = None, system_pr
     notes = [_coverage_note(coverage, len(scen), s.k)] if coverage and coverage["fraction"] < 1.0 else []
     notes += [_POLICY_NOTES[s.policy_name]] if s.policy_name in _POLICY_NOTES else []
     ship = _shipping(where, agent, tool_objs, system_prompt, max_turns, cache, user_model, execute)
+    started = time.perf_counter()  # elapsed_s spans every eval run of runs=, not only the last runner's
     runner, rows = _play(s, run_agent, scen, writer, system_prompt, progress, on_progress, warn_list,
                          world=world, path=_output_path(output, checkpoint),
                          name="output" if output is not None else "checkpoint",
@@ -408,7 +409,7 @@ def simulate(agent: Any = None, *, tools: Sequence[Any] | None = None, system_pr
     data = SimulationData(rows, scenarios=scen, tools=tool_objs, system_prompt=system_prompt, mode=s.mode,
                           repeat_policy=s.policy_name, repeats=s.k, budget=s.budget, seed=s.seed,
                           run_id=runner.run_id, coverage=coverage, warnings=warn_list, notes=notes,
-                          stopped_because=runner.stopped, elapsed_s=time.perf_counter() - runner.started,
+                          stopped_because=runner.stopped, elapsed_s=time.perf_counter() - started,
                           agent_name=agent_name)
     data.runs = s.runs
     return data.grade(judge=grade, executor=where.name, ray_address=where.address) if grade is not None else data
