@@ -74,6 +74,7 @@ AGENT_MAX_TOKENS = 1024  # whileai SDK COMPLETE_MAX_TOKENS; convention
 ANTHROPIC_MAX_TEMPERATURE = 1.0  # the Messages API accepts temperature in [0, 1] (Anthropic API docs)
 HTTP_TIMEOUT_S = 120.0  # total deadline of one request (connect to last body byte); whileai SDK PLATFORM_REQUEST_TIMEOUT_S 120; convention, untested
 RETRY_BUDGET_S = 300.0  # seconds all retries of one call may add after its first attempt (waits + tries); convention, untested
+EVENT_LOOP = "uvloop"  # the engine's event loop when uvloop is installed (asyncio's otherwise); uvloop README: libuv-based, 2-4x asyncio on sockets; measured in benchmarks/bench_simulate.py
 HTTP_SHUTDOWN_S = 2.0  # seconds the background HTTP loop gets to close its connections at exit; convention, untested
 HTTP_CONNECT_TIMEOUT_S = 10.0  # TCP connect timeout; convention, untested
 HTTP_MAX_CONNECTIONS = 64  # pooled connections per backend, >= 2x DEFAULT_CONCURRENCY so workers never queue on the pool; convention

@@ -364,7 +364,7 @@ class _HTTPBackend(_Transport):
         if self.api_key:
             return self.api_key
         for var in self.key_env:
-            v = os.environ.get(var)
+            v = http.getenv(var)
             if v:
                 return v
         return None
@@ -373,7 +373,7 @@ class _HTTPBackend(_Transport):
         if self.api_key:
             return "given"
         for var in self.key_env:
-            if os.environ.get(var):
+            if http.getenv(var):
                 return var
         if self._key_optional():
             return "none needed"
@@ -467,7 +467,7 @@ class _HTTPBackend(_Transport):
                 f"({breaker.last}); stopped instead of retrying. Check that the server is up and the URL is "
                 f"right (url=, or the model spec in wai.configure / WHILEAI_AGENT)", url=safe, attempts=0)
         max_attempts = 1 if allowed is None else self.max_attempts
-        payload = _to_json(body).encode()
+        payload = http.dumps(body)
         waits: list[float] = []
         last, status, unreachable = "no attempt made", None, False
         retry_deadline = None
@@ -498,7 +498,7 @@ class _HTTPBackend(_Transport):
                     self._refused(status, safe, http.redact(text, secrets), attempt, breaker)
                 else:
                     try:
-                        data = json.loads(raw)
+                        data = http.loads(raw)
                     except ValueError:
                         last = f"HTTP {status} with a body that is not JSON: {http.redact(text, secrets)!r}"
                     else:
@@ -718,7 +718,7 @@ class OpenAI(_OpenAICompatible):
 
     @property
     def base_url(self) -> str:
-        return self.url or os.environ.get("OPENAI_BASE_URL") or OPENAI_BASE_URL
+        return self.url or http.getenv("OPENAI_BASE_URL") or OPENAI_BASE_URL
 
 
 def _safe_url(url: str) -> str:
@@ -1008,7 +1008,7 @@ class Anthropic(_HTTPBackend):
 
     @property
     def base_url(self) -> str:
-        return self.url or os.environ.get("ANTHROPIC_BASE_URL") or ANTHROPIC_BASE_URL
+        return self.url or http.getenv("ANTHROPIC_BASE_URL") or ANTHROPIC_BASE_URL
 
     def _headers(self) -> dict[str, str]:
         h = {"anthropic-version": self.version}

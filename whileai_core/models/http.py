@@ -17,6 +17,11 @@ CPU per call, and the rollout engine (``simulate/engine.py``) is one event loop,
   ``Basic`` (and the base64 of any ``user:password`` it was given), ``Bearer`` tokens, key-like query
   parameters and ``api_key=``-style assignments, and the raw secrets themselves.
 
+* **The event loop**: ``new_loop()`` builds the loops the engine and the background thread run: uvloop's
+  (libuv; MagicStack) when it is installed and ``EVENT_LOOP`` is ``"uvloop"``, else asyncio's own.
+  ``WHILEAI_EVENT_LOOP=asyncio`` picks asyncio's. ``dumps``/``loads`` code request and reply bodies with
+  orjson when it is installed (the standard ``json`` module otherwise): the bytes differ only in spacing.
+
 aiohttp is imported on the first call, never at import time.
 """
 
@@ -27,17 +32,76 @@ import atexit
 import base64
 import contextvars
 import functools
+import json
 import os
 import re
 import threading
 from collections.abc import Coroutine, Iterable, Mapping
 from typing import Any
 
-from whileai_core.defaults import HTTP_MAX_CONNECTIONS, HTTP_SHUTDOWN_S
+from whileai_core.defaults import EVENT_LOOP, HTTP_MAX_CONNECTIONS, HTTP_SHUTDOWN_S
+
+#: the environment as it was when the current run started (the rollout engine sets it; None outside a run):
+#: a backend reads its key and base URL from it, so a run's calls all use the same key and none pays a lookup
+#: in ``os.environ`` per call (a missing variable costs a raised KeyError each time)
+environment: contextvars.ContextVar[Mapping[str, str] | None] = contextvars.ContextVar("whileai_environment",
+                                                                                        default=None)
+
+
+def getenv(var: str) -> str | None:
+    """``os.environ.get(var)``, or the variable as it was when the current run started (``environment``)."""
+    frozen = environment.get()
+    return os.environ.get(var) if frozen is None else frozen.get(var)
+
 
 #: the connection limit of a session created in this context (the rollout engine sets it to ``concurrency``).
 connection_limit: contextvars.ContextVar[int] = contextvars.ContextVar("whileai_connection_limit",
                                                                        default=HTTP_MAX_CONNECTIONS)
+
+
+# --------------------------------------------------------------------------------------------------
+# the loop and the body codec
+# --------------------------------------------------------------------------------------------------
+def new_loop(kind: str | None = None) -> asyncio.AbstractEventLoop:
+    """A new event loop of ``kind`` (default ``WHILEAI_EVENT_LOOP`` or ``defaults.EVENT_LOOP``): ``"uvloop"``
+    when uvloop is installed (asyncio's loop otherwise: uvloop is an optional speed-up, never required) or
+    ``"asyncio"``."""
+    kind = kind or os.environ.get("WHILEAI_EVENT_LOOP") or EVENT_LOOP
+    if kind == "uvloop":
+        try:
+            import uvloop
+        except ImportError:
+            pass
+        else:
+            return uvloop.new_event_loop()
+    return asyncio.new_event_loop()
+
+
+def _std_dumps(obj: Any) -> bytes:
+    return _std_encode(obj).encode()
+
+
+_std_encode = json.JSONEncoder(ensure_ascii=False).encode
+
+
+def _fast_codec() -> tuple[Any, Any]:
+    try:
+        import orjson
+    except ImportError:
+        return _std_dumps, json.loads
+
+    def dumps(obj: Any) -> bytes:
+        try:
+            return orjson.dumps(obj)
+        except TypeError:  # what orjson refuses (an int past 64 bits, a non-str key): json takes it or says why
+            return _std_dumps(obj)
+
+    return dumps, orjson.loads
+
+
+#: ``dumps(obj) -> bytes`` (UTF-8 JSON; TypeError for what JSON cannot hold) and ``loads(bytes) -> obj``
+dumps, loads = _fast_codec()
+
 
 _REDACTED = "<redacted>"
 _PATTERNS = (
@@ -153,7 +217,7 @@ def _background_loop() -> asyncio.AbstractEventLoop:
         loop = _bg.get("loop")
         if loop is not None and _bg.get("pid") == os.getpid() and loop.is_running():
             return loop
-        loop = asyncio.new_event_loop()
+        loop = new_loop()
         ready = threading.Event()
 
         def serve() -> None:
@@ -184,4 +248,4 @@ def _close_background() -> None:  # pragma: no cover - interpreter exit
     loop.call_soon_threadsafe(loop.stop)
 
 
-__all__ = ["close_sessions", "connection_limit", "post", "redact", "run_sync", "session", "sessions_open"]
+__all__ = ["close_sessions", "connection_limit", "dumps", "environment", "getenv", "loads", "new_loop", "post", "redact", "run_sync", "session", "sessions_open"]

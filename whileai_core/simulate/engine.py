@@ -28,6 +28,7 @@ import contextvars
 import inspect
 import json
 import logging
+import os
 import sys
 import threading
 import time
@@ -207,7 +208,7 @@ class Engine:
 
     def _serve(self, jobs: Iterator[tuple[int, int]], out: _Handoff, ctx: contextvars.Context,
                box: dict[str, Any], on_row: Callable[[int, int, dict[str, Any]], None] | None) -> None:
-        loop = asyncio.new_event_loop()
+        loop = http.new_loop()
         box["loop"] = loop
         try:
             main = ctx.run(loop.create_task, self._main(jobs, out, ctx, on_row))
@@ -242,6 +243,7 @@ class Engine:
         ctx = contextvars.copy_context()
         ctx.run(RUN_PLAN.set, self.plan)
         ctx.run(http.connection_limit.set, self.concurrency)
+        ctx.run(http.environment.set, dict(os.environ))  # keys and base URLs as they are when the run starts
         out = _Handoff()
         box: dict[str, Any] = {}
         thread = threading.Thread(target=self._serve, args=(iter(jobs), out, ctx, box, on_row),

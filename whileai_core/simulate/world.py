@@ -48,23 +48,34 @@ def _name_words(name: str) -> tuple[str, ...]:
 
 
 def is_write_tool(t: Tool) -> bool:
-    return any(w in WRITE_VERBS for w in name_words(t.name)[:1])
+    return _is_write(t.name)
 
 
 def key_params(t: Tool) -> list[str]:
     """Parameters that look like a record reference (``order_id``, ``sku``, ``path`` ...)."""
-    out = []
-    for pname in t.properties:
-        words = name_words(pname)
-        if any(w in KEY_HINTS for w in words):
-            out.append(pname)
-    return out
+    return list(_key_params(tuple(t.parameters.get("properties", ()))))
 
 
 def noun_of(t: Tool) -> str:
     """The object a tool acts on: ``get_order`` -> ``order``; one-word names act on a ``record``."""
-    words = name_words(t.name)
-    rest = [w for w in words[1:] if w not in ("by", "for", "the", "a", "info", "details")]
+    return _noun(t.name)
+
+
+# the three above answer from a tool's name and parameter names only: worked out once per name (the world
+# asks them on every tool call of every rollout)
+@functools.lru_cache(maxsize=4096)
+def _is_write(name: str) -> bool:
+    return any(w in WRITE_VERBS for w in _name_words(name)[:1])
+
+
+@functools.lru_cache(maxsize=4096)
+def _key_params(names: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(p for p in names if any(w in KEY_HINTS for w in _name_words(p)))
+
+
+@functools.lru_cache(maxsize=4096)
+def _noun(name: str) -> str:
+    rest = [w for w in _name_words(name)[1:] if w not in ("by", "for", "the", "a", "info", "details")]
     return " ".join(rest) if rest else "record"
 
 
