@@ -490,7 +490,7 @@ class _HTTPBackend(_Transport):
                 unreachable = isinstance(exc, aiohttp.ClientConnectorError)
             else:
                 unreachable = False
-                text = raw[:ERROR_BODY_CHARS].decode("utf-8", "replace")
+                text = "" if status < 400 else raw[:ERROR_BODY_CHARS].decode("utf-8", "replace")
                 if status == 429 or status >= 500:
                     wait = _retry_after(resp_headers, self.retry_after_cap_s)
                     last = f"HTTP {status}: {http.redact(text, secrets)}"
@@ -500,6 +500,7 @@ class _HTTPBackend(_Transport):
                     try:
                         data = http.loads(raw)
                     except ValueError:
+                        text = raw[:ERROR_BODY_CHARS].decode("utf-8", "replace")
                         last = f"HTTP {status} with a body that is not JSON: {http.redact(text, secrets)!r}"
                     else:
                         if isinstance(data, dict):
@@ -598,11 +599,7 @@ class _HTTPBackend(_Transport):
 
 
 def _parse_arguments(raw: Any) -> tuple[Any, str | None]:
-    if isinstance(raw, Mapping):
-        return dict(raw), None
-    if raw is None or raw == "":
-        return {}, None
-    if isinstance(raw, str):
+    if isinstance(raw, str) and raw:  # what the chat API sends: the arguments as a JSON string
         try:
             value = json.loads(raw)
         except json.JSONDecodeError as exc:
@@ -610,6 +607,10 @@ def _parse_arguments(raw: Any) -> tuple[Any, str | None]:
         if isinstance(value, dict):
             return value, None
         return raw, f"arguments are JSON {type(value).__name__}, not an object"
+    if isinstance(raw, Mapping):
+        return dict(raw), None
+    if raw is None or raw == "":
+        return {}, None
     return raw, f"arguments are {type(raw).__name__}, not a JSON object"
 
 
@@ -645,15 +646,15 @@ class _OpenAICompatible(_HTTPBackend):
             msg = choice["message"]
         except (KeyError, IndexError, TypeError):
             raise _malformed(self.provider, f"no choices[0].message in keys {sorted(data)[:8]}", attempts) from None
-        if not isinstance(msg, Mapping):
+        if type(msg) is not dict and not isinstance(msg, Mapping):
             raise _malformed(self.provider, f"choices[0].message is {type(msg).__name__}, not an object", attempts)
         raw_calls = msg.get("tool_calls") or []
-        if not isinstance(raw_calls, list) or not all(isinstance(tc, Mapping) for tc in raw_calls):
+        if not isinstance(raw_calls, list) or not all(type(tc) is dict or isinstance(tc, Mapping) for tc in raw_calls):
             raise _malformed(self.provider, f"tool_calls is not a list of objects: {raw_calls!r:.120}", attempts)
         calls = []
         for i, tc in enumerate(raw_calls):
             fn = tc.get("function") or {}
-            if not isinstance(fn, Mapping):
+            if type(fn) is not dict and not isinstance(fn, Mapping):
                 raise _malformed(self.provider, f"tool_calls[{i}].function is {type(fn).__name__}", attempts)
             args, err = _parse_arguments(fn.get("arguments"))
             calls.append(ToolCall(str(tc.get("id") or f"call_{i}"), str(fn.get("name") or ""), args, err))
@@ -668,7 +669,7 @@ class _OpenAICompatible(_HTTPBackend):
 def _usage(raw: Any, names: tuple[str, str], provider: str, attempts: int) -> dict[str, int]:
     """Token usage as {input_tokens, output_tokens}; a usage that is not an object of counts is malformed."""
     raw = raw or {}
-    if not isinstance(raw, Mapping):
+    if type(raw) is not dict and not isinstance(raw, Mapping):
         raise _malformed(provider, f"usage is {type(raw).__name__}, not an object", attempts)
     out = {}
     for ours, theirs in zip(("input_tokens", "output_tokens"), names):

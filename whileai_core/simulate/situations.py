@@ -121,8 +121,7 @@ class Scenario(str):
         """``replace`` of only the per-trial fields (once per rollout): every other field was checked when this
         scenario was made, so it is copied as it is (its dicts as copies, as ``Scenario(...)`` makes them)."""
         obj = str.__new__(Scenario, str(self))
-        for f in self._FIELDS:
-            setattr(obj, f, getattr(self, f))
+        obj.__dict__.update(self.__dict__)
         obj.scenario, obj.faults, obj.privileged = dict(self.scenario), dict(self.faults), dict(self.privileged)
         if "rollout_index" in changes:
             obj.rollout_index = integer("rollout_index", changes["rollout_index"], minimum=0)
