@@ -138,3 +138,63 @@ def test_sync_and_async_calls_share_one_code_path(srv):
     got = asyncio.run(many())
     assert [c.text for c in got] == [f"echo: q{i}" for i in range(20)]
     assert b.complete(user("sync")).text == "echo: sync"
+
+
+# -- the loop, the body codec and the run's environment -------------------------------------------------------
+def test_new_loop_is_uvloop_when_installed_and_asyncio_when_asked(monkeypatch):
+    import asyncio
+
+    from whileai_core.models import http
+
+    uvloop = pytest.importorskip("uvloop")
+    loop = http.new_loop()
+    try:
+        assert isinstance(loop, uvloop.Loop)
+    finally:
+        loop.close()
+    monkeypatch.setenv("WHILEAI_EVENT_LOOP", "asyncio")
+    loop = http.new_loop()
+    try:
+        assert not isinstance(loop, uvloop.Loop) and isinstance(loop, asyncio.AbstractEventLoop)
+    finally:
+        loop.close()
+
+
+@pytest.mark.parametrize("fast", [True, False], ids=["orjson", "json"])
+def test_body_codec_round_trips_and_refuses_what_json_cannot_hold(fast, monkeypatch):
+    from whileai_core.models import http
+
+    if fast:
+        pytest.importorskip("orjson")
+        dumps, loads = http._fast_codec()
+    else:
+        monkeypatch.setitem(sys.modules, "orjson", None)  # as if it were not installed
+        dumps, loads = http._fast_codec()
+        assert (dumps, loads) == (http._std_dumps, json.loads)
+    body = {"model": "m", "messages": [{"role": "user", "content": "Zoë 🐋 «x»"}], "n": 2**70, "t": 0.7}
+    raw = dumps(body)
+    assert isinstance(raw, bytes) and json.loads(raw) == body == loads(raw)  # 2**70: orjson hands it to json
+    assert "Zoë".encode() in raw  # UTF-8, not \u escapes
+    with pytest.raises(TypeError):
+        dumps({"s": {1, 2}})  # a set is no JSON: refused, never stringified into the request
+
+
+def test_a_run_reads_the_key_once_when_it_starts(srv, monkeypatch):
+    monkeypatch.setenv("WHILEAI_ENDPOINT_API_KEY", "key-at-start")
+
+    @wai.tool
+    def rotate(order_id: str) -> dict:
+        """Look up an order by id (and rotate the key mid-run)."""
+        import os
+
+        os.environ["WHILEAI_ENDPOINT_API_KEY"] = "key-rotated-mid-run"
+        return {"status": "ok"}
+
+    agent = wai.Endpoint("m", url=srv.openai_url, max_attempts=1)
+    data = wai.simulate(agent, tools=[rotate], asks=["Please rotate order A1001"], repeats=1, budget=1,
+                        concurrency=1, cache=False, progress=False, execute=True)
+    rows = list(data)
+    assert rows[0]["status"] == "ok" and rows[0]["steps"][0]["tool"] == "rotate"
+    auth = [r["headers"].get("authorization") for r in srv.requests if r["path"].endswith("/chat/completions")]
+    assert auth == ["Bearer key-at-start"] * 2  # the call after the rotation still carries the run's key
+    assert agent._key() == "key-rotated-mid-run"  # outside a run, each call reads the environment

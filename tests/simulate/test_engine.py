@@ -220,3 +220,47 @@ def test_until_takes_a_datetime_or_the_sdk_rule_names():
         wai.simulate(wai.seeded_agent([shop.ping]), tools=[shop.ping], repeats=1, budget=5, until="tomorrow")
     with pytest.raises(TypeError, match="time_budget= takes seconds"):
         wai.simulate(wai.seeded_agent([shop.ping]), tools=[shop.ping], repeats=1, budget=5, time_budget="1m")
+
+
+def test_gc_runs_less_often_during_a_run_and_is_put_back_after():
+    import gc
+
+    from whileai_core.simulate.engine import relaxed_gc
+
+    seen = []
+
+    def agent(scenario):
+        seen.append(gc.get_threshold()[0])
+        return "ok"
+
+    before = gc.get_threshold()
+    try:
+        gc.set_threshold(700, 10, 10)
+        wai.simulate(agent, tools=[shop.get_order], asks=["Where is order A1001?"], repeats=2, budget=2,
+                     concurrency=2, progress=False)
+        assert seen == [20_000, 20_000] and gc.get_threshold() == (700, 10, 10)
+        gc.set_threshold(50_000, 10, 10)  # a process that already collects less often keeps its setting
+        with relaxed_gc(20_000):
+            assert gc.get_threshold() == (50_000, 10, 10)
+        gc.disable()
+        with relaxed_gc(20_000):
+            assert gc.get_threshold() == (50_000, 10, 10) and not gc.isenabled()
+    finally:
+        gc.enable()
+        gc.set_threshold(*before)
+
+
+def test_the_same_seeded_run_gives_the_same_rows_on_either_event_loop(srv, monkeypatch):
+    pytest.importorskip("uvloop")
+    agent = wai.Endpoint("m", url=srv.openai_url, max_attempts=1)
+    rows = {}
+    for loop in ("uvloop", "asyncio"):
+        monkeypatch.setenv("WHILEAI_EVENT_LOOP", loop)
+        data = wai.simulate(agent, tools=[shop.get_order], asks=[f"Where is order A10{i:02d}?" for i in range(6)],
+                            repeats=2, budget=12, concurrency=4, cache=False, progress=False, seed=3)
+        rows[loop] = [{k: v for k, v in r.items() if k != "latency_s"} for r in data]
+        for r in rows[loop]:  # the fake server counts input tokens from call ids that carry its request counter,
+            r["agent_extra"]["usage"].pop("input_tokens")  # so they follow the order requests arrived in
+    assert [r["status"] for r in rows["uvloop"]] == ["ok"] * 12
+    assert len({r["lineage"]["run_id"] for r in rows["uvloop"]}) == 1
+    assert rows["uvloop"] == rows["asyncio"]
