@@ -9,6 +9,9 @@ the reply). Every measurement runs in a fresh child process (so peak RSS and CPU
 * bare httpx.AsyncClient: the same, at c=32 (why the engine uses aiohttp: client CPU per call);
 * the latency limit: c / (2 calls x 20 ms) rollouts/s.
 
+The bare clients run on the event loop the engine runs on (uvloop's when it is installed, see
+``whileai_core/models/http.py``), so the ceiling and whileai differ in the client code only.
+
 At (1000 x 4, c=32), (4000 x 4, c=32), (1000 x 4, c=128); then peak RSS with ``output=`` at k=4 and k=16 over
 the same 1000 tasks (4x the rows, the same situations), and replay (a recorded cassette, server unreachable) against the live run. Targets (issue 16): >= 90% of
 the bare client at c=32, >= 50% of the limit at c=128, CPU per rollout at 4000 tasks <= 1.15x that at 1000,
@@ -109,7 +112,7 @@ def _bare_aiohttp(spec: dict) -> dict:
         return 0.0
 
     cpu0, t0 = time.process_time(), time.perf_counter()
-    asyncio.run(main())
+    _run_on_engine_loop(main())
     return {"wall": time.perf_counter() - t0, "cpu": time.process_time() - cpu0, "n": n, "ok": n,
             "rss_mb": _peak_rss_mb()}
 
@@ -136,9 +139,20 @@ def _bare_httpx(spec: dict) -> dict:
             await asyncio.gather(*(worker() for _ in range(spec["c"])))
 
     cpu0, t0 = time.process_time(), time.perf_counter()
-    asyncio.run(main())
+    _run_on_engine_loop(main())
     return {"wall": time.perf_counter() - t0, "cpu": time.process_time() - cpu0, "n": n, "ok": n,
             "rss_mb": _peak_rss_mb()}
+
+
+def _run_on_engine_loop(coro: object) -> None:
+    """Run a bare client on the kind of event loop the engine runs (uvloop's when installed), so the ceiling and
+    whileai differ in the client code only."""
+    import asyncio
+
+    from whileai_core.models.http import new_loop
+
+    with asyncio.Runner(loop_factory=new_loop) as runner:
+        runner.run(coro)
 
 
 def _bodies() -> list[dict]:
@@ -191,9 +205,14 @@ def main() -> None:
     proc, port = start_server(args.latency)
     url = f"http://127.0.0.1:{port}/v1"
     load = os.getloadavg()
+    from whileai_core.models.http import new_loop
+
+    probe = new_loop()
+    kind = type(probe).__module__.split(".")[0]
+    probe.close()
     print(f"bench_simulate: loopback server 127.0.0.1:{port}, {1000 * args.latency:.0f} ms/reply, "
           f"{CALLS_PER_ROLLOUT} calls/rollout, k={K}; {os.cpu_count()} CPUs, load average {load[0]:.1f} "
-          f"{load[1]:.1f} {load[2]:.1f} at start")
+          f"{load[1]:.1f} {load[2]:.1f} at start; every client on the {kind} event loop")
     res: dict[tuple[str, int, int], dict] = {}
     try:
         for tasks, c in ((small, 32), (big, 32), (small, 128)):
