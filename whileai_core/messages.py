@@ -41,6 +41,9 @@ def flat_steps(steps: Sequence[Any]) -> list[dict[str, Any]]:
     other steps are kept as they are (copies). Raises ``InvalidArgumentType`` on a malformed grouped step."""
     out: list[dict[str, Any]] = []
     for i, step in enumerate(steps):
+        if type(step) is dict and "tool_calls" not in step:  # the common step, without the Mapping checks
+            out.append(dict(step))
+            continue
         if not (isinstance(step, Mapping) and "tool_calls" in step and "tool" not in step):
             out.append(dict(step) if isinstance(step, Mapping) else step)
             continue

@@ -192,21 +192,21 @@ class ModelAgent:
         return {"steps": steps, "final_text": final_text, "finish_reason": finish,
                 "model": self.__name__, "turns": turn, "usage": usage}
 
-    def _kwargs(self, scenario: Any, schemas: list[Any] | None) -> dict[str, Any]:
+    def _kwargs(self, scenario: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The keyword arguments of this rollout's model calls: (with the tools, without them: the user model)."""
         trial = int(getattr(scenario, "rollout_index", 0) or 0)
-        kwargs: dict[str, Any] = {"temperature": self.temperature, "max_tokens": self.max_tokens, "trial": trial,
-                                  "cache": self.cache}
-        if schemas is not None:
-            kwargs["tools"] = schemas
-        return kwargs
+        bare: dict[str, Any] = {"temperature": self.temperature, "max_tokens": self.max_tokens, "trial": trial,
+                                "cache": self.cache}
+        return {**bare, "tools": self.schemas}, bare
 
     def __call__(self, scenario: Any) -> dict[str, Any]:
         """Play one rollout. Raises ``BackendError`` on infrastructure failure (never a wrong answer)."""
         play = self._play(scenario)
+        tooled, bare = self._kwargs(scenario)
         try:
             backend, messages, schemas = next(play)
             while True:
-                c = backend.complete(messages, **self._kwargs(scenario, schemas))
+                c = backend.complete(messages, **(bare if schemas is None else tooled))
                 backend, messages, schemas = play.send(c)
         except StopIteration as done:
             return done.value
@@ -218,10 +218,11 @@ class ModelAgent:
         import asyncio
 
         play = self._play(scenario)
+        tooled, bare = self._kwargs(scenario)
         try:
             backend, messages, schemas = next(play)
             while True:
-                kwargs = self._kwargs(scenario, schemas)
+                kwargs = bare if schemas is None else tooled
                 acomplete = getattr(backend, "acomplete", None)
                 if acomplete is not None:
                     c = await acomplete(messages, **kwargs)

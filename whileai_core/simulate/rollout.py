@@ -29,11 +29,14 @@ from whileai_core.simulate.situations import Scenario
 from whileai_core.simulate.world import CURRENT, World
 
 
+_STEP_KEYS = frozenset({"tool", "text", "user", "tool_calls"})  # a step has at least one of these
+
+
 def _check_output(out: Any) -> tuple[list[dict[str, Any]], str, dict[str, Any]]:
     """Validate an agent's return value against the contract; returns (steps, final_text, extra)."""
     if isinstance(out, str):
         return [], out, {}
-    if not isinstance(out, Mapping):
+    if type(out) is not dict and not isinstance(out, Mapping):
         raise InvalidArgumentType(f"the agent returned {type(out).__name__}; the agent contract is a dict "
                         "{'steps': [{'tool', 'arguments', 'result'}, ...], 'final_text': str} (or a plain string)")
     final_text = out.get("final_text", "")
@@ -43,13 +46,12 @@ def _check_output(out: Any) -> tuple[list[dict[str, Any]], str, dict[str, Any]]:
     if not isinstance(steps, (list, tuple)):
         raise InvalidArgumentType(f"the agent's steps is {type(steps).__name__}; it must be a list of step dicts")
     for i, step in enumerate(steps):
-        if not isinstance(step, Mapping) or not ({"tool", "text", "user", "tool_calls"} & set(step)):
+        if (type(step) is not dict and not isinstance(step, Mapping)) or not _STEP_KEYS.intersection(step):
             raise InvalidArgumentType(f"the agent's steps[{i}] must be a dict with 'tool' (+ 'arguments', 'result'), "
                                       "'tool_calls' (a list of those: one turn's parallel calls), 'text' or 'user'; "
                                       f"got {step!r:.120}")
     clean = []
-    for i, step in enumerate(flat_steps(steps)):
-        step = dict(step)
+    for i, step in enumerate(flat_steps(steps)):  # copies: decoding the arguments below changes only ours
         for key in ("text", "user"):
             if step.get(key) is not None and not isinstance(step[key], str):
                 raise InvalidArgumentType(f"the agent's steps[{i}][{key!r}] is {type(step[key]).__name__}; it must be a string")
