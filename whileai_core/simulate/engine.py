@@ -10,7 +10,9 @@ rollout costs O(1) whatever the run's size (no scan over pending futures). How a
 * a synchronous agent runs in a thread pool of ``concurrency`` threads that the loop feeds.
 
 The loop always runs in a helper thread, so ``simulate`` works the same from a script, a thread, or inside a
-running event loop (Jupyter); the caller's context variables reach every rollout. A ``deadline`` stops new
+running event loop (Jupyter); the caller's context variables reach every rollout. It is uvloop's loop when
+uvloop is installed (``http.new_loop``; ``WHILEAI_EVENT_LOOP=asyncio`` for asyncio's); the run reads the
+environment (API keys) once when it starts, and collects garbage less often while it lasts (``relaxed_gc``). A ``deadline`` stops new
 rollouts from starting; those in flight get ``STOP_GRACE_S`` to finish. Closing the iterator (Ctrl-C in the
 caller) cancels what is in flight.
 
