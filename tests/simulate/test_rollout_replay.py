@@ -250,3 +250,14 @@ def test_a_bad_rollout_line_is_refused_by_file_and_line(tmp_path):
     with Cassette(tmp_path / "w.jsonl", mode="record") as cas:
         with pytest.raises(ValueError, match="64 hex digits"):
             cas.put_rollout("nope", [], {})
+
+
+def test_a_damaged_kept_row_is_refused_by_file(recorded):
+    _, path = recorded
+    lines = path.read_text().splitlines(keepends=True)
+    at = next(i for i, line in enumerate(lines) if line.startswith('{"rollout"'))
+    lines[at] = lines[at].replace('"row": {', '"row": {{', 1)
+    path.write_text("".join(lines))
+    with Cassette(path, mode="replay") as cas:
+        with pytest.raises(ValueError, match=r"agent.jsonl: the rollout .* is not JSON"):
+            run(DEAD, cas)

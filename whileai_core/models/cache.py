@@ -194,8 +194,18 @@ class Cassette:
         return self.lookup(request)[1]
 
     def lookup(self, request: Mapping[str, Any]) -> tuple[str | None, dict[str, Any] | None]:
-        """``get``, with the recording's key: (key, response) on a hit, (key or None, None) when the call
-        should go live (record mode looks nothing up)."""
+        """``get``, with the recording's key (what a whole rollout lists its calls by).
+
+        Args:
+            request: the call, as ``get`` takes it.
+
+        Returns:
+            (key, response) on a hit; (key, None) when the call should go live; (None, None) in record mode,
+            which looks nothing up.
+
+        Raises:
+            CassetteMiss: a miss in replay mode, with a diff against the nearest recording.
+        """
         if self.mode == "record":
             return None, None
         _, key = self._key_of(request)
@@ -254,9 +264,19 @@ class Cassette:
             self._append(text)
 
     def get_rollout(self, key: str) -> dict[str, Any] | None:
-        """A fresh copy of the row kept under ``key``, or None: no such rollout, record mode, or a call it made
-        is missing or was recorded again since (then the rollout is played, call by call). A hit counts in
-        ``rollout_hits`` and its calls in ``hits``."""
+        """The row kept whole under ``key`` (a fresh copy each time), or None. A hit counts in ``rollout_hits``
+        and its calls in ``hits``.
+
+        Args:
+            key: the rollout's key (``ModelAgent.rollout_key``).
+
+        Returns:
+            The row, or None: record mode, no such rollout, or a call it made is missing or was recorded again
+            since it was kept (then the rollout is played, call by call).
+
+        Raises:
+            InvalidArgument: the kept row is not JSON (a damaged file); the message names the file and the fix.
+        """
         if self.mode == "record":
             return None
         with self._lock:
@@ -267,7 +287,11 @@ class Cassette:
             self.rollout_hits += 1
             self.hits += len(calls)
         text = found[0]
-        return _decode(text, text.index(_ROW, _CALLS_AT) + len(_ROW))[0]
+        try:
+            return _decode(text, text.index(_ROW, _CALLS_AT) + len(_ROW))[0]
+        except ValueError:
+            raise InvalidArgument(f"{self.path}: the rollout {key[:12]}... is not JSON (a damaged line); delete the "
+                                  "line or re-record the cassette with mode='record'") from None
 
     def _calls_of(self, text: str, kept: int) -> list[str] | None:
         """The call keys of a rollout line when every one is recorded and none was recorded again after the

@@ -135,15 +135,15 @@ def _row(agent: Any, trial: Scenario, system_prompt: str | None, outcome: tuple[
         "finish_reason": finish,
         "agent_extra": extra,
         "latency_s": round(time.perf_counter() - started, 6),
-        "lineage": _lineage(agent, system_prompt, seed, run_id, mode, repeat_policy),
+        "lineage": _lineage(getattr(agent, "__name__", None) or type(agent).__name__, system_prompt, seed, run_id,
+                            mode, repeat_policy),
     }
 
 
-def _lineage(agent: Any, system_prompt: str | None, seed: int, run_id: str | None, mode: str | None,
+def _lineage(agent_name: str, system_prompt: str | None, seed: int, run_id: str | None, mode: str | None,
              repeat_policy: str | None) -> dict[str, Any]:
     """A row's lineage: the run's, not the rollout's (so a replayed row gets the replaying run's)."""
-    return {"run_id": run_id, "seed": seed, "writer": "template",
-            "agent": getattr(agent, "__name__", None) or type(agent).__name__,
+    return {"run_id": run_id, "seed": seed, "writer": "template", "agent": agent_name,
             "whileai_version": distribution_version(), "system_prompt_sha": _prompt_sha(system_prompt or ""),
             "mode": mode, "repeat_policy": repeat_policy}
 
@@ -198,11 +198,12 @@ def replayed(agent: Any, scenario: Scenario, *, rollout_index: int, seed: int, s
     row = agent.cache.get_rollout(key) if key is not None else None
     if row is None:
         return None
+    name = agent.__name__
     extra = row.get("agent_extra")
     if isinstance(extra, dict) and "model" in extra:
-        extra["model"] = agent.__name__
+        extra["model"] = name  # the replaying agent's name (its URL), as a call-by-call replay gives
     row["latency_s"] = round(time.perf_counter() - started, 6)
-    lineage = row["lineage"] = _lineage(agent, row.get("system_prompt"), seed, run_id, mode, repeat_policy)
+    lineage = row["lineage"] = _lineage(name, row.get("system_prompt"), seed, run_id, mode, repeat_policy)
     lineage["replayed"] = "rollout"
     return row
 
