@@ -19,7 +19,7 @@ from whileai_core.simulate.situations import Scenario
 from whileai_core.simulate.world import World
 from whileai_core.tools import tool
 
-FAST = dict(backoff_s=0.001, backoff_cap_s=0.002, timeout=2.0, max_attempts=1)
+FAST = {"backoff_s": 0.001, "backoff_cap_s": 0.002, "timeout": 2.0, "max_attempts": 1}
 DEAD = "http://127.0.0.1:9/v1"  # nothing listens there: a replay that reached the network would fail
 PROMPT = "You help with orders."
 
@@ -95,9 +95,8 @@ def as_replayed(row):
 def recorded(tmp_path):
     """A cassette recorded live (rows, path): the server is stopped when the test starts."""
     path = tmp_path / "agent.jsonl"
-    with FakeServer(responder=asking_responder()) as srv:
-        with Cassette(path, mode="record") as cas:
-            live = run(srv.openai_url, cas)
+    with FakeServer(responder=asking_responder()) as srv, Cassette(path, mode="record") as cas:
+        live = run(srv.openai_url, cas)
     assert cas.rollouts_recorded == len(live) == 12 and cas.recorded > 2 * len(live)  # the user answered too
     return live.rows, path
 
@@ -130,9 +129,8 @@ def test_whole_rollout_rows_equal_call_by_call_replay_rows(recorded, tmp_path):
 ])
 def test_a_changed_setting_misses_the_whole_rollout_and_the_call_replay_fails_loudly(recorded, change):
     _, path = recorded
-    with Cassette(path, mode="replay") as cas:
-        with pytest.raises(CassetteMiss, match="What changed against the nearest recording"):
-            run(DEAD, cas, **change)
+    with Cassette(path, mode="replay") as cas, pytest.raises(CassetteMiss, match="What changed against the nearest"):
+        run(DEAD, cas, **change)
     assert cas.rollout_hits == 0
 
 
@@ -209,11 +207,10 @@ def test_a_call_recorded_again_retires_the_rollouts_that_used_it(tmp_path):
 
 def test_execute_and_a_plain_string_are_never_kept_whole(tmp_path):
     path = tmp_path / "real.jsonl"
-    with FakeServer() as srv:
-        with Cassette(path, mode="record") as cas:
-            simulate(agent(srv.openai_url, cas), tools=TOOLS, simulator=False, budget=4, repeats=2,
-                     progress=False, execute=True)  # real tool code could change behind the recording
-            agent(srv.openai_url, cas)("get order A1")  # no world: the tools' own bodies answer
+    with FakeServer() as srv, Cassette(path, mode="record") as cas:
+        simulate(agent(srv.openai_url, cas), tools=TOOLS, simulator=False, budget=4, repeats=2,
+                 progress=False, execute=True)  # real tool code could change behind the recording
+        agent(srv.openai_url, cas)("get order A1")  # no world: the tools' own bodies answer
     assert cas.rollouts_recorded == 0 and cas.recorded > 0
     assert World(TOOLS, execute=lambda name, args: {}).fingerprint() is None
     assert World(TOOLS, seed=1).fingerprint() != World(TOOLS, seed=2).fingerprint()
@@ -247,9 +244,8 @@ def test_a_bad_rollout_line_is_refused_by_file_and_line(tmp_path):
     path.write_text('{"rollout": "abc", "calls": [], "row": {}}\n')
     with pytest.raises(ValueError, match=r"bad.jsonl:1: not a cassette rollout entry"):
         Cassette(path, mode="replay")
-    with Cassette(tmp_path / "w.jsonl", mode="record") as cas:
-        with pytest.raises(ValueError, match="64 hex digits"):
-            cas.put_rollout("nope", [], {})
+    with Cassette(tmp_path / "w.jsonl", mode="record") as cas, pytest.raises(ValueError, match="64 hex digits"):
+        cas.put_rollout("nope", [], {})
 
 
 def test_a_damaged_kept_row_is_refused_by_file(recorded):
@@ -258,6 +254,5 @@ def test_a_damaged_kept_row_is_refused_by_file(recorded):
     at = next(i for i, line in enumerate(lines) if line.startswith('{"rollout"'))
     lines[at] = lines[at].replace('"row": {', '"row": {{', 1)
     path.write_text("".join(lines))
-    with Cassette(path, mode="replay") as cas:
-        with pytest.raises(ValueError, match=r"agent.jsonl: the rollout .* is not JSON"):
-            run(DEAD, cas)
+    with Cassette(path, mode="replay") as cas, pytest.raises(ValueError, match=r"agent.jsonl: the rollout .* not JSON"):
+        run(DEAD, cas)

@@ -18,8 +18,8 @@ caller) cancels what is in flight.
 ``output=`` file, which is also the checkpoint a rerun resumes from), progress lines and the stop reason.
 Before a batch of jobs is played, the Runner asks the agent's cassette for each rollout kept whole there
 (``rollout.replayed``): a hit becomes its row on the caller's thread, with no event loop and no agent loop;
-only the misses are played. The Ray executor (``scale/rollouts.py``) plays a run's batches of jobs in shards, each on an ``Engine``
-rebuilt on the worker from this one's ``recipe()``.
+only the misses are played. The Ray executor (``scale/rollouts.py``) plays a run's batches of jobs in shards,
+each on an ``Engine`` rebuilt on the worker from this one's ``recipe()``.
 """
 
 from __future__ import annotations
