@@ -192,6 +192,10 @@ def test_a_call_recorded_again_retires_the_rollouts_that_used_it(tmp_path):
     with FakeServer(responder=asking_responder()) as srv, Cassette(path, mode="record") as cas:
         first = rollout(agent(srv.openai_url, cas), a, seed=0, world=world)
         second = rollout(agent(srv.openai_url, cas), b, seed=0, world=world)
+        unclosed = Cassette(path, mode="replay")  # the file as appended so far (a run that died before close)
+        assert unclosed.to_dict()["rollouts"] == 2
+        assert unclosed.get_rollout(unclosed_key(unclosed, a, world)) is None  # its calls were written again
+        assert unclosed.get_rollout(unclosed_key(unclosed, b, world)) is not None
     assert cas.rollouts_recorded == 2 and first["steps"][1]["text"] != second["steps"][1]["text"]
     with Cassette(path, mode="replay") as cas:
         replay = agent(DEAD, cas)
@@ -203,6 +207,25 @@ def test_a_call_recorded_again_retires_the_rollouts_that_used_it(tmp_path):
         with pytest.raises(CassetteMiss, match=r"#2 Anything else"):  # call by call: b's answer to the
             rollout(replay, a, seed=0, world=world)  # shared call, then a's user has no recording for it
     assert whole is not None and same(whole)["steps"] == second["steps"]
+
+
+def unclosed_key(cassette, scenario, world):
+    return agent(DEAD, cassette).rollout_key(situation_key(scenario, None), 0, world)
+
+
+def test_a_rollout_whose_call_another_rollout_recorded_meanwhile_is_not_kept(tmp_path):
+    """Two rollouts in flight make the same call: the later recording replaces the earlier, so the rollout
+    that used the earlier one is not kept (its row could not come back from a call-by-call replay)."""
+    request = {"model": "m", "messages": [{"role": "user", "content": "hi"}], "tools": [], "params": {}, "trial": 0}
+    with Cassette(tmp_path / "race.jsonl", mode="auto") as cas:
+        early, late = cas.tap("a" * 64), cas.tap("b" * 64)
+        early.put(request, {"text": "first"})
+        late.put(request, {"text": "second"})
+        assert late.keep({"final_text": "second"}) and not early.keep({"final_text": "first"})
+        assert cas.get_rollout("b" * 64) == {"final_text": "second"} and cas.get_rollout("a" * 64) is None
+        reused = cas.tap("c" * 64)  # a hit notes the recording's version too
+        assert reused.get(request) == {"text": "second"} and reused.keep({"final_text": "again"})
+    assert cas.rollouts_recorded == 2
 
 
 def test_execute_and_a_plain_string_are_never_kept_whole(tmp_path):
@@ -245,7 +268,10 @@ def test_a_bad_rollout_line_is_refused_by_file_and_line(tmp_path):
     with pytest.raises(ValueError, match=r"bad.jsonl:1: not a cassette rollout entry"):
         Cassette(path, mode="replay")
     with Cassette(tmp_path / "w.jsonl", mode="record") as cas, pytest.raises(ValueError, match="64 hex digits"):
-        cas.put_rollout("nope", [], {})
+        cas.tap("nope")
+    (tmp_path / "empty.jsonl").write_text("")
+    with pytest.raises(ValueError, match="replay mode keeps no rollouts"):
+        Cassette(tmp_path / "empty.jsonl", mode="replay").tap("0" * 64)
 
 
 def test_a_damaged_kept_row_is_refused_by_file(recorded):

@@ -72,7 +72,9 @@ class Cassette:
         self._memo = threading.local()
         self._entries: dict[str, Any] = {}  # key -> parsed entry, or its raw line until first used
         self._rollouts: dict[str, tuple[str, int]] = {}  # rollout key -> (its line, the put count when kept)
-        self._put_at: dict[str, int] = {}  # call key -> the put count when it was last recorded (this session)
+        # a recording's version: the count of call lines read or recorded when it was last written (0: once, in
+        # the file); a whole rollout is valid while each call it used keeps the version it saw
+        self._put_at: dict[str, int] = {}
         self._puts = 0
         self._fh: Any = None
         self.hits = 0
@@ -92,24 +94,28 @@ class Cassette:
         is parsed on its first hit (so a replay costs what it uses, not the whole file). Other lines are parsed
         and checked here."""
         data = self.path.read_bytes()
+        entries = self._entries
         for lineno, line in enumerate(data.split(b"\n"), 1):
             if not line.strip():
                 continue
             if line.startswith(_PREFIX) and line[73:75] == b'",' and _HEX.fullmatch(line, 9, 73):
-                self._entries[line[9:73].decode()] = line
-                continue
-            if line.startswith(b'{"rollout": '):
+                key, entry = line[9:73].decode(), line
+            elif line.startswith(b'{"rollout": '):
                 key, text = _rollout_line(line, f"{self.path}:{lineno}")
-                self._rollouts[key] = (text, 0)
+                self._rollouts[key] = (text, self._puts)  # valid while its calls are not written again below
                 continue
-            try:
-                entry = json.loads(line)
-                key = entry["key"]
-                entry["request"], entry["response"]
-            except (ValueError, KeyError, TypeError):
-                raise InvalidArgument(f"{self.path}:{lineno}: not a cassette entry (want JSON with key, request, "
-                                 f"response); re-record the cassette with mode='record'") from None
-            self._entries[key] = entry
+            else:
+                try:
+                    entry = json.loads(line)
+                    key = entry["key"]
+                    entry["request"], entry["response"]
+                except (ValueError, KeyError, TypeError):
+                    raise InvalidArgument(f"{self.path}:{lineno}: not a cassette entry (want JSON with key, request, "
+                                          f"response); re-record the cassette with mode='record'") from None
+            self._puts += 1
+            if key in entries:  # written again (an appended file that was never closed): a new version
+                self._put_at[key] = self._puts
+            entries[key] = entry
 
     def _entry(self, key: str) -> dict[str, Any] | None:
         """The recording under ``key``, parsed on first use (call with the lock held)."""
@@ -191,36 +197,29 @@ class Cassette:
 
         In replay mode a miss raises ``CassetteMiss`` with a diff against the nearest recording.
         """
-        return self.lookup(request)[1]
-
-    def lookup(self, request: Mapping[str, Any]) -> tuple[str | None, dict[str, Any] | None]:
-        """``get``, with the recording's key (what a whole rollout lists its calls by).
-
-        Args:
-            request: the call, as ``get`` takes it.
-
-        Returns:
-            (key, response) on a hit; (key, None) when the call should go live; (None, None) in record mode,
-            which looks nothing up.
-
-        Raises:
-            CassetteMiss: a miss in replay mode, with a diff against the nearest recording.
-        """
         if self.mode == "record":
-            return None, None
+            return None
+        return self._lookup(request)[1]
+
+    def _lookup(self, request: Mapping[str, Any]) -> tuple[str, dict[str, Any] | None, int]:
+        """(key, the recorded response or None, the recording's version): ``get`` (never in record mode)."""
         _, key = self._key_of(request)
         with self._lock:
             entry = self._entry(key)
             if entry is not None:
                 self.hits += 1
-                return key, entry["response"]
+                return key, entry["response"], self._put_at.get(key, 0)
             self.misses += 1
         if self.mode == "replay":
             raise CassetteMiss(self._miss_message(request))
-        return key, None
+        return key, None, 0
 
-    def put(self, request: Mapping[str, Any], response: Mapping[str, Any]) -> str | None:
-        """Record a live call (never called in replay mode); returns its key (None in replay mode)."""
+    def put(self, request: Mapping[str, Any], response: Mapping[str, Any]) -> None:
+        """Record a live call (never called in replay mode)."""
+        self._put(request, response)
+
+    def _put(self, request: Mapping[str, Any], response: Mapping[str, Any]) -> tuple[str, int] | None:
+        """``put``; returns (key, the new recording's version), None in replay mode."""
         if self.mode == "replay":
             return None
         canonical, key = self._key_of(request)
@@ -236,32 +235,45 @@ class Cassette:
             self._put_at[key] = self._puts
             self.recorded += 1
             self._append(line)
-        return key
+            return key, self._puts
 
     # ---- whole rollouts --------------------------------------------------------------------------
-    def put_rollout(self, key: str, calls: list[str], row: Mapping[str, Any]) -> None:
-        """Keep a whole rollout: its ``row`` (JSON-safe; a copy is written at once, so the caller may change it
-        afterwards) under ``key``, with the keys of the ``calls`` it made in order. Not in replay mode.
+    def tap(self, key: str) -> RolloutTap:
+        """This cassette as the model calls of one rollout see it, to keep the rollout whole under ``key``
+        (``RolloutTap``; what ``ModelAgent`` passes its backends as ``cache=``).
 
         Args:
             key: the rollout's key (64 hex digits, ``ModelAgent.rollout_key``).
-            calls: the keys of its model calls, each recorded in this cassette.
-            row: its row as a replay rebuilds it.
+
+        Returns:
+            A ``RolloutTap``.
 
         Raises:
-            InvalidArgument: ``key`` or a call key is not 64 hex digits.
+            InvalidArgument: ``key`` is not 64 hex digits, or the cassette is in replay mode (which keeps nothing).
+
+        Example:
+            ```python
+            tap = cassette.tap(agent.rollout_key(situation, 0, world))
+            ```
         """
+        if not (isinstance(key, str) and _HEX.fullmatch(key.encode())):
+            raise InvalidArgument(f"a rollout key is 64 hex digits (ModelAgent.rollout_key); got {key!r:.80}")
         if self.mode == "replay":
-            return
-        if not all(isinstance(k, str) and _HEX.fullmatch(k.encode()) for k in (key, *calls)):
-            raise InvalidArgument("put_rollout(key, calls, row): key and every call key must be 64 hex digits "
-                                  "(sha256 hexdigests, as Cassette.put returns)")
-        text = (_ROLLOUT + key + '", "calls": ' + json.dumps(list(calls)) + _ROW
+            raise InvalidArgument("a cassette in replay mode keeps no rollouts; open it with mode='record' or 'auto'")
+        return RolloutTap(self, key)
+
+    def _keep(self, key: str, calls: list[str], seen: list[int], row: Mapping[str, Any]) -> bool:
+        """Keep a whole rollout (``RolloutTap.keep``) when every call it used still holds the version it saw."""
+        text = (_ROLLOUT + key + '", "calls": ' + json.dumps(calls) + _ROW
                 + json.dumps(row, ensure_ascii=False) + "}\n")
         with self._lock:
+            put_at = self._put_at
+            if any(put_at.get(k, 0) != v for k, v in zip(calls, seen)):
+                return False  # another rollout recorded one of its calls again meanwhile
             self._rollouts[key] = (text, self._puts)
             self.rollouts_recorded += 1
             self._append(text)
+        return True
 
     def get_rollout(self, key: str) -> dict[str, Any] | None:
         """The row kept whole under ``key`` (a fresh copy each time), or None. A hit counts in ``rollout_hits``
@@ -340,6 +352,65 @@ class Cassette:
                 "rollouts_recorded": self.rollouts_recorded}
 
 
+class RolloutTap:
+    """A cassette as the model calls of one rollout see it (``Cassette.tap``): every call goes to the cassette,
+    and the recording each used is noted, in order; ``keep(row)`` then keeps the rollout whole, unless one of
+    those recordings was written again since (by a concurrent rollout making the same call).
+
+    Args:
+        cassette: the cassette.
+        key: the rollout's key.
+    """
+
+    __slots__ = ("calls", "cassette", "key", "seen")
+
+    def __init__(self, cassette: Cassette, key: str) -> None:
+        self.cassette, self.key = cassette, key
+        self.calls: list[str] = []
+        self.seen: list[int] = []  # the version of each call's recording when the rollout used it
+
+    def __bool__(self) -> bool:  # "a cache is on", as a Cassette is
+        return True
+
+    @property
+    def mode(self) -> str:
+        return self.cassette.mode
+
+    def get(self, request: Mapping[str, Any]) -> dict[str, Any] | None:
+        """``Cassette.get``, noting the recording on a hit."""
+        if self.cassette.mode == "record":
+            return None
+        key, found, version = self.cassette._lookup(request)
+        if found is not None:
+            self.calls.append(key)
+            self.seen.append(version)
+        return found
+
+    def put(self, request: Mapping[str, Any], response: Mapping[str, Any]) -> None:
+        """``Cassette.put``, noting the new recording."""
+        done = self.cassette._put(request, response)
+        if done is not None:
+            self.calls.append(done[0])
+            self.seen.append(done[1])
+
+    def keep(self, row: Mapping[str, Any]) -> bool:
+        """Keep the rollout whole: ``row`` (JSON-safe, as a replay is to rebuild it; written at once, so the
+        caller may change it afterwards) with the keys of the calls noted.
+
+        Args:
+            row: the rollout's row.
+
+        Returns:
+            Whether it was kept (not when a recording it used was written again since it used it).
+
+        Example:
+            ```python
+            tap.keep(row)
+            ```
+        """
+        return self.cassette._keep(self.key, list(self.calls), list(self.seen), row)
+
+
 def _rollout_line(line: bytes, where: str) -> tuple[str, str]:
     """(key, the line as this class writes it) of a whole-rollout line read from a file (``where``: its path
     and line number, for the error)."""
@@ -368,7 +439,7 @@ def _row_order(key: str, text: str) -> tuple[str, int, str]:
     return str(row.get("task_id")), int(row.get("rollout_index") or 0), key
 
 
-__all__ = ["MODES", "Cassette", "CassetteMiss", "request_key"]
+__all__ = ["MODES", "Cassette", "CassetteMiss", "RolloutTap", "request_key"]
 
 
 def resolve_cache(cache: Any) -> Any:

@@ -36,7 +36,7 @@ from whileai_core.defaults import (
     USER_MAX_TURNS,
 )
 from whileai_core.errors import InvalidArgument, InvalidArgumentType
-from whileai_core.models.cache import Cassette, request_key
+from whileai_core.models.cache import Cassette, RolloutTap, request_key
 from whileai_core.models.cache import resolve_cache as _resolve_cache
 from whileai_core.simulate.situations import Scenario
 from whileai_core.simulate.world import World
@@ -96,44 +96,20 @@ def situation_key(scenario: Scenario, system_prompt: str | None) -> str:
     return request_key(fields)
 
 
-class _Tap:
-    """The cassette as one rollout's model calls see it: every call goes to the cassette, and the key of each
-    is noted in order (what a whole rollout kept in the cassette names)."""
-
-    __slots__ = ("cassette", "key", "calls")
-
-    def __init__(self, cassette: Cassette, key: str) -> None:
-        self.cassette, self.key, self.calls = cassette, key, []
-
-    def __bool__(self) -> bool:
-        return True
-
-    def get(self, request: Mapping[str, Any]) -> dict[str, Any] | None:
-        key, found = self.cassette.lookup(request)
-        if found is not None:
-            self.calls.append(key)
-        return found
-
-    def put(self, request: Mapping[str, Any], response: Mapping[str, Any]) -> None:
-        key = self.cassette.put(request, response)
-        if key is not None:
-            self.calls.append(key)
-
-
 class Played(dict):  # type: ignore[type-arg]
     """A model agent's return value (a plain dict to every reader) that also carries what keeps the rollout
-    whole in the cassette once its row is built: ``recording`` = (cassette, rollout key, call keys)."""
+    whole in the cassette once its row is built: ``recording``, the rollout's ``RolloutTap``."""
 
     __slots__ = ("recording",)
 
 
-def _played(out: dict[str, Any], tap: _Tap | None, made: int) -> dict[str, Any]:
-    """``out``, as a ``Played`` with its recording when every one of the ``made`` model calls went through the
+def _played(out: dict[str, Any], tap: RolloutTap | None, made: int) -> dict[str, Any]:
+    """``out``, as a ``Played`` with its tap when every one of the ``made`` model calls went through the
     cassette (a backend that keeps no recordings leaves nothing to replay the rollout from)."""
     if tap is None or len(tap.calls) != made:
         return out
     played = Played(out)
-    played.recording = (tap.cassette, tap.key, list(tap.calls))
+    played.recording = tap
     return played
 
 
@@ -229,14 +205,14 @@ class ModelAgent:
             return None
         return hashlib.sha256(f"{config}|{where}|{situation}|{rollout_index}".encode()).hexdigest()
 
-    def _tap(self, scenario: Any) -> _Tap | None:
+    def _tap(self, scenario: Any) -> RolloutTap | None:
         """The cassette wrapped to note the calls of this rollout, when it is to be kept whole (a Scenario, a
         Cassette in record or auto mode, the mock world), else None."""
         if not isinstance(self.cache, Cassette) or self.cache.mode == "replay" or not isinstance(scenario, Scenario):
             return None
         key = self.rollout_key(situation_key(scenario, scenario.system_prompt), scenario.rollout_index,
                                scenario.world)
-        return None if key is None else _Tap(self.cache, key)
+        return None if key is None else self.cache.tap(key)
 
     # ---- tools ---------------------------------------------------------------------------------
     def _call_tool(self, scenario: Any, name: str, arguments: Any) -> Any:

@@ -154,13 +154,12 @@ def _keep(out: Any, row: dict[str, Any]) -> None:
     recording = getattr(out, "recording", None)
     if recording is None or row["status"] != "ok":
         return
-    cassette, key, calls = recording
     kept = {k: v for k, v in row.items() if k not in ("latency_s", "lineage")}
     extra = kept["agent_extra"] = dict(row["agent_extra"])
     usage = extra.get("usage")
     if isinstance(usage, dict) and "calls" in usage:
         extra["usage"] = {**usage, "cached_calls": usage["calls"], "retries": 0}
-    cassette.put_rollout(key, calls, kept)
+    recording.keep(kept)
 
 
 def replayed(agent: Any, scenario: Scenario, *, rollout_index: int, seed: int, system_prompt: str | None,
