@@ -10,8 +10,9 @@ index**, so k repeats of one situation are k independent recordings, not one ans
 A cassette also keeps **whole rollouts** of simulate's model agent (``simulate/model_agent.py`` says when):
 ``{"rollout": key, "calls": [the keys of the calls it made, in order], "row": {...}}``, the key a hash of
 everything that decides the rollout. A replay that finds a rollout, and every call it names, rebuilds its row
-without playing it (``rollout`` / ``rollout_hits`` count them); a call recorded again after the rollout retires
-it. ``len(cassette)`` counts recorded calls only.
+without playing it (``rollouts`` / ``rollout_hits`` count them). A rollout is kept only while every recording
+it used is still the one it saw (``RolloutTap``): a call recorded again retires it. ``len(cassette)`` counts
+recorded calls only.
 
 Modes: ``"record"`` calls live and (re)writes every call; ``"replay"`` never calls live and fails loudly on a
 miss with a diff against the nearest recording; ``"auto"`` replays hits and records misses.
