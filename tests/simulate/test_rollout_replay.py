@@ -282,3 +282,21 @@ def test_a_damaged_kept_row_is_refused_by_file(recorded):
     path.write_text("".join(lines))
     with Cassette(path, mode="replay") as cas, pytest.raises(ValueError, match=r"agent.jsonl: the rollout .* not JSON"):
         run(DEAD, cas)
+
+
+@pytest.mark.parametrize("knobs", [{"runs": 2}, {"repeat_policy": "dynamic", "repeats": 3}])
+def test_runs_and_the_dynamic_policy_replay_the_rows_a_call_by_call_replay_gives(tmp_path, knobs):
+    path = tmp_path / "knobs.jsonl"
+
+    def go(url, cas):
+        return simulate(agent(url, cas), tools=TOOLS, system_prompt=PROMPT, simulator=False, budget=12,
+                        concurrency=4, progress=False, seed=3, **{"repeats": 2, **knobs}).rows
+
+    with FakeServer(responder=asking_responder()) as srv, Cassette(path, mode="record") as cas:
+        go(srv.openai_url, cas)
+    with Cassette(path, mode="replay") as whole:
+        fast = go(DEAD, whole)
+    with Cassette(calls_only(path, tmp_path / "calls.jsonl"), mode="replay") as calls:
+        slow = go(DEAD, calls)
+    assert whole.rollout_hits == len(fast) > 0 and calls.rollout_hits == 0
+    assert [same(r) for r in fast] == [same(r) for r in slow]
