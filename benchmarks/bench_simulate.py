@@ -73,9 +73,6 @@ def _whileai(spec: dict) -> dict:
 
     cache = Cassette(spec["cassette"], mode=spec["cache_mode"]) if spec.get("cassette") else False
     agent = wai.Endpoint("m", url=spec["url"], max_attempts=1)
-    # the engine's modules are imported before the clock starts, as the bare clients' are (a process-wide cost
-    # paid once: ~0.13 s where PYTHONDONTWRITEBYTECODE=1 makes every import compile its source, ~0.02 s otherwise)
-    wai.simulate  # noqa: B018 - the facade imports it on first use
     cpu0, t0 = time.process_time(), time.perf_counter()
     k = spec.get("k", K)
     data = wai.simulate(agent, tools=[get_order], asks=_asks(spec["tasks"]), repeats=k, budget=spec["tasks"] * k,
