@@ -96,6 +96,7 @@ WRITER_BATCH = 8  # situations asked for per writer call; whileai SDK DEFAULT_CA
 WRITER_MAX_CALLS = 8  # writer calls before giving up on reaching n (the lead falls back to the covering array); convention
 CASSETTE_DIFF_CANDIDATES = 256  # recordings compared to find the nearest one on a replay miss; bounds miss cost; convention
 CASSETTE_DIFF_LINES = 40  # lines of unified diff shown on a replay miss; convention
+ROLLOUT_REPLAY_FORMAT = 1  # the layout of a cassette's whole-rollout entries (models/cache.py); part of every rollout key, so a change of layout or of what a rollout key covers retires old entries; this project's own version number
 FAKE_SERVER_REQUEST_LOG = 1000  # requests the loopback test server remembers (bounded); convention
 FAKE_SERVER_MAX_BODY = 1 << 22  # largest request body the loopback test server reads (4 MiB); convention
 

@@ -244,3 +244,22 @@ def test_runs_and_execute_on_ray_give_the_local_rows():
     local, remote = wai.simulate(SEEDED, **args), wai.simulate(SEEDED, executor="ray", **args)
     assert len(remote.rows) == 12 and {r["lineage"]["eval_run"] for r in remote.rows} == {0, 1}
     assert wall_free(remote.rows) == wall_free(local.rows)
+
+
+def test_a_cassette_replays_whole_rollouts_on_the_caller_and_ships_only_the_rest(tmp_path):
+    """Whole rollouts kept in the cassette become rows before the jobs are sharded; the misses are played on
+    the workers (each opens the cassette path itself), and the rows are the local run's."""
+    from fakeserver import FakeServer
+
+    ray_file, local_file = tmp_path / "ray.jsonl", tmp_path / "local.jsonl"
+    args = {"tools": TOOLS, "repeats": 2, "seed": 4, "system_prompt": "You help with orders."}
+    with FakeServer() as srv:
+        agent = f"vllm:m@{srv.openai_url}"  # a spec travels; a backend object would not
+        wai.simulate(agent, cache=str(ray_file), budget=8, **args)  # a path is an auto-mode cassette: records
+        shutil.copy(ray_file, local_file)
+        remote = wai.simulate(agent, cache=str(ray_file), budget=16, executor="ray", **args)
+        local = wai.simulate(agent, cache=str(local_file), budget=16, **args)
+    whole = [r["row_id"] for r in remote.rows if r["lineage"].get("replayed") == "rollout"]
+    assert 0 < len(whole) < 16 and whole == [r["row_id"] for r in local.rows if r["lineage"].get("replayed")]
+    assert wall_free(remote.rows) == wall_free(local.rows)
+    assert all(r["status"] == "ok" for r in remote.rows)

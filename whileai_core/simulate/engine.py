@@ -18,8 +18,10 @@ caller) cancels what is in flight.
 
 ``Runner`` is simulate's run on top of it: the fixed and dynamic policies, the rows store (in memory, or the
 ``output=`` file, which is also the checkpoint a rerun resumes from), progress lines and the stop reason.
-The Ray executor (``scale/rollouts.py``) plays a run's batches of jobs in shards, each on an ``Engine``
-rebuilt on the worker from this one's ``recipe()``.
+Before a batch of jobs is played, the Runner asks the agent's cassette for each rollout kept whole there
+(``rollout.replayed``): a hit becomes its row on the caller's thread, with no event loop and no agent loop;
+only the misses are played. The Ray executor (``scale/rollouts.py``) plays a run's batches of jobs in shards,
+each on an ``Engine`` rebuilt on the worker from this one's ``recipe()``.
 """
 
 from __future__ import annotations
@@ -47,7 +49,8 @@ from whileai_core.models import http
 from whileai_core.progress import Progress
 from whileai_core.rows import stable_id
 from whileai_core.simulate.output import RowsFile
-from whileai_core.simulate.rollout import arollout, rollout
+from whileai_core.simulate.model_agent import situation_key
+from whileai_core.simulate.rollout import arollout, replayed, rollout
 from whileai_core.simulate.situations import Scenario
 from whileai_core.simulate.world import RUN_PLAN, World
 
@@ -482,7 +485,34 @@ class Runner:
             if self.rows.count % D.PROGRESS_EVERY_ROWS == 0:
                 self.progress_line(self.rows.count, total)
 
-        self.play(todo, on_row)
+        todo = self.replay(todo, on_row)
+        if todo:
+            self.play(todo, on_row)
+
+    def replay(self, todo: list[tuple[int, int]], on_row: Callable[[int, int, dict[str, Any]], None],
+               ) -> list[tuple[int, int]]:
+        """Give ``on_row`` the row of every job whose rollout the agent's cassette keeps whole (replay or auto
+        mode), rebuilt here on the caller's thread; returns the jobs left to play."""
+        agent, engine = self.engine.agent, self.engine
+        cassette = getattr(agent, "cache", None)
+        if getattr(agent, "rollout_key", None) is None or getattr(cassette, "mode", "record") == "record":
+            return todo
+        left: list[tuple[int, int]] = []
+        situations: dict[int, str] = {}
+        for si, ri in todo:
+            scenario = self.scen[si]
+            situation = situations.get(si)
+            if situation is None:
+                prompt = engine.system_prompt if engine.system_prompt is not None else scenario.system_prompt
+                situation = situations[si] = situation_key(scenario, prompt)
+            row = replayed(agent, scenario, rollout_index=ri, seed=engine.seed, system_prompt=engine.system_prompt,
+                           world=engine.world, situation=situation, run_id=self.run_id, mode=engine.mode,
+                           repeat_policy=engine.policy)
+            if row is None:
+                left.append((si, ri))
+            else:
+                on_row(si, ri, engine._stamp(row))
+        return left
 
     def keep(self, si: int, ri: int, row: dict[str, Any]) -> None:
         """Store one finished row: to the file when there is one (a failing disk moves the run to memory)."""

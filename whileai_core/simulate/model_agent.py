@@ -11,18 +11,35 @@ first, so the row's messages show one assistant message with every call, as the 
 When a ``user_model`` is given, a simulated user playing the scenario's stance answers the agent's follow-up
 questions (at most ``user_max_turns`` times). The callable is thread-safe; ``await agent.acall(scenario)`` plays
 the same rollout on an event loop (what the rollout engine does).
+
+With a ``Cassette`` as ``cache`` and the mock world answering (no ``execute=``: real tools could change behind
+a recording's back), a rollout played in record or auto mode is also kept whole in the cassette, under
+``rollout_key``: a hash of this agent's settings, the world, the situation and the rollout index. A replay of
+the same rollout then rebuilds its row without playing it (``rollout.replayed``; docs/models.md).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Generator, Mapping
 from typing import Any
 
+from whileai_core import distribution_version
 from whileai_core.arguments import integer
-from whileai_core.defaults import AGENT_MAX_TOKENS, AGENT_TEMPERATURE, MAX_TURNS, USER_MAX_TURNS
+from whileai_core.defaults import (
+    AGENT_MAX_TOKENS,
+    AGENT_TEMPERATURE,
+    MAX_TURNS,
+    ROLLOUT_REPLAY_FORMAT,
+    ROW_SCHEMA_VERSION,
+    USER_MAX_TURNS,
+)
 from whileai_core.errors import InvalidArgument, InvalidArgumentType
+from whileai_core.models.cache import Cassette, RolloutTap, request_key
 from whileai_core.models.cache import resolve_cache as _resolve_cache
+from whileai_core.simulate.situations import Scenario
+from whileai_core.simulate.world import World
 
 USER_SYSTEM_PROMPT = (
     "You are role-playing the user of an AI assistant. Your original request was:\n{prompt}\n"
@@ -49,6 +66,51 @@ def _takes_scenario(call: Any) -> bool:
             found = False
         _TAKES_SCENARIO[key] = found
     return found
+
+
+#: the fields of a situation a rollout key covers, besides its message and the system prompt in effect (not its
+#: rollout index, world or eval run: the key takes the first two apart, and nothing in a rollout reads the last)
+_SITUATION_FIELDS = ("task_id", "scenario", "tool", "world_state", "stance", "tool_condition", "faults",
+                     "entity_id", "tools", "privileged")
+
+
+def situation_key(scenario: Scenario, system_prompt: str | None) -> str:
+    """A hash of the situation a rollout plays: its message, cell, fault plan and privileged block, and
+    ``system_prompt`` (the one in effect for it); the same for every rollout of the situation, so a run
+    computes it once per situation (``ModelAgent.rollout_key`` takes it).
+
+    Args:
+        scenario: the situation.
+        system_prompt: the system prompt in effect (the run's, else the situation's own).
+
+    Returns:
+        64 hex digits.
+
+    Example:
+        ```python
+        situation_key(wai.Scenario("Where is order A1?"), None)
+        ```
+    """
+    fields = {f: getattr(scenario, f, None) for f in _SITUATION_FIELDS}
+    fields["prompt"], fields["system_prompt"] = str(scenario), system_prompt
+    return request_key(fields)
+
+
+class Played(dict):  # type: ignore[type-arg]
+    """A model agent's return value (a plain dict to every reader) that also carries what keeps the rollout
+    whole in the cassette once its row is built: ``recording``, the rollout's ``RolloutTap``."""
+
+    __slots__ = ("recording",)
+
+
+def _played(out: dict[str, Any], tap: RolloutTap | None, made: int) -> dict[str, Any]:
+    """``out``, as a ``Played`` with its tap when every one of the ``made`` model calls went through the
+    cassette (a backend that keeps no recordings leaves nothing to replay the rollout from)."""
+    if tap is None or len(tap.calls) != made:
+        return out
+    played = Played(out)
+    played.recording = tap
+    return played
 
 
 def _json_result(result: Any) -> str:
@@ -84,6 +146,7 @@ class ModelAgent:
         self.user_max_turns = user_max_turns
         self._bodies = {getattr(t, "name", None): t for t in self.tools
                         if getattr(t, "name", None) and callable(getattr(t, "fn", None) or t)}
+        self._config: tuple[Any, str | None] = ((), None)  # (the settings rollout_key hashed, their hash)
 
     @property
     def __name__(self) -> str:
@@ -96,6 +159,60 @@ class ModelAgent:
     def __repr__(self) -> str:
         return (f"ModelAgent({self.backend!r}, {len(self.schemas)} tools, max_turns={self.max_turns}, "
                 f"cache={'on' if self.cache else 'off'})")
+
+    # ---- whole rollouts in the cassette ----------------------------------------------------------
+    def _config_key(self) -> str | None:
+        """A hash of this agent's settings that decide a rollout (recomputed only when one of them changed), or
+        None when a model has no ``cache_name`` (a cassette cannot key its calls)."""
+        names = [getattr(m, "cache_name", None) for m in (self.backend, self.user_model) if m is not None]
+        settings = (*names, self.system_prompt, self.schemas, self.temperature, self.max_tokens, self.max_turns,
+                    self.user_max_turns, self.user_model is None)
+        if self._config[0] == settings:
+            return self._config[1]
+        found = None
+        if all(isinstance(n, str) for n in names):
+            found = request_key({"format": ROLLOUT_REPLAY_FORMAT, "whileai": distribution_version(),
+                                 "row_schema": ROW_SCHEMA_VERSION, "models": names, "settings": settings[len(names):],
+                                 "user_prompt": USER_SYSTEM_PROMPT})
+        self._config = (settings, found)
+        return found
+
+    def rollout_key(self, situation: str, rollout_index: int, world: Any) -> str | None:
+        """The key a whole rollout is kept under in this agent's cassette: a hash of the agent's settings (its
+        models' cache names, system prompt, tool schemas, temperature, max_tokens, max_turns, the simulated
+        user's cache name and user_max_turns), the world's fingerprint, the situation and the rollout index,
+        with whileai's version and ``defaults.ROLLOUT_REPLAY_FORMAT``. The run's seed enters through the world.
+
+        Args:
+            situation: ``situation_key(scenario, system_prompt)`` of the situation played.
+            rollout_index: the rollout's index (also each call's trial).
+            world: the world answering its tool calls.
+
+        Returns:
+            64 hex digits, or None when the rollout cannot be kept whole: no ``Cassette`` as ``cache``, a world
+            other than the mock one (``World.fingerprint`` is None under ``execute=``), or a model without a
+            ``cache_name``.
+
+        Example:
+            ```python
+            agent.rollout_key(situation_key(scenario, None), 0, wai.World([get_order]))
+            ```
+        """
+        if not isinstance(self.cache, Cassette) or type(world) is not World:
+            return None
+        config, where = self._config_key(), world.fingerprint()
+        if config is None or where is None:
+            return None
+        return hashlib.sha256(f"{config}|{where}|{situation}|{rollout_index}".encode()).hexdigest()
+
+    def _tap(self, scenario: Any) -> RolloutTap | None:
+        """The cassette wrapped to note the calls of this rollout, when it is to be kept whole (a Scenario, a
+        Cassette in record or auto mode, the mock world), else None."""
+        if not isinstance(self.cache, Cassette) or self.cache.mode == "replay" or not isinstance(scenario, Scenario):
+            return None
+        key = self.rollout_key(situation_key(scenario, scenario.system_prompt), scenario.rollout_index,
+                               scenario.world)
+        return None if key is None else self.cache.tap(key)
 
     # ---- tools ---------------------------------------------------------------------------------
     def _call_tool(self, scenario: Any, name: str, arguments: Any) -> Any:
@@ -192,24 +309,28 @@ class ModelAgent:
         return {"steps": steps, "final_text": final_text, "finish_reason": finish,
                 "model": self.__name__, "turns": turn, "usage": usage}
 
-    def _kwargs(self, scenario: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    def _kwargs(self, scenario: Any, cache: Any) -> tuple[dict[str, Any], dict[str, Any]]:
         """The keyword arguments of this rollout's model calls: (with the tools, without them: the user model)."""
         trial = int(getattr(scenario, "rollout_index", 0) or 0)
         bare: dict[str, Any] = {"temperature": self.temperature, "max_tokens": self.max_tokens, "trial": trial,
-                                "cache": self.cache}
+                                "cache": cache}
         return {**bare, "tools": self.schemas}, bare
 
     def __call__(self, scenario: Any) -> dict[str, Any]:
         """Play one rollout. Raises ``BackendError`` on infrastructure failure (never a wrong answer)."""
+        tap = self._tap(scenario)
+        cache = self.cache if tap is None else tap
         play = self._play(scenario)
-        tooled, bare = self._kwargs(scenario)
+        tooled, bare = self._kwargs(scenario, cache)
+        made = 0
         try:
             backend, messages, schemas = next(play)
             while True:
+                made += 1
                 c = backend.complete(messages, **(bare if schemas is None else tooled))
                 backend, messages, schemas = play.send(c)
         except StopIteration as done:
-            return done.value
+            return _played(done.value, tap, made)
 
     async def acall(self, scenario: Any) -> dict[str, Any]:
         """``__call__`` on an event loop: each model call is awaited (``backend.acomplete``), so one loop
@@ -217,11 +338,15 @@ class ModelAgent:
         runs in a worker thread."""
         import asyncio
 
+        tap = self._tap(scenario)
+        cache = self.cache if tap is None else tap
         play = self._play(scenario)
-        tooled, bare = self._kwargs(scenario)
+        tooled, bare = self._kwargs(scenario, cache)
+        made = 0
         try:
             backend, messages, schemas = next(play)
             while True:
+                made += 1
                 kwargs = bare if schemas is None else tooled
                 acomplete = getattr(backend, "acomplete", None)
                 if acomplete is not None:
@@ -230,7 +355,7 @@ class ModelAgent:
                     c = await asyncio.to_thread(backend.complete, messages, **kwargs)
                 backend, messages, schemas = play.send(c)
         except StopIteration as done:
-            return done.value
+            return _played(done.value, tap, made)
 
 
 def as_agent(agent: Any, *, tools: Any, system_prompt: str | None, max_turns: int = MAX_TURNS,
@@ -291,4 +416,4 @@ def require_keys(agent: Any, *models: Any, cache: Any = None) -> None:
                              f"api_key= to the backend) before simulate(); no call was made")
 
 
-__all__ = ["USER_SYSTEM_PROMPT", "ModelAgent", "as_agent", "require_keys"]
+__all__ = ["USER_SYSTEM_PROMPT", "ModelAgent", "Played", "as_agent", "require_keys", "situation_key"]

@@ -5,6 +5,10 @@ loop); ``arollout`` awaits an async one on the caller's loop (what the rollout e
 agent's return value against the agent contract and build the same row. An agent that raises gives an error
 row (``agent_error``; ``infra_error`` when a backend could not be reached, never graded); error texts pass
 through the credential redaction of ``models/http.py``. A cassette miss is not an agent error: it raises.
+
+A model agent that keeps whole rollouts in its cassette (``model_agent.py``) returns a ``Played`` dict: once the
+row is built, it is kept there as a replay would build it (every call cached, no retries; without its latency
+and lineage, which belong to the run). ``replayed`` rebuilds such a row without playing the rollout.
 """
 
 from __future__ import annotations
@@ -109,7 +113,6 @@ def _row(agent: Any, trial: Scenario, system_prompt: str | None, outcome: tuple[
     seeded_what = extra.pop("seeded_what", None)
     finish = str(extra.pop("finish_reason", finish))
     messages = chat_messages(system_prompt, str(trial), steps, final_text)
-    agent_name = getattr(agent, "__name__", None) or type(agent).__name__
     return {
         "schema_version": D.ROW_SCHEMA_VERSION,
         "row_id": f"{trial.task_id}#{rollout_index}",
@@ -134,13 +137,76 @@ def _row(agent: Any, trial: Scenario, system_prompt: str | None, outcome: tuple[
         "finish_reason": finish,
         "agent_extra": extra,
         "latency_s": round(time.perf_counter() - started, 6),
-        "lineage": {
-            "run_id": run_id, "seed": seed, "writer": "template", "agent": agent_name,
-            "whileai_version": distribution_version(),
-            "system_prompt_sha": _prompt_sha(system_prompt or ""),
-            "mode": mode, "repeat_policy": repeat_policy,
-        },
+        "lineage": _lineage(getattr(agent, "__name__", None) or type(agent).__name__, system_prompt, seed, run_id,
+                            mode, repeat_policy),
     }
+
+
+def _lineage(agent_name: str, system_prompt: str | None, seed: int, run_id: str | None, mode: str | None,
+             repeat_policy: str | None) -> dict[str, Any]:
+    """A row's lineage: the run's, not the rollout's (so a replayed row gets the replaying run's)."""
+    return {"run_id": run_id, "seed": seed, "writer": "template", "agent": agent_name,
+            "whileai_version": distribution_version(), "system_prompt_sha": _prompt_sha(system_prompt or ""),
+            "mode": mode, "repeat_policy": repeat_policy}
+
+
+def _keep(out: Any, row: dict[str, Any]) -> None:
+    """Keep an ``ok`` row whole in the cassette of the model agent that returned ``out`` (a ``Played``), as a
+    replay of its calls would build it: every call cached, no retries; no latency or lineage."""
+    recording = getattr(out, "recording", None)
+    if recording is None or row["status"] != "ok":
+        return
+    kept = {k: v for k, v in row.items() if k not in ("latency_s", "lineage")}
+    extra = kept["agent_extra"] = dict(row["agent_extra"])
+    usage = extra.get("usage")
+    if isinstance(usage, dict) and "calls" in usage:
+        extra["usage"] = {**usage, "cached_calls": usage["calls"], "retries": 0}
+    recording.keep(kept)
+
+
+def replayed(agent: Any, scenario: Scenario, *, rollout_index: int, seed: int, system_prompt: str | None,
+             world: World | None, situation: str, run_id: str | None = None, mode: str | None = None,
+             repeat_policy: str | None = None) -> dict[str, Any] | None:
+    """The row of a rollout that ``agent``'s cassette keeps whole, rebuilt without playing it, or None (play it).
+
+    The row is the one a replay of its calls gives, but for ``latency_s`` (the rebuild's) and ``lineage``
+    (this run's, with ``replayed: "rollout"``).
+
+    Args:
+        agent: the run's agent (only a ``ModelAgent`` keeps rollouts: any other gives None).
+        scenario: the situation, as the run holds it (not the trial).
+        rollout_index: the rollout's index.
+        seed: the run's seed.
+        system_prompt: the run's system prompt (None: the situation's own).
+        world: the world the rollout would be played against.
+        situation: ``model_agent.situation_key(scenario, system prompt in effect)``, once per situation.
+        run_id: the run's id, for the lineage.
+        mode: the run's mode, for the lineage.
+        repeat_policy: the run's policy, for the lineage.
+
+    Returns:
+        The row, or None when the cassette keeps no such rollout (or any other agent).
+
+    Example:
+        ```python
+        row = replayed(agent, scenario, rollout_index=0, seed=0, system_prompt=None, world=world,
+                       situation=situation_key(scenario, scenario.system_prompt))
+        ```
+    """
+    started = time.perf_counter()
+    key_of = getattr(agent, "rollout_key", None)
+    key = key_of(situation, rollout_index, world) if key_of is not None else None
+    row = agent.cache.get_rollout(key) if key is not None else None
+    if row is None:
+        return None
+    name = agent.__name__
+    extra = row.get("agent_extra")
+    if isinstance(extra, dict) and "model" in extra:
+        extra["model"] = name  # the replaying agent's name (its URL), as a call-by-call replay gives
+    row["latency_s"] = round(time.perf_counter() - started, 6)
+    lineage = row["lineage"] = _lineage(name, row.get("system_prompt"), seed, run_id, mode, repeat_policy)
+    lineage["replayed"] = "rollout"
+    return row
 
 
 @functools.lru_cache(maxsize=256)
@@ -191,10 +257,12 @@ def rollout(agent: Callable[[Any], Any], scenario: Scenario | str, *, rollout_in
         except (KeyboardInterrupt, SystemExit):
             raise
         except Exception as exc:  # an agent error is data, not a crash
-            outcome = _outcome(exc=exc)
+            out, outcome = None, _outcome(exc=exc)
     finally:
         CURRENT.reset(token)
-    return _row(agent, trial, system_prompt, outcome, started, rollout_index, seed, run_id, mode, repeat_policy)
+    row = _row(agent, trial, system_prompt, outcome, started, rollout_index, seed, run_id, mode, repeat_policy)
+    _keep(out, row)
+    return row
 
 
 async def arollout(agent: Any, call: Callable[[Any], Awaitable[Any]], scenario: Scenario | str, *,
@@ -207,14 +275,17 @@ async def arollout(agent: Any, call: Callable[[Any], Awaitable[Any]], scenario: 
     started = time.perf_counter()
     try:
         try:
-            outcome = _outcome(await call(trial))
+            out = await call(trial)
+            outcome = _outcome(out)
         except (KeyboardInterrupt, SystemExit, asyncio.CancelledError):
             raise
         except Exception as exc:  # an agent error is data, not a crash
-            outcome = _outcome(exc=exc)
+            out, outcome = None, _outcome(exc=exc)
     finally:
         CURRENT.reset(token)
-    return _row(agent, trial, system_prompt, outcome, started, rollout_index, seed, run_id, mode, repeat_policy)
+    row = _row(agent, trial, system_prompt, outcome, started, rollout_index, seed, run_id, mode, repeat_policy)
+    _keep(out, row)
+    return row
 
 
-__all__ = ["arollout", "rollout"]
+__all__ = ["arollout", "replayed", "rollout"]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextvars
 import functools
+import hashlib
 import json
 import re
 import typing
@@ -109,6 +110,30 @@ class World:
 
     def __repr__(self) -> str:
         return f"World(tools={list(self.tools)}, seed={self.seed})"
+
+    def fingerprint(self) -> str | None:
+        """A hash of what decides this world's answers: its seed and each tool's name, parameters and return
+        annotation (the rollout key of a cassette's whole rollouts covers it). None under ``execute=``: real
+        tool code can change behind a recording's back, so such a rollout is always played.
+
+        Returns:
+            64 hex digits, or None when ``execute=`` answers the calls.
+
+        Example:
+            ```python
+            wai.World([get_order]).fingerprint() == wai.World([get_order]).fingerprint()  # True
+            ```
+        """
+        if self.execute is not None:
+            return None
+        memo = self.__dict__.get("_fingerprint")
+        if memo is not None and memo[0] == self.seed:
+            return memo[1]
+        tools = [[t.name, t.original_name, t.parameters, repr(t.returns)] for t in self.tools.values()]
+        text = json.dumps([self.seed, tools], sort_keys=True, ensure_ascii=False, default=str)
+        found = hashlib.sha256(text.encode()).hexdigest()
+        self._fingerprint = (self.seed, found)
+        return found
 
     def call(self, tool_name: str, arguments: Mapping[str, Any] | None = None, *, scenario: Any = None) -> Any:
         """Answer one tool call. Never raises: problems come back as ``{"status": ..., "error": ...}``."""
