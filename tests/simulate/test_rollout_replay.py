@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 import pytest
+import shop
 from fakeserver import FakeServer, default_reply
 
 from whileai_core.errors import CassetteMiss
@@ -17,26 +18,13 @@ from whileai_core.simulate.rollout import replayed, rollout
 from whileai_core.simulate.run import simulate
 from whileai_core.simulate.situations import Scenario
 from whileai_core.simulate.world import World
-from whileai_core.tools import tool
 
 FAST = {"backoff_s": 0.001, "backoff_cap_s": 0.002, "timeout": 2.0, "max_attempts": 1}
 DEAD = "http://127.0.0.1:9/v1"  # nothing listens there: a replay that reached the network would fail
 PROMPT = "You help with orders."
 
 
-@tool
-def get_order(order_id: str) -> dict:
-    """Look up an order by its id."""
-    return {"status": "ok", "order_id": order_id}
-
-
-@tool
-def cancel_order(order_id: str, reason: str = "customer request") -> dict:
-    """Cancel an order."""
-    return {"status": "ok", "cancelled": order_id}
-
-
-TOOLS = [get_order, cancel_order]
+TOOLS = [shop.get_order, shop.cancel_order]
 
 pytestmark = pytest.mark.usefixtures("clean_config")  # tests/conftest.py: no configured model leaks in
 
@@ -125,7 +113,7 @@ def test_whole_rollout_rows_equal_call_by_call_replay_rows(recorded, tmp_path):
 @pytest.mark.parametrize("change", [
     {"system_prompt": "You are terse."},
     {"temperature": 0.1},
-    {"tools": [get_order]},  # one tool schema fewer
+    {"tools": [shop.get_order]},  # one tool schema fewer
 ])
 def test_a_changed_setting_misses_the_whole_rollout_and_the_call_replay_fails_loudly(recorded, change):
     _, path = recorded

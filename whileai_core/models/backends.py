@@ -16,7 +16,6 @@ import base64
 import email.utils
 import json
 import logging
-import os
 import random
 import threading
 import time

@@ -32,7 +32,6 @@ from whileai_core.rows import json_safe
 from whileai_core.simulate.situations import Scenario
 from whileai_core.simulate.world import CURRENT, World
 
-
 _STEP_KEYS = frozenset({"tool", "text", "user", "tool_calls"})  # a step has at least one of these
 
 
