@@ -288,3 +288,24 @@ def test_runs_and_the_dynamic_policy_replay_the_rows_a_call_by_call_replay_gives
         slow = go(DEAD, calls)
     assert whole.rollout_hits == len(fast) > 0 and calls.rollout_hits == 0
     assert [same(r) for r in fast] == [same(r) for r in slow]
+
+
+def test_an_edit_of_the_code_that_builds_rollouts_retires_the_kept_rows(recorded, tmp_path, monkeypatch):
+    from whileai_core.simulate import model_agent
+
+    _, path = recorded
+    with Cassette(calls_only(path, tmp_path / "calls.jsonl"), mode="replay") as calls:
+        slow = run(DEAD, calls).rows
+    model_agent._code_key.cache_clear()
+    before = model_agent._code_key()
+    monkeypatch.setattr(model_agent, "_ROLLOUT_CODE", (*model_agent._ROLLOUT_CODE, "whileai_core.simulate.engine"))
+    model_agent._code_key.cache_clear()  # as a process started after the edit reads it
+    try:
+        assert model_agent._code_key() != before
+        with Cassette(path, mode="replay") as cas:
+            rows = run(DEAD, cas).rows
+    finally:
+        model_agent._code_key.cache_clear()
+    assert cas.rollout_hits == 0 and cas.hits == cas.to_dict()["recordings"]  # replayed call by call
+    assert [same(r) for r in rows] == [same(r) for r in slow]
+    assert not any("replayed" in r["lineage"] for r in rows)

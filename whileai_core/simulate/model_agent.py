@@ -20,8 +20,10 @@ the same rollout then rebuilds its row without playing it (``rollout.replayed``;
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
+import os
 from collections.abc import Generator, Mapping
 from typing import Any
 
@@ -94,6 +96,29 @@ def situation_key(scenario: Scenario, system_prompt: str | None) -> str:
     fields = {f: getattr(scenario, f, None) for f in _SITUATION_FIELDS}
     fields["prompt"], fields["system_prompt"] = str(scenario), system_prompt
     return request_key(fields)
+
+
+#: the modules whose code decides what a rollout does and what its row holds: their source is part of every
+#: rollout key, so a whole rollout recorded before an edit of any of them (an editable install, where the version
+#: stays the same) misses and plays again call by call, as strictly as a call-by-call replay would
+_ROLLOUT_CODE = ("whileai_core.simulate.model_agent", "whileai_core.simulate.world", "whileai_core.simulate.rollout",
+                 "whileai_core.messages", "whileai_core.rows", "whileai_core.tools", "whileai_core.models.backends")
+
+
+@functools.lru_cache(maxsize=1)
+def _code_key() -> str:
+    """A hash of the source of ``_ROLLOUT_CODE`` (read once per process)."""
+    import importlib.util
+
+    digest = hashlib.sha256()
+    for name in _ROLLOUT_CODE:
+        spec = importlib.util.find_spec(name)
+        origin = getattr(spec, "origin", None)
+        digest.update(name.encode())
+        if origin and os.path.isfile(origin):
+            with open(origin, "rb") as fh:
+                digest.update(fh.read())
+    return digest.hexdigest()
 
 
 class Played(dict):  # type: ignore[type-arg]
@@ -171,7 +196,7 @@ class ModelAgent:
             return self._config[1]
         found = None
         if all(isinstance(n, str) for n in names):
-            found = request_key({"format": ROLLOUT_REPLAY_FORMAT, "whileai": distribution_version(),
+            found = request_key({"format": ROLLOUT_REPLAY_FORMAT, "whileai": distribution_version(), "code": _code_key(),
                                  "row_schema": ROW_SCHEMA_VERSION, "models": names, "settings": settings[len(names):],
                                  "user_prompt": USER_SYSTEM_PROMPT})
         self._config = (settings, found)
@@ -181,7 +206,8 @@ class ModelAgent:
         """The key a whole rollout is kept under in this agent's cassette: a hash of the agent's settings (its
         models' cache names, system prompt, tool schemas, temperature, max_tokens, max_turns, the simulated
         user's cache name and user_max_turns), the world's fingerprint, the situation and the rollout index,
-        with whileai's version and ``defaults.ROLLOUT_REPLAY_FORMAT``. The run's seed enters through the world.
+        with whileai's version, the source of the modules that build a rollout and
+        ``defaults.ROLLOUT_REPLAY_FORMAT``. The run's seed enters through the world.
 
         Args:
             situation: ``situation_key(scenario, system_prompt)`` of the situation played.
