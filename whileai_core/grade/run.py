@@ -8,6 +8,7 @@ The originals are never mutated: graded rows are copies.
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import copy
 import functools
@@ -410,11 +411,13 @@ def _grade_on_loop(items: list[tuple[int, dict[str, Any]]], scorer: _Scorer, con
     judge = async_call(scorer.judge)
     assert judge is not None
     slots: list[dict[str, Any] | None] = [None] * len(items)
+    finished = as_finished(functools.partial(scorer.acall, judge=judge), items, concurrency=concurrency,
+                           name="whileai-grade")
     try:
-        for k, row in as_finished(functools.partial(scorer.acall, judge=judge), items, concurrency=concurrency,
-                                  name="whileai-grade"):
-            slots[k] = row
-            bar.update()
+        with contextlib.closing(finished):  # a Ctrl-C anywhere in this loop cancels the calls in flight at once
+            for k, row in finished:
+                slots[k] = row
+                bar.update()
     finally:
         graded.extend(r for r in slots if r is not None)
 
@@ -455,7 +458,7 @@ def run_judge(source: Any, judge: Callable[[dict[str, Any]], Any] | None, *, jud
 
     Raises:
         InvalidArgumentType: ``judge`` is not callable, or ``scale`` is not two numbers; under ``executor="ray"``,
-            a judge that cannot be sent to the workers.
+            a judge that cannot be sent to the workers, or an ``async def`` judge.
         InvalidArgument: a bad ``on_error``, ``scale`` or ``trust``; ``trust="require"`` and the judge fails.
         JudgeError: ``on_error="raise"`` and the judge raised or broke the contract (``err.partial`` holds
             the rows graded before it).
@@ -471,6 +474,10 @@ def run_judge(source: Any, judge: Callable[[dict[str, Any]], Any] | None, *, jud
     if judge is None or not callable(judge):
         raise InvalidArgumentType("grade() needs judge=<callable>: judge(row) -> {'reward': 0..1, 'reason'?: str}; got "
                         f"{type(judge).__name__}")
+    if where.remote and async_call(judge) is judge:  # the Ray workers call judge(row) (scale/grading.py)
+        raise InvalidArgumentType(f"judge {judge_name_of(judge, judge_name)!r} is async def only; executor='ray' "
+                                  "calls judge(row) on the workers: pass a sync judge there (wai.Judge has both), "
+                                  "or grade locally")
     if on_error not in ON_ERROR:
         raise InvalidArgument(f"on_error= must be 'raise' or 'keep'; got {on_error!r}")
     concurrency = integer("concurrency", concurrency, minimum=1)

@@ -6,8 +6,9 @@ it is ``async def``), or None for a synchronous callable. ``as_finished(call, it
 next item from one shared iterator (O(1) per finished item, no future per item made up front), and yields
 ``(index, result)`` to the caller's thread as each finishes. The helper thread means it works the same from a
 script, a worker thread, or inside a running event loop (Jupyter). The caller's context variables reach every
-call, the HTTP session's connection limit is ``c`` (``models/http.py``), and the loop's session is closed when
-the run ends. The first call that raises stops the run: the calls in flight are cancelled and the error is
+call, the HTTP session's connection limit is ``c`` (``models/http.py``), a call that must block
+(``asyncio.to_thread``, e.g. a backend without ``acomplete``) gets at most ``c`` threads, and the loop's session
+is closed when the run ends. The first call that raises stops the run: the calls in flight are cancelled and the error is
 raised in the caller's thread after every result that finished before it. Closing the iterator (Ctrl-C in the
 caller) cancels the calls in flight.
 """
@@ -20,6 +21,7 @@ import inspect
 import queue
 import threading
 from collections.abc import Callable, Coroutine, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from whileai_core.defaults import STOP_GRACE_S
@@ -74,6 +76,9 @@ async def _main(call: Callable[[Any], Coroutine[Any, Any, Any]], jobs: Iterator[
 def _serve(call: Callable[[Any], Coroutine[Any, Any, Any]], jobs: Iterator[tuple[int, Any]], workers: int,
            out: queue.SimpleQueue[Any], ctx: contextvars.Context, box: dict[str, Any]) -> None:
     loop = asyncio.new_event_loop()
+    # a call that must block (a backend without ``acomplete``: asyncio.to_thread) gets ``workers`` threads, made
+    # only when one is first needed, named after the helper thread
+    loop.set_default_executor(ThreadPoolExecutor(workers, thread_name_prefix=threading.current_thread().name))
     try:
         main = ctx.run(loop.create_task, _main(call, jobs, workers, out, box))
         box["loop"], box["main"] = loop, main
@@ -101,7 +106,9 @@ def as_finished(call: Callable[[Any], Coroutine[Any, Any, Any]], items: Iterable
             ``defaults.STOP_GRACE_S``).
 
     Returns:
-        An iterator of ``(index in items, result)`` in the order the calls finish.
+        An iterator of ``(index in items, result)`` in the order the calls finish. Close it
+        (``contextlib.closing``) when the caller may stop early: an exception in the caller's loop body leaves a
+        generator open until it is collected.
 
     Raises:
         Exception: the first error a call raised, after every result that finished before it was yielded.
@@ -118,8 +125,8 @@ def as_finished(call: Callable[[Any], Coroutine[Any, Any, Any]], items: Iterable
     box: dict[str, Any] = {}
     thread = threading.Thread(target=_serve, args=(call, enumerate(items), concurrency, out, ctx, box),
                               name=name, daemon=True)
-    thread.start()
     try:
+        thread.start()  # in the try: a Ctrl-C that lands while the thread starts still stops it
         while (got := out.get()) is not _DONE:
             if got[0] == _RAISED:
                 raise got[1]
