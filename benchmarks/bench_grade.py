@@ -51,7 +51,7 @@ def start_server(latency: float) -> tuple[subprocess.Popen, int]:
 def child(kind: str, **kw: object) -> dict:
     """Run one measurement in a fresh process; returns its JSON line."""
     out = subprocess.run([sys.executable, __file__, "--child", json.dumps({"kind": kind, **kw})],
-                         capture_output=True, text=True, cwd=str(ROOT), env=dict(os.environ, PYTHONPATH=str(ROOT)))
+                         capture_output=True, text=True, check=False, cwd=str(ROOT), env=dict(os.environ, PYTHONPATH=str(ROOT)))
     if out.returncode != 0:
         raise RuntimeError(f"{kind} child failed:\n{out.stderr[-3000:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])

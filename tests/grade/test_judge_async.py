@@ -17,7 +17,7 @@ from whileai_core.grade.run import JudgeError, run_judge
 from whileai_core.models import config
 from whileai_core.models.backends import Endpoint
 
-FAST = dict(backoff_s=0.001, backoff_cap_s=0.002, timeout=5.0)
+FAST = {"backoff_s": 0.001, "backoff_cap_s": 0.002, "timeout": 5.0}
 RUBRIC = "Pass when the reply names the order status."
 
 pytestmark = pytest.mark.usefixtures("clean_config")  # tests/conftest.py: no configured model leaks in
@@ -218,3 +218,19 @@ def test_an_async_def_judge_under_ray_is_refused_before_any_call():
 
     with pytest.raises(InvalidArgumentType, match="'judge' is async def only; executor='ray'"):
         run_judge(rows(2), judge, executor="ray", quiet=True)
+
+
+def test_which_judges_are_awaited():
+    from whileai_core.models.aio import async_call
+
+    class AsyncCallable:
+        async def __call__(self, row):
+            return 1
+
+    async def judge(row):
+        return 1
+
+    instance, llm = AsyncCallable(), Judge(RUBRIC, model="openai:gpt-4.1-mini")
+    assert async_call(judge) is judge and async_call(instance) is instance
+    assert async_call(llm) == llm.acall
+    assert async_call(lambda row: 1) is None and async_call(len) is None and async_call(AsyncCallable) is None

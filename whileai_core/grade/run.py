@@ -300,7 +300,7 @@ class _Scorer:
             return row
         try:
             verdict = self.judge(shown)
-        except Exception as exc:  # KeyboardInterrupt and SystemExit are not Exceptions: they stop the run
+        except Exception as exc:  # noqa: BLE001 - recorded on the row; KeyboardInterrupt/SystemExit stop the run
             return self._end(item, row, error=exc)
         return self._end(item, row, verdict)
 
@@ -311,7 +311,7 @@ class _Scorer:
             return row
         try:
             verdict = await judge(shown)
-        except Exception as exc:  # asyncio.CancelledError is not an Exception: a cancelled run stops
+        except Exception as exc:  # noqa: BLE001 - recorded on the row; asyncio.CancelledError stops the run
             return self._end(item, row, error=exc)
         return self._end(item, row, verdict)
 

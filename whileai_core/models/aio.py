@@ -20,7 +20,7 @@ import contextvars
 import inspect
 import queue
 import threading
-from collections.abc import Callable, Coroutine, Iterable, Iterator
+from collections.abc import Callable, Coroutine, Generator, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -50,7 +50,7 @@ def async_call(obj: Any) -> Callable[[Any], Any] | None:
     acall = getattr(obj, "acall", None)
     if callable(acall) and inspect.iscoroutinefunction(acall):
         return acall
-    if inspect.iscoroutinefunction(obj) or inspect.iscoroutinefunction(getattr(obj, "__call__", None)):
+    if inspect.iscoroutinefunction(obj) or (callable(obj) and inspect.iscoroutinefunction(type(obj).__call__)):
         return obj
     return None
 
@@ -93,7 +93,7 @@ def _serve(call: Callable[[Any], Coroutine[Any, Any, Any]], jobs: Iterator[tuple
 
 
 def as_finished(call: Callable[[Any], Coroutine[Any, Any, Any]], items: Iterable[Any], *, concurrency: int,
-                name: str = "whileai-loop", grace_s: float = STOP_GRACE_S) -> Iterator[tuple[int, Any]]:
+                name: str = "whileai-loop", grace_s: float = STOP_GRACE_S) -> Generator[tuple[int, Any], None, None]:
     """``await call(item)`` for every item on one event loop in a helper thread; yields ``(index, result)``
     as each finishes (see the module docstring).
 
