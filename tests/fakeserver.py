@@ -15,7 +15,8 @@ else ``responder(request) -> reply`` (by default a small deterministic tool-call
 "finish_reason"}`` rendered into the right wire shape. Faults: ``status`` (429/500/..., with ``retry_after``),
 ``hang`` seconds (for client timeouts), ``malformed`` (a 200 whose body is not JSON), ``raw`` (a 200 with
 these exact body bytes), ``drip`` (a 200 whose body arrives one byte every ``drip`` seconds), ``drop`` (close
-the connection without answering). Every request is logged (bounded) with its headers and JSON body.
+the connection without answering). Every request is logged (bounded) with its headers and JSON body;
+``peak_in_flight`` is the most model requests it was answering at once.
 
 Run as a script for the benchmark: ``python tests/fakeserver.py --latency 0.02`` prints ``PORT <n>``.
 """
@@ -121,6 +122,8 @@ class FakeServer:
         self.max_body = max_body
         self.requests: collections.deque[dict[str, Any]] = collections.deque(maxlen=log_size)
         self.count = 0
+        self.in_flight = 0  # model requests being answered now
+        self.peak_in_flight = 0  # the most answered at once since start (or since reset_peak())
         self._faults: collections.deque[dict[str, Any]] = collections.deque()
         self._scripted: collections.deque[Reply] = collections.deque()
         self._lock = threading.Lock()
@@ -147,6 +150,11 @@ class FakeServer:
                                      "malformed": malformed, "drop": drop, "body": body, "raw": raw,
                                      "drip": drip})
         return self
+
+    def reset_peak(self) -> None:
+        """Start measuring ``peak_in_flight`` afresh (from the requests in flight now)."""
+        with self._lock:
+            self.peak_in_flight = self.in_flight
 
     @property
     def url(self) -> str:
@@ -295,6 +303,17 @@ class FakeServer:
         except ValueError:
             await self._send(writer, 400, {"error": {"message": "request body is not JSON"}})
             return True
+        with self._lock:
+            self.in_flight += 1
+            self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
+        try:
+            return await self._answer(writer, method, path, headers, body)
+        finally:
+            with self._lock:
+                self.in_flight -= 1
+
+    async def _answer(self, writer: asyncio.StreamWriter, method: str, path: str, headers: dict[str, str],
+                      body: Any) -> bool:
         protocol = "anthropic" if path.rstrip("/").endswith("/messages") else "openai"
         with self._lock:
             self.count += 1

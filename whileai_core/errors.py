@@ -99,7 +99,8 @@ class CassetteMiss(WaiError, LookupError):
 class JudgeError(WaiError, ValueError):
     """The judge raised, or returned something outside the judge contract, on a named row.
 
-    ``err.partial`` holds the rows graded before that row (in order), so paid-for verdicts are not lost."""
+    ``err.partial`` holds the rows graded before that row (in input order; under a judge awaited on the event loop,
+    every row that finished before it), so paid-for verdicts are not lost."""
 
     partial: Any = None  # a RowList, set when run_judge raises it
 

@@ -256,7 +256,8 @@ class Judge:
                 {"role": "user", "content": evidence(row, use_privileged=self.use_privileged,
                                                      max_chars=self.max_chars)}]
 
-    def __call__(self, row: Mapping[str, Any]) -> dict[str, Any]:
+    def _request(self, row: Mapping[str, Any]) -> tuple[Any, list[dict[str, str]], dict[str, Any]]:
+        """(backend, messages, keyword arguments) of the one model call that grades ``row``."""
         if not isinstance(row, Mapping):
             raise InvalidArgumentType(f"a judge takes a row dict; got {type(row).__name__}")
         from whileai_core.models import config
@@ -265,12 +266,51 @@ class Judge:
         trial = row.get("rollout_index", 0)
         trial = trial if isinstance(trial, int) and not isinstance(trial, bool) and trial >= 0 else 0
         extra = {"response_format": {"type": "json_object"}} if self.json_mode else None
-        c = self.backend.complete(self.messages(row), temperature=self.temperature, max_tokens=self.max_tokens,
-                                  trial=trial, cache=cassette, extra=extra)
+        return self.backend, self.messages(row), {"temperature": self.temperature, "max_tokens": self.max_tokens,
+                                                  "trial": trial, "cache": cassette, "extra": extra}
+
+    def _verdict(self, c: Any) -> dict[str, Any]:
+        """The verdict in the model's reply (a ``Completion``)."""
         verdict = parse_verdict(c.text)
         verdict["judge_model"] = self.spec
         verdict["judge_usage"] = {**dict(c.usage), "cached": c.cached}  # judge tokens, kept apart from the agent's
         return verdict
+
+    def __call__(self, row: Mapping[str, Any]) -> dict[str, Any]:
+        backend, messages, kwargs = self._request(row)
+        return self._verdict(backend.complete(messages, **kwargs))
+
+    async def acall(self, row: Mapping[str, Any]) -> dict[str, Any]:
+        """Grade one row on an event loop: ``judge(row)`` with the model call awaited (``backend.acomplete``).
+
+        ``grade`` awaits it for every row on one loop (``concurrency`` rows in flight, no thread per row); the
+        prompt, the arguments and the verdict are those of ``judge(row)``. A backend without ``acomplete``
+        runs ``complete`` in the loop's worker threads.
+
+        Args:
+            row: the row to grade (a dict under the row schema, docs/rows.md).
+
+        Returns:
+            ``{"reward", "reason", "judge_model", "judge_usage"}``, as ``judge(row)``.
+
+        Raises:
+            InvalidArgumentType: ``row`` is not a dict.
+            InvalidArgument: the Judge has no model (none given, none configured).
+            JudgeReplyError: the reply is not a JSON object with a score in [0, 1].
+            BackendError: the model call failed (after the backend's retries).
+
+        Example:
+            ```python
+            verdict = await wai.Judge("Pass when the reply names the status.", model="openai:gpt-4.1-mini").acall(row)
+            ```
+        """
+        backend, messages, kwargs = self._request(row)
+        acomplete = getattr(backend, "acomplete", None)
+        if acomplete is not None:
+            return self._verdict(await acomplete(messages, **kwargs))
+        import asyncio
+
+        return self._verdict(await asyncio.to_thread(backend.complete, messages, **kwargs))
 
     def __repr__(self) -> str:
         what = "rubric" if self.rubric else "conduct floor"

@@ -8,8 +8,10 @@ The originals are never mutated: graded rows are copies.
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import copy
+import functools
 import math
 import uuid
 from collections.abc import Callable, Mapping, Sequence
@@ -18,6 +20,7 @@ from typing import Any
 
 from whileai_core.arguments import integer
 from whileai_core.errors import InvalidArgument, InvalidArgumentType, JudgeError
+from whileai_core.models.aio import as_finished, async_call
 from whileai_core.progress import Progress
 from whileai_core.rowlist import RowList
 from whileai_core.rows import as_number as _number
@@ -291,20 +294,46 @@ class _Scorer:
         self.scoring_run_id = "score_" + uuid.uuid4().hex[:12]
 
     def __call__(self, item: tuple[int, dict[str, Any]]) -> dict[str, Any]:
-        i, original = item
+        """The graded copy of one ``(index, row)``, the judge called here (the thread pool, Ray, the plain loop)."""
+        row, shown = self._start(item)
+        if shown is None:
+            return row
+        try:
+            verdict = self.judge(shown)
+        except Exception as exc:  # noqa: BLE001 - recorded on the row; KeyboardInterrupt/SystemExit stop the run
+            return self._end(item, row, error=exc)
+        return self._end(item, row, verdict)
+
+    async def acall(self, item: tuple[int, dict[str, Any]], judge: Callable[[dict[str, Any]], Any]) -> dict[str, Any]:
+        """``self(item)`` on an event loop, awaiting ``judge`` (the judge's coroutine function, ``async_call``)."""
+        row, shown = self._start(item)
+        if shown is None:
+            return row
+        try:
+            verdict = await judge(shown)
+        except Exception as exc:  # noqa: BLE001 - recorded on the row; asyncio.CancelledError stops the run
+            return self._end(item, row, error=exc)
+        return self._end(item, row, verdict)
+
+    def _start(self, item: tuple[int, dict[str, Any]]) -> tuple[dict[str, Any], dict[str, Any] | None]:
+        """(the graded row to fill, the copy the judge is shown), or (the finished row, None) when the row is
+        not judged."""
+        original = item[1]
         row = copy.deepcopy(dict(original))
         if original.get("status") == "infra_error":  # the agent never answered: nothing to judge, not a failure
             row.update(reward=None, reason=None, judge_name=self.name, judge_status="skipped_infra_error")
-            return row
+            return row, None
+        return row, copy.deepcopy(dict(original))
+
+    def _end(self, item: tuple[int, dict[str, Any]], row: dict[str, Any], verdict: Any = None, *,
+             error: Exception | None = None) -> dict[str, Any]:
+        """``row`` graded by ``verdict``, or its failure (the judge raised ``error``, or broke the contract)
+        recorded on it (``on_error="keep"``) or raised as a ``JudgeError`` (``"raise"``)."""
+        i, original = item
         meta: dict[str, Any] = {}
-        verdict: Any = None
-        try:
-            verdict = self.judge(copy.deepcopy(dict(original)))
-        except (KeyboardInterrupt, SystemExit):
-            raise
-        except Exception as exc:
-            problem, status = f"the judge raised {type(exc).__name__}: {exc}", "error"
-            meta = {"error": f"{type(exc).__name__}: {exc}"[:400]}
+        if error is not None:
+            problem, status = f"the judge raised {type(error).__name__}: {error}", "error"
+            meta = {"error": f"{type(error).__name__}: {error}"[:400]}
         else:
             try:
                 reward, reason, markers, meta = normalize_verdict(
@@ -347,6 +376,8 @@ def _grade_all(items: list[tuple[int, dict[str, Any]]], scorer: _Scorer, concurr
             map_in_shards(scorer, items, executor=where, concurrency=concurrency, out=graded,
                           check={"judge": scorer.judge})
             bar.update(len(graded))
+        elif async_call(scorer.judge) is not None:  # an LLM judge (``acall``) or an async def judge: one loop
+            _grade_on_loop(items, scorer, concurrency, graded, bar)
         elif concurrency > 1 and len(items) > 1:
             with ThreadPoolExecutor(max_workers=concurrency) as pool:  # workers see the caller's wai.context
                 contexts = [contextvars.copy_context() for _ in items]  # copied here, in the caller's thread
@@ -372,6 +403,25 @@ def _grade_all(items: list[tuple[int, dict[str, Any]]], scorer: _Scorer, concurr
     return graded
 
 
+def _grade_on_loop(items: list[tuple[int, dict[str, Any]]], scorer: _Scorer, concurrency: int,
+                   graded: list[dict[str, Any]], bar: Progress) -> None:
+    """Grade ``items`` with the judge's coroutine function on one event loop (``models.aio.as_finished``:
+    ``concurrency`` rows in flight, no thread per row); ``graded`` gets the rows in input order, and when the
+    judge fails under ``on_error="raise"``, every row that finished before the failure."""
+    judge = async_call(scorer.judge)
+    assert judge is not None
+    slots: list[dict[str, Any] | None] = [None] * len(items)
+    finished = as_finished(functools.partial(scorer.acall, judge=judge), items, concurrency=concurrency,
+                           name="whileai-grade")
+    try:
+        with contextlib.closing(finished):  # a Ctrl-C anywhere in this loop cancels the calls in flight at once
+            for k, row in finished:
+                slots[k] = row
+                bar.update()
+    finally:
+        graded.extend(r for r in slots if r is not None)
+
+
 def run_judge(source: Any, judge: Callable[[dict[str, Any]], Any] | None, *, judge_name: str | None = None,
               on_error: str = "keep", concurrency: int = 1, scale: Any = None, trust: Any = "warn",
               quiet: bool = False, executor: str | None = None, ray_address: str | None = None) -> ScoredData:
@@ -386,7 +436,9 @@ def run_judge(source: Any, judge: Callable[[dict[str, Any]], Any] | None, *, jud
             ``"missing_reward"`` (a dict without a reward), with the details in ``judge_meta``; the rows stay
             unjudged (never failures) and ``scored.warnings`` counts them. "raise" stops at the first with a
             ``JudgeError`` naming the row.
-        concurrency: threads grading at once (default 1).
+        concurrency: rows graded at once (default 1): an LLM judge (``wai.Judge``, anything with an
+            ``async def acall``) or an ``async def`` judge is awaited on one event loop with this many rows in
+            flight; a plain function runs on this many threads.
         scale: ``(lo, hi)``: the judge returns a rating on this scale (a number, or ``rating``/``score``/
             ``reward`` in a dict); the reward is ``(v - lo) / (hi - lo)`` rounded to 6 places.
         trust: after grading, check the judge against gold labels (``judge_trust``): a row list of gold
@@ -406,7 +458,7 @@ def run_judge(source: Any, judge: Callable[[dict[str, Any]], Any] | None, *, jud
 
     Raises:
         InvalidArgumentType: ``judge`` is not callable, or ``scale`` is not two numbers; under ``executor="ray"``,
-            a judge that cannot be sent to the workers.
+            a judge that cannot be sent to the workers, or an ``async def`` judge.
         InvalidArgument: a bad ``on_error``, ``scale`` or ``trust``; ``trust="require"`` and the judge fails.
         JudgeError: ``on_error="raise"`` and the judge raised or broke the contract (``err.partial`` holds
             the rows graded before it).
@@ -422,6 +474,10 @@ def run_judge(source: Any, judge: Callable[[dict[str, Any]], Any] | None, *, jud
     if judge is None or not callable(judge):
         raise InvalidArgumentType("grade() needs judge=<callable>: judge(row) -> {'reward': 0..1, 'reason'?: str}; got "
                         f"{type(judge).__name__}")
+    if where.remote and async_call(judge) is judge:  # the Ray workers call judge(row) (scale/grading.py)
+        raise InvalidArgumentType(f"judge {judge_name_of(judge, judge_name)!r} is async def only; executor='ray' "
+                                  "calls judge(row) on the workers: pass a sync judge there (wai.Judge has both), "
+                                  "or grade locally")
     if on_error not in ON_ERROR:
         raise InvalidArgument(f"on_error= must be 'raise' or 'keep'; got {on_error!r}")
     concurrency = integer("concurrency", concurrency, minimum=1)
