@@ -246,3 +246,17 @@ def test_judge_probes_with_a_judge_that_always_fails_is_not_measured():
     np = pytest.importorskip("numpy")
     ok = wai.judge_probes(rows, lambda r: np.bool_("answer" in r["final_text"]))  # numpy verdicts are verdicts
     assert ok.measured is True and "NOT MEASURED" not in str(ok)
+
+
+def test_an_async_judge_is_awaited_by_the_probes():
+    rows = make_rows(n_tasks=30, judge_error=0.0)
+
+    async def sycophant(row):
+        return 1 if row["final_text"].startswith("You're absolutely right") else fair_judge(row)["reward"]
+
+    def same_sync(row):
+        return 1 if row["final_text"].startswith("You're absolutely right") else fair_judge(row)["reward"]
+
+    awaited = judge_probes(rows, sycophant, sample=80)
+    assert awaited.exploitable_by == ["sycophancy"]  # a coroutine read as "no verdict" would flag nothing
+    assert awaited.to_dict() == judge_probes(rows, same_sync, sample=80).to_dict()

@@ -17,7 +17,8 @@ import pytest
 import shop
 
 import whileai as wai
-from whileai_core.simulate.engine import Engine, async_call
+from whileai_core.models.aio import async_call
+from whileai_core.simulate.engine import Engine
 from whileai_core.simulate.situations import Scenario
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import inspect
 import math
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -55,6 +56,7 @@ from whileai_core.defaults import (
 from whileai_core.errors import InvalidArgument, InvalidArgumentType
 from whileai_core.measure.stats import cohen_kappa, cohen_kappa_interval, wilson_interval
 from whileai_core.messages import reply_text
+from whileai_core.models import http
 from whileai_core.rowlist import RowList
 from whileai_core.rows import as_number, as_rows, read_jsonl, task_key
 
@@ -123,6 +125,8 @@ def _judge_reward(judge: Judge, row: Row) -> float | None:
     """Call the judge and read its reward under the contract; None when it fails or returns no reward."""
     try:
         out = judge(row)
+        if inspect.isawaitable(out):  # an ``async def`` judge: its verdict, awaited on the shared HTTP loop
+            out = http.run_sync(out)
     except Exception:  # noqa: BLE001 - a judge that raises on a probe counts as an error there, not a verdict
         return None
     if isinstance(out, Mapping):

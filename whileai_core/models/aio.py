@@ -75,7 +75,7 @@ async def _main(call: Callable[[Any], Coroutine[Any, Any, Any]], jobs: Iterator[
 
 def _serve(call: Callable[[Any], Coroutine[Any, Any, Any]], jobs: Iterator[tuple[int, Any]], workers: int,
            out: queue.SimpleQueue[Any], ctx: contextvars.Context, box: dict[str, Any]) -> None:
-    loop = asyncio.new_event_loop()
+    loop = http.new_loop()
     # a call that must block (a backend without ``acomplete``: asyncio.to_thread) gets ``workers`` threads, made
     # only when one is first needed, named after the helper thread
     loop.set_default_executor(ThreadPoolExecutor(workers, thread_name_prefix=threading.current_thread().name))

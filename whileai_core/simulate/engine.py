@@ -31,7 +31,6 @@ import collections
 import contextlib
 import contextvars
 import gc
-import inspect
 import json
 import logging
 import os
@@ -46,6 +45,7 @@ from typing import Any
 
 from whileai_core import defaults as D
 from whileai_core.models import http
+from whileai_core.models.aio import async_call
 from whileai_core.progress import Progress
 from whileai_core.rows import stable_id
 from whileai_core.simulate.model_agent import situation_key
@@ -97,17 +97,6 @@ def relaxed_gc(threshold: int = D.ENGINE_GC_THRESHOLD) -> Iterator[None]:
         yield
     finally:
         gc.set_threshold(*before)
-
-
-def async_call(agent: Any) -> Callable[[Any], Any] | None:
-    """The coroutine function that plays ``agent`` on a loop (``acall``, or the agent itself when it is
-    ``async def``), or None for a synchronous agent."""
-    acall = getattr(agent, "acall", None)
-    if callable(acall) and inspect.iscoroutinefunction(acall):
-        return acall
-    if inspect.iscoroutinefunction(agent) or inspect.iscoroutinefunction(getattr(agent, "__call__", None)):
-        return agent
-    return None
 
 
 class Engine:
@@ -274,8 +263,8 @@ class Engine:
         thread = threading.Thread(target=self._serve, args=(iter(jobs), out, ctx, box, on_row),
                                   name="whileai-engine", daemon=True)
         with relaxed_gc(self.gc_threshold):  # a run allocates fast: collect less often while it lasts
-            thread.start()
             try:
+                thread.start()  # inside: a Ctrl-C that lands while it starts still cancels the run below
                 for item in out.take():
                     if item is _DONE:
                         break
@@ -567,4 +556,4 @@ class Runner:
         warnings.warn(msg, UserWarning, stacklevel=4)
 
 
-__all__ = ["Engine", "Rows", "Runner", "async_call"]
+__all__ = ["Engine", "Rows", "Runner"]
