@@ -133,13 +133,19 @@ def as_finished(call: Callable[[Any], Coroutine[Any, Any, Any]], items: Iterable
             yield got
     finally:
         box["stop"] = True  # no new call starts, even before the loop's main task exists
-        loop, main = box.get("loop"), box.get("main")
-        if thread.is_alive() and loop is not None and main is not None:
-            try:
-                loop.call_soon_threadsafe(main.cancel)
-            except RuntimeError:  # the loop closed in between
-                pass
-        thread.join(grace_s)
+        stop_helper(thread, box, grace_s)
 
 
-__all__ = ["as_finished", "async_call"]
+def stop_helper(thread: threading.Thread, box: dict[str, Any], grace_s: float) -> None:
+    """Cancel what a helper thread's loop runs (``box["loop"]`` and its ``box["main"]`` task, once they exist)
+    and wait up to ``grace_s`` seconds for the thread to end (``as_finished`` and the rollout engine)."""
+    loop, main = box.get("loop"), box.get("main")
+    if thread.is_alive() and loop is not None and main is not None:
+        try:
+            loop.call_soon_threadsafe(main.cancel)
+        except RuntimeError:  # the loop closed in between
+            pass
+    thread.join(grace_s)
+
+
+__all__ = ["as_finished", "async_call", "stop_helper"]

@@ -45,7 +45,7 @@ from typing import Any
 
 from whileai_core import defaults as D
 from whileai_core.models import http
-from whileai_core.models.aio import async_call
+from whileai_core.models.aio import async_call, stop_helper
 from whileai_core.progress import Progress
 from whileai_core.rows import stable_id
 from whileai_core.simulate.model_agent import situation_key
@@ -273,13 +273,7 @@ class Engine:
                     self.handed += 1
                     yield item
             finally:
-                loop, main = box.get("loop"), box.get("main")
-                if thread.is_alive() and loop is not None and main is not None:
-                    try:
-                        loop.call_soon_threadsafe(main.cancel)
-                    except RuntimeError:  # the loop closed in between
-                        pass
-                thread.join(self.grace_s)
+                stop_helper(thread, box, self.grace_s)
 
 
 # --------------------------------------------------------------------------------------------------
