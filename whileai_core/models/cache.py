@@ -265,8 +265,7 @@ class Cassette:
 
     def _keep(self, key: str, calls: list[str], seen: list[int], row: Mapping[str, Any]) -> bool:
         """Keep a whole rollout (``RolloutTap.keep``) when every call it used still holds the version it saw."""
-        text = (_ROLLOUT + key + '", "calls": ' + json.dumps(calls) + _ROW
-                + json.dumps(row, ensure_ascii=False) + "}\n")
+        text = _rollout_text(key, calls, row)
         with self._lock:
             put_at = self._put_at
             if any(put_at.get(k, 0) != v for k, v in zip(calls, seen)):
@@ -301,7 +300,7 @@ class Cassette:
             self.hits += len(calls)
         text = found[0]
         try:
-            return _decode(text, text.index(_ROW, _CALLS_AT) + len(_ROW))[0]
+            return _row_of(text)
         except ValueError:
             raise InvalidArgument(f"{self.path}: the rollout {key[:12]}... is not JSON (a damaged line); delete the "
                                   "line or re-record the cassette with mode='record'") from None
@@ -430,13 +429,22 @@ def _rollout_line(line: bytes, where: str) -> tuple[str, str]:
     except (ValueError, KeyError, TypeError):
         raise InvalidArgument(f"{where}: not a cassette rollout entry (want JSON with rollout, calls, row); "
                               "re-record the cassette with mode='record'") from None
-    return key, (_ROLLOUT + key + '", "calls": ' + json.dumps(calls) + _ROW
-                 + json.dumps(row, ensure_ascii=False) + "}\n")
+    return key, _rollout_text(key, calls, row)
+
+
+def _rollout_text(key: str, calls: list[str], row: Mapping[str, Any]) -> str:
+    """A whole-rollout line as this class writes it (``_ROLLOUT``, ``_CALLS_AT`` and ``_ROW`` read it back)."""
+    return _ROLLOUT + key + '", "calls": ' + json.dumps(calls) + _ROW + json.dumps(row, ensure_ascii=False) + "}\n"
+
+
+def _row_of(text: str) -> dict[str, Any]:
+    """The row of a whole-rollout line (ValueError when it is not JSON)."""
+    return _decode(text, text.index(_ROW, _CALLS_AT) + len(_ROW))[0]
 
 
 def _row_order(key: str, text: str) -> tuple[str, int, str]:
     """(task id, rollout index, key) of a rollout line: the order ``close`` writes them in."""
-    row = _decode(text, text.index(_ROW, _CALLS_AT) + len(_ROW))[0]
+    row = _row_of(text)
     return str(row.get("task_id")), int(row.get("rollout_index") or 0), key
 
 

@@ -77,11 +77,11 @@ def new_loop(kind: str | None = None) -> asyncio.AbstractEventLoop:
     return asyncio.new_event_loop()
 
 
+_std_encode = json.JSONEncoder(ensure_ascii=False).encode
+
+
 def _std_dumps(obj: Any) -> bytes:
     return _std_encode(obj).encode()
-
-
-_std_encode = json.JSONEncoder(ensure_ascii=False).encode
 
 
 def _fast_codec() -> tuple[Any, Any]:

@@ -342,12 +342,16 @@ class ModelAgent:
                                 "cache": cache}
         return {**bare, "tools": self.schemas}, bare
 
+    def _start(self, scenario: Any) -> tuple[Any, RolloutTap | None, dict[str, Any], dict[str, Any]]:
+        """What both drivers begin a rollout with: (the ``_play`` generator, the rollout's tap or None, the call
+        keywords with the tools, without them), the calls going to the tap when the rollout is kept whole."""
+        tap = self._tap(scenario)
+        tooled, bare = self._kwargs(scenario, self.cache if tap is None else tap)
+        return self._play(scenario), tap, tooled, bare
+
     def __call__(self, scenario: Any) -> dict[str, Any]:
         """Play one rollout. Raises ``BackendError`` on infrastructure failure (never a wrong answer)."""
-        tap = self._tap(scenario)
-        cache = self.cache if tap is None else tap
-        play = self._play(scenario)
-        tooled, bare = self._kwargs(scenario, cache)
+        play, tap, tooled, bare = self._start(scenario)
         made = 0
         try:
             backend, messages, schemas = next(play)
@@ -364,10 +368,7 @@ class ModelAgent:
         runs in a worker thread."""
         import asyncio
 
-        tap = self._tap(scenario)
-        cache = self.cache if tap is None else tap
-        play = self._play(scenario)
-        tooled, bare = self._kwargs(scenario, cache)
+        play, tap, tooled, bare = self._start(scenario)
         made = 0
         try:
             backend, messages, schemas = next(play)
