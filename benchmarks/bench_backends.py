@@ -19,25 +19,15 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
 import sys
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from harness import ROOT, start_server
+
 sys.path.insert(0, str(ROOT))
-
-
-def start_server(latency: float) -> tuple[subprocess.Popen, int]:
-    proc = subprocess.Popen([sys.executable, str(ROOT / "tests" / "fakeserver.py"), "--latency", str(latency)],
-                            stdout=subprocess.PIPE, text=True, cwd=str(ROOT))
-    line = proc.stdout.readline().strip() if proc.stdout else ""
-    if not line.startswith("PORT "):
-        proc.kill()
-        raise RuntimeError(f"fake server did not start: {line!r}")
-    return proc, int(line.split()[1])
 
 
 def compare_transports(args: argparse.Namespace) -> None:

@@ -20,13 +20,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import subprocess
-import sys
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from harness import child, start_server
+
 SERVER = """
 import json, sys, threading
 from fakeserver import FakeServer
@@ -36,25 +33,6 @@ srv = FakeServer(latency_s=float(sys.argv[1]), responder=verdict).start()
 print(f"PORT {srv.port}", flush=True)
 threading.Event().wait()
 """
-
-
-def start_server(latency: float) -> tuple[subprocess.Popen, int]:
-    proc = subprocess.Popen([sys.executable, "-c", SERVER, str(latency)], stdout=subprocess.PIPE, text=True,
-                            cwd=str(ROOT / "tests"), env=dict(os.environ, PYTHONPATH=f"{ROOT}:{ROOT / 'tests'}"))
-    line = proc.stdout.readline().strip() if proc.stdout else ""
-    if not line.startswith("PORT "):
-        proc.kill()
-        raise RuntimeError(f"fake server did not start: {line!r}")
-    return proc, int(line.split()[1])
-
-
-def child(kind: str, **kw: object) -> dict:
-    """Run one measurement in a fresh process; returns its JSON line."""
-    out = subprocess.run([sys.executable, __file__, "--child", json.dumps({"kind": kind, **kw})],
-                         capture_output=True, text=True, check=False, cwd=str(ROOT), env=dict(os.environ, PYTHONPATH=str(ROOT)))
-    if out.returncode != 0:
-        raise RuntimeError(f"{kind} child failed:\n{out.stderr[-3000:]}")
-    return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def run_child(raw: str) -> None:
@@ -88,14 +66,14 @@ def main() -> None:
     if args.child:
         run_child(args.child)
         return
-    proc, port = start_server(args.latency)
+    proc, port = start_server(args.latency, SERVER)
     try:
         limit = args.concurrency / args.latency
         print(f"grading {args.rows} rows with an LLM judge, concurrency {args.concurrency}, "
               f"{args.latency * 1000:.0f} ms a reply (latency limit {limit:.0f} rows/s)")
         results = {}
         for kind in ("threads", "loop"):
-            r = child(kind, port=port, rows=args.rows, concurrency=args.concurrency)
+            r = child(__file__, kind, port=port, rows=args.rows, concurrency=args.concurrency)
             results[kind] = r
             rate = r["n"] / r["wall"]
             print(f"  {kind:8s} {rate:8.0f} rows/s  {rate / limit:5.0%} of limit  "

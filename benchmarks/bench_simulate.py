@@ -25,35 +25,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from harness import child, start_server
+
 CALLS_PER_ROLLOUT = 2
 K = 4
-
-
-def start_server(latency: float) -> tuple[subprocess.Popen, int]:
-    proc = subprocess.Popen([sys.executable, str(ROOT / "tests" / "fakeserver.py"), "--latency", str(latency)],
-                            stdout=subprocess.PIPE, text=True, cwd=str(ROOT),
-                            env=dict(os.environ, PYTHONPATH=str(ROOT)))
-    line = proc.stdout.readline().strip() if proc.stdout else ""
-    if not line.startswith("PORT "):
-        proc.kill()
-        raise RuntimeError(f"fake server did not start: {line!r}")
-    return proc, int(line.split()[1])
-
-
-def child(kind: str, **kw: object) -> dict:
-    """Run one measurement in a fresh process; returns its JSON line."""
-    out = subprocess.run([sys.executable, __file__, "--child", json.dumps({"kind": kind, **kw})],
-                         capture_output=True, text=True, cwd=str(ROOT), env=dict(os.environ, PYTHONPATH=str(ROOT)))
-    if out.returncode != 0:
-        raise RuntimeError(f"{kind} child failed:\n{out.stderr[-3000:]}")
-    return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 # --------------------------------------------------------------------------------------------------
@@ -218,25 +197,25 @@ def main() -> None:
         for tasks, c in ((small, 32), (big, 32), (small, 128)):
             limit = c / (CALLS_PER_ROLLOUT * args.latency)
             print(f"\n{tasks} tasks x {K}, concurrency {c}: latency limit {limit:.0f} rollouts/s")
-            res[("aiohttp", tasks, c)] = child("aiohttp", url=url, tasks=tasks, c=c)
-            res[("whileai", tasks, c)] = child("whileai", url=url, tasks=tasks, c=c)
+            res[("aiohttp", tasks, c)] = child(__file__, "aiohttp", url=url, tasks=tasks, c=c)
+            res[("whileai", tasks, c)] = child(__file__, "whileai", url=url, tasks=tasks, c=c)
             print(_line("whileai", res[("whileai", tasks, c)], limit))
             print(_line("bare aiohttp (ceiling)", res[("aiohttp", tasks, c)], limit))
             if (tasks, c) == (small, 32):
-                res[("httpx", tasks, c)] = child("httpx", url=url, tasks=tasks, c=c)
+                res[("httpx", tasks, c)] = child(__file__, "httpx", url=url, tasks=tasks, c=c)
                 print(_line("bare httpx.AsyncClient", res[("httpx", tasks, c)], limit))
         with tempfile.TemporaryDirectory() as tmp:
             print(f"\npeak RSS with output= (rows streamed to a file), {small} tasks, concurrency 32, k={K} then "
                   f"k={4 * K} (4x the rows, the same situations):")
             for k in (K, 4 * K):
-                res[("output", k, 32)] = child("whileai", url=url, tasks=small, c=32, k=k,
+                res[("output", k, 32)] = child(__file__, "whileai", url=url, tasks=small, c=32, k=k,
                                               output=str(Path(tmp) / f"rows{k}.jsonl"))
                 print(_line(f"whileai output= k={k}", res[("output", k, 32)], 32 / (2 * args.latency)))
             cassette = str(Path(tmp) / "cassette.jsonl")
-            rec = child("whileai", url=url, tasks=small, c=32, cassette=cassette, cache_mode="record")
+            rec = child(__file__, "whileai", url=url, tasks=small, c=32, cassette=cassette, cache_mode="record")
             size = Path(cassette).stat().st_size / 1e6
             dead = "http://127.0.0.1:9/v1"  # nothing listens there: a replay that touched the network would fail
-            rep = child("whileai", url=dead, tasks=small, c=32, cassette=cassette, cache_mode="replay")
+            rep = child(__file__, "whileai", url=dead, tasks=small, c=32, cassette=cassette, cache_mode="replay")
             print(f"\nreplay of a {size:.1f} MB cassette ({small} tasks x {K}), server unreachable:")
             print(_line("recording run (live)", rec, 32 / (2 * args.latency)))
             print(_line("replay", rep, 32 / (2 * args.latency)))
