@@ -195,7 +195,10 @@ SEQ_GRID_POINTS = 801  # grid points of the recursive numerical integration behi
 SEQ_GRID_SD = 8.0  # the grid spans this many sd below the mean of the score process (the tail beyond holds < 1e-15); convention
 SEQ_PRIOR_PASSES = 0.5  # pseudo passes (and as many fails) added per scenario to the binomial variance floor of the sequential z (Agresti & Caffo 2000 add 1 of each per pair of sides); keeps an all-pass round from a zero standard error
 HISTORY_RUNS = 5  # runs of a branch --wai-baseline=BRANCH~N pools when N is not given; convention, untested
-HISTORY_PERMUTATIONS = 2000  # reshuffles behind each scenario's flakiness p (Monte Carlo conditional test of homogeneity, Agresti 2002 sec. 3.5.3 / Fisher-Freeman-Halton); smallest p 1/2001
+HISTORY_PERMUTATIONS = 2000  # least Monte Carlo draws behind a flakiness p when its exact lattice is too large (conditional test of homogeneity, Agresti 2002 sec. 3.5.3 / Fisher-Freeman-Halton); raised to HISTORY_P_RESOLUTION x m / alpha with m scenarios
+HISTORY_EXACT_MAX_CELLS = 4_000_000  # the flakiness p is exact (a convolution over runs on the (passes, statistic) lattice) while that lattice has at most this many cells: 5 runs x 8 trials is 13,161 cells, 20 x 16 is 1.6 M (~1 s); memory bound (32 MB a table), convention
+HISTORY_P_RESOLUTION = 20  # Monte Carlo flakiness p: draws >= this x m / alpha, so the smallest p (1/(draws+1)) sits 20x below Holm's first threshold alpha/m (issue 30: with 2,000 draws nothing could be flagged beyond m = 100); convention
+MANN_KENDALL_EXACT_MAX = 60  # the suite drift test (Mann-Kendall) is exact, ties included, up to this many runs (q-multinomial law of S in exact integers, ~0.1 s at 60); above it the tie-corrected normal law (Kendall 1975 ch. 4); convention
 STALE_DAYS = 14.0  # a baseline whose newest run is older than this many days is named stale; convention, untested
 STALE_COMMITS = 50  # or one more than this many commits behind HEAD (git rev-list --count); convention, untested
 

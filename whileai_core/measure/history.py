@@ -1,18 +1,24 @@
-"""A branch's run history as a baseline: pooled per scenario with a between-run random effect, per-scenario
-flakiness, drift, and staleness.
+"""A branch's run history as a baseline: pooled per scenario, with the between-run variance measured on the runs
+themselves, per-scenario flakiness, drift, and staleness.
 
-* Pooled baseline: the last N runs of a scenario give one pass rate p = sum x_j / sum n_j. Runs of one
-  scenario vary beyond binomial noise (a scenario-level random effect); its intraclass correlation rho comes
-  from the one-way ANOVA estimator for binary data (Fleiss, Levin & Paik 2003, sec. 15.5), and the pooled
-  trials count as n_eff = sum n_j / (1 + (n0 - 1) rho) (Kish 1965 design effect), so pooling N runs never
-  claims more certainty than N runs hold. The suite delta pairs on scenario rates, so its scenario bootstrap
-  already carries each scenario's run-to-run spread.
-* Flakiness: the between-run spread of one scenario beyond binomial noise, tested by a Monte Carlo
-  conditional test of homogeneity (reshuffle the scenario's trials among its runs; the statistic is the
-  chi-square numerator sum n_j (p_j - p)^2; Agresti 2002 sec. 3.5.3), Holm-adjusted over the scenarios.
-* Drift: per scenario, the Cochran-Armitage trend test over run order (Armitage 1955); for the suite, the
-  Mann-Kendall test (Kendall's tau between run order and the suite pass rate; Mann 1945), exact for few runs.
+* Pooled baseline: the last N runs of a scenario give one pass rate p = sum x_j / sum n_j. Runs vary beyond
+  binomial noise in two ways, and both are measured (``measure.between_runs``): a run-level shift shared by
+  every scenario, and a scenario's own run-to-run swing. The suite delta against the pooled runs must clear
+  their noise band (``History.noise``, passed as ``delta_report(noise=)``): the prediction interval of one more
+  run, t on N - 1 df, which holds its level whatever the split between the two. Per scenario, the intraclass
+  correlation rho (one-way ANOVA estimator for binary data, Fleiss, Levin & Paik 2003, sec. 15.5) gives the
+  pooled trials an effective count n_eff = sum n_j / (1 + (n0 - 1) rho) (Kish 1965 design effect) for the
+  per-scenario tests, so pooling N runs never claims more certainty than N runs hold.
+* Drift: when the suite pass rate trends over the runs (Mann-Kendall, exact under ties, at ``alpha``), pooling
+  is refused: the baseline is the newest run alone (effective runs 1), while the band still carries the spread
+  of every run. Per scenario, the Cochran-Armitage trend test over run order (Armitage 1955), Holm-adjusted.
+* Flakiness: the between-run spread of one scenario beyond binomial noise, by the exact conditional test of
+  homogeneity (``measure.exact``; Monte Carlo with enough draws where the exact lattice is too large),
+  Holm-adjusted over the scenarios that can vary.
 * Stale: the newest pooled run older than ``STALE_DAYS`` or more than ``STALE_COMMITS`` commits behind HEAD.
+
+``pool_runs`` checks its documents strictly: a NaN reward, a key repeated in one document, or a key that is not
+a string is an error naming the document and the field, never a silent drop or merge.
 """
 
 from __future__ import annotations
@@ -27,7 +33,9 @@ import numpy as np
 
 from whileai_core import arguments
 from whileai_core import defaults as D
-from whileai_core.errors import InvalidArgument
+from whileai_core.errors import CorruptBaseline, InvalidArgument, InvalidArgumentType, NonFiniteReward
+from whileai_core.measure.between_runs import RunVariance, between_run_variance, pooling_weights
+from whileai_core.measure.exact import homogeneity_pvalues, mann_kendall_exact
 
 
 def _flags(entry: Mapping[str, Any]) -> list[int]:
@@ -53,30 +61,11 @@ def design_effect(passes: Sequence[int], trials: Sequence[int]) -> tuple[float, 
     return rho, float(total / (1 + (n0 - 1) * rho))
 
 
-def homogeneity_p(passes: Sequence[int], trials: Sequence[int], *, permutations: int = D.HISTORY_PERMUTATIONS,
+def homogeneity_p(passes: Sequence[int], trials: Sequence[int], *, alpha: float = D.GATE_ALPHA,
                   seed: int = D.GATE_SEED) -> float:
-    """Monte Carlo conditional p of "every run has one pass rate": the scenario's trials reshuffled among its
-    runs ``permutations`` times; statistic sum n_j (p_j - p)^2. 1.0 when every trial agrees."""
-    x, n = np.asarray(passes, dtype=int), np.asarray(trials, dtype=int)
-    keep = n > 0
-    x, n = x[keep], n[keep]
-    total, hits = int(n.sum()), int(x.sum())
-    if len(n) < 2 or hits in (0, total):
-        return 1.0
-    p = hits / total
-
-    def stat(counts: np.ndarray) -> np.ndarray:
-        return np.sum(n * (counts / n - p) ** 2, axis=-1)
-
-    flags = np.zeros(total, dtype=np.int32)
-    flags[:hits] = 1
-    rng = np.random.default_rng(seed)
-    shuffled = rng.permuted(np.broadcast_to(flags, (permutations, total)), axis=1)
-    edges = np.concatenate([[0], np.cumsum(n)])
-    sums = np.add.reduceat(shuffled, edges[:-1], axis=1)
-    observed = stat(x.astype(float))
-    ge = int(np.sum(stat(sums.astype(float)) >= observed - 1e-12))
-    return (1 + ge) / (1 + permutations)
+    """Conditional p of "every run has one pass rate" for one scenario (``exact.homogeneity_pvalues``): exact
+    where the lattice is small, else Monte Carlo with enough draws for ``alpha``. 1.0 when every trial agrees."""
+    return float(homogeneity_pvalues([passes], [trials], alpha=alpha, seed=seed)[0][0])
 
 
 def trend_p(passes: Sequence[int], trials: Sequence[int]) -> float:
@@ -99,15 +88,11 @@ def trend_p(passes: Sequence[int], trials: Sequence[int]) -> float:
 
 
 def mann_kendall(values: Sequence[float]) -> tuple[float | None, float | None]:
-    """(tau, two-sided p) of the Mann-Kendall trend test: Kendall's tau between order and value (scipy's
-    exact null for few values without ties). (None, None) below 3 values or for constant values."""
-    from scipy.stats import kendalltau
-
-    v = [float(x) for x in values]
-    if len(v) < 3 or len(set(v)) < 2:
-        return None, None
-    res = kendalltau(np.arange(len(v)), v)
-    return float(res.statistic), float(res.pvalue)
+    """(tau_b, two-sided p) of the Mann-Kendall trend test of ``values`` over their order: exact under ties up
+    to ``MANN_KENDALL_EXACT_MAX`` values (``exact.mann_kendall_exact``). (None, None) below 3 values or for
+    constant values."""
+    tau, p, _ = mann_kendall_exact(values)
+    return tau, p
 
 
 @dataclass
@@ -131,21 +116,27 @@ class ScenarioHistory:
 @dataclass
 class History:
     """A pooled baseline (what ``pool_runs`` returns): the runs pooled (oldest first), each scenario's history, the
-    pooled entries (``index``, what the gate pairs with), the flaky and drifting scenarios, the suite's drift, and
-    staleness. ``lines()`` prints it, ``to_dict()`` is its JSON form (without ``index``).
+    pooled entries (``index``, what the gate pairs with), the between-run variance and its noise band
+    (``noise``), the flaky and drifting scenarios, the suite's drift, and staleness. ``lines()`` prints it,
+    ``to_dict()`` is its JSON form (without ``index`` and ``noise``'s tables).
 
     Args:
-        runs: a name per pooled run, oldest first.
+        runs: a name per run given, oldest first.
         scenarios: each scenario's ``ScenarioHistory`` (passes and trials per run, pooled rate, rho, n_eff, the
             flakiness and trend p-values raw and Holm-adjusted) by scenario key.
-        index: the pooled baseline entry per scenario key: the newest run's entry with every pooled run's
-            rewards and a ``pooled`` field (runs, passes, n_scored, rho, n_effective).
+        index: the pooled baseline entry per scenario key: the newest run's entry with the rewards of every run
+            kept in the baseline and a ``pooled`` field (runs, passes, n_scored, rho, n_effective).
+        noise: the between-run variance components and the band a suite delta must clear (``RunVariance``;
+            pass it as ``delta_report(noise=)``), or ``None`` with fewer than 2 runs scoring a common scenario.
+        kept: the names of the runs the baseline pools (every run, or the newest alone when pooling is refused).
+        refused: why pooling was refused (the suite drifts), or ``None``.
         flaky: keys whose between-run spread exceeds binomial noise (Holm-adjusted p <= ``alpha``).
         drifting: keys whose pass rate trends over the runs (Cochran-Armitage, Holm-adjusted p <= ``alpha``).
         suite_rates: the suite pass@1 of each run (``None`` for a run with no scored trial).
-        suite_tau: Kendall's tau of the suite pass rate over run order (``None`` below 3 runs or for constant rates).
-        suite_trend_p: its two-sided Mann-Kendall p (``None`` likewise).
-        alpha: level of the flags (default ``defaults.GATE_ALPHA`` = 0.05, Fisher's convention).
+        suite_tau: Kendall's tau of the suite pass rate over run order, on the scenarios every run scored
+            (``None`` below 3 runs or for constant rates).
+        suite_trend_p: its two-sided Mann-Kendall p, exact under ties (``None`` likewise).
+        alpha: level of the flags and of the drift test (default ``defaults.GATE_ALPHA`` = 0.05).
         stale: why the baseline is stale (``stale_note``), or ``None`` (default).
         requested: how many runs were asked for, when more than were pooled (default ``None``).
 
@@ -161,6 +152,9 @@ class History:
     runs: list[str]
     scenarios: dict[str, ScenarioHistory]
     index: dict[str, dict[str, Any]]
+    noise: RunVariance | None = None
+    kept: list[str] = field(default_factory=list)
+    refused: str | None = None
     flaky: list[str] = field(default_factory=list)
     drifting: list[str] = field(default_factory=list)
     suite_rates: list[float | None] = field(default_factory=list)
@@ -170,18 +164,36 @@ class History:
     stale: str | None = None
     requested: int | None = None
 
+    @property
+    def n_effective_runs(self) -> float:
+        """Effective number of runs behind the baseline (``RunVariance.n_effective``; the kept runs without one)."""
+        return self.noise.n_effective if self.noise is not None else float(len(self.kept))
+
     def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        d.pop("index")
+        d = {k: v for k, v in asdict(self).items() if k not in ("index", "noise")}
+        d["n_effective_runs"] = self.n_effective_runs
+        if self.noise is not None:
+            d["noise"] = {"run_variance": self.noise.run, "scenario_variance": self.noise.scenario,
+                          "binomial_variance": self.noise.binomial, "f_p": self.noise.f_p, "df": self.noise.df,
+                          "run_sd": self.noise.sd(), "band": self.noise.band(), "band_ci": list(self.noise.band_ci()),
+                          "n_scenarios": len(self.noise.keys), "level": self.noise.level}
         return d
 
     def lines(self) -> list[str]:
-        """The summary lines: what was pooled, flaky and drifting scenarios (each with its p and n), staleness."""
+        """The summary lines: what was pooled (and the effective runs), the between-run variance and the band it
+        puts on a suite delta, flaky and drifting scenarios (each with its p and n), staleness."""
         n = len(self.runs)
         asked = f" (asked for {self.requested}; the branch has {n})" if self.requested and self.requested > n else ""
         rates = ", ".join("n/a" if r is None else f"{r:.3f}" for r in self.suite_rates)
-        out = [f"pooled baseline: {n} run(s){asked}, suite pass@1 per run {rates}; between-run variance per "
-               "scenario as a random effect (effective trials shrink by the design effect)"]
+        out = [(f"pooled baseline: {n} run(s){asked}, suite pass@1 per run {rates}; {len(self.kept)} pooled, "
+                f"effective runs {self.n_effective_runs:.1f}")]
+        if self.refused:
+            out.append(f"drift: pooling refused: {self.refused}")
+        elif self.suite_trend_p is not None and self.suite_trend_p <= self.alpha:
+            out.append(f"drift: the suite pass rate trends over the {n} runs (Mann-Kendall tau {self.suite_tau:+.2f}, "
+                       f"p={self.suite_trend_p:.3g})")
+        if self.noise is not None:
+            out.append(str(self.noise))
         for key in self.flaky:
             h = self.scenarios[key]
             out.append(f"flaky: {key}: passes per run {'/'.join(map(str, h.passes))} of "
@@ -191,9 +203,6 @@ class History:
             h = self.scenarios[key]
             out.append(f"drift: {key}: pass rate trends over the runs {'/'.join(map(str, h.passes))} of "
                        f"{'/'.join(map(str, h.trials))} (Cochran-Armitage p={h.trend_p:.3g}, Holm {h.trend_p_holm:.3g})")
-        if self.suite_trend_p is not None and self.suite_trend_p <= self.alpha:
-            out.append(f"drift: the suite pass rate trends over the {n} runs (Mann-Kendall tau {self.suite_tau:+.2f}, "
-                       f"p={self.suite_trend_p:.3g})")
         if self.stale:
             out.append(f"stale baseline: {self.stale}")
         return out
@@ -205,71 +214,177 @@ def _holm(ps: list[float]) -> list[float]:
     return [float(x) for x in holm_adjust(np.asarray(ps))] if ps else []
 
 
+def _checked(docs: Any, names: Sequence[str] | None) -> tuple[list[list[Mapping[str, Any]]], list[str]]:
+    """Each document's scenario entries, after checking every field ``pool_runs`` reads; anything off is an
+    error naming the document (by its name) and the field."""
+    if isinstance(docs, (str, bytes, Mapping)) or not isinstance(docs, Sequence):
+        raise InvalidArgumentType(f"docs= is a list of run documents, oldest first; got {type(docs).__name__}")
+    if not docs:
+        raise InvalidArgument("docs= needs at least one run document to pool")
+    names = list(names) if names is not None else [f"run {i + 1}" for i in range(len(docs))]
+    if len(names) != len(docs):
+        raise InvalidArgument(f"names= gives {len(names)} name(s) for {len(docs)} document(s); one per document")
+    out = []
+    for name, doc in zip(names, docs):
+        if not isinstance(doc, Mapping):
+            raise InvalidArgumentType(f"{name}: a run document is a dict; got {type(doc).__name__}")
+        entries = doc.get("scenarios")
+        if not isinstance(entries, list):
+            raise CorruptBaseline(f"{name}: field 'scenarios' missing or not a list; pool only run documents")
+        seen: dict[str, int] = {}
+        for i, sc in enumerate(entries):
+            where = f"{name}: scenarios[{i}]"
+            if not isinstance(sc, Mapping):
+                raise CorruptBaseline(f"{where} is not an object")
+            key = sc.get("key")
+            if not isinstance(key, str):
+                raise CorruptBaseline(f"{where}.key is {key!r} ({type(key).__name__}); scenario keys are strings "
+                                      "(1 and '1' would be one scenario or two by accident)")
+            if key in seen:
+                raise CorruptBaseline(f"{where}.key {key!r} repeats scenarios[{seen[key]}] of the same run; one run "
+                                      "scores a scenario once (merge its rewards, or fix what wrote it)")
+            seen[key] = i
+            rewards = sc.get("rewards")
+            if not isinstance(rewards, list):
+                raise CorruptBaseline(f"{where}.rewards ({key!r}) missing or not a list")
+            for j, r in enumerate(rewards):
+                if isinstance(r, float) and not math.isfinite(r):
+                    raise NonFiniteReward(f"{where} ({key!r}) has reward {r!r} at rewards[{j}]; NaN and infinity are "
+                                          "not scores and are never counted as failures: write None for an unscored "
+                                          "trial")
+                if r is not None and (isinstance(r, bool) or not isinstance(r, (int, float)) or not 0 <= r <= 1):
+                    raise CorruptBaseline(f"{where} ({key!r}) has reward {r!r} at rewards[{j}], not a number in [0, 1]"
+                                          " or None")
+        out.append(entries)
+    return out, names
+
+
+def _table(per_key: dict[str, list[tuple[int, Mapping[str, Any]]]], n_runs: int) -> tuple[list[str], np.ndarray,
+                                                                                        np.ndarray]:
+    """The scenarios scored in every run (same k and judge as the newest entry): keys, passes and trials."""
+    keys, passes, trials = [], [], []
+    for key, entries in per_key.items():
+        flags = {j: _flags(e) for j, e in entries}
+        if len(entries) == n_runs and all(flags[j] for j in range(n_runs)):
+            keys.append(key)
+            passes.append([sum(flags[j]) for j in range(n_runs)])
+            trials.append([len(flags[j]) for j in range(n_runs)])
+    shape = (len(keys), n_runs)
+    return keys, np.array(passes, dtype=float).reshape(shape), np.array(trials, dtype=float).reshape(shape)
+
+
+def _between_runs(per_key: dict[str, list[tuple[int, Mapping[str, Any]]]], names: list[str], alpha: float
+                  ) -> tuple[RunVariance | None, np.ndarray, float | None, float | None, str | None]:
+    """The between-run variance of the runs on the scenarios they all scored, the runs' weights (the newest
+    alone when the suite drifts), Mann-Kendall's tau and p on those scenarios, and why pooling was refused."""
+    n = len(names)
+    keys, passes, trials = _table(per_key, n)
+    weights = np.ones(n)
+    if not keys or n < 2:
+        return None, weights, None, None, None
+    rates = (passes / trials).mean(axis=0)
+    tau, p = mann_kendall(rates.tolist())
+    refused = None
+    if n >= 3:
+        weights = pooling_weights(rates, alpha=alpha)[0]
+        if weights[0] == 0:
+            refused = (f"the suite pass rate trends over the {n} runs on the {len(keys)} scenarios they all scored "
+                       f"(Mann-Kendall tau {tau:+.2f}, exact p={p:.3g} <= alpha {alpha:g}); the baseline is the newest "
+                       f"run, {names[-1]}, and the noise band still carries every run's spread")
+    missing = len(per_key) - len(keys)
+    note = f"{missing} scenario(s) not scored in every run are left out of it" if missing else None
+    return between_run_variance(keys, passes, trials, weights=weights, note=note), weights, tau, p, refused
+
+
 def pool_runs(docs: Sequence[Mapping[str, Any]], *, names: Sequence[str] | None = None,
-              alpha: float = D.GATE_ALPHA, permutations: int = D.HISTORY_PERMUTATIONS, seed: int = D.GATE_SEED,
-              requested: int | None = None) -> History:
-    """Pool run documents (oldest first) into one baseline, per scenario.
+              alpha: float = D.GATE_ALPHA, seed: int = D.GATE_SEED, requested: int | None = None) -> History:
+    """Pool run documents (oldest first) into one baseline, per scenario, with the between-run variance it carries.
+
+    The store decides which runs come in (complete green runs); this call pools what it is given, refuses to pool
+    a drifting suite (the newest run alone is then the baseline), and measures the run-level and scenario-level
+    variance behind the band a suite delta must clear (``History.noise``).
 
     Args:
         docs: run documents (``whileai_core.gate.document``), oldest first.
-        names: a name per document for the summary (default "run 1".."run N").
-        alpha: level of the flakiness and drift flags, each Holm-adjusted over the scenarios (default
-            ``defaults.GATE_ALPHA`` = 0.05, Fisher's convention).
-        permutations: reshuffles behind each flakiness p (default ``defaults.HISTORY_PERMUTATIONS`` = 2000;
-            Monte Carlo conditional test of homogeneity, Agresti 2002 sec. 3.5.3).
-        seed: seed of those reshuffles, so the same documents give the same p (default ``defaults.GATE_SEED`` = 0).
+        names: a name per document for the summary and the error messages (default "run 1".."run N").
+        alpha: level of the drift test (which refuses pooling) and of the flakiness and per-scenario drift flags,
+            each Holm-adjusted over the scenarios (default ``defaults.GATE_ALPHA`` = 0.05, Fisher's convention).
+        seed: seed of the Monte Carlo flakiness p where the exact one is too large (default ``defaults.GATE_SEED``).
         requested: how many runs were asked for (the summary says when the branch had fewer).
 
     Returns:
-        a ``History``; ``index[key]`` is the newest run's entry with the rewards of every pooled run and a
-        ``pooled`` field (runs, passes, n_scored, rho, n_effective) the gate's per-scenario tests use.
+        a ``History``; ``index[key]`` is the newest run's entry with the rewards of the kept runs and a ``pooled``
+        field (runs, passes, n_scored, rho, n_effective) the gate's per-scenario tests use; ``noise`` the band.
 
     Raises:
-        InvalidArgument: no documents, or ``alpha`` outside (0, 1).
+        InvalidArgument: no documents, ``names`` of another length, or ``alpha`` outside (0, 1).
+        InvalidArgumentType: ``docs`` not a list of dicts (a ``TypeError``).
+        CorruptBaseline: a document without a ``scenarios`` list, a scenario key that is not a string, a key
+            repeated in one document, rewards that are not a list of numbers in [0, 1] or None (a ``ValueError``).
+        NonFiniteReward: a NaN or infinite reward (a ``CorruptBaseline``): never counted as a pass or a failure.
 
     Example::
 
         hist = pool_runs([load_document(p) for p in paths])
         print("\\n".join(hist.lines()))
+        gate = delta_report(before_rows, after_rows, noise=hist.noise)
     """
-    if not docs:
-        raise InvalidArgument("docs= needs at least one run document to pool")
     alpha = arguments.fraction("alpha", alpha, closed=False)
-    names = list(names) if names is not None else [f"run {i + 1}" for i in range(len(docs))]
-    by_key: dict[str, list[Mapping[str, Any]]] = {}
-    for doc in docs:
-        for sc in doc.get("scenarios") or []:
-            by_key.setdefault(str(sc["key"]), []).append(sc)
+    entries_by_doc, names = _checked(docs, names)
+    per_key: dict[str, list[tuple[int, Mapping[str, Any]]]] = {}
+    for j, entries in enumerate(entries_by_doc):
+        for sc in entries:
+            per_key.setdefault(sc["key"], []).append((j, sc))
+    for key, entries in per_key.items():
+        newest = entries[-1][1]
+        per_key[key] = [(j, e) for j, e in entries if e.get("k") == newest.get("k") and
+                        e.get("judge") == newest.get("judge")]
+    per_key = dict(sorted(per_key.items()))
+    noise, weights, tau, trend, refused = _between_runs(per_key, names, alpha)
+    scen, index = _scenarios(per_key, weights > 0, alpha=alpha, seed=seed)
+    rates = []
+    for entries in entries_by_doc:
+        flags = [f for sc in entries for f in _flags(sc)]
+        rates.append(sum(flags) / len(flags) if flags else None)  # None, not NaN: the run document is strict JSON
+    keys = list(scen)
+    return History(names, scen, index, noise, [nm for nm, w in zip(names, weights) if w > 0], refused,
+                   [k for k in keys if scen[k].flaky], [k for k in keys if scen[k].drifting], rates, tau, trend,
+                   alpha, requested=requested)
+
+
+def _scenarios(per_key: dict[str, list[tuple[int, Mapping[str, Any]]]], kept: np.ndarray, *, alpha: float,
+               seed: int) -> tuple[dict[str, ScenarioHistory], dict[str, dict[str, Any]]]:
+    """Each scenario's history over every run (flakiness and trend, Holm-adjusted) and its pooled entry over the
+    kept runs."""
     scen: dict[str, ScenarioHistory] = {}
     index: dict[str, dict[str, Any]] = {}
-    for key, entries in sorted(by_key.items()):
-        newest = entries[-1]
-        same = [e for e in entries if e.get("k") == newest.get("k") and e.get("judge") == newest.get("judge")]
-        flags = [_flags(e) for e in same]
+    for key, entries in per_key.items():
+        flags = [_flags(e) for _, e in entries]
         passes, trials = [sum(f) for f in flags], [len(f) for f in flags]
-        rho, n_eff = design_effect(passes, trials)
+        pooled_entries = [e for j, e in entries if kept[j]] or [entries[-1][1]]
+        kept_flags = [_flags(e) for e in pooled_entries]
+        rho, n_eff = design_effect([sum(f) for f in kept_flags], [len(f) for f in kept_flags])
         total = sum(trials)
-        rate = sum(passes) / total if total else None
-        scen[key] = ScenarioHistory(key, passes, trials, rate, rho, n_eff,
-                                    homogeneity_p(passes, trials, permutations=permutations, seed=seed),
+        scen[key] = ScenarioHistory(key, passes, trials, sum(passes) / total if total else None, rho, n_eff, 1.0,
                                     trend_p=trend_p(passes, trials))
-        pooled = dict(newest)
-        pooled["rewards"] = [r for e in same for r in e.get("rewards") or []]
-        pooled["pooled"] = {"runs": len(same), "passes": sum(passes), "n_scored": total, "rho": rho,
-                            "n_effective": n_eff}
+        pooled = dict(entries[-1][1])
+        pooled["rewards"] = [r for e in pooled_entries for r in e.get("rewards") or []]
+        pooled["pooled"] = {"runs": len(pooled_entries), "passes": sum(map(sum, kept_flags)),
+                            "n_scored": sum(map(len, kept_flags)), "rho": rho, "n_effective": n_eff}
         index[key] = pooled
     keys = list(scen)
-    for name, attr, flag in (("flaky_p", "flaky_p_holm", "flaky"), ("trend_p", "trend_p_holm", "drifting")):
-        for key, adj in zip(keys, _holm([getattr(scen[k], name) for k in keys])):
-            setattr(scen[key], attr, adj)
-            setattr(scen[key], flag, adj <= alpha)
-    rates = []
-    for doc in docs:
-        flags = [f for sc in doc.get("scenarios") or [] for f in _flags(sc)]
-        rates.append(sum(flags) / len(flags) if flags else None)  # None, not NaN: the run document is strict JSON
-    tau, p = mann_kendall([r for r in rates if r is not None])
-    return History(names, scen, index, [k for k in keys if scen[k].flaky], [k for k in keys if scen[k].drifting],
-                   rates, tau, p, alpha, requested=requested)
+    flaky_p, _ = homogeneity_pvalues([scen[k].passes for k in keys], [scen[k].trials for k in keys], alpha=alpha,
+                                     seed=seed)
+    can_vary = [k for k in keys if len(scen[k].trials) >= 2 and 0 < sum(scen[k].passes) < sum(scen[k].trials)]
+    for key, p in zip(keys, flaky_p):
+        scen[key].flaky_p = float(p)
+    for key, adj in zip(can_vary, _holm([scen[k].flaky_p for k in can_vary])):
+        scen[key].flaky_p_holm = adj
+        scen[key].flaky = adj <= alpha
+    for key, adj in zip(keys, _holm([scen[k].trend_p for k in keys])):
+        scen[key].trend_p_holm = adj
+        scen[key].drifting = adj <= alpha
+    return scen, index
 
 
 def effective_counts(entry: Mapping[str, Any], pass_reward: float | None = None) -> tuple[int, int]:

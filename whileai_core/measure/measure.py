@@ -15,7 +15,6 @@ from typing import Any
 
 import numpy as np
 
-from whileai_core.measure import power as power_sim
 from whileai_core.defaults import (
     ALPHA,
     BOOTSTRAP_DRAWS,
@@ -36,8 +35,10 @@ from whileai_core.defaults import (
     ROLLOUTS_PER_TASK,
 )
 from whileai_core.errors import InvalidArgument, InvalidArgumentType
+from whileai_core.measure import power as power_sim
 from whileai_core.measure import sequential as sequential_design
 from whileai_core.measure import stats
+from whileai_core.measure.between_runs import RunVariance
 from whileai_core.rows import TaskKeyTypes, as_rows, reward_field_hint, task_key, unique_rows
 
 Interval = tuple[float, float]
@@ -804,8 +805,8 @@ class DeltaReport:
 def _noise_sd(noise: Any) -> float | None:
     if noise is None:
         return None
-    if isinstance(noise, EvalVariance):
-        return noise.sd
+    if isinstance(noise, (EvalVariance, RunVariance)):
+        return noise.sd if isinstance(noise, EvalVariance) else noise.sd()
     if isinstance(noise, bool) or not isinstance(noise, (int, float)) or not noise >= 0 or math.isnan(noise):
         raise InvalidArgument(f"noise= takes an eval_variance(...) result or a run-to-run sd >= 0; got {noise!r}")
     return float(noise)
@@ -846,8 +847,14 @@ def _noise_from_run_std(noise: Any, run_std: Any, run_std_runs: Any, level: Any)
     return EvalVariance(runs, [], None, sd, None, None, None, 0, stats.check_level(level))
 
 
-def _noise_band(noise: Any, noise_multiplier: float | None, level: float) -> tuple[float | None, Interval | None]:
-    """delta_report's noise band for one run a side and its interval (None, None without ``noise``)."""
+def _noise_band(noise: Any, noise_multiplier: float | None, level: float, keys: list[str] | None = None
+                ) -> tuple[float | None, Interval | None]:
+    """delta_report's noise band for one run a side and its interval (None, None without ``noise``); a pooled
+    baseline's ``RunVariance`` gives the band of the pooled runs against one run, over the paired ``keys``."""
+    if isinstance(noise, RunVariance):
+        if noise_multiplier is not None:
+            return float(noise_multiplier) * noise.sd(keys), None
+        return noise.band(keys, level=level), noise.band_ci(keys, level=level)
     sd = _noise_sd(noise)
     if sd is not None and not isinstance(noise, EvalVariance):
         noise = EvalVariance(1, [], None, None, None, sd, None, 0, level)  # a bare sd: df unknown, normal quantile
@@ -942,13 +949,15 @@ def delta_report(
     seed = _check_seed(seed)
     if isinstance(min_effect, bool) or not isinstance(min_effect, (int, float)) or not min_effect >= 0:
         raise InvalidArgument(f"min_effect= must be a change in pass rate >= 0 (0.05 = 5 points); got {min_effect!r}")
-    band, band_ci = _noise_band(noise, noise_multiplier, level)
+    band, band_ci = _noise_band(noise, noise_multiplier, level)  # checks noise= before the rows are read
     b, a = task_counts(before, name="before", dedupe=dedupe), task_counts(after, name="after", dedupe=dedupe)
     a_pos = {k: i for i, k in enumerate(a.keys)}
     b_set = set(b.keys)
     paired = [k for k in b.keys if k in a_pos]
     unpaired_before = [k for k in b.keys if k not in a_pos]
     unpaired_after = [k for k in a.keys if k not in b_set]
+    if isinstance(noise, RunVariance) and paired:
+        band, band_ci = _noise_band(noise, noise_multiplier, level, paired)
     notes = []
     for side, tc in (("before", b), ("after", a)):
         if tc.skipped_note():
