@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from scipy.stats import kendalltau, pearsonr
 
-from whileai_core.errors import InvalidArgument
+from whileai_core.errors import CorruptBaseline, InvalidArgument, NonFiniteReward, WaiError
 from whileai_core.measure.between_runs import between_run_variance, pooling_weights, prediction_band
 from whileai_core.measure.exact import homogeneity_pvalues, mann_kendall_exact, mann_kendall_pvalues
 from whileai_core.measure.history import (
@@ -297,3 +297,38 @@ def test_a_drifting_suite_is_not_pooled():
     assert hist.refused and hist.kept == ["run 5"] and hist.n_effective_runs == pytest.approx(1.0)
     assert all(e["pooled"]["runs"] == 1 and len(e["rewards"]) == 4 for e in hist.index.values())
     assert any(line.startswith("drift: pooling refused") for line in hist.lines())
+
+
+# ------------------------------------------------------------------------------------------------
+# issue 30 item 6: malformed documents are errors naming the field, never a silent drop or merge
+# ------------------------------------------------------------------------------------------------
+def _entry(key, rewards):
+    return {"key": key, "k": len(rewards), "judge": None, "rewards": rewards}
+
+
+@pytest.mark.parametrize("scenarios, error, match", [
+    ([_entry("a", [1.0, float("nan"), 0.0])], NonFiniteReward, r"latest: scenarios\[0\] \('a'\) has reward nan at "
+                                                               r"rewards\[1\]"),
+    ([_entry("a", [1.0]), _entry("a", [0.0])], CorruptBaseline, r"latest: scenarios\[1\].key 'a' repeats "
+                                                                r"scenarios\[0\] of the same run"),
+    ([_entry(1, [1.0]), _entry("1", [0.0])], CorruptBaseline, r"latest: scenarios\[0\].key is 1 \(int\)"),
+    ([_entry("a", [1.0, 2.0])], CorruptBaseline, r"reward 2.0 at rewards\[1\], not a number in \[0, 1\]"),
+    ([_entry("a", [True])], CorruptBaseline, r"reward True at rewards\[0\]"),
+    ([{"key": "a", "k": 1}], CorruptBaseline, r"scenarios\[0\].rewards \('a'\) missing"),
+])
+def test_pool_runs_refuses_malformed_documents(scenarios, error, match):
+    good = {"scenarios": [_entry("a", [1.0, 0.0]), _entry("b", [1.0, 1.0])]}
+    with pytest.raises(error, match=match):
+        pool_runs([good, {"scenarios": scenarios}], names=["older", "latest"])
+    assert issubclass(error, ValueError) and issubclass(error, WaiError)
+
+
+def test_pool_runs_refuses_what_is_not_a_list_of_documents():
+    with pytest.raises(TypeError, match="docs= is a list of run documents"):
+        pool_runs({"scenarios": []})
+    with pytest.raises(TypeError, match="run 2: a run document is a dict"):
+        pool_runs([{"scenarios": []}, "run.json"])
+    with pytest.raises(CorruptBaseline, match="run 1: field 'scenarios' missing"):
+        pool_runs([{}])
+    with pytest.raises(InvalidArgument, match="names= gives 1 name"):
+        pool_runs([{"scenarios": []}, {"scenarios": []}], names=["only"])

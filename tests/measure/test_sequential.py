@@ -145,3 +145,58 @@ def test_delta_report_and_compare_take_sequential():
     assert not cmp.ok and cmp.headline.sequential.red
     with pytest.raises(InvalidArgument, match="sequential="):
         delta_report(before, broken, sequential="soon", permutations=200, draws=200)
+
+
+# ------------------------------------------------------------------------------------------------
+# issue 30 items 4 and 5: impossible counts and unplaceable rows are errors naming the field
+# ------------------------------------------------------------------------------------------------
+PLAN = SequentialPlan(2, 4)
+BEFORE = {"a": (3, 4), "b": (4, 4), "c": (2, 4)}
+
+
+@pytest.mark.parametrize("rounds, match", [
+    ([{"a": (3, 2), "b": (2, 2), "c": (1, 2)}], r"after_rounds\[0\]\['a'\] = \(3, 2\).*passes <= trials"),
+    ([{"a": (-1, 2), "b": (2, 2), "c": (1, 2)}], r"after_rounds\[0\]\['a'\] = \(-1, 2\)"),
+    ([{"a": (float("nan"), 2), "b": (2, 2), "c": (1, 2)}], r"after_rounds\[0\]\['a'\]: passes is nan"),
+    ([{"a": (1.5, 2), "b": (2, 2), "c": (1, 2)}], r"passes is 1.5; counts are whole numbers"),
+    ([{"a": (2, 2), "b": (2, 2), "c": (1, 2)}, {"a": (1, 4), "b": (4, 4), "c": (2, 4)}],
+     r"after_rounds\[1\]\['a'\] = \(1, 4\) is below round 1's \(2, 2\)"),
+    ([{"a": (2, 2), "b": (2, 2), "c": (1, 2)}, {"a": (3, 4), "b": (4, 4)}], r"after_rounds\[1\] lacks 'c'"),
+    ([{"a": (2, 3), "b": (2, 2), "c": (1, 2)}], r"after_rounds\[0\]\['a'\] has 3 trials.*at most 2"),
+    ([{"a": (2, 2)}] * 3, r"needs 1..2 rounds"),
+])
+def test_sequential_test_refuses_impossible_counts(rounds, match):
+    with pytest.raises(InvalidArgument, match=match):
+        sequential_test(BEFORE, rounds, plan=PLAN)
+
+
+def test_sequential_test_refuses_bad_shapes_and_a_bad_baseline():
+    with pytest.raises(InvalidArgument, match=r"before\['b'\] = \(5, 4\)"):
+        sequential_test({"a": (3, 4), "b": (5, 4)}, [{"a": (2, 2), "b": (2, 2)}], plan=PLAN)
+    with pytest.raises(TypeError, match=r"after_rounds\[0\]\['a'\] is 2; each entry is a \(passes, scored trials\)"):
+        sequential_test(BEFORE, [{"a": 2, "b": (2, 2)}], plan=PLAN)
+    with pytest.raises(TypeError, match="plan= is a SequentialPlan"):
+        sequential_test(BEFORE, [{"a": (2, 2), "b": (2, 2)}], plan=2)
+    ok = sequential_test(BEFORE, [{k: (np.int64(2), np.int64(2)) for k in BEFORE}], plan=PLAN)  # numpy ints count
+    assert ok.round == 1
+
+
+def _trial_rows(k, start=0, key="t", tasks=40, rate=0.7, seed=0, index=True):
+    rng = np.random.default_rng(seed)
+    return [{"task_id": f"{key}{t}", **({"rollout_index": i + start} if index else {}),
+             "reward": int(rng.random() < rate)} for t in range(tasks) for i in range(k)]
+
+
+def test_delta_report_sequential_refuses_rows_it_cannot_place_in_a_round():
+    before = _trial_rows(4, seed=1)
+    with pytest.raises(InvalidArgument, match=r"after\[3\] \(task 't0'\) has rollout_index 4, outside the plan's "
+                                              r"0..3 \(40 row\(s\) outside\); the indices run 1..max_trials, so they look "
+                                              r"1-based"):
+        delta_report(before, _trial_rows(4, start=1, seed=2), sequential=2)
+    with pytest.raises(InvalidArgument, match=r"after\[0\] \(task 't0'\) has no rollout_index"):
+        delta_report(before, _trial_rows(4, seed=2, index=False), sequential=2)
+    with pytest.raises(InvalidArgument, match=r"rollout_index 6, outside the plan's 0..3.*no trial 6"):
+        delta_report(before, _trial_rows(4, seed=2)[:-1] + [{"task_id": "t39", "rollout_index": 6, "reward": 1}],
+                     sequential=SequentialPlan(2, 4))
+    rep = delta_report(before, _trial_rows(4, seed=2), sequential=2)  # 0-based indices inside the plan still decide
+    assert rep.sequential is not None and rep.sequential.rounds == 2

@@ -996,19 +996,47 @@ def delta_report(
                        reason, p_exact=test.exact, per_task=per_task, note="; ".join(notes) or None, **common)
 
 
+def _rollout_indices(rows: list[Any], plan: Any) -> list[int]:
+    """Each after row's ``rollout_index``, checked against the plan: present, a whole number, 0-based and inside
+    0..max_trials-1. A row the rounds cannot place is an error naming it, never dropped or put in round 1."""
+    import numbers
+
+    index = []
+    for i, row in enumerate(rows):
+        value = row.get("rollout_index")
+        where = f"after[{i}] (task {task_key(row)!r})"
+        if value is None:
+            raise InvalidArgument(f"{where} has no rollout_index; sequential= cuts the after rows into rounds by it "
+                                  "(the 0-based trial index simulate writes): add it, or drop sequential=")
+        if isinstance(value, bool) or not isinstance(value, numbers.Real) or value != int(value):
+            raise InvalidArgument(f"{where} has rollout_index {value!r}; it is a whole number, the 0-based trial index")
+        index.append(int(value))
+    top = plan.max_trials - 1
+    bad = [(i, x) for i, x in enumerate(index) if not 0 <= x <= top]
+    if bad:
+        i, x = bad[0]
+        one_based = min(index) >= 1 and max(index) == plan.max_trials
+        hint = ("; the indices run 1..max_trials, so they look 1-based: subtract 1 (the first trial is 0)" if one_based
+                else f"; a plan of max_trials={plan.max_trials} has no trial {x}")
+        raise InvalidArgument(f"after[{i}] (task {task_key(rows[i])!r}) has rollout_index {x}, outside the plan's "
+                              f"0..{top} ({len(bad)} row(s) outside){hint}")
+    return index
+
+
 def _sequential_report(rep: DeltaReport, before: Any, after: Any, plan: Any, *, dedupe: bool) -> DeltaReport:
     """``rep`` with its verdict decided by the sequential rule over rounds of the after rows' rollout_index: an
-    int plan is the round size, up to the most rollouts a task has after. "worse" when it stops red, else
+    int plan is the round size, up to the most rows a task has after. Every after row needs a 0-based
+    rollout_index inside the plan (``_rollout_indices``). "worse" when it stops red, else
     "inconclusive" with its reason; ``rep.sequential`` says the round it stopped at and why."""
     b = task_counts(before, name="before", dedupe=dedupe)
     rows = as_rows(after, name="after")
     a = task_counts(rows, name="after", dedupe=dedupe)
     if isinstance(plan, int) and not isinstance(plan, bool):
-        plan = sequential_design.SequentialPlan(plan, max(int(a.n.max()) if len(a.n) else 1, plan))
+        plan = sequential_design.SequentialPlan(plan, max(max(a.rows_per_task.values(), default=1), plan))
     if not isinstance(plan, sequential_design.SequentialPlan):
         raise InvalidArgument(f"sequential= takes a SequentialPlan or a round size (int >= 1); got {plan!r}")
     before_counts = {k: (int(c), int(n)) for k, c, n in zip(b.keys, b.c, b.n)}
-    index = [int(r.get("rollout_index") or 0) for r in rows]
+    index = _rollout_indices(rows, plan)
     last = min(plan.rounds, max(index, default=0) // plan.round_trials + 1)
     rounds = []
     for r in range(last):

@@ -29,7 +29,7 @@ import numpy as np
 
 from whileai_core import arguments
 from whileai_core import defaults as D
-from whileai_core.errors import InvalidArgument
+from whileai_core.errors import InvalidArgument, InvalidArgumentType
 
 
 @dataclass(frozen=True)
@@ -309,6 +309,61 @@ def _reason(decision: str, look: Look, max_drop: float, final: bool) -> str:
     return f"the interval neither excludes 0 with a drop >= max_drop={max_drop:g} nor rules out such a drop"
 
 
+def _count_pair(value: Any, where: str) -> tuple[int, int]:
+    """One (passes, scored trials) entry, checked: two whole numbers with 0 <= passes <= trials."""
+    import numbers
+
+    if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, (Sequence, np.ndarray)) or len(value) != 2:
+        raise InvalidArgumentType(f"{where} is {value!r}; each entry is a (passes, scored trials) pair")
+    passes, trials = value
+    for name, x in (("passes", passes), ("trials", trials)):
+        if isinstance(x, bool) or not isinstance(x, numbers.Real) or not math.isfinite(x) or x != int(x):
+            raise InvalidArgument(f"{where}: {name} is {x!r}; counts are whole numbers (passes, scored trials)")
+    passes, trials = int(passes), int(trials)
+    if passes < 0 or trials < 0 or passes > trials:
+        raise InvalidArgument(f"{where} = ({passes}, {trials}): counts need 0 <= passes <= trials (passes, scored "
+                              "trials)")
+    return passes, trials
+
+
+def _checked_counts(before: Any, after_rounds: Any, plan: Any) -> tuple[dict[str, tuple[int, int]],
+                                                                          list[dict[str, tuple[int, int]]]]:
+    """``sequential_test``'s inputs, checked: every count a (passes, trials) pair, cumulative counts that never
+    fall, and no round with more trials than the plan has run by then. Errors name the round and the key."""
+    if not isinstance(plan, SequentialPlan):
+        raise InvalidArgumentType(f"plan= is a SequentialPlan(round_trials, max_trials); got {plan!r}")
+    if not isinstance(before, Mapping):
+        raise InvalidArgumentType(f"before= maps scenario key -> (passes, scored trials); got {type(before).__name__}")
+    if isinstance(after_rounds, (str, bytes, Mapping)) or not isinstance(after_rounds, Sequence):
+        raise InvalidArgumentType("after_rounds= is a list of {key: (passes, trials)}, one per round (cumulative)")
+    if not after_rounds or len(after_rounds) > plan.rounds:
+        raise InvalidArgument(f"after_rounds= needs 1..{plan.rounds} rounds of counts; got {len(after_rounds)}")
+    base = {k: _count_pair(v, f"before[{k!r}]") for k, v in before.items()}
+    rounds: list[dict[str, tuple[int, int]]] = []
+    for r, counts in enumerate(after_rounds):
+        if not isinstance(counts, Mapping):
+            raise InvalidArgumentType(f"after_rounds[{r}] is a {type(counts).__name__}; each round maps key -> "
+                                      "(passes, trials)")
+        ran = min((r + 1) * plan.round_trials, plan.max_trials)
+        now = {k: _count_pair(v, f"after_rounds[{r}][{k!r}]") for k, v in counts.items()}
+        for k, (c, n) in now.items():
+            if n > ran:
+                raise InvalidArgument(f"after_rounds[{r}][{k!r}] has {n} trials, but {r + 1} round(s) of this plan "
+                                      f"run at most {ran} (round_trials={plan.round_trials}, max_trials="
+                                      f"{plan.max_trials}); counts are cumulative per round")
+        if rounds:
+            for k, (c0, n0) in rounds[-1].items():
+                c, n = now.get(k, (None, None))
+                if c is None:
+                    raise InvalidArgument(f"after_rounds[{r}] lacks {k!r}, which round {r} had; every round carries "
+                                          "the cumulative counts of every scenario")
+                if c < c0 or n < n0:
+                    raise InvalidArgument(f"after_rounds[{r}][{k!r}] = ({c}, {n}) is below round {r}'s ({c0}, {n0}); "
+                                          "counts are cumulative, so they never fall")
+        rounds.append(now)
+    return base, rounds
+
+
 def sequential_test(before: Mapping[str, tuple[int, int]], after_rounds: Sequence[Mapping[str, tuple[int, int]]],
                     *, plan: SequentialPlan, alpha: float = D.GATE_ALPHA, max_drop: float = D.GATE_MAX_DROP
                     ) -> SequentialResult:
@@ -325,15 +380,19 @@ def sequential_test(before: Mapping[str, tuple[int, int]], after_rounds: Sequenc
         a ``SequentialResult`` (``decision`` is "continue" while rounds remain and nothing is decided).
 
     Raises:
-        InvalidArgument: no rounds, more rounds than the plan, or fewer than 2 paired scenarios.
+        InvalidArgument: no rounds, more rounds than the plan, fewer than 2 paired scenarios, or impossible counts:
+            passes above trials, a negative or fractional or NaN count, cumulative counts that fall from one round
+            to the next, a scenario missing from a later round, more trials than the plan runs by that round (a
+            ``ValueError``; the message names the round and the key).
+        InvalidArgumentType: ``plan`` not a ``SequentialPlan``, or counts that are not (passes, trials) pairs (a
+            ``TypeError``).
 
     Example::
 
         res = sequential_test({"a": (3, 4), "b": (4, 4)}, [{"a": (2, 2), "b": (2, 2)}], plan=SequentialPlan(2, 4))
         print(res)  # sequential (obrien-fleming spending, alpha 0.05): after round 1 of 2: run another round ...
     """
-    if not after_rounds or len(after_rounds) > plan.rounds:
-        raise InvalidArgument(f"after_rounds= needs 1..{plan.rounds} rounds of counts; got {len(after_rounds)}")
+    before, after_rounds = _checked_counts(before, after_rounds, plan)
     last = after_rounds[-1]
     keys = sorted(k for k in before if k in last and before[k][1] > 0 and all(r.get(k, (0, 0))[1] > 0
                                                                                for r in after_rounds))
