@@ -220,7 +220,7 @@ HOLDOUT_SIM_RUNS = 2000  # simulated delta_report runs per candidate n when hold
 HOLDOUT_SIM_CONFIDENCE = 0.9  # holdout_size takes the smallest n whose simulated power has a one-sided 90% Wilson lower bound >= power, so MC noise cannot break the promise; convention
 HOLDOUT_SIM_MAX_LATTICE = 1000  # simulate only while k x n (lattice points of one run's sum) is at most this (~1 s per candidate n at the cap, 2 cores); above it the permutation-variance t formula, conservative; convention
 HOLDOUT_SIM_SEED = 0  # seed of holdout_size's simulation (the plan is reproducible); convention
-PASS_K_INTERVAL = "wilson"  # pass^k / pass@k interval: Wilson score on tasks (per-task value as fractional success); issue 15 coverage test: >= 0.93 at 10, 30, 100 tasks, Beta(2,2) and Beta(0.5,0.5); the bootstrap covers 0.78-0.79 at 10 tasks
+PASS_K_INTERVAL = "wilson_cc"  # pass^k / pass@k interval: Wilson score with continuity correction (Newcombe 1998 method 4) on tasks, per-task value as fractional success; issue 30: plain Wilson covered 0.900 for pass^8 at 10 tasks, Beta(2,2) (exact); this one covers >= 0.95 at every true rate from 10 tasks (exact binomial sums) and >= 0.95 in every setting of tests/measure/test_stats_promises.py
 BOOTSTRAP_RELIABLE_TASKS = 30  # below this many tasks the headroom bootstrap under-covers and is flagged: 0.88-0.91 at 10 tasks, >= 0.93 from 30 (issue 15 measurement, k=4, 1000 runs)
 LOG_FLOOR = -745.0  # log 0 is floored here in power.py's spectra: exp(-745) underflows to 0 in float64 (IEEE 754 double range)
 BOOTSTRAP_CHUNK_BYTES = 64 * 2**20  # memory per chunk of an index bootstrap / sign-flip batch; statistics-methods.md C (64 MB chunks)

@@ -94,7 +94,7 @@ def test_pass_at_interval_matches_scipy_bootstrap():
     scipy_stats = pytest.importorskip("scipy.stats")
     rng = np.random.default_rng(3)
     counts = rng.binomial(4, rng.beta(2, 1.2, size=300))
-    res = pass_at(rows_from_counts(counts, 4), draws=20000, seed=1)
+    res = pass_at(rows_from_counts(counts, 4), draws=20000, seed=1, k_interval="bootstrap")
     rates = counts / 4
     ref = scipy_stats.bootstrap((rates,), np.mean, n_resamples=20000, method="percentile", rng=2, batch=2000)
     # two independent Monte Carlo runs of the same bootstrap: endpoint MC sd ~0.0005 here; tolerance 0.005

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import re
 
+import os
+
 import numpy as np
 import pytest
 
 from whileai_core import rows as rows_mod
 from whileai_core.measure.measure import delta_report, eval_variance, pass_at, task_counts
+
+LONG = os.environ.get("WHILEAI_STATS_LONG") == "1"  # long mode: more simulated runs, figures for the record
 
 
 def run_rows(counts, k, prefix="t"):
@@ -168,28 +172,73 @@ def beta_truth(a, b, k):
     return float(np.prod((a + j) / (a + b + j))), float(1 - np.prod((b + j) / (a + b + j)))
 
 
+def _coverage(a, b, n_tasks, rollouts, k, runs, seed):
+    """Coverage of the default pass^k and pass@k intervals over ``runs`` seeded runs of fresh tasks."""
+    from whileai_core.measure import stats
+
+    rng = np.random.default_rng(seed)
+    c = rng.binomial(rollouts, rng.beta(a, b, size=(runs, n_tasks)))
+    n = np.full_like(c, rollouts)
+    out = []
+    for per_task, truth in ((stats.pass_pow_k, beta_truth(a, b, k)[0]), (stats.pass_at_k, beta_truth(a, b, k)[1])):
+        est = per_task(n.ravel(), c.ravel(), k).reshape(runs, n_tasks).mean(axis=1)
+        ci = np.array([stats.wilson_mean_interval(float(m), n_tasks, continuity=True) for m in est])
+        out.append(float(np.mean((ci[:, 0] <= truth) & (truth <= ci[:, 1]))))
+    return out, c
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("a,b", [(2, 2), (0.5, 0.5)])
 @pytest.mark.parametrize("n_tasks", [10, 30, 100])
-@pytest.mark.parametrize("rollouts", [4, 8])
-def test_pass_k_intervals_cover_at_small_n(a, b, n_tasks, rollouts):
-    """2,000 seeded runs of n_tasks fresh tasks: the printed 95% pass^4 and pass@4 intervals cover >= 0.93."""
+@pytest.mark.parametrize("rollouts,k", [(4, 4), (8, 4), (8, 8)])
+def test_pass_k_intervals_cover_at_small_n(a, b, n_tasks, rollouts, k):
+    """Seeded runs of n_tasks fresh tasks: the printed 95% pass^k and pass@k intervals cover >= 0.93 (issue 30:
+    pass^8 from 8 rollouts is 0/1 per task, where plain Wilson covered 0.900 at 10 tasks, Beta(2,2))."""
     from whileai_core.measure import stats
 
-    k, runs = 4, 2000
-    rng = np.random.default_rng(1000 * n_tasks + rollouts)
-    c = rng.binomial(rollouts, rng.beta(a, b, size=(runs, n_tasks)))
-    n = np.full_like(c, rollouts)
-    per_pow = stats.pass_pow_k(n.ravel(), c.ravel(), k).reshape(runs, n_tasks).mean(axis=1)
-    per_at = stats.pass_at_k(n.ravel(), c.ravel(), k).reshape(runs, n_tasks).mean(axis=1)
-    true_pow, true_at = beta_truth(a, b, k)
-    for est, truth in ((per_pow, true_pow), (per_at, true_at)):
-        ci = np.array([stats.wilson_mean_interval(float(m), n_tasks) for m in est])
-        covered = np.mean((ci[:, 0] <= truth) & (truth <= ci[:, 1]))
-        assert covered >= 0.93, f"coverage {covered:.3f} (truth {truth:.3f})"
+    runs = 20_000 if LONG else 2000
+    (pow_cov, at_cov), c = _coverage(a, b, n_tasks, rollouts, k, runs, seed=1000 * n_tasks + 10 * rollouts + k)
+    print(f"coverage Beta({a},{b}) {n_tasks} tasks, {rollouts} rollouts: pass^{k} {pow_cov:.3f} pass@{k} {at_cov:.3f}")
+    assert pow_cov >= 0.93 and at_cov >= 0.93
     first = pass_at(run_rows(c[0], rollouts), k=k)  # the printed intervals are these
-    assert first.k_interval == "wilson" and first.pass_pow_k_ci95 == pytest.approx(
-        stats.wilson_mean_interval(float(per_pow[0]), n_tasks))
+    per_pow = stats.pass_pow_k(np.full(n_tasks, rollouts), c[0], k).mean()
+    assert first.k_interval == "wilson_cc" and first.pass_pow_k_ci95 == pytest.approx(
+        stats.wilson_mean_interval(float(per_pow), n_tasks, continuity=True))
+
+
+def test_pass_8_at_10_tasks_covers_by_the_exact_binomial_sum():
+    """pass^8 from 8 rollouts is 0/1 per task, so the interval's coverage is an exact binomial sum: the default
+    covers >= 0.95 at the true pass^8 of Beta(2, 2) tasks, and at every true rate on a grid; plain Wilson 0.900."""
+    from scipy.stats import binom
+
+    from whileai_core.measure import stats
+
+    def coverage(truth, cc):
+        x = np.arange(11)
+        ci = np.array([stats.wilson_mean_interval(v / 10, 10, continuity=cc) for v in x])
+        return float(binom.pmf(x, 10, truth)[(ci[:, 0] <= truth) & (truth <= ci[:, 1])].sum())
+
+    truth = beta_truth(2, 2, 8)[0]
+    assert coverage(truth, cc=True) >= 0.95 and coverage(truth, cc=False) == pytest.approx(0.900, abs=5e-4)
+    assert min(coverage(t, cc=True) for t in np.linspace(0.001, 0.999, 999)) >= 0.95
+
+
+def test_continuity_corrected_wilson_matches_newcombe_and_its_defining_equation():
+    from scipy.optimize import brentq
+    from scipy.stats import norm
+
+    from whileai_core.measure import stats
+
+    # Newcombe 1998, Stat Med 17:857, Table II, method 4 (score interval with continuity correction)
+    for (x, n), expected in {(81, 263): (0.2535, 0.3682), (15, 148): (0.0598, 0.1644), (0, 20): (0.0, 0.2005),
+                             (1, 29): (0.0018, 0.1963)}.items():
+        assert stats.wilson_mean_interval(x / n, n, continuity=True) == pytest.approx(expected, abs=1e-4)
+    z = norm.ppf(0.975)
+    for p, n in [(0.3, 10), (0.07, 25), (0.55, 40)]:  # bounds solve |p - pi| - 1/(2n) = z sqrt(pi (1 - pi) / n)
+        lo, hi = stats.wilson_mean_interval(p, n, continuity=True)
+        f = lambda pi: abs(p - pi) - 1 / (2 * n) - z * np.sqrt(pi * (1 - pi) / n)  # noqa: E731
+        assert lo == pytest.approx(brentq(f, 1e-12, p - 1 / (2 * n)), abs=1e-9)
+        assert hi == pytest.approx(brentq(f, p + 1 / (2 * n), 1 - 1e-12), abs=1e-9)
 
 
 def test_the_bootstrap_under_covers_pass_pow_k_at_10_tasks():
@@ -205,7 +254,7 @@ def test_the_bootstrap_under_covers_pass_pow_k_at_10_tasks():
         covered += ci[0] <= truth <= ci[1]
     assert covered / 300 < 0.88
     wilson = pass_at(run_rows([0] * 10, 4))  # every task's pass^4 is 0: the Wilson interval does not collapse
-    assert wilson.pass_pow_k == 0 and wilson.pass_pow_k_ci95[1] == pytest.approx(0.2775, abs=1e-4)
+    assert wilson.pass_pow_k == 0 and wilson.pass_pow_k_ci95[1] == pytest.approx(0.3445, abs=1e-4)
     boot = pass_at(run_rows([0] * 10, 4), k_interval="bootstrap")
     assert boot.pass_pow_k_ci95 == (0.0, 0.0) and "zero-width interval on pass@1" in boot.note
 
@@ -250,3 +299,23 @@ def test_noise_band_lets_about_alpha_of_pure_noise_through():
     ev = eval_variance(*rows)
     run_means = [np.mean([r["reward"] for r in run]) for run in rows]
     assert ev.noise_band == pytest.approx(t.ppf(0.975, 2) * np.std(run_means, ddof=1) * np.sqrt(2))
+
+
+# ------------------------------------------------------------------------------------------------
+# issue 30 item 10: small ones
+# ------------------------------------------------------------------------------------------------
+def test_one_task_gets_no_interval_on_any_rate():
+    one = pass_at(run_rows([3], 4))
+    assert one.ci95 is None and one.pass_pow_k_ci95 is None and one.pass_at_k_ci95 is None
+    assert "no bootstrap interval: 1 task(s)" in one.note and "(no interval)" in str(one)
+    few = pass_at(run_rows([3, 2, 4, 1], 4) + run_rows([1, 2], 2, prefix="u"), k=4)  # 4 tasks at k, 2 short
+    assert few.ci95 is not None and few.pass_pow_k_ci95 is not None
+    two_at_k = pass_at(run_rows([3, 2], 4) + run_rows([1, 2, 1], 2, prefix="u"), k=4)
+    assert two_at_k.ci95 is not None and two_at_k.pass_pow_k_ci95 is None
+    assert "no interval on pass^4 / pass@4: 2 task(s) reached k=4, an interval needs 3" in two_at_k.note
+
+
+def test_uneven_rollouts_note_says_the_range():
+    rows = run_rows([1, 2, 0, 1], 2) + run_rows([5, 6, 7, 8], 8, prefix="u")
+    note = pass_at(rows).note
+    assert "tasks have 2 to 8 rollouts, and k is the fewest" in note and "2 rollout(s) each" not in note

@@ -210,7 +210,7 @@ class PassAt:
     method: str
     draws: int
     note: str | None = None
-    k_interval: str = PASS_K_INTERVAL  # how pass^k / pass@k intervals were made: "wilson" or "bootstrap"
+    k_interval: str = PASS_K_INTERVAL  # how pass^k / pass@k intervals were made: "wilson_cc", "wilson", "bootstrap"
     n_groups_imputed: int = 0  # unanimous groups shorter than k scored at their 0/1 value (unanimous_short=True)
     config: dict[str, Any] = field(default_factory=dict)  # the run conditions the rows agree on (measure.config)
 
@@ -278,8 +278,10 @@ def pass_at(
     pass^k / pass@k, counted (``n_excluded``) and named in the note; pass@1 is the mean per-task rate over all
     tasks. Below ``min_k`` pass^k and pass@k are not reported. ``method``: "percentile" (default), "basic",
     "BCa". Repeated rollouts are an error unless ``dedupe=True`` (dropped and counted).
-    ``k_interval``: "wilson" (default; Wilson score over the tasks at k, which holds its coverage at 10 tasks
-    where the bootstrap does not) or "bootstrap". The headroom interval is a bootstrap; below
+    ``k_interval``: "wilson_cc" (default; Wilson score with a continuity correction over the tasks at k, which
+    covers >= 0.95 from 10 tasks on, pass^8 included, where the bootstrap covers 0.79 and plain Wilson 0.90),
+    "wilson" or "bootstrap". Below ``min_tasks`` tasks at k there is no interval, as for pass@1. The headroom
+    interval is a bootstrap; below
     ``reliable_tasks`` tasks at k the note flags it as too narrow.
     ``unanimous_short=True`` (the SDK's option) scores a task with fewer than k graded rollouts that all agree
     at its 0/1 value for pass^k and pass@k (counted in ``n_groups_imputed``); mixed short tasks stay out.
@@ -295,7 +297,8 @@ def pass_at(
         min_k: below this k, pass^k and pass@k are not reported. (``ROLLOUTS_PER_TASK``)
         min_tasks: below this many tasks there is no interval. (``MIN_CI_TASKS``)
         dedupe: drop repeated rollouts (counted in the note) instead of raising.
-        k_interval: ``"wilson"`` or ``"bootstrap"`` for the pass^k / pass@k intervals. (``PASS_K_INTERVAL``)
+        k_interval: ``"wilson_cc"``, ``"wilson"`` or ``"bootstrap"`` for the pass^k / pass@k intervals.
+            (``PASS_K_INTERVAL``)
         reliable_tasks: below this many tasks at k the headroom interval is flagged as too narrow.
             (``BOOTSTRAP_RELIABLE_TASKS``)
         unanimous_short: score a task with fewer than k graded rollouts that all agree (all 0 or all 1) at that
@@ -329,8 +332,8 @@ def pass_at(
     min_k = stats.check_int(min_k, "min_k", 1)
     min_tasks = stats.check_int(min_tasks, "min_tasks", 1)
     reliable_tasks = stats.check_int(reliable_tasks, "reliable_tasks", 1)
-    if k_interval not in ("wilson", "bootstrap"):
-        raise InvalidArgument(f"k_interval= must be 'wilson' or 'bootstrap'; got {k_interval!r}")
+    if k_interval not in ("wilson_cc", "wilson", "bootstrap"):
+        raise InvalidArgument(f"k_interval= must be 'wilson_cc', 'wilson' or 'bootstrap'; got {k_interval!r}")
     seed = _check_seed(seed)
     tc = task_counts(rows, dedupe=dedupe)
     notes: list[str] = []
@@ -400,15 +403,16 @@ def _pass_cis(rates: np.ndarray, per_pow: Any, per_at: Any, eligible: np.ndarray
         else:
             ci1, cik, ciak, cih = _pass_intervals(rates, per_pow, per_at, eligible, level=level, draws=draws,
                                                   seed=seed, method=method, min_tasks=min_tasks)
-            if cik is None and k_interval == "bootstrap":
-                notes.append(f"no interval on pass^{k} / pass@{k}: {n_at_k} task(s) reached k={k}, "
-                             f"a bootstrap needs {min_tasks}")
             if cih is not None and n_at_k < reliable_tasks:
                 notes.append(f"the headroom interval is a task bootstrap over {n_at_k} tasks, which runs too narrow "
                              f"below {reliable_tasks} tasks (measured in docs/measure.md)")
-    if ppk is not None and pak is not None and k_interval == "wilson":
-        cik = stats.wilson_mean_interval(min(1.0, max(0.0, ppk)), n_at_k, level=level)
-        ciak = stats.wilson_mean_interval(min(1.0, max(0.0, pak)), n_at_k, level=level)
+    if ppk is not None and n_at_k < min_tasks and n_tasks >= min_tasks:
+        notes.append(f"no interval on pass^{k} / pass@{k}: {n_at_k} task(s) reached k={k}, an interval needs "
+                     f"{min_tasks} (as pass@1's)")
+    if ppk is not None and pak is not None and k_interval != "bootstrap" and n_at_k >= min_tasks:
+        cc = k_interval == "wilson_cc"
+        cik = stats.wilson_mean_interval(min(1.0, max(0.0, ppk)), n_at_k, level=level, continuity=cc)
+        ciak = stats.wilson_mean_interval(min(1.0, max(0.0, pak)), n_at_k, level=level, continuity=cc)
     return ci1, cik, ciak, cih
 
 
@@ -425,8 +429,12 @@ def _pass_k(tc: TaskCounts, k: int | None, *, k_given: bool, min_k: int) -> tupl
     if k < min_k and k_given:
         notes.append(f"k={k} is below min_k={min_k}; pass min_k={k} to report pass^{k} and pass@{k}")
     elif k < min_k:
-        notes.append(f"tasks have {k} rollout(s) each; set repeats>={min_k} for pass^k and pass@k "
-                     f"(or pass min_k={k})")
+        if multi.size and multi.min() != multi.max():
+            notes.append(f"tasks have {k} to {int(multi.max())} rollouts, and k is the fewest; set repeats>={min_k} "
+                         f"for pass^k and pass@k (or pass min_k={k}, or k= to leave out the tasks short of it)")
+        else:
+            notes.append(f"tasks have {k} rollout(s) each; set repeats>={min_k} for pass^k and pass@k "
+                         f"(or pass min_k={k})")
     elif not eligible.any():
         notes.append(f"no task has k={k} graded rollouts (largest has {int(n.max())}); lower k or finish the groups")
     else:

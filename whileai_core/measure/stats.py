@@ -620,12 +620,17 @@ def wilson_interval(successes: int, n: int, *, level: float = CI_LEVEL) -> Inter
     return (lo, hi)
 
 
-def wilson_mean_interval(mean: float, n: int, *, level: float = CI_LEVEL) -> Interval | None:
+def wilson_mean_interval(mean: float, n: int, *, level: float = CI_LEVEL, continuity: bool = False
+                         ) -> Interval | None:
     """Wilson score interval for the mean of ``n`` per-task values in [0, 1] (pass^k, pass@k), None at n = 0.
 
     The per-task value is read as a fractional success: its variance is at most mean (1 - mean), the
     Bernoulli worst case, so the interval is conservative for fractional values and exact Wilson for 0/1 ones.
     It never collapses to zero width when every task scored 0 (the bootstrap does). Clipped to [0, 1].
+    ``continuity=True`` is Newcombe's (1998) method 4, Wilson with a continuity correction: its bounds solve
+    |mean - pi| - 1/(2n) = z sqrt(pi (1 - pi) / n). For 0/1 values it covers >= 0.95 at every true rate from
+    n = 10 on (exact binomial sums), where plain Wilson dips to 0.84 near 0 and 1 (0.90 for pass^8 at 10
+    tasks, Beta(2, 2)).
     """
     n = check_int(n, "n", 0)
     if isinstance(mean, bool) or not isinstance(mean, (int, float, np.floating)) or not 0 <= float(mean) <= 1:
@@ -634,10 +639,17 @@ def wilson_mean_interval(mean: float, n: int, *, level: float = CI_LEVEL) -> Int
         return None
     z = z_value(level)
     p = float(mean)
-    denom = 1 + z * z / n
-    center = (p + z * z / (2 * n)) / denom
-    half = z / denom * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
-    return (0.0 if p == 0 else max(0.0, center - half), 1.0 if p == 1 else min(1.0, center + half))
+    if continuity:
+        lo = (2 * n * p + z * z - 1 - z * math.sqrt(max(0.0, z * z - 2 - 1 / n + 4 * p * (n * (1 - p) + 1)))) \
+            / (2 * (n + z * z))
+        hi = (2 * n * p + z * z + 1 + z * math.sqrt(max(0.0, z * z + 2 - 1 / n + 4 * p * (n * (1 - p) - 1)))) \
+            / (2 * (n + z * z))
+    else:
+        denom = 1 + z * z / n
+        center = (p + z * z / (2 * n)) / denom
+        half = z / denom * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+        lo, hi = center - half, center + half
+    return (0.0 if p == 0 else max(0.0, lo), 1.0 if p == 1 else min(1.0, hi))
 
 
 def _agreement_table(rater_a: Sequence[Any], rater_b: Sequence[Any], labels: Sequence[Any] | None) -> np.ndarray:
