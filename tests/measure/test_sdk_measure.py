@@ -6,12 +6,15 @@ closed forms with seeds.
 from __future__ import annotations
 
 import math
+import os
 
 import numpy as np
 import pytest
 from scipy import stats as sps
 
 import whileai as wai
+
+LONG = os.environ.get("WHILEAI_STATS_LONG") == "1"  # long mode: more simulated runs, figures for the record
 
 
 def _rows(p_by_task, k, seed, prefix="t"):
@@ -21,13 +24,38 @@ def _rows(p_by_task, k, seed, prefix="t"):
 
 
 def test_noise_band_is_the_z_or_t_rule():
-    assert wai.noise_band(0.03) == pytest.approx(sps.norm.ppf(0.975) * 0.03 * math.sqrt(2))
+    assert wai.noise_band(0.03, df=math.inf) == pytest.approx(sps.norm.ppf(0.975) * 0.03 * math.sqrt(2))
     assert wai.noise_band(0.03, 3, 3, df=2) == pytest.approx(sps.t.ppf(0.975, 2) * 0.03 * math.sqrt(2 / 3))
-    assert wai.noise_band(0.05, 1, 4, level=0.9) == pytest.approx(sps.norm.ppf(0.95) * 0.05 * math.sqrt(1.25))
+    assert wai.noise_band(0.05, 1, 4, df=math.inf, level=0.9) == pytest.approx(
+        sps.norm.ppf(0.95) * 0.05 * math.sqrt(1.25))
     with pytest.raises(ValueError, match="n_a="):
-        wai.noise_band(0.03, 0)
+        wai.noise_band(0.03, 0, df=2)
     with pytest.raises(ValueError, match="run_std="):
-        wai.noise_band(-1.0)
+        wai.noise_band(-1.0, df=2)
+    with pytest.raises(ValueError, match=r"needs df=, the re-runs behind the sd minus 1"):
+        wai.noise_band(0.03)  # issue 30 item 8: a bare sd without its df was read with the normal quantile
+    with pytest.raises(ValueError, match="df= is the degrees of freedom"):
+        wai.noise_band(0.03, df=0)
+
+
+def test_noise_band_reads_df_off_an_eval_variance_and_holds_alpha_with_three_reruns():
+    """Issue 30 item 8: the sd of 3 re-runs, then an A/A delta between two more runs (60 tasks, k=4): the band
+    lets <= 0.06 of pure-noise deltas through (the normal quantile let 0.175 through)."""
+    rng = np.random.default_rng(8)
+    trials, tasks, k = 40_000 if LONG else 4000, 60, 4
+    p = rng.beta(2, 2, size=tasks)
+    means = rng.binomial(k, p, size=(trials, 5, tasks)).mean(axis=2) / k
+    sd = means[:, :3].std(axis=1, ddof=1)
+    delta = np.abs(means[:, 4] - means[:, 3])
+    per_sd = wai.noise_band(1.0, df=2)  # the band is linear in the sd
+    assert wai.noise_band(float(sd[0]), df=2) == pytest.approx(per_sd * sd[0])
+    through, normal = np.mean(delta > per_sd * sd), np.mean(delta > wai.noise_band(1.0, df=math.inf) * sd)
+    print(f"noise band A/A with 3 re-runs: t {through:.4f}, normal {normal:.4f} (n={trials})")
+    assert through <= 0.06 and normal >= 0.15
+    runs = [[{"task_id": f"t{i}", "rollout_index": j, "reward": int(rng.random() < q)} for i, q in enumerate(p)
+             for j in range(k)] for _ in range(3)]
+    ev = wai.eval_variance(*runs)
+    assert wai.noise_band(ev) == pytest.approx(wai.noise_band(ev.run_sd, df=2)) == pytest.approx(ev.noise_band)
 
 
 def test_bootstrap_ci_matches_the_normal_interval_and_is_seeded():
@@ -126,7 +154,7 @@ def test_sdk_key_names_run_std_and_task_std():
     assert ev.run_std == ev.run_sd == pytest.approx(np.std(means, ddof=1))
     assert ev.to_dict()["run_std"] == ev.run_sd and ev.to_dict()["noise_band_df"] == 2
     before, after = runs[0], runs[1]
-    assert wai.delta_report(before, after, run_std=0.03).noise_band == pytest.approx(wai.noise_band(0.03))
+    assert wai.delta_report(before, after, run_std=0.03).noise_band == pytest.approx(wai.noise_band(0.03, df=math.inf))
     assert wai.delta_report(before, after, run_std=0.03, run_std_runs=3).noise_band == pytest.approx(
         wai.noise_band(0.03, df=2))
     with pytest.raises(ValueError, match="not both"):

@@ -37,41 +37,63 @@ VERDICTS = ("b_better", "a_better", "no_difference_detected", "insufficient_data
 # ------------------------------------------------------------------------------------------------
 # noise_band, bootstrap_ci: array-level primitives under the SDK's names
 # ------------------------------------------------------------------------------------------------
-def noise_band(run_std: float, n_a: int = 1, n_b: int = 1, df: int | None = None, *,
+def noise_band(run_std: Any, n_a: int = 1, n_b: int = 1, df: float | None = None, *,
                level: float = CI_LEVEL) -> float:
     """The largest |delta| pure run-to-run noise reaches at ``level``: q x run_std x sqrt(1/n_a + 1/n_b).
 
+    q is the two-sided t quantile at ``df``, the degrees of freedom of ``run_std`` (re-runs - 1). An sd measured
+    on a few re-runs is itself noisy: with the normal quantile, the sd of 3 re-runs lets 0.175 of pure-noise
+    deltas through, not 0.05. So ``df`` is required with a bare number, and read off an ``eval_variance`` result.
+
     Args:
-        run_std: the sd between re-runs of one eval (``eval_variance(...).run_std``).
+        run_std: the sd between re-runs of one eval: a number (then ``df`` is required), or an
+            ``eval_variance(...)`` result (its sd, and its df = runs - 1, or the normal quantile for its
+            within-task model).
         n_a: runs averaged on side a (default 1).
         n_b: runs averaged on side b (default 1).
-        df: degrees of freedom of ``run_std`` (re-runs - 1): q is the two-sided t quantile; None (default)
-            treats run_std as known and q is the normal quantile (1.96 at 95%).
+        df: degrees of freedom of ``run_std``, re-runs - 1 (>= 1); ``math.inf`` for an sd known without error
+            (the normal quantile, 1.96 at 95%). Required when ``run_std`` is a number.
         level: two-sided level (default ``defaults.CI_LEVEL`` = 0.95).
 
     Returns:
         float: the band.
 
     Raises:
-        InvalidArgument: run_std < 0, n_a or n_b < 1, df < 1, level outside (0, 1).
+        InvalidArgument: run_std < 0, a number without ``df``, n_a or n_b < 1, df < 1, level outside (0, 1), an
+            ``eval_variance`` result with no sd.
 
     Example:
         ```pycon
-        >>> round(noise_band(0.03), 4)
-        0.0832
+        >>> round(noise_band(0.03, df=2), 4)   # the sd of 3 re-runs
+        0.1825
         ```
     """
+    from whileai_core.measure.measure import EvalVariance
+
+    if isinstance(run_std, EvalVariance):
+        if run_std.sd is None:
+            raise InvalidArgument("run_std= is an eval_variance result without an sd (one run of single rollouts); "
+                                  "re-run the eval")
+        df = (math.inf if run_std.df is None else run_std.df) if df is None else df
+        run_std = run_std.sd
     if isinstance(run_std, bool) or not isinstance(run_std, (int, float)) or not run_std >= 0 \
             or not math.isfinite(run_std):
         raise InvalidArgument(f"run_std= is a run-to-run sd >= 0 (eval_variance(...).run_std); got {run_std!r}")
+    if df is None:
+        raise InvalidArgument("noise_band(run_std) needs df=, the re-runs behind the sd minus 1 (df=2 for 3 re-runs: "
+                              "the t quantile 4.30, not 1.96), or pass the eval_variance(...) result itself; "
+                              "df=math.inf only for an sd known without error")
+    if isinstance(df, bool) or not isinstance(df, (int, float)) or not df >= 1 or (df != math.inf and df != int(df)):
+        raise InvalidArgument(f"df= is the degrees of freedom of run_std, a whole number >= 1 (re-runs - 1) or "
+                              f"math.inf; got {df!r}")
     n_a, n_b = stats.check_int(n_a, "n_a", 1), stats.check_int(n_b, "n_b", 1)
     level = stats.check_level(level)
-    if df is None:
+    if df == math.inf:
         q = stats.z_value(level)
     else:
         from scipy.stats import t as student_t
 
-        q = float(student_t.ppf((1 + level) / 2, stats.check_int(df, "df", 1)))
+        q = float(student_t.ppf((1 + level) / 2, int(df)))
     return q * float(run_std) * math.sqrt(1 / n_a + 1 / n_b)
 
 
