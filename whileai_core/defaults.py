@@ -208,7 +208,7 @@ STALE_COMMITS = 50  # or one more than this many commits behind HEAD (git rev-li
 ALPHA = 0.05  # two-sided test level of delta_report and holdout_size; Fisher 1925 convention, matches CI_LEVEL=0.95
 POWER = 0.8  # power holdout_size plans for; Cohen 1988 convention, used by Miller 2024 Eq. 9
 PERMUTATIONS = 10000  # random sign flips behind a paired permutation p; smallest two-sided p is 2/(P+1); statistics-methods.md C
-EXACT_PERMUTATION_MAX = 16  # at most this many non-zero paired differences: enumerate all 2^m sign flips (65,536); convention, untested
+EXACT_PERMUTATION_MAX = 24  # at most this many non-zero paired differences: all 2^m sign flips counted exactly (meet in the middle: 2 x 4,096 half sums at 24, ~1 ms); issue 30: compare_runs on a continuous metric at n <= 20 drew 2,000 random flips (p 0.0030 where the exact p is 0.0015)
 MIN_RERUNS = 3  # below this many re-runs the run-to-run sd gets a note; whileai SDK MIN_RERUNS ("two is a difference, not a distribution")
 MIN_PAIRED_TASKS = 5  # compare_runs pairs by task from this many shared tasks, else compares unpaired task means; whileai SDK MIN_PAIRED_TASKS=5, convention
 EVAL_POWER_EFFECT = 0.05  # the gain eval_power asks a held-out set to be able to prove; whileai SDK effect=0.05 (5 points), convention
@@ -255,7 +255,7 @@ GATE_PASS_REWARD = 1.0  # a trial passes at reward >= this (full credit), so the
 EXACT_LATTICE_MAX_SUPPORT = 2**22  # exact sign-flip null by convolution when sum|d| on its integer lattice is at most this; statistics-methods.md C (FFT, ~20 ms at n=100k); convention
 LATTICE_MAX_DENOMINATOR = 1000  # paired differences count as lattice values when they are multiples of 1/L, L <= this (per-task rates c/k); convention, untested
 SUFFSTAT_MIN_CELLS = 8  # up to this many distinct cells (or |d| levels) always use the multinomial / per-level path; convention, untested
-EXACT_PERMUTATION_CAP = 24  # exact_max may not exceed this: 2^24 sign patterns x 24 float64 is ~3 GB; memory bound, convention
+EXACT_PERMUTATION_CAP = 40  # exact_max may not exceed this: meeting in the middle holds 2 x 2^20 half sums (16 MB) and sorts one; memory bound, convention
 DIRECT_CONVOLUTION_MAX = 4_000_000  # len(a) x len(b) above this convolves the exact null by FFT instead of directly; convention, untested
 FLOAT32_TIE_RTOL = 1e-5  # tie tolerance (share of sum|d|) for float32 sign-flip sums on continuous differences; float32 eps x sqrt(n) margin, convention
 P_VALUE_PRINT_FLOOR = 1e-12  # exact p-values below this print as "<1e-12" (FFT round-off floor ~1e-15); statistics-methods.md C

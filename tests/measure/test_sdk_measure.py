@@ -89,6 +89,25 @@ def test_compare_runs_paired_matches_scipy_sign_flip_test():
     assert "12 paired tasks" in str(r)
 
 
+def test_compare_runs_counts_every_sign_flip_of_a_continuous_metric():
+    """Issue 30 item 9: a continuous metric on 17 tasks is counted over all 2^17 flips (it drew 2,000 random
+    ones): the p equals brute-force enumeration and scipy's exact permutation test."""
+    rng = np.random.default_rng(12)
+    tasks = 17
+    a = [{"task_id": f"t{i}", "rollout_index": 0, "reward": 1, "markers": {"polite": float(v)}}
+         for i, v in enumerate(rng.uniform(0.2, 0.8, size=tasks))]
+    b = [dict(r, markers={"polite": r["markers"]["polite"] + float(rng.normal(0.06, 0.1))}) for r in a]
+    r = wai.compare_runs(a, b, metric="marker:polite")
+    d = np.array([y["markers"]["polite"] - x["markers"]["polite"] for x, y in zip(a, b)])
+    signs = 1.0 - 2.0 * ((np.arange(2**tasks)[:, None] >> np.arange(tasks)) & 1)
+    null = signs @ d
+    tol = 1e-9 * np.abs(d).sum()
+    brute = min(1.0, 2 * min(np.mean(null >= d.sum() - tol), np.mean(null <= d.sum() + tol)))
+    assert r["p_exact"] is True and r["p_value"] == pytest.approx(brute, rel=1e-12)
+    ref = sps.permutation_test((d,), np.mean, permutation_type="samples", n_resamples=np.inf, vectorized=True)
+    assert r["p_value"] == pytest.approx(ref.pvalue, rel=1e-9)
+
+
 def test_compare_runs_unpaired_and_markers():
     a = _rows([0.2] * 4, 4, seed=2, prefix="a")
     b = _rows([0.8] * 4, 4, seed=3, prefix="b")

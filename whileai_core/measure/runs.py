@@ -202,9 +202,10 @@ def compare_runs(a: Any, b: Any, *, metric: str = "pass_at_1", n_boot: int = BOO
 
     Returns:
         RunComparison: ``{metric, paired, n_paired, n_only_a, n_only_b, paired_share, n_used, mean_a, mean_b,
-        delta, ci95, level, p_value, verdict, note}``; the verdict (b_better, a_better,
+        delta, ci95, level, p_value, p_exact, verdict, note}``; the verdict (b_better, a_better,
         no_difference_detected, insufficient_data) comes from the interval, the p-value from a sign-flip
-        permutation test on the paired differences.
+        permutation test on the paired differences: exact (``p_exact``) when they lie on a small lattice or at
+        most ``EXACT_PERMUTATION_MAX`` (24) of them are non-zero, else ``n_boot`` random flips.
 
     Raises:
         InvalidArgument: a ``metric`` other than "pass_at_1" or "marker:<name>", ``level`` outside (0, 1),
@@ -227,12 +228,13 @@ def compare_runs(a: Any, b: Any, *, metric: str = "pass_at_1", n_boot: int = BOO
     only_a, only_b = len(ma) - len(shared), len(mb) - len(shared)
     total = len(shared) + only_a + only_b
     out = {"metric": metric, "n_paired": len(shared), "n_only_a": only_a, "n_only_b": only_b,
-           "paired_share": len(shared) / total if total else 0.0, "level": level, "p_value": None}
+           "paired_share": len(shared) / total if total else 0.0, "level": level, "p_value": None, "p_exact": None}
     notes = []
     if len(shared) >= min_paired:
         d = np.array([mb[k] - ma[k] for k in shared])
         ci = stats.bootstrap_mean_ci(d, level=level, draws=n_boot, seed=seed)
-        out["p_value"] = float(stats.paired_permutation_test(d, permutations=n_boot, seed=seed).p_value)
+        test = stats.paired_permutation_test(d, permutations=n_boot, seed=seed)  # exact at <= 24 non-zero d
+        out.update(p_value=float(test.p_value), p_exact=test.exact)
         out.update(paired=True, n_used=len(shared), mean_a=float(np.mean([ma[k] for k in shared])),
                    mean_b=float(np.mean([mb[k] for k in shared])), delta=float(d.mean()))
         if only_a or only_b:
