@@ -319,3 +319,14 @@ def test_uneven_rollouts_note_says_the_range():
     rows = run_rows([1, 2, 0, 1], 2) + run_rows([5, 6, 7, 8], 8, prefix="u")
     note = pass_at(rows).note
     assert "tasks have 2 to 8 rollouts, and k is the fewest" in note and "2 rollout(s) each" not in note
+
+
+def test_an_empty_current_document_says_so():
+    from whileai_core.gate.compare import compare_documents
+    from whileai_core.gate.document import SCHEMA
+
+    base = {"schema": SCHEMA, "fingerprint": {}, "scenarios": [{"key": f"s{i}", "k": 4, "rewards": [1, 1, 0, 1]}
+                                                               for i in range(5)]}
+    gate = compare_documents(base, {"schema": SCHEMA, "fingerprint": {}, "scenarios": []})
+    assert "this run has no scenario" in gate.message and "baseline's 5" in gate.message
+    assert "only 0 of 0" not in gate.message and not gate.red

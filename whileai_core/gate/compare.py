@@ -119,6 +119,9 @@ def pairing(results: Mapping[str, Mapping[str, Any]], baseline_index: Mapping[st
 
 def pairing_warning(n_paired: int, could: int, *, n_run: int, n_baseline: int, min_share: float) -> str | None:
     """The loud line when fewer than ``min_share`` of the scenarios that could pair did (None when enough did)."""
+    if n_run == 0:
+        return (f"this run has no scenario (an empty run document, or every test deselected), so nothing can pair "
+                f"with the baseline's {n_baseline}")
     share = n_paired / could if could else 0.0
     if could and share >= min_share:
         return None
