@@ -248,7 +248,7 @@ def _naive_red(base, current, k):
 
 @pytest.mark.parametrize("setting", [{"shift_sd": 0.03}, {"drift": 0.05}])
 def test_pooled_aa_holds_its_level_under_run_shifts_and_drift(setting):
-    n = 200_000 if LONG else 20_000
+    n = 100_000 if LONG else 20_000
     base, cur, k = _suites(n, seed=11, **setting)
     red = _band_red(base, cur, k)
     lo, hi = wilson_interval(int(red.sum()), n)
