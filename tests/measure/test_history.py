@@ -307,10 +307,10 @@ def _entry(key, rewards):
 
 
 @pytest.mark.parametrize("scenarios, error, match", [
-    ([_entry("a", [1.0, float("nan"), 0.0])], NonFiniteReward, r"latest: scenarios\[0\] \('a'\) has reward nan at "
-                                                               r"rewards\[1\]"),
-    ([_entry("a", [1.0]), _entry("a", [0.0])], CorruptBaseline, r"latest: scenarios\[1\].key 'a' repeats "
-                                                                r"scenarios\[0\] of the same run"),
+    ([_entry("a", [1.0, float("nan"), 0.0])], NonFiniteReward,
+     r"latest: scenarios\[0\] \('a'\) has reward nan at rewards\[1\]"),
+    ([_entry("a", [1.0]), _entry("a", [0.0])], CorruptBaseline,
+     r"latest: scenarios\[1\].key 'a' repeats scenarios\[0\] of the same run"),
     ([_entry(1, [1.0]), _entry("1", [0.0])], CorruptBaseline, r"latest: scenarios\[0\].key is 1 \(int\)"),
     ([_entry("a", [1.0, 2.0])], CorruptBaseline, r"reward 2.0 at rewards\[1\], not a number in \[0, 1\]"),
     ([_entry("a", [True])], CorruptBaseline, r"reward True at rewards\[0\]"),

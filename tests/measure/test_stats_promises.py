@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import re
-
 import os
+import re
 
 import numpy as np
 import pytest
@@ -236,7 +235,9 @@ def test_continuity_corrected_wilson_matches_newcombe_and_its_defining_equation(
     z = norm.ppf(0.975)
     for p, n in [(0.3, 10), (0.07, 25), (0.55, 40)]:  # bounds solve |p - pi| - 1/(2n) = z sqrt(pi (1 - pi) / n)
         lo, hi = stats.wilson_mean_interval(p, n, continuity=True)
-        f = lambda pi: abs(p - pi) - 1 / (2 * n) - z * np.sqrt(pi * (1 - pi) / n)  # noqa: E731
+        def f(pi, p=p, n=n):
+            return abs(p - pi) - 1 / (2 * n) - z * np.sqrt(pi * (1 - pi) / n)
+
         assert lo == pytest.approx(brentq(f, 1e-12, p - 1 / (2 * n)), abs=1e-9)
         assert hi == pytest.approx(brentq(f, p + 1 / (2 * n), 1 - 1e-12), abs=1e-9)
 

@@ -896,7 +896,8 @@ def delta_report(
     """Paired change in pass@1 between two runs on the same tasks (alias ``compare``).
 
     Rows pair by ``rows.task_key``; each paired task contributes d_i = after rate - before rate. Tasks graded
-    on one side only are listed in ``unpaired_before`` / ``unpaired_after`` and left out. ``noise``: an
+    on one side only are listed in ``unpaired_before`` / ``unpaired_after`` and left out. ``noise``: a pooled
+    baseline's ``History.noise`` (t on runs - 1 df x the runs' sd x sqrt(1/N_eff + 1), over the paired tasks), an
     ``eval_variance`` result (its band for one run a side, ``noise.band(1, 1)``: t quantile x run sd x sqrt 2)
     or a bare run-to-run sd (normal quantile x sd x sqrt 2, its df unknown); a |delta| under it is refused as
     "inside noise". ``noise_multiplier`` replaces the quantile x sqrt 2 by a flat multiplier. Repeated rollouts
@@ -916,7 +917,9 @@ def delta_report(
         permutations: sign-flip permutations when the exact test is too large. (``PERMUTATIONS``)
         seed: the seed of the bootstrap and the permutations.
         alpha: the test's level for a ``better`` / ``worse`` verdict. (``ALPHA``)
-        noise: an ``eval_variance`` result or a run-to-run sd; a smaller |delta| is inconclusive.
+        noise: an ``eval_variance`` result, a pooled baseline's ``History.noise`` (a ``RunVariance``: the band
+            of the pooled runs against one run, over the paired tasks), or a run-to-run sd; a smaller |delta| is
+            inconclusive.
         min_effect: the smallest |delta| that counts.
         method: the bootstrap interval: ``"percentile"``, ``"basic"`` or ``"BCa"``.
         noise_multiplier: a flat multiple of the run sd in place of the t quantile x sqrt 2.
