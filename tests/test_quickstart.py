@@ -33,8 +33,8 @@ def test_quickstart_runs_offline_and_prints_the_seed_line(tmp_path):
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
     assert LINE.match(lines[0]), lines[0]
-    # pass^4's interval is Wilson over the 16 tasks (issue 15); the task bootstrap printed [0.00..0.38]
-    assert lines[0].startswith("pass@1 0.67 [0.55..0.78] | pass^4 (pass_pow_k) 0.19 [0.07..0.43]")
+    # pass^4: continuity-corrected Wilson over 16 tasks (issue 30 item 7); plain Wilson printed [0.07..0.43]
+    assert lines[0].startswith("pass@1 0.67 [0.55..0.78] | pass^4 (pass_pow_k) 0.19 [0.05..0.46]")
     assert lines[1].startswith("rl selection: kept ")
     assert any("unanimous groups dropped" in line for line in lines)
     assert any("hack scan" in line for line in lines)
