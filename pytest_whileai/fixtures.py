@@ -8,6 +8,7 @@ pass counts, the interval, the baseline and the delta), never one pytest failure
 
 from __future__ import annotations
 
+import math
 import os
 import warnings
 from collections.abc import Callable, Sequence
@@ -114,19 +115,25 @@ class WaiHandle:
         system_prompt = system_prompt if system_prompt is not None else spec.get("system_prompt")
         judge_name = getattr(judge, "name", None) or getattr(judge, "__name__", None) or type(judge).__name__
         rewards: list[float | None] = []
+        states: list[str | None] = []  # the ledger: None (scored) or why the trial is unscored
         trouble = _Trouble()
         kept = _Kept(self.key, pass_reward)
-        for i in self.trial_indices():
+        planned = self.trial_indices()
+        for i in planned:
             row = rollout(agent, scenario, rollout_index=i, seed=self.seed, tools=tools, system_prompt=system_prompt)
-            reward = trouble.grade(row, judge, normalize_verdict, index=i)
+            reward, state = trouble.grade(row, judge, normalize_verdict, index=i)
             row["reward"] = reward
             rewards.append(reward)
+            states.append(state)
             self._item.config.hook.pytest_whileai_trial_finished(
                 item=self._item, trial={"key": self.key, "index": i, "seed": self.seed, "reward": reward, "row": row})
             if kept.add(row, i, reward, self._session):
                 break  # the budget is spent: this scenario stops here, and the next ones skip (wai_eval)
+        left = len(planned) - len(rewards)  # planned trials the budget stopped: in the ledger, never dropped
+        rewards += [None] * left
+        states += ["budget_stop"] * left
         return self._finish(rewards, judge=str(judge_name), pass_reward=pass_reward, scenario=scenario,
-                            extra=kept.fields(), **trouble.fields())
+                            extra=kept.fields(), states=states, **trouble.fields())
 
     def record(self, rewards: Sequence[float | int | bool | None], *, judge: str | None = None,
                pass_reward: float = D.GATE_PASS_REWARD) -> WaiResult:
@@ -146,10 +153,12 @@ class WaiHandle:
                 raise InvalidArgument(f"wai_eval.record(): rewards[{i}] = {r!r}; a reward is a number in [0, 1] "
                                       "or None")
             clean.append(v)
-        return self._finish(clean, judge=judge, errors=0, pass_reward=pass_reward, scenario=self.scenario)
+        return self._finish(clean, judge=judge, errors=0, pass_reward=pass_reward, scenario=self.scenario,
+                            states=[None if r is not None else "abstention" for r in clean])
 
     def _finish(self, rewards: list[float | None], *, judge: str | None, errors: int, pass_reward: float,
-                scenario: Any, extra: dict[str, Any] | None = None, **trouble: Any) -> WaiResult:
+                scenario: Any, states: list[str | None], extra: dict[str, Any] | None = None,
+                **trouble: Any) -> WaiResult:
         from pytest_whileai.gate.scenario import judge_scenario
 
         if WAI_RESULT in self._item.stash:
@@ -162,7 +171,7 @@ class WaiHandle:
             baseline=None if rounds else self.baseline, baseline_note=self._session.baseline_note,
             settings=self._session.settings, family=max(1, self._session.n_compared),
             trial_index=self._session.settings.trial_index, scenario=scenario, location=_location(self._item),
-            **trouble)
+            states=states, policy=self._session.settings.unscored, **trouble)
         entry.update(extra or {})
         if entry.get("budget_stop"):
             entry["failures"].append(entry["budget_stop"])
@@ -215,8 +224,11 @@ class _Kept:
 class _Trouble:
     """Grades the trials of one ``wai_eval.run`` and counts what went wrong, keeping the first text of each kind.
 
+    Each trial ends in one ledger state (``whileai_core.gate.ledger``): scored (None), or unscored with a reason.
     An agent that raised (``agent_error``) fails its trial (reward 0) and a failed backend (``infra_error``)
-    leaves it unscored; neither row is sent to the judge. A judge that raises leaves its trial unscored."""
+    leaves it unscored; neither row is sent to the judge. A judge that raises (``judge_error``), returns NaN
+    (``nan_verdict``) or a bare None (``none_verdict``) leaves its trial unscored and counts as a judge error; a
+    verdict ``{"reward": None, "reason": ...}`` is an ``abstention``."""
 
     def __init__(self) -> None:
         self.counts = {"agent_error": 0, "judge_error": 0, "infra_error": 0}
@@ -228,20 +240,33 @@ class _Trouble:
             self.first[kind] = f"{first_line(text, D.PLUGIN_ERROR_LINE_CHARS)} (first at trial {index})"
 
     def grade(self, row: dict[str, Any], judge: Callable[[Any], Any], normalize: Callable[[Any], Any], *,
-              index: int) -> float | None:
+              index: int) -> tuple[float | None, str | None]:
+        """(reward, ledger state) of one trial."""
         status = row.get("status")
         if status in ("agent_error", "infra_error"):
             self._note(status, row.get("error") or status, index)
             row["judge_status"] = f"skipped_{status}"
-            return 0.0 if status == "agent_error" else None
+            return (0.0, "agent_error") if status == "agent_error" else (None, "infra_error")
         try:
-            value, reason = normalize(judge(row))[:2]
+            verdict = judge(row)
         except Exception as exc:  # noqa: BLE001  # a judge failure is an unscored trial, never a pass
-            row["judge_error"] = f"{type(exc).__name__}: {exc}"
-            self._note("judge_error", row["judge_error"], index)
-            return None
+            return self._judge_fault(row, f"{type(exc).__name__}: {exc}", "judge_error", index)
+        if verdict is None:
+            return self._judge_fault(row, "the judge returned None (no verdict)", "none_verdict", index)
+        raw = verdict.get("reward", verdict.get("score")) if isinstance(verdict, dict) else verdict
+        if isinstance(raw, float) and math.isnan(raw):
+            return self._judge_fault(row, "the judge returned NaN", "nan_verdict", index)
+        try:
+            value, reason = normalize(verdict)[:2]
+        except Exception as exc:  # noqa: BLE001
+            return self._judge_fault(row, f"{type(exc).__name__}: {exc}", "judge_error", index)
         row["reason"] = reason  # the judge's words, for the report's transcript viewer
-        return None if value is None else float(value)  # None: the judge abstained
+        return (None, "abstention") if value is None else (float(value), None)
+
+    def _judge_fault(self, row: dict[str, Any], text: str, state: str, index: int) -> tuple[None, str]:
+        row["judge_error"] = text
+        self._note("judge_error", text, index)
+        return None, state
 
     def fields(self) -> dict[str, Any]:
         """The keyword arguments ``gate.judge_scenario`` takes for them."""
@@ -301,9 +326,10 @@ def wai_eval(request: pytest.FixtureRequest) -> WaiHandle:
     error = request.node.stash.get(MARK_ERROR, None)
     if error is not None:
         pytest.fail(error, pytrace=False)
-    spent = request.config.stash[WAI_SESSION].budget_note
-    if spent:
-        pytest.skip(f"whileai: not run, {spent}")
+    session = request.config.stash[WAI_SESSION]
+    if session.budget_note:
+        session.plan_not_run(request.node, "budget_stop")  # in the ledger: k trials the budget stopped
+        pytest.skip(f"whileai: not run, {session.budget_note}")
     scenario = getattr(request, "param", None)  # wai_scenarios parametrized wai_eval itself
     if scenario is None:
         callspec = getattr(request.node, "callspec", None)

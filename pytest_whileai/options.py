@@ -94,6 +94,15 @@ def _budget(text: str) -> str:
     return str(text).strip()
 
 
+def _unscored(text: str) -> str:
+    from whileai_core.gate.ledger import POLICIES
+
+    value = str(text).strip().lower()
+    if value not in POLICIES:
+        raise argparse.ArgumentTypeError(f"must be one of {', '.join(POLICIES)}; got {text!r}")
+    return value
+
+
 def _text(text: str) -> str:
     return str(text)
 
@@ -167,6 +176,11 @@ OPTIONS: tuple[_Opt, ...] = (
     _Opt("sequential", _bool, False, "run the trials in rounds and stop as soon as an always-valid test on the "
          "suite delta decides (red on a significant drop, green once a drop beyond --wai-max-drop is ruled out); "
          "--wai-trials is the most a scenario runs", flag=True),
+    _Opt("unscored", _unscored, D.GATE_UNSCORED_POLICY, "what an unscored trial (judge error, NaN/None verdict, "
+         "abstention, infra error, budget stop) does: fail counts it as a failed trial, incomplete makes any of them "
+         "red INCOMPLETE, drop leaves it out (and prints the share dropped)", metavar="fail|incomplete|drop"),
+    _Opt("max-unscored", _share, D.GATE_MAX_UNSCORED, "largest unscored share of the planned trials; above it the "
+         "run is red INCOMPLETE with the counts by reason", metavar="S"),
     _Opt("round-trials", _int_at_least(1), D.SEQ_ROUND_TRIALS, "trials per scenario in each round of "
          "--wai-sequential", metavar="M"),
 )
@@ -225,6 +239,8 @@ class Settings:
     budget: str | None = None
     sequential: bool = False
     round_trials: int = D.SEQ_ROUND_TRIALS
+    unscored: str = D.GATE_UNSCORED_POLICY
+    max_unscored: float = D.GATE_MAX_UNSCORED
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -233,7 +249,8 @@ class Settings:
         """The subset recorded in a run document (what a baseline was measured with)."""
         return {"trials": self.trials, "seed": self.seed, "level": self.level, "alpha": self.alpha,
                 "max_drop": self.max_drop, "draws": self.draws, "permutations": self.permutations,
-                "sequential": self.sequential, "round_trials": self.round_trials}
+                "sequential": self.sequential, "round_trials": self.round_trials,
+                "unscored": self.unscored, "max_unscored": self.max_unscored}
 
 
 def resolve(config: pytest.Config) -> Settings:

@@ -232,7 +232,8 @@ def pytest_runtestloop(session: pytest.Session) -> Any:
         return out
     if wai is not None and not wai.worker:
         wai.merge_rounds()
-    if wai is not None and not wai.worker and (wai.results or wai.baseline is not None or wai.failed_workers):
+    if wai is not None and not wai.worker and (wai.results or wai.baseline is not None or wai.failed_workers
+                                               or wai.not_run):
         from pytest_whileai.gate.verdict import forget_gate_failure, gate_reports
         from whileai_core.gate.compare import compute_gate
 
@@ -240,7 +241,7 @@ def pytest_runtestloop(session: pytest.Session) -> Any:
         wai.gate = compute_gate(wai.results, wai.baseline_index if wai.baseline is not None else None,
                                 baseline_name=s.baseline, settings=s, baseline_note=wai.baseline_note,
                                 min_paired_share=s.min_paired_share, require_baseline=s.require_baseline,
-                                failed_workers=wai.failed_workers)
+                                failed_workers=wai.failed_workers, not_run=list(wai.not_run.values()))
         reports = gate_reports(wai.gate)  # a red gate is a failed test that pytest counts, lists and writes
         session.testscollected += bool(reports)  # one more test, so the progress counter ends at 100%
         for report in reports:

@@ -72,6 +72,7 @@ class WaiSession:
         self.rounds: Any = None  # gate.rounds.Rounds on the controller under --wai-sequential
         self.round_results: dict[tuple[str, int], dict[str, Any]] = {}
         self.seq_dir: str | None = None
+        self.not_run: dict[str, dict[str, Any]] = {}  # planned scenarios that never ran: key -> their ledger
 
     # --- configuration -----------------------------------------------------------------------------------------
     def setup(self) -> None:
@@ -192,14 +193,26 @@ class WaiSession:
                           stacklevel=1)
         self.results[key] = entry
 
+    def plan_not_run(self, item: pytest.Item, reason: str) -> None:
+        """A planned scenario that will not run (e.g. the budget is spent): its k trials enter the ledger."""
+        from pytest_whileai.keys import WAI_KEY, WAI_THRESHOLDS
+
+        thresholds = item.stash.get(WAI_THRESHOLDS, None)
+        k = (thresholds.trials if thresholds is not None else None) or self.settings.trials
+        key = item.stash.get(WAI_KEY, item.nodeid)
+        self.not_run[key] = {"planned": k, "scored": 0, "unscored": {reason: k}}
+
     def worker_payload(self) -> dict[str, Any]:
-        return {"results": list(self.results.values()) + list(self.round_results.values())}
+        return {"results": list(self.results.values()) + list(self.round_results.values()),
+                "not_run": self.not_run}
 
     def merge_worker(self, node_id: str, payload: Any) -> None:
         """Cross-check a worker's end-of-session payload against the entries its reports already brought."""
         if not isinstance(payload, dict) or not isinstance(payload.get("results"), list):
             self.failed_workers.append(node_id)
             return
+        if isinstance(payload.get("not_run"), dict):
+            self.not_run.update(payload["not_run"])
         late = [e for e in payload["results"] if isinstance(e, dict) and "key" in e and e["key"] not in self.results
                 and (e.get("round") is None or (e["key"], int(e["round"])) not in self.round_results)]
         for entry in late:

@@ -177,6 +177,11 @@ GATE_POWER = 0.8  # power used for "trials needed to detect a drop of X"; Cohen 
 GATE_PERMUTATIONS = 10000  # sign flips behind the gate's permutation p; statistics-methods.md benchmarks P=10,000; convention
 GATE_REGRESSION_EXIT_CODE = 1  # exit status on a regression; pytest's ExitCode.TESTS_FAILED (opt-in other codes: 7+ are free)
 GATE_SEED = 0  # base seed for trials and the gate's resampling; convention
+GATE_UNSCORED_POLICY = "fail"  # an unscored trial counts as a failed one (issue 26): the judge that breaks usually breaks
+# on the bad replies (missing not at random), so leaving unscored trials out inflates the pass rate; "drop" is opt-in
+GATE_MAX_UNSCORED = GATE_MAX_DROP  # largest unmeasured share of the planned trials a run may have before it is red
+# INCOMPLETE: with a share u unmeasured, a pass rate is only known within a band of width u (Manski 1989 bounds), so
+# u above the smallest drop the gate calls a regression (GATE_MAX_DROP) could hide that drop whatever the policy
 GATE_MIN_PAIRED = 2  # fewer paired scenarios than this: the suite gate is "not evaluated"; a paired bootstrap needs >= 2 clusters
 GATE_MIN_PAIRED_SHARE = 0.5  # fewer paired than this share of the scenarios that could pair: a loud warning, red under
 # --wai-require-baseline (a baseline from another suite, or re-keyed scenarios); issue 12 "default: half", convention, untested

@@ -132,6 +132,11 @@ class Rounds:
             entry["rounds"] = len(used)
             entry["rewards"] = [x for e in used for x in e["rewards"]]
             entry["trial_indices"] = [x for e in used for x in e["trial_indices"]]
+            if all(isinstance(e.get("trial_states"), list) for e in used):
+                from whileai_core.gate.ledger import entry_ledger
+
+                entry["trial_states"] = [x for e in used for x in e["trial_states"]]
+                entry["ledger"] = entry_ledger(entry).to_dict()
             for field in ("passes", "n_scored", "unscored", "errors", "judge_errors", "infra_errors"):
                 entry[field] = sum(int(e.get(field) or 0) for e in used)
             entry["failures"] = [f for e in used for f in e.get("failures") or []]

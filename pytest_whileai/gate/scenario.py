@@ -70,11 +70,22 @@ def judge_scenario(*, key: str, nodeid: str, rewards: Sequence[float | None], k:
                    baseline: Mapping[str, Any] | None, baseline_note: str | None, settings: Any, family: int,
                    trial_index: int | None, scenario: Any, location: list[Any], agent_error: str | None = None,
                    judge_errors: int = 0, judge_error: str | None = None, infra_errors: int = 0,
-                   infra_error: str | None = None) -> dict[str, Any]:
+                   infra_error: str | None = None, states: Sequence[str | None] | None = None,
+                   policy: str = D.GATE_UNSCORED_POLICY) -> dict[str, Any]:
     """The JSON entry of one scenario's run, with its failures (empty when it met every threshold).
 
     ``errors`` trials raised in the agent (scored as failed, reward 0), ``judge_errors`` raised in the judge and
-    ``infra_errors`` met a failed backend (both unscored); each ``*_error`` is the first one's text."""
+    ``infra_errors`` met a failed backend (both unscored); each ``*_error`` is the first one's text. ``states`` is
+    each trial's ledger state (None = scored; default: a None reward is an abstention) and ``policy`` what an
+    unscored trial counts as (``whileai_core.gate.ledger``): ``rewards`` in the entry are the counted ones,
+    ``trial_states`` and ``ledger`` what happened."""
+    from whileai_core.gate.ledger import entry_ledger, gate_rewards
+
+    if states is None:
+        states = [None if r is not None else "abstention" for r in rewards]
+    measured = list(rewards)
+    rewards = gate_rewards(measured, states, policy)
+    ledger = entry_ledger({"trial_states": list(states)})
     scored = [r for r in rewards if r is not None]
     flags = binarize(scored, pass_reward)
     passes, n_scored = sum(flags), len(flags)
@@ -85,7 +96,8 @@ def judge_scenario(*, key: str, nodeid: str, rewards: Sequence[float | None], k:
         "key": key, "nodeid": nodeid, "k": k, "seed": seed, "judge": judge,
         "rewards": [None if r is None else float(r) for r in rewards],
         "trial_indices": [trial_index] if trial_index is not None else list(range(len(rewards))),
-        "pass_reward": pass_reward, "passes": passes, "n_scored": n_scored, "unscored": len(rewards) - n_scored,
+        "pass_reward": pass_reward, "passes": passes, "n_scored": n_scored, "unscored": ledger.missing,
+        "trial_states": list(states), "ledger": ledger.to_dict(), "unscored_policy": policy,
         "errors": errors, "agent_error": agent_error, "judge_errors": judge_errors, "judge_error": judge_error,
         "infra_errors": infra_errors, "infra_error": infra_error,
         "pass_rate": passes / n_scored if n_scored else None, "metric": metric, "value": value,
@@ -95,9 +107,10 @@ def judge_scenario(*, key: str, nodeid: str, rewards: Sequence[float | None], k:
         "prompt": None if scenario is None else str(scenario)[:300], "location": location,
     }
     failures: list[str] = entry["failures"]
-    if n_scored == 0:
-        failures.append(_no_scored_trial(rewards, judge_errors, judge_error, infra_errors, infra_error))
-    elif errors >= n_scored:
+    measured_n = ledger.planned - ledger.missing  # judged trials and agent errors
+    if measured_n == 0:
+        failures.append(_no_scored_trial(measured, judge_errors, judge_error, infra_errors, infra_error))
+    elif errors >= measured_n:
         failures.append(f"the agent raised on every scored trial ({errors} of {len(rewards)})"
                         + (f": {agent_error}" if agent_error else ""))
     if thresholds.min_pass_rate is not None and ci is not None and ci[1] < thresholds.min_pass_rate:
@@ -139,7 +152,9 @@ def failure_message(entry: Mapping[str, Any], *, baseline_name: str | None) -> s
     if baseline_name and entry.get("baseline"):
         lines.append(f"  baseline: {baseline_name}")
     rewards = entry.get("rewards") or []
-    lines.append("  trials: " + " ".join("-" if r is None else f"{r:g}" for r in rewards))
+    states = entry.get("trial_states") or [None] * len(rewards)
+    shown = [None if s not in (None, "agent_error") else r for r, s in zip(rewards, states)]  # unscored: "-"
+    lines.append("  trials: " + " ".join("-" if r is None else f"{r:g}" for r in shown))
     lines.extend(f"  - {f}" for f in entry.get("failures") or [])
     lines.extend(f"  - {t}" for t in trouble_lines(entry, skip=" ".join(entry.get("failures") or [])))
     first_bad = next((i for i, r in zip(entry.get("trial_indices") or [], rewards)
@@ -154,7 +169,11 @@ def failure_message(entry: Mapping[str, Any], *, baseline_name: str | None) -> s
 def unsaveable(results: Mapping[str, Mapping[str, Any]]) -> str | None:
     """Why these results must not be saved as a baseline (``None`` when they may): a scenario with no scored
     trial can never pair, so a later regression on it would be green."""
-    empty = [key for key, e in sorted(results.items()) if not e.get("n_scored")]
+    from whileai_core.gate.ledger import entry_ledger
+
+    empty = [key for key, e in sorted(results.items())
+             if not e.get("n_scored") or (isinstance(e.get("trial_states"), list)
+                                          and entry_ledger(e).missing >= len(e["trial_states"]))]
     if not results:
         return "the run has no whileai result"
     if not empty:

@@ -62,8 +62,9 @@ def agent(message):
 @pytest.mark.wai(trials=5)
 def test_mixed(wai_eval):
     r = wai_eval.run(agent, "Hello", judge=flaky_judge)
-    assert r.rewards == [1.0, None, 0.0, 1.0, None] and r.unscored == 2 and r.errors == 1
-    assert r.infra_errors == 1 and r.passes == 2 and r.n_scored == 3
+    assert r.rewards == [1.0, 0.0, 0.0, 1.0, 0.0] and r.unscored == 2 and r.errors == 1  # unscored: failed
+    assert r.trial_states == [None, "judge_error", "agent_error", None, "infra_error"]
+    assert r.infra_errors == 1 and r.passes == 2 and r.n_scored == 5
     assert "2 unscored, 1 infra errors" in str(r)
 
 @pytest.mark.wai(trials=2)
@@ -71,7 +72,8 @@ def test_all_unscored(wai_eval):
     wai_eval.run(agent, "Hello", judge=lambda row: {"no_reward": 1})
 """)
     res = pytester.runpytest_inprocess("-p", "no:cacheprovider")
-    res.assert_outcomes(passed=1, failed=1)
+    res.assert_outcomes(passed=1, failed=2)  # test_all_unscored, and the gate: INCOMPLETE (4 of 7 unscored)
+    res.stdout.fnmatch_lines(["*INCOMPLETE: 4 of 7 planned trials unscored*"])
     res.stdout.fnmatch_lines(["*test_all_unscored did not meet its thresholds*",
                               "*trials: - -*", "*no trial was scored (2 judge error(s), the judge raised: InvalidArgument: "
                                                  "the judge returned a dict without 'reward'*(first at trial 0))*"])

@@ -110,13 +110,14 @@ def test_s(wai_eval):
     monkeypatch.setenv("DOWN", "1")
     res = _run(pytester, extra, "--wai-baseline=main", "--wai-save=broken", "--wai-json=r.json", *FAST)
     assert res.ret == 1
-    res.assert_outcomes(failed=2)
+    res.assert_outcomes(failed=3)  # both scenarios, and the gate: INCOMPLETE (issue 26: every trial unscored)
+    res.stdout.fnmatch_lines(["*INCOMPLETE: 8 of 8 planned trials unscored (100%: 8 infra_error)*"])
     out = res.stdout.str()
     assert "TypeError" not in out and "Traceback" not in out
     res.stdout.fnmatch_lines([
-        ("*pass@1 n/a [[]n/a[]] (0/0 trials passed, 4 unscored, 4 infra errors, 95% Wilson) | baseline 1.00 "
+        ("*pass@1 0.00 [[]0.00, 0.49[]] (0/4 trials passed, 4 unscored, 4 infra errors, 95% Wilson) | baseline 1.00 "
          "[[]0.51, 1.00[]] (4/4)"
-        " | delta n/a, one-sided p=n/a*"),
+        " | delta -1.00 *"),
         ("*no trial was scored (4 infra error(s), the backend failed: BackendError: HTTP 503 after 4 tries "
         "(first at trial 0)); a scenario with no scored trial is an error, not a pass*"),
     ])
@@ -124,7 +125,8 @@ def test_s(wai_eval):
                               "baseline: 2 of 2 scenario(s) have no scored trial*")])
     assert not (pytester.path / ".whileai" / "baselines" / "broken.json").exists()
     entries = _json(pytester, "r.json")["scenarios"]
-    assert all(e["infra_errors"] == 4 and e["n_scored"] == 0 and "BackendError" in e["infra_error"] for e in entries)
+    assert all(e["infra_errors"] == 4 and e["n_scored"] == 4 and e["passes"] == 0  # unscored counts as failed
+               and e["trial_states"] == ["infra_error"] * 4 and "BackendError" in e["infra_error"] for e in entries)
 
 
 # --- item 8: a judge that raises ------------------------------------------------------------------------------
@@ -152,7 +154,8 @@ def test_some(wai_eval):
     wai_eval.run(agent, "Hello", judge=half_judge)
 """)
     res = pytester.runpytest_inprocess("-p", "no:cacheprovider", "--wai-json=r.json")
-    res.assert_outcomes(failed=2)
+    res.assert_outcomes(failed=3)  # and the gate: INCOMPLETE, 6 of 8 trials unscored
+    res.stdout.fnmatch_lines(["*INCOMPLETE: 6 of 8 planned trials unscored (75%: 6 judge_error)*"])
     res.stdout.fnmatch_lines([
         "*no trial was scored (4 judge error(s), the judge raised: KeyError: 'no_such_field' (first at trial 0))*",
     ])

@@ -43,7 +43,8 @@ def test_a_token_budget_stops_the_run_and_keeps_the_trials(pytester):
     result.stdout.fnmatch_lines(["*token budget exceeded: 300 tokens spent, budget 250*",
                                  "suite gate: INCOMPLETE: token budget exceeded*"])
     doc = json.loads(run.read_text())
-    assert [len(sc["rewards"]) for sc in doc["scenarios"]] == [4, 2]  # the trials so far, kept
+    assert [len(sc["rewards"]) for sc in doc["scenarios"]] == [4, 4]  # the trials so far, kept, and the rest
+    assert doc["scenarios"][1]["trial_states"] == [None, None, "budget_stop", "budget_stop"]  # in the ledger
     assert doc["gate"]["status"] == "incomplete" and doc["gate"]["red"]
     result.assert_outcomes(passed=1, failed=2, skipped=1)  # scenario 2 skipped; the red gate is a failed test
     result.stdout.fnmatch_lines(["SKIPPED*whileai: not run, token budget exceeded*"])

@@ -64,6 +64,7 @@ class Gate:
     paired_share: float | None = None
     failed_workers: list[str] = field(default_factory=list)
     sequential: dict[str, Any] | None = None  # the sequential decision (measure.sequential) under --wai-sequential
+    ledger: dict[str, Any] | None = None  # every planned trial's state, this run's and the baseline's (gate.ledger)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -180,11 +181,13 @@ def scenario_drops(results: Mapping[str, Mapping[str, Any]], baseline_index: Map
 def compute_gate(results: Mapping[str, Mapping[str, Any]], baseline_index: Mapping[str, Mapping[str, Any]] | None,
                  *, baseline_name: str | None, settings: Any, baseline_note: str | None = None,
                  min_paired_share: float = D.GATE_MIN_PAIRED_SHARE, require_baseline: bool = False,
-                 failed_workers: Sequence[str] = ()) -> Gate:
+                 failed_workers: Sequence[str] = (), not_run: Sequence[Mapping[str, Any]] = ()) -> Gate:
     """The suite gate over the results of this session (only the scenarios that ran are judged).
 
     ``require_baseline`` makes a gate that cannot be evaluated (too few pairs) red; ``failed_workers`` (xdist
-    workers that crashed) makes it red as ``incomplete`` unless it is red already.
+    workers that crashed) makes it red as ``incomplete`` unless it is red already. The ledger of every planned
+    trial (``not_run``: the ledgers of planned scenarios that never ran) makes it red ``incomplete`` when its
+    unscored share is above ``settings.max_unscored`` (``gate.ledger``).
     """
     gate = _suite_gate(results, baseline_index, baseline_name=baseline_name, settings=settings,
                        baseline_note=baseline_note, min_paired_share=min_paired_share,
@@ -197,7 +200,30 @@ def compute_gate(results: Mapping[str, Mapping[str, Any]], baseline_index: Mappi
     stops = sorted({str(e["budget_stop"]) for e in results.values() if e.get("budget_stop")})
     if stops:
         mark_incomplete(gate, stops[0])
+    _check_ledger(gate, results, baseline_index, settings=settings, not_run=not_run)
     return gate
+
+
+def _check_ledger(gate: Gate, results: Mapping[str, Mapping[str, Any]],
+                  baseline_index: Mapping[str, Mapping[str, Any]] | None, *, settings: Any,
+                  not_run: Sequence[Mapping[str, Any]]) -> None:
+    """Count every planned trial; red ``incomplete`` with the counts by reason when too many are unscored, and
+    the unscored share named in the message whenever there is one (with what the policy did with it)."""
+    from whileai_core.gate.ledger import suite_ledger, unscored_text, unscored_verdict
+
+    policy = getattr(settings, "unscored", D.GATE_UNSCORED_POLICY)
+    limit = float(getattr(settings, "max_unscored", D.GATE_MAX_UNSCORED))
+    current = suite_ledger(results.values(), not_run)
+    base = suite_ledger(baseline_index.values()) if baseline_index else None
+    gate.ledger = {"policy": policy, "max_unscored": limit, "current": current.to_dict(),
+                   "baseline": None if base is None else base.to_dict()}
+    why = unscored_verdict(current, base, policy=policy, max_unscored=limit)
+    if why is not None:
+        mark_incomplete(gate, why)
+    elif current.missing:
+        what = {"fail": "counted as failed trials", "incomplete": "left out",
+                "drop": f"--wai-unscored=drop left {current.share:.1%} of the planned trials out of the rates"}
+        gate.message += f" [unscored: {unscored_text(current, base)}; {what[policy]}]"
 
 
 def mark_incomplete(gate: Gate, why: str) -> Gate:
