@@ -10,9 +10,8 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from whileai_core import distribution_version as _distribution_version
-
-__version__ = _distribution_version()  # of the pytest-whileai distribution
+# ``__version__`` (of the pytest-whileai distribution) is resolved on first use, not at import: reading installed
+# metadata costs ~20 ms of importlib.metadata, most of ``import whileai`` (issue 34).
 
 # public name -> (module, attribute); attribute None means the module itself (a namespace).
 _LAZY: dict[str, tuple[str, str | None]] = {
@@ -158,6 +157,11 @@ __all__ = sorted([*_LAZY, "__version__"])
 
 
 def __getattr__(name: str) -> Any:
+    if name == "__version__":
+        from whileai_core import distribution_version
+
+        globals()["__version__"] = version = distribution_version()
+        return version
     try:
         module_name, attr = _LAZY[name]
     except KeyError:
@@ -169,4 +173,4 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+    return sorted(set(globals()) | set(_LAZY) | {"__version__"})
