@@ -8,11 +8,10 @@ below on first use and then cached.
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from whileai_core import distribution_version as _distribution_version
-
-__version__ = _distribution_version()  # of the pytest-whileai distribution
+# ``__version__`` (of the pytest-whileai distribution) is resolved on first use, not at import: reading installed
+# metadata costs ~20 ms of importlib.metadata, most of ``import whileai`` (issue 34).
 
 # public name -> (module, attribute); attribute None means the module itself (a namespace).
 _LAZY: dict[str, tuple[str, str | None]] = {
@@ -156,8 +155,148 @@ _LAZY: dict[str, tuple[str, str | None]] = {
 
 __all__ = sorted([*_LAZY, "__version__"])
 
+if TYPE_CHECKING:  # generated from _LAZY (tests/test_facade.py checks it): each public name's real type
+    from pytest_whileai.markers import scenarios as scenarios
+    from whileai import platform as platform
+    from whileai_core import defaults as defaults, traces as traces
+    from whileai_core.errors import (
+        AnswerTooLarge as AnswerTooLarge,
+        BackendError as BackendError,
+        BaselineError as BaselineError,
+        BudgetExceeded as BudgetExceeded,
+        CassetteMiss as CassetteMiss,
+        CorruptBaseline as CorruptBaseline,
+        IncompatibleBaseline as IncompatibleBaseline,
+        InvalidArgument as InvalidArgument,
+        InvalidArgumentType as InvalidArgumentType,
+        JudgeError as JudgeError,
+        JudgeReplyError as JudgeReplyError,
+        LoginError as LoginError,
+        MissingBaseline as MissingBaseline,
+        MissingExtra as MissingExtra,
+        MissingKey as MissingKey,
+        NonFiniteReward as NonFiniteReward,
+        PlatformError as PlatformError,
+        ScaleError as ScaleError,
+        ServeError as ServeError,
+        TrainingSelectionError as TrainingSelectionError,
+        UnsupportedAnnotation as UnsupportedAnnotation,
+        VerifierError as VerifierError,
+        WaiError as WaiError,
+    )
+    from whileai_core.grade import verify as verify
+    from whileai_core.grade.judge import Judge as Judge
+    from whileai_core.grade.judge_trust import (
+        attach_labels as attach_labels,
+        compare_judges as compare_judges,
+        judge_probes as judge_probes,
+        judge_trust as judge_trust,
+    )
+    from whileai_core.grade.lists import make_rows as rows
+    from whileai_core.grade.run import (
+        normalize_verdict as normalize_verdict,
+        run_judge as run_judge,
+        ScoredData as ScoredData,
+    )
+    from whileai_core.grade.verify import Verifier as Verifier
+    from whileai_core.grade.verify.basic import (
+        ExactMatch as ExactMatch,
+        Includes as Includes,
+        JSONFields as JSONFields,
+        JSONValid as JSONValid,
+        MultipleChoice as MultipleChoice,
+        Numeric as Numeric,
+        Regex as Regex,
+        verifier as verifier,
+    )
+    from whileai_core.grade.verify.math_equal import MathEqual as MathEqual
+    from whileai_core.grade.verify.toolcalls import ToolCalls as ToolCalls
+    from whileai_core.grade.views import leak_report as leak_report
+    from whileai_core.guard.contamination import decontaminate as decontaminate
+    from whileai_core.guard.hack import hack_scan as hack_scan, hack_scan_diff as hack_scan_diff
+    from whileai_core.guard.monitor import HackMonitor as HackMonitor
+    from whileai_core.guard.trace import trace_markers as trace_markers
+    from whileai_core.init_evals import init_evals as init_evals
+    from whileai_core.measure.compare import compare as compare, Comparison as Comparison
+    from whileai_core.measure.config import run_config as run_config
+    from whileai_core.measure.history import History as History, pool_runs as pool_runs
+    from whileai_core.measure.measure import (
+        delta_report as delta_report,
+        DeltaReport as DeltaReport,
+        eval_variance as eval_variance,
+        holdout_size as holdout_size,
+        pass_at as pass_at,
+        PassAt as PassAt,
+    )
+    from whileai_core.measure.runs import (
+        bootstrap_ci as bootstrap_ci,
+        compare_runs as compare_runs,
+        eval_power as eval_power,
+        noise_band as noise_band,
+    )
+    from whileai_core.measure.sequential import (
+        sequential_test as sequential_test,
+        SequentialPlan as SequentialPlan,
+        SequentialResult as SequentialResult,
+    )
+    from whileai_core.measure.stats import (
+        cohen_kappa as cohen_kappa,
+        cohen_kappa_interval as cohen_kappa_interval,
+        newcombe_interval as newcombe_interval,
+        wilson_interval as wilson_interval,
+    )
+    from whileai_core.models.backends import (
+        Anthropic as Anthropic,
+        Endpoint as Endpoint,
+        Ollama as Ollama,
+        OpenAI as OpenAI,
+    )
+    from whileai_core.models.config import configure as configure, context as context, settings as settings
+    from whileai_core.models.local_model import LocalModel as LocalModel
+    from whileai_core.progress import Progress as Progress
+    from whileai_core.report.cost import usage as usage
+    from whileai_core.report.html import report as report
+    from whileai_core.report.tracking import log_mlflow as log_mlflow
+    from whileai_core.rowlist import RowList as RowList
+    from whileai_core.select.curriculum import curriculum as curriculum, retire_solved as retire_solved
+    from whileai_core.select.preferences import build_preference_pairs as build_preference_pairs
+    from whileai_core.select.rounds import group_signal as group_signal, next_round as next_round
+    from whileai_core.select.rules import Rejection as Rejection
+    from whileai_core.select.select import select as select, Selection as Selection
+    from whileai_core.serve.server import serve as serve, Server as Server
+    from whileai_core.simulate.agents import (
+        seeded_agent as seeded_agent,
+        SEEDED_BEHAVIORS as SEEDED_BEHAVIORS,
+    )
+    from whileai_core.simulate.covering import covering_array as covering_array
+    from whileai_core.simulate.run import simulate as simulate, SimulationData as SimulationData
+    from whileai_core.simulate.situations import (
+        rule_clauses as rule_clauses,
+        Scenario as Scenario,
+        situations as situations,
+    )
+    from whileai_core.simulate.world import World as World, world as world
+    from whileai_core.tools import dispatch as dispatch, tool as tool, Tool as Tool
+    from whileai_core.train.environment import (
+        export_environment as export_environment,
+        load_environment as load_environment,
+    )
+    from whileai_core.train.export import export as export
+    from whileai_core.train.holdout import holdout as holdout
+    from whileai_core.train.preferences import export_preference as export_preference
+    from whileai_core.train.prove import prove as prove
+    from whileai_core.train.recommend import recommend as recommend
+    from whileai_core.train.train import train as train
+    from whileai_core.train.trl_formats import export_trl as export_trl
+# end of the generated block
+
 
 def __getattr__(name: str) -> Any:
+    if name == "__version__":
+        from whileai_core import distribution_version
+
+        globals()["__version__"] = version = distribution_version()
+        return version
     try:
         module_name, attr = _LAZY[name]
     except KeyError:
@@ -169,4 +308,4 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+    return sorted(set(globals()) | set(_LAZY) | {"__version__"})

@@ -183,9 +183,9 @@ def test_a_judge_error_on_ray_keeps_the_rows_graded_before_it():
 
 
 def test_what_cannot_travel_to_the_workers_is_refused_by_name():
-    backend = wai.Endpoint("m", url="http://127.0.0.1:9/v1")  # holds a connection pool and a lock
+    lock = __import__("threading").Lock()
     with pytest.raises(TypeError, match="agent= cannot be sent to the Ray workers.*model string"):
-        wai.simulate(backend, tools=TOOLS, situations=2, repeats=1, executor="ray")
+        wai.simulate(lambda message, _lock=lock: "hi", tools=TOOLS, situations=2, repeats=1, executor="ray")
     data = wai.simulate(SEEDED, tools=TOOLS, situations=2, repeats=1)
     lock = __import__("threading").Lock()
     with pytest.raises(TypeError, match="judge= cannot be sent"):
@@ -263,3 +263,30 @@ def test_a_cassette_replays_whole_rollouts_on_the_caller_and_ships_only_the_rest
     assert 0 < len(whole) < 16 and whole == [r["row_id"] for r in local.rows if r["lineage"].get("replayed")]
     assert wall_free(remote.rows) == wall_free(local.rows)
     assert all(r["status"] == "ok" for r in remote.rows)
+
+
+def test_the_runs_concurrency_caps_requests_in_flight_across_every_shard():
+    """concurrency=8 on a 2-CPU cluster: the model server never answers more than 8 requests at once (each
+    running shard plays with its slot of the 8, not with 8 of its own: issue 34 measured 64 for 32)."""
+    from fakeserver import FakeServer
+
+    with FakeServer(latency_s=0.05) as srv:
+        data = wai.simulate(f"vllm:m@{srv.openai_url}", tools=TOOLS, situations=24, repeats=2, seed=3,
+                            concurrency=8, executor="ray")
+        peak = srv.peak_in_flight
+    assert len(data.rows) == 48 and all(r["status"] == "ok" for r in data.rows)
+    assert 2 <= peak <= 8, peak
+
+
+def test_an_endpoint_object_names_the_model_of_a_run_on_ray():
+    """A ``wai.Endpoint`` (a lock and a breaker inside) travels to the workers, which build their own; the rows
+    are the local run's."""
+    from fakeserver import FakeServer
+
+    args = {"tools": TOOLS, "situations": 6, "repeats": 2, "seed": 4, "concurrency": 4}
+    with FakeServer() as srv:
+        model = wai.Endpoint("m", url=srv.openai_url)
+        remote = wai.simulate(model, executor="ray", **args)
+        local = wai.simulate(model, **args)
+    assert len(remote.rows) == 12 and all(r["status"] == "ok" for r in remote.rows)
+    assert wall_free(remote.rows) == wall_free(local.rows)

@@ -161,11 +161,15 @@ def compare(
             print(gate.reasons)
         ```
     """
+    before, after = as_rows(before, name="before"), as_rows(after, name="after")  # a JSONL path read once
     headline = delta_report(before, after, level=level, draws=draws, permutations=permutations, seed=seed,
                             alpha=alpha, noise=noise, min_effect=target, min_tasks=min_tasks, dedupe=dedupe,
                             sequential=sequential)
-    b_rows, _ = unique_rows(as_rows(before, name="before"), name="before", dedupe=dedupe)
-    a_rows, _ = unique_rows(as_rows(after, name="after"), name="after", dedupe=dedupe)
+    if dedupe:
+        b_rows, _ = unique_rows(before, name="before", dedupe=True)
+        a_rows, _ = unique_rows(after, name="after", dedupe=True)
+    else:  # delta_report has refused any repeated rollout already
+        b_rows, a_rows = before, after
     common = {"level": level, "draws": draws, "permutations": permutations, "seed": seed, "min_tasks": min_tasks}
     slices = _slices(b_rows, a_rows, by, **common) if by is not None else []
     guards = []
@@ -198,18 +202,25 @@ def _slices(before: list, after: list, by: str, **common: Any) -> list[PairedDel
     if not isinstance(by, str) or not by:
         raise InvalidArgument(f"by= names a row field to slice on (e.g. 'tool', 'world_state', 'stance'); got {by!r}")
     label: dict[str, str] = {}
-    for row in before + after:
-        value = _field(row, by)
-        label.setdefault(task_key(row), MISSING if value in (None, "") else str(value))
+    for rows in (before, after):
+        for row in rows:
+            key = task_key(row)
+            if key not in label:
+                value = _field(row, by)
+                label[key] = MISSING if value is None or value == "" else str(value)
     if set(label.values()) == {MISSING}:
         seen = sorted({str(k) for r in before[:50] for k in r})[:15]
         raise InvalidArgument(f"by={by!r}: no row carries that field (nor scenario.{by}); row fields are {seen}")
     b, a = task_counts(before, name="before"), task_counts(after, name="after")
     b_rate = dict(zip(b.keys, b.c / b.n))
     a_rate = dict(zip(a.keys, a.c / a.n))
+    members: dict[str, list[str]] = {}
+    for k in b.keys:  # one pass over the tasks, not one per slice
+        if k in a_rate:
+            members.setdefault(label[k], []).append(k)
     out = []
     for value in sorted(set(label.values())):
-        keys = [k for k in b.keys if k in a_rate and label.get(k) == value]
+        keys = members.get(value, [])
         if keys:
             out.append(_paired(value, np.array([b_rate[k] for k in keys]), np.array([a_rate[k] for k in keys]),
                                bad="down", **common))

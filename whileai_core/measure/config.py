@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from whileai_core.messages import reply_text
-from whileai_core.rows import as_rows
+from whileai_core.rows import as_rows, is_mapping
 
 _THINK = re.compile(r"<think>.*?</think>", re.DOTALL)
 #: writers that carry no model (a template, a pinned list): ignored when reading writer_model
@@ -30,7 +30,7 @@ def _agreed(values: list[Any]) -> tuple[Any, bool]:
 
 
 def _prompt_hash(row: Mapping[str, Any]) -> Any:
-    lineage = row.get("lineage") if isinstance(row.get("lineage"), Mapping) else {}
+    lineage = row.get("lineage") if is_mapping(row.get("lineage")) else {}
     if lineage.get("system_prompt_sha"):
         return lineage["system_prompt_sha"]
     pv = row.get("policy_version")
@@ -38,8 +38,8 @@ def _prompt_hash(row: Mapping[str, Any]) -> Any:
 
 
 def _judge_version(row: Mapping[str, Any]) -> Any:
-    meta = row.get("judge_meta") if isinstance(row.get("judge_meta"), Mapping) else {}
-    lineage = row.get("lineage") if isinstance(row.get("lineage"), Mapping) else {}
+    meta = row.get("judge_meta") if is_mapping(row.get("judge_meta")) else {}
+    lineage = row.get("lineage") if is_mapping(row.get("lineage")) else {}
     return meta.get("version") or lineage.get("judge_version")
 
 
@@ -74,33 +74,55 @@ def run_config(rows: Any) -> dict[str, Any]:
         ```
     """
     data = as_rows(rows, name="rows")
-    readers = {
-        "temperature": lambda r: (r.get("sampling") or {}).get("temperature"),
-        "max_tokens": lambda r: (r.get("sampling") or {}).get("max_tokens"),
-        "policy_version": lambda r: r.get("policy_version"),
-        "judge_version": _judge_version,
-        "prompt_hash": _prompt_hash,
-        "user_model": lambda r: r.get("user_model"),
-        "writer_model": lambda r: None if r.get("writer_model") in OFFLINE_WRITERS else r.get("writer_model"),
-    }
+    fields = [_fields(r) for r in data]
+    try:
+        distinct: Any = set(fields)  # runs agree on nearly everything: a handful of distinct tuples
+    except TypeError:  # an unhashable value (a list as temperature): compare every row's
+        distinct = fields
     out: dict[str, Any] = {}
     mixed = []
-    for name, read in readers.items():
-        value, differ = _agreed([read(r) if isinstance(r.get("sampling") or {}, Mapping) else None for r in data])
+    for j, name in enumerate(_FIELDS):
+        value, differ = _agreed([f[j] for f in distinct])
         out[name] = value
         if differ:
             mixed.append(name)
-    replies = [reply_text(r) for r in data]
     n = len(data)
-    out.update(
-        mixed=mixed, n_rows=n,
-        truncated_share=_share(sum(1 for r in data if r.get("finish_reason") == "length"), n),
-        answered_share=_share(sum(1 for t in replies if _THINK.sub("", t).strip()), n),
-        unclosed_think_share=_share(sum(1 for t in replies if "<think>" in _THINK.sub("", t)), n),
-        graded_share=_share(sum(1 for r in data if _finite(r.get("reward"))), n),
-    )
+    answered = unclosed = truncated = graded = 0
+    for r in data:
+        text = reply_text(r)
+        if "<think>" in text:
+            text = _THINK.sub("", text)
+            unclosed += "<think>" in text
+        answered += bool(text.strip())
+        truncated += r.get("finish_reason") == "length"
+        graded += _finite(r.get("reward"))
+    out.update(mixed=mixed, n_rows=n, truncated_share=_share(truncated, n), answered_share=_share(answered, n),
+               unclosed_think_share=_share(unclosed, n), graded_share=_share(graded, n))
     return out
 
 
+_FIELDS = ("temperature", "max_tokens", "policy_version", "judge_version", "prompt_hash", "user_model", "writer_model")
+
+
+def _fields(r: Mapping[str, Any]) -> tuple[Any, ...]:
+    """A row's values of ``_FIELDS`` (all None when its ``sampling`` is not a mapping)."""
+    sampling = r.get("sampling") or {}
+    if type(sampling) is not dict and not isinstance(sampling, Mapping):
+        return (None,) * len(_FIELDS)
+    writer = r.get("writer_model")
+    lineage, meta = r.get("lineage"), r.get("judge_meta")
+    if lineage is None and meta is None and "@" not in str(r.get("policy_version")):  # the common row: no lineage
+        judge = prompt = None
+    else:
+        judge, prompt = _judge_version(r), _prompt_hash(r)
+    return (sampling.get("temperature"), sampling.get("max_tokens"), r.get("policy_version"), judge, prompt,
+            r.get("user_model"), None if writer in OFFLINE_WRITERS else writer)
+
+
 def _finite(value: Any) -> bool:
+    kind = type(value)
+    if kind is int:
+        return True
+    if kind is float:
+        return value - value == 0  # neither NaN nor an infinity
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)

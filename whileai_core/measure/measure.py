@@ -39,7 +39,7 @@ from whileai_core.measure import power as power_sim
 from whileai_core.measure import sequential as sequential_design
 from whileai_core.measure import stats
 from whileai_core.measure.between_runs import RunVariance
-from whileai_core.rows import TaskKeyTypes, as_rows, reward_field_hint, task_key, unique_rows
+from whileai_core.rows import TaskKeyTypes, as_rows, reward_field_hint, task_key, task_key_field, unique_rows
 
 Interval = tuple[float, float]
 
@@ -92,14 +92,17 @@ def task_counts(rows: Any, *, name: str = "rows", dedupe: bool = False) -> TaskC
     """Group rows by task key and count graded rollouts and passes per task.
 
     Repeated rollouts (``rows.unique_rows``) are an error, or dropped and counted with ``dedupe=True``; a task
-    id seen as two types (1 and "1") is an error (``rows.TaskKeyTypes``).
+    id seen as two types (1 and "1") is an error (``rows.TaskKeyTypes``). Each row's key is read once.
     """
-    data, n_dup = unique_rows(as_rows(rows, name=name), name=name, dedupe=dedupe)
+    data = as_rows(rows, name=name)
+    keyed = [task_key_field(row) for row in data]
+    data, n_dup = unique_rows(data, name=name, dedupe=dedupe, keys=[k[0] for k in keyed])
+    if n_dup:
+        keyed = [task_key_field(row) for row in data]
     types = TaskKeyTypes(name)
     per_task: dict[str, int] = {}
-    for i, row in enumerate(data):
-        key = task_key(row)
-        types.check(key, row, i)
+    for i, (key, source, raw) in enumerate(keyed):
+        types.check_raw(key, source, raw, i)
         per_task[key] = per_task.get(key, 0) + 1
     order: dict[str, int] = {}
     n_list: list[int] = []
@@ -113,18 +116,18 @@ def task_counts(rows: Any, *, name: str = "rows", dedupe: bool = False) -> TaskC
             if first_error is None and row.get("judge_status") not in (None, "ok"):
                 first_error = str(row.get("judge_error") or row.get("reason") or row.get("judge_status"))[:120]
             continue
-        if isinstance(r, bool):
+        kind = type(r)
+        if kind is bool:
             n_bool += 1
             continue
-        if isinstance(r, (int, float, np.integer, np.floating)):
-            if isinstance(r, (float, np.floating)) and math.isnan(r):
+        if kind is int or kind is float or isinstance(r, (int, float, np.integer, np.floating)):
+            if r != r:  # noqa: PLR0124 (NaN, without a call)
                 raise InvalidArgument(
-                    f"{name}[{i}] (task {task_key(row)!r}) has reward NaN; a judge that failed should write "
+                    f"{name}[{i}] (task {keyed[i][0]!r}) has reward NaN; a judge that failed should write "
                     f"reward None (skipped and counted), a graded row 0 or 1; fix the judge or drop the row"
                 )
             if r == 0 or r == 1:
-                key = task_key(row)
-                j = order.setdefault(key, len(order))
+                j = order.setdefault(keyed[i][0], len(order))
                 if j == len(n_list):
                     n_list.append(0)
                     c_list.append(0)
@@ -335,6 +338,7 @@ def pass_at(
     if k_interval not in ("wilson_cc", "wilson", "bootstrap"):
         raise InvalidArgument(f"k_interval= must be 'wilson_cc', 'wilson' or 'bootstrap'; got {k_interval!r}")
     seed = _check_seed(seed)
+    rows = as_rows(rows, name="rows")  # once: a JSONL path is read once for the counts and the config
     tc = task_counts(rows, dedupe=dedupe)
     notes: list[str] = []
     n_skipped = tc.n_none + tc.n_partial + tc.n_bool

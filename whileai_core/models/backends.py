@@ -330,6 +330,19 @@ class _Transport:
     dead_host_probe_s: float = DEAD_HOST_PROBE_S
     _lock: Any = field(default_factory=threading.Lock, init=False, repr=False, compare=False)
 
+    def __getstate__(self) -> dict[str, Any]:
+        """What travels (pickle, a Ray worker, a process pool): the settings, not this process's lock, breaker
+        and memos, which the copy builds afresh (a ``wai.Endpoint`` can name the model of a run on Ray)."""
+        return {k: v for k, v in self.__dict__.items() if k not in _PROCESS_LOCAL}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        object.__setattr__(self, "_lock", threading.Lock())
+
+
+#: a backend's per-process state: its lock, dead-host breaker and memos (rebuilt on the other side of a pickle)
+_PROCESS_LOCAL = frozenset({"_lock", "_dead_host", "_targets", "_spec"})
+
 
 class _HTTPBackend(_Transport):
     """Shared machinery: the HTTP client (``models/http.py``), retries, key handling, cache hooks."""

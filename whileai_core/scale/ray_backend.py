@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from whileai_core import defaults as D
-from whileai_core.errors import InvalidArgumentType, ScaleError
+from whileai_core.errors import InvalidArgument, InvalidArgumentType, ScaleError
 from whileai_core.scale.shards import Ledger
 
 
@@ -70,12 +70,13 @@ def cluster_cpus(ray: Any) -> int:
     return max(1, int(ray.cluster_resources().get("CPU", 1)))
 
 
-def _call(fn: Callable[[Any], Any], payload: Any) -> Any:
-    return fn(payload)
+def _call(fn: Callable[..., Any], payload: Any, slot: Any = None) -> Any:
+    return fn(payload) if slot is None else fn(payload, slot)
 
 
-def run_shards(fn: Callable[[Any], Any], payloads: Sequence[Any], *, address: str | None = None,
-               on_result: Callable[[int, Any], None] | None = None, retries: int = D.SHARD_RETRIES) -> Ledger:
+def run_shards(fn: Callable[..., Any], payloads: Sequence[Any], *, address: str | None = None,
+               on_result: Callable[[int, Any], None] | None = None, retries: int = D.SHARD_RETRIES,
+               slots: Sequence[Any] | None = None) -> Ledger:
     """Run ``fn(payload)`` for every payload as one Ray task each; returns the ledger of their results.
 
     Args:
@@ -85,42 +86,53 @@ def run_shards(fn: Callable[[Any], Any], payloads: Sequence[Any], *, address: st
         on_result: called on the caller as ``on_result(i, result)`` when shard ``i`` finishes, once per shard,
             in the order shards finish.
         retries: tries of a shard beyond its first when its worker dies (default ``defaults.SHARD_RETRIES``).
+        slots: None (every shard submitted at once, ``fn(payload)``), or the slots shards run in: at most
+            ``len(slots)`` shards run at once, each as ``fn(payload, slot)`` with the slot it holds, which passes
+            to the next shard when it ends. A run's concurrency split over the slots is a cap that holds across
+            the whole cluster (``RayRollouts``).
 
     Returns:
         The ``Ledger``: ``.in_order()`` gives the results, shard 0 first; ``.retried`` counts the extra tries.
 
     Raises:
         ScaleError: a shard's worker died on every try, or the cluster cannot be reached.
+        InvalidArgument: ``slots`` given and empty.
         Exception: whatever ``fn`` raised on a worker (Ctrl-C cancels the shards still running).
 
     Example:
         >>> run_shards(len, [[1, 2], [3]]).in_order()  # doctest: +SKIP
         [2, 1]
     """
+    if slots is not None and not slots:
+        raise InvalidArgument("slots= must hold at least one slot (or be None: every shard at once)")
     ray = connect(address)
     task = ray.remote(max_retries=0)(_call)  # retried here, where each try is counted and kept once
     shared = ray.put(fn)
     ledger = Ledger(len(payloads), retries=retries)
-    pending: dict[Any, int] = {}
+    pending: dict[Any, tuple[int, Any]] = {}
+    free = [None] * len(payloads) if slots is None else list(slots)
+    waiting = list(range(len(payloads)))[::-1]  # popped from the end: shard 0 first
 
-    def submit(i: int, why: str | None = None) -> None:
+    def submit(i: int, slot: Any, why: str | None = None) -> None:
         ledger.start(i, why)
-        pending[task.remote(shared, payloads[i])] = i
+        pending[task.remote(shared, payloads[i], slot)] = (i, slot)
 
     try:
-        for i in range(len(payloads)):
-            submit(i)
+        while waiting and free:
+            submit(waiting.pop(), free.pop(0))
         while pending:
             ready, _ = ray.wait(list(pending), num_returns=len(pending), timeout=D.RAY_WAIT_S)  # all that are done
             for ref in ready:
-                i = pending.pop(ref)
+                i, slot = pending.pop(ref)
                 try:
                     result = ray.get(ref)
                 except ray.exceptions.RayTaskError as exc:  # fn raised: the caller's error, not the cluster's
                     raise exc.as_instanceof_cause() from None
                 except ray.exceptions.RayError as exc:  # the worker or its node died: try the shard again
-                    submit(i, f"{type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''}")
+                    submit(i, slot, f"{type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''}")
                     continue
+                if waiting:  # the slot passes on before the result is handled: the cluster stays busy
+                    submit(waiting.pop(), slot)
                 if ledger.accept(i, result) and on_result is not None:
                     on_result(i, result)
     except BaseException:

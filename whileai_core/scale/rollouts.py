@@ -7,7 +7,10 @@ or in the ``output=`` file, which a rerun resumes from). ``RayRollouts`` only re
 the jobs are cut into contiguous shards, and each worker rebuilds the engine from the caller's
 ``Engine.recipe()`` (the same run id, plan, lineage and stamps; the agent and the world built there as simulate
 builds them) and plays its jobs, so a row played there is the row the local run plays. Shards stream back as
-they finish; a shard whose worker died is played again and its rows are kept once.
+they finish; a shard whose worker died is played again and its rows are kept once. The run's ``concurrency``
+is one cap over the whole cluster: it is split into slots (``shards.concurrency_slots``), each running shard
+holds one and plays with that many rollouts at once, so a model server never sees more requests in flight
+than a local run would send (a user's rate limit holds when the run scales out).
 """
 
 from __future__ import annotations
@@ -19,18 +22,20 @@ from typing import Any
 
 from whileai_core.scale.executor import Executor
 from whileai_core.scale.ray_backend import check_shippable, cluster_cpus, connect, run_shards
-from whileai_core.scale.shards import Ledger, shard_count, split
+from whileai_core.scale.shards import Ledger, concurrency_slots, shard_count, split
 
 OnRow = Callable[[int, int, dict[str, Any]], None]
 
 
 def play_shard(build: Callable[[Mapping[str, Any], list[Any]], Any], recipe: Mapping[str, Any],
-               payload: tuple[list[Any], list[tuple[int, int]]]) -> tuple[list[tuple[int, int, dict[str, Any]]], bool]:
+               payload: tuple[list[Any], list[tuple[int, int]]],
+               concurrency: int | None = None) -> tuple[list[tuple[int, int, dict[str, Any]]], bool]:
     """One shard, on a worker: ``build(recipe, situations)`` gives the run's engine over the shard's situations,
-    which plays the shard's (situation index, rollout index) jobs. Returns (every (situation, rollout, row),
-    whether the run's deadline cut the shard short)."""
+    which plays the shard's (situation index, rollout index) jobs with ``concurrency`` (the shard's slot of the
+    run's; None: the recipe's). Returns (every (situation, rollout, row), whether the run's deadline cut the
+    shard short)."""
     scenarios, jobs = payload
-    engine = build(recipe, scenarios)
+    engine = build(recipe if concurrency is None else {**recipe, "concurrency": concurrency}, scenarios)
     with warnings.catch_warnings():  # the caller warns once, for the whole run
         warnings.simplefilter("ignore")
         rows = list(engine.keyed(jobs))
@@ -89,7 +94,9 @@ class RayRollouts:
                 engine.cut = True
 
         fn = functools.partial(play_shard, self.build, engine.recipe())
-        self.ledgers.append(run_shards(fn, payloads, address=self.executor.address, on_result=on_result))
+        slots = concurrency_slots(engine.concurrency, len(payloads), cluster_cpus(ray))
+        self.ledgers.append(run_shards(fn, payloads, address=self.executor.address, on_result=on_result,
+                                       slots=slots))
 
     @property
     def retried(self) -> int:

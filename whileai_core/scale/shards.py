@@ -34,6 +34,22 @@ def shard_count(n_items: int, cpus: int, *, per_cpu: int = D.SHARDS_PER_CPU) -> 
     return max(1, min(integer("n_items", n_items, minimum=0), cpus * per_cpu))
 
 
+def concurrency_slots(concurrency: int, n_shards: int, cpus: int) -> list[int]:
+    """The run's ``concurrency`` split into the slots shards run in: one slot per shard that can run at once
+    (at most ``cpus``, ``n_shards`` and ``concurrency``), sizes differing by at most one and summing to
+    ``concurrency``, so the shards running at any moment never play more rollouts at once than the run allows.
+
+    Example:
+        >>> concurrency_slots(32, 8, 2)
+        [16, 16]
+        >>> concurrency_slots(3, 8, 4)
+        [1, 1, 1]
+    """
+    integer("concurrency", concurrency, minimum=1)
+    n = min(integer("n_shards", n_shards, minimum=1), integer("cpus", cpus, minimum=1), concurrency)
+    return [len(piece) for piece in split(concurrency, n)]
+
+
 def split(n_items: int, n_shards: int) -> list[range]:
     """``range(n_items)`` cut into ``n_shards`` contiguous pieces whose sizes differ by at most one.
 
