@@ -170,11 +170,13 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     if wai is None or not wai.settings.sequential:
         return
     from pytest_whileai.collect import round_of
-    from pytest_whileai.gate.rounds import read_decision
+    from pytest_whileai.gate.rounds import read_decision, wait_for_round
 
     r = round_of(item.nodeid)
-    stop = wai.rounds.stop if wai.rounds is not None else read_decision(
-        getattr(item.config, "workerinput", {}).get("wai_seq_dir"))
+    seq_dir = getattr(item.config, "workerinput", {}).get("wai_seq_dir")
+    if wai.rounds is None and r:
+        wait_for_round(seq_dir, r)  # an xdist worker starts round r only once round r-1 is decided
+    stop = wai.rounds.stop if wai.rounds is not None else read_decision(seq_dir)
     if r is not None and stop is not None and r > stop["round"]:
         pytest.skip(f"whileai --wai-sequential: the gate decided after round {stop['round'] + 1} "
                     f"({stop['decision']}: {stop['reason']}); round {r + 1} is not needed")
@@ -217,10 +219,15 @@ class ControllerHooks:
         """Gather each scenario's entry as its report arrives (from this process or an xdist worker)."""
         from pytest_whileai.session import ENTRY_ATTR
 
+        from pytest_whileai.session import NOT_RUN_ATTR
+
         entry = getattr(report, ENTRY_ATTR, None)
         if isinstance(entry, dict) and "key" in entry:
             self.wai.add_result(entry)
-        if self.wai.rounds is not None and report.when == "teardown":
+        lost = getattr(report, NOT_RUN_ATTR, None)
+        if isinstance(lost, dict) and "id" in lost:  # failed before recording: its trials are in the ledger
+            self.wai.not_run.setdefault(str(lost["id"]), {k: v for k, v in lost.items() if k != "id"})
+        if self.wai.rounds is not None and report.when == "teardown" and report.nodeid in self.wai.rounds.items:
             self.wai.rounds.finish(report.nodeid, self.wai.baseline_index if self.wai.baseline is not None else None)
 
 
@@ -232,6 +239,12 @@ def pytest_runtestloop(session: pytest.Session) -> Any:
         return out
     if wai is not None and not wai.worker:
         wai.merge_rounds()
+        from pytest_whileai.gate.verdict import scenario_reports
+
+        rule_reports = scenario_reports(wai.rejudge_rounds())  # sequential: per-item rules on the joined rounds
+        session.testscollected += len(rule_reports) // 2
+        for report in rule_reports:
+            session.config.hook.pytest_runtest_logreport(report=report)
     if wai is not None and not wai.worker and (wai.results or wai.baseline is not None or wai.failed_workers
                                                or wai.not_run):
         from pytest_whileai.gate.verdict import forget_gate_failure, gate_reports
@@ -264,6 +277,11 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     from pytest_whileai.report.publish import write_outputs
 
     write_outputs(wai)
+    if wai.write_errors:
+        from pytest_whileai.gate.verdict import write_error_reports
+
+        for report in write_error_reports(wai.write_errors):  # the final line counts it as an error (red)
+            session.config.hook.pytest_runtest_logreport(report=report)
     if wai.write_errors and session.exitstatus == 0:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
     code = wai.settings.regression_exit_code

@@ -26,11 +26,48 @@ class WaiWarning(pytest.PytestWarning):
 ENTRY_ATTR = "wai_entry"  # the TestReport attribute that carries a scenario's entry (xdist serializes __dict__)
 
 
+NOT_RUN_ATTR = "wai_not_run"  # the TestReport attribute of a whileai item that failed before recording a result
+_UNRECORDED = pytest.StashKey[bool]()
+
+
+def _planned_trials(item: pytest.Item) -> int:
+    """The trials this item was to run: its k, or under --wai-sequential its round's share of k."""
+    from pytest_whileai.keys import WAI_SESSION, WAI_THRESHOLDS
+
+    settings = item.config.stash[WAI_SESSION].settings
+    thresholds = item.stash.get(WAI_THRESHOLDS, None)
+    k = (thresholds.trials if thresholds is not None else None) or settings.trials
+    callspec = getattr(item, "callspec", None)
+    r = callspec.params.get("wai_round") if callspec is not None else None
+    if r is None:
+        return int(k)
+    from whileai_core.measure.sequential import SequentialPlan
+
+    return len(SequentialPlan(settings.round_trials, k).trials(r))
+
+
+def _note_unrecorded(item: pytest.Item, report: pytest.TestReport) -> None:
+    """A whileai item that failed (setup or call) without recording a result: its planned trials go in the
+    ledger as ``not_run`` (on the teardown report, so they leave an xdist worker too)."""
+    from pytest_whileai.keys import WAI_KEY
+
+    if WAI_KEY not in item.stash:
+        return
+    if report.failed and report.when in ("setup", "call"):
+        item.stash[_UNRECORDED] = True
+    if report.when == "teardown" and item.stash.get(_UNRECORDED, False):
+        n = _planned_trials(item)
+        setattr(report, NOT_RUN_ATTR, {"id": item.nodeid, "planned": n, "scored": 0, "unscored": {"not_run": n}})
+
+
 def attach_entry(item: pytest.Item, report: pytest.TestReport) -> None:
     """Put the item's scenario entry on the first report made after ``wai_eval.run``/``record`` finished, so the
     result leaves an xdist worker as the test finishes (a worker that crashes later loses nothing finished)."""
     result = item.stash.get(WAI_RESULT, None)
-    if result is None or item.stash.get(ENTRY_SENT, False):
+    if result is None:
+        _note_unrecorded(item, report)
+        return
+    if item.stash.get(ENTRY_SENT, False):
         return
     setattr(report, ENTRY_ATTR, result.to_dict())
     item.stash[ENTRY_SENT] = True
@@ -252,3 +289,21 @@ class WaiSession:
             if int(entry["round"]) not in self.rounds.entries.get(entry["key"], {}):
                 self.rounds.add(entry)
         self.results.update(self.rounds.merged())
+
+    def rejudge_rounds(self) -> list[dict[str, Any]]:
+        """Under ``--wai-sequential``: every merged scenario judged on its per-item rules; the entries that fail a
+        rule their round items did not report (each with ``fresh_failures``)."""
+        from pytest_whileai.gate.scenario import rejudge_merged
+
+        if self.rounds is None:
+            return []
+        index = self.baseline_index if self.baseline is not None else {}
+        family = max(1, sum(1 for key in self.results if key in index))
+        failed = []
+        for key, entry in sorted(self.results.items()):
+            merged, fresh = rejudge_merged(entry, baseline=index.get(key), baseline_note=self.baseline_note,
+                                           settings=self.settings, family=family)
+            self.results[key] = merged
+            if fresh:
+                failed.append({**merged, "fresh_failures": fresh})
+        return failed

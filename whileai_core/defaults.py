@@ -182,6 +182,10 @@ GATE_UNSCORED_POLICY = "fail"  # an unscored trial counts as a failed one (issue
 GATE_MAX_UNSCORED = GATE_MAX_DROP  # largest unmeasured share of the planned trials a run may have before it is red
 # INCOMPLETE: with a share u unmeasured, a pass rate is only known within a band of width u (Manski 1989 bounds), so
 # u above the smallest drop the gate calls a regression (GATE_MAX_DROP) could hide that drop whatever the policy
+SEQ_WAIT_S = 300.0  # longest an xdist worker waits for the previous round's decision before starting a later-round
+# item of --wai-sequential (issue 26: at most one in-flight item per worker is wasted); a fallback for a controller
+# that never decides (a crashed worker), long enough for a slow round of real model calls; convention, untested
+SEQ_WAIT_POLL_S = 0.02  # how often a waiting worker reads the decision file; a small fraction of a trial; convention
 GATE_MIN_PAIRED = 2  # fewer paired scenarios than this: the suite gate is "not evaluated"; a paired bootstrap needs >= 2 clusters
 GATE_MIN_PAIRED_SHARE = 0.5  # fewer paired than this share of the scenarios that could pair: a loud warning, red under
 # --wai-require-baseline (a baseline from another suite, or re-keyed scenarios); issue 12 "default: half", convention, untested

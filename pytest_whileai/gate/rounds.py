@@ -21,6 +21,31 @@ from whileai_core.errors import InvalidArgument
 from whileai_core.gate.compare import binarize
 
 DECISION_FILE = "decision.json"
+DECIDED_FILE = "decided.json"  # {"through": r}: rounds 1..r+1 are decided (continue or stop); workers wait on it
+
+
+def decided_through(directory: str | os.PathLike[str] | None) -> int:
+    """The last round (0-based) the controller decided, -1 before the first decision."""
+    if not directory:
+        return -1
+    try:
+        return int(json.loads((Path(directory) / DECIDED_FILE).read_text(encoding="utf-8"))["through"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return -1
+
+
+def wait_for_round(directory: str | None, r: int, *, timeout_s: float = D.SEQ_WAIT_S,
+                   poll_s: float = D.SEQ_WAIT_POLL_S) -> None:
+    """On an xdist worker, before an item of round ``r``: wait until round ``r - 1`` is decided (or a stop was
+    written), so a worker starts no later-round item the decision makes useless; at most ``timeout_s`` (a
+    controller that never decides, e.g. after a crashed worker, costs time, never the run)."""
+    import time
+
+    end = time.monotonic() + timeout_s
+    while r > 0 and decided_through(directory) < r - 1 and read_decision(directory) is None:
+        if time.monotonic() > end:
+            return
+        time.sleep(poll_s)
 
 
 def read_decision(directory: str | os.PathLike[str] | None) -> dict[str, Any] | None:
@@ -42,6 +67,7 @@ class Rounds:
         self.alpha = alpha
         self.max_drop = max_drop
         self.expected: dict[int, set[str]] = {}
+        self.items: set[str] = set()  # every round item's node id
         self.finished: set[str] = set()
         self.entries: dict[str, dict[int, dict[str, Any]]] = {}
         self.decided_through = -1  # the last round decided "continue"
@@ -55,6 +81,8 @@ class Rounds:
             r = round_of(nodeid)
             if r is not None:
                 self.expected.setdefault(r, set()).add(nodeid)
+                self.items.add(nodeid)
+
 
     @property
     def rounds(self) -> int:
@@ -73,6 +101,14 @@ class Rounds:
             self._decide(r, baseline_index)
 
     def _decide(self, r: int, baseline_index: Mapping[str, Mapping[str, Any]] | None) -> None:
+        from whileai_core.rows import atomic_write_text
+
+        try:
+            self._decide_round(r, baseline_index)
+        finally:
+            atomic_write_text(Path(self.directory) / DECIDED_FILE, json.dumps({"through": r}), overwrite=True)
+
+    def _decide_round(self, r: int, baseline_index: Mapping[str, Mapping[str, Any]] | None) -> None:
         from whileai_core.measure.sequential import SequentialPlan, sequential_test
 
         self.decided_through = r

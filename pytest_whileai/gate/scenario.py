@@ -190,3 +190,31 @@ def require_saveable(doc: dict[str, Any]) -> dict[str, Any]:
     if why is not None:
         raise ValueError(f"refusing to save this run as a baseline: {why}")
     return doc
+
+
+JUDGED_FIELDS = ("passes", "n_scored", "unscored", "pass_rate", "value", "ci", "baseline", "baseline_note", "delta",
+                 "delta_ci", "p_value", "p_threshold", "ledger")
+
+
+def rejudge_merged(entry: Mapping[str, Any], *, baseline: Mapping[str, Any] | None, baseline_note: str | None,
+                   settings: Any, family: int) -> tuple[dict[str, Any], list[str]]:
+    """A ``--wai-sequential`` scenario's rounds, joined, judged again on every per-item rule (``min_pass_rate``,
+    the marker's thresholds, the drop vs the baseline): early stopping decides the suite gate only. Returns the
+    entry and the failures its round items did not already report."""
+    thresholds = Thresholds(trials=int(entry["k"]), min_pass_rate=entry.get("min_pass_rate"),
+                            max_drop=entry.get("max_drop"), metric=entry.get("metric") or "pass@1",
+                            level=entry.get("level"))
+    new = judge_scenario(
+        key=str(entry["key"]), nodeid=str(entry["nodeid"]), rewards=list(entry.get("rewards") or []),
+        k=int(entry["k"]), seed=int(entry.get("seed") or 0), judge=entry.get("judge"),
+        errors=int(entry.get("errors") or 0), pass_reward=float(entry.get("pass_reward", D.GATE_PASS_REWARD)),
+        level=float(entry["level"]), thresholds=thresholds, baseline=baseline, baseline_note=baseline_note,
+        settings=settings, family=family, trial_index=None, scenario=None, location=entry.get("location") or [],
+        agent_error=entry.get("agent_error"), judge_errors=int(entry.get("judge_errors") or 0),
+        judge_error=entry.get("judge_error"), infra_errors=int(entry.get("infra_errors") or 0),
+        infra_error=entry.get("infra_error"), states=entry.get("trial_states"),
+        policy=getattr(settings, "unscored", D.GATE_UNSCORED_POLICY))
+    old = list(entry.get("failures") or [])
+    fresh = [f for f in new["failures"] if f not in old]
+    merged = {**entry, **{k: new.get(k) for k in JUDGED_FIELDS}, "failures": old + fresh}
+    return merged, fresh

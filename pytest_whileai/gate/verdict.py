@@ -93,3 +93,33 @@ def forget_gate_failure(config: Any) -> None:
     lf = config.pluginmanager.get_plugin("lfplugin")
     if lf is not None and isinstance(getattr(lf, "lastfailed", None), dict):
         lf.lastfailed.pop(D.GATE_NODEID, None)
+
+
+def scenario_reports(entries: list[dict[str, Any]]) -> list[TestReport]:
+    """``--wai-sequential``: one failed test per scenario that fails a per-item rule once its rounds are joined
+    (its node id without the round part), with the failure message a single item would have had."""
+    from pytest_whileai.collect import strip_round
+    from pytest_whileai.gate.scenario import failure_message
+
+    out = []
+    for e in entries:
+        nodeid = strip_round(str(e["nodeid"]))
+        path, _, name = nodeid.rpartition("::")
+        location = (path.split("::")[0], None, name)
+        keywords = {name: 1, "whileai": 1}
+        message = failure_message({**e, "nodeid": nodeid, "failures": e["fresh_failures"]}, baseline_name=None)
+        repr_ = GateRepr(f"{nodeid}: " + "; ".join(e["fresh_failures"]), message.splitlines()[1:])
+        out.append(TestReport(nodeid, location, keywords, "failed", repr_, "call"))
+        out.append(TestReport(nodeid, location, keywords, "passed", None, "teardown"))
+    return out
+
+
+def write_error_reports(errors: list[str]) -> list[TestReport]:
+    """A failed write (baseline store, JSON, JUnit...) as an error of the pseudo test ``whileai::outputs``, so
+    pytest's final line is red and counts it (the exit status is already 1)."""
+    if not errors:
+        return []
+    nodeid = f"{GATE_FILE}::outputs"
+    message = "; ".join(errors)
+    return [TestReport(nodeid, (GATE_FILE, None, "outputs"), {"outputs": 1, "whileai": 1}, "failed",
+                       GateRepr(message, errors), "teardown")]

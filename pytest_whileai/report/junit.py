@@ -61,7 +61,7 @@ def build(results: Mapping[str, Mapping[str, Any]], gate: Any, *, baseline: str 
             case.result = [fail]
         suite.add_testcase(case)
     if gate is not None:
-        for name, value in (("whileai.gate", gate.status), ("whileai.red", str(bool(gate.red)).lower()),
+        for name, value in (("whileai.gate", gate.status), ("whileai.red", str(bool(gate.red or gate.status == "failed")).lower()),
                             ("whileai.message", gate.message), ("whileai.baseline", baseline),
                             ("whileai.delta", gate.delta), ("whileai.ci_low", (gate.ci or [None, None])[0]),
                             ("whileai.ci_high", (gate.ci or [None, None])[1]), ("whileai.p", gate.p_value),

@@ -202,13 +202,13 @@ def cost_line(wai: Any) -> str | None:
 # --- markdown (job summary, PR comment) ----------------------------------------------------------------------
 def markdown(wai: Any) -> str:
     gate = wai.gate
-    icon = {"regression": "🔴", "incompatible": "🔴", "incomplete": "🔴", "improved": "🟢", "ok": "🟢"}.get(
-        getattr(gate, "status", ""), "⚪")
-    if gate is not None and (gate.red or gate.warning):
+    icon = {"regression": "🔴", "incompatible": "🔴", "incomplete": "🔴", "failed": "🔴", "improved": "🟢",
+            "ok": "🟢"}.get(getattr(gate, "status", ""), "⚪")
+    if gate is not None and (gate.red or gate.warning) and gate.status != "failed":
         icon = "🔴" if gate.red else "🟠"
     out = ["<!-- whileai-summary:start -->", f"## {icon} whileai: {gate.status if gate else 'no gate'}", ""]
     if gate is not None:
-        loud = gate.red or gate.warning
+        loud = gate.red or gate.warning or gate.status == "failed"
         out += [(f"**{gate.message}**" if loud else gate.message).replace("|", "\\|"), ""]
     out.append(baseline_line(wai).replace("|", "\\|"))
     out.append("")

@@ -60,3 +60,54 @@ def test_a_dollar_budget_needs_prices_and_a_bad_budget_is_refused(pytester):
     result.stderr.fnmatch_lines(["*budget 'lots' must be a token count*"])
     result = pytester.runpytest("-p", "no:cacheprovider", f"--wai-prices={_prices(pytester)}", "--wai-budget=$0.001")
     result.stdout.fnmatch_lines(["*cost budget exceeded: $0.0011 spent, budget $0.00*"])
+
+
+# --- issue 26 item 5: budgets mean money ------------------------------------------------------------------------
+PREFIXED = SUITE.replace('"model": "m"', '"model": "openai:gpt-test"')
+
+
+def _junit_gate(pytester) -> str | None:
+    import xml.etree.ElementTree as ET
+
+    for case in ET.parse(pytester.path / "junit.xml").getroot().iter("testcase"):
+        if case.get("name") == "suite_gate" and case.find("failure") is not None:
+            return case.find("failure").get("message")
+    return None
+
+
+def test_a_dollar_budget_finds_the_price_without_the_provider_prefix_and_saves_nothing(pytester):
+    pytester.makepyfile(test_suite=PREFIXED)
+    prices = pytester.path / "prices.json"
+    prices.write_text(json.dumps({"gpt-test": {"input": 2000.0, "output": 10000.0}}))  # $0.18 a trial
+    result = pytester.runpytest("-p", "no:cacheprovider", "--junitxml=junit.xml", "--wai-budget=$0.5",
+                                f"--wai-prices={prices}", "--wai-save=main")
+    assert result.ret == 1
+    final = [line for line in result.outlines if line.startswith("=")][-1]
+    assert "failed" in final
+    result.stdout.fnmatch_lines(["*cost budget exceeded: $0.5400 spent, budget $0.50*",
+                                 "*not saving a baseline: --wai-budget stopped this run early*"])
+    assert "INCOMPLETE" in (_junit_gate(pytester) or "")
+    assert not (pytester.path / ".whileai" / "baselines" / "main.json").exists()
+
+
+def test_a_dollar_budget_with_an_unpriced_model_stops_never_zero_dollars(pytester):
+    pytester.makepyfile(test_suite=PREFIXED)
+    prices = pytester.path / "prices.json"
+    prices.write_text(json.dumps({"other-model": {"input": 1.0, "output": 1.0}}))
+    result = pytester.runpytest("-p", "no:cacheprovider", "--junitxml=junit.xml", "--wai-budget=$100",
+                                f"--wai-prices={prices}", "--wai-save=main")
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(["*cost budget cannot be counted: no price for openai:gpt-test*"])
+    assert "INCOMPLETE" in (_junit_gate(pytester) or "")
+    assert not (pytester.path / ".whileai" / "baselines" / "main.json").exists()
+
+
+def test_price_key_matches_with_or_without_the_provider_prefix():
+    from whileai_core.report.cost import Cost, price_key
+
+    assert price_key("openai:gpt-test", {"gpt-test": {}}) == "gpt-test"
+    assert price_key("gpt-test", {"openai:gpt-test": {}}) == "openai:gpt-test"
+    assert price_key("gpt-test", {"other": {}}) is None
+    cost = Cost({"openai:gpt-test": {"input_tokens": 1_000_000, "output_tokens": 0}},
+                {"gpt-test": {"input": 2.0, "output": 8.0}})
+    assert cost.dollars == 2.0 and cost.unpriced == []

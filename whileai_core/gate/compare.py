@@ -35,7 +35,7 @@ def binarize(rewards: Sequence[float | None], pass_reward: float = D.GATE_PASS_R
 class Gate:
     """The suite verdict: paired delta vs the baseline plus the Holm-corrected scenario drops."""
 
-    status: str  # regression | incompatible | unpaired | incomplete | ok | improved | not evaluated | off
+    status: str  # regression | incompatible | unpaired | incomplete | failed | ok | improved | not evaluated | off
     red: bool
     message: str
     baseline: str | None = None
@@ -64,6 +64,7 @@ class Gate:
     paired_share: float | None = None
     failed_workers: list[str] = field(default_factory=list)
     sequential: dict[str, Any] | None = None  # the sequential decision (measure.sequential) under --wai-sequential
+    failed_items: int = 0  # scenarios that failed their own thresholds (status "failed" when the gate is not red)
     ledger: dict[str, Any] | None = None  # every planned trial's state, this run's and the baseline's (gate.ledger)
 
     def to_dict(self) -> dict[str, Any]:
@@ -201,7 +202,21 @@ def compute_gate(results: Mapping[str, Mapping[str, Any]], baseline_index: Mappi
     if stops:
         mark_incomplete(gate, stops[0])
     _check_ledger(gate, results, baseline_index, settings=settings, not_run=not_run)
+    _check_items(gate, results)
     return gate
+
+
+def _check_items(gate: Gate, results: Mapping[str, Mapping[str, Any]]) -> None:
+    """Scenarios that failed their own thresholds fail the run (exit 1) whatever the suite gate says: a gate that
+    is not red says so in its status (``failed``), so no artifact is green or grey on a red exit code."""
+    failed = sorted(k for k, e in results.items() if e.get("failures"))
+    gate.failed_items = len(failed)
+    if not failed or gate.red:
+        return
+    first = results[failed[0]]["failures"][0]
+    gate.status = "failed"
+    gate.message = (f"FAILED: {len(failed)} of {len(results)} scenario(s) missed their own thresholds (e.g. "
+                    f"{failed[0]}: {first}); {gate.message}")
 
 
 def _check_ledger(gate: Gate, results: Mapping[str, Mapping[str, Any]],

@@ -86,6 +86,21 @@ def load_prices(prices: Any) -> dict[str, dict[str, float]]:
     return table
 
 
+def _bare(model: str) -> str:
+    """A model name without its provider prefix: ``openai:gpt-4.1-mini`` -> ``gpt-4.1-mini``."""
+    return model.split(":", 1)[1] if ":" in model else model
+
+
+def price_key(model: str, prices: Mapping[str, Any]) -> str | None:
+    """The price table's key for ``model``: the exact name, else the same name with or without the provider
+    prefix (``openai:gpt-test`` usage finds a ``gpt-test`` price and the other way round); None when unpriced."""
+    if model in prices:
+        return model
+    bare = _bare(model)
+    matches = [key for key in prices if _bare(key) == bare]
+    return matches[0] if len(matches) == 1 else None
+
+
 @dataclass
 class Cost:
     """Tokens by model and, where the price table names the model, the estimated dollars."""
@@ -107,17 +122,19 @@ class Cost:
 
     @property
     def unpriced(self) -> list[str]:
-        return sorted(m for m in self.by_model if m not in self.prices)
+        return sorted(m for m in self.by_model if price_key(m, self.prices) is None)
 
     @property
     def dollars(self) -> float | None:
         """The estimated cost of the priced models (None when no model has a price)."""
-        priced = [m for m in self.by_model if m in self.prices]
+        priced = {m: price_key(m, self.prices) for m in self.by_model}
+        priced = {m: key for m, key in priced.items() if key is not None}
         if not priced:
             return None
         unit = D.TOKENS_PER_PRICE_UNIT
-        return sum(self.by_model[m]["input_tokens"] * self.prices[m]["input"] / unit
-                   + self.by_model[m]["output_tokens"] * self.prices[m]["output"] / unit for m in priced)
+        return sum(self.by_model[m]["input_tokens"] * self.prices[key]["input"] / unit
+                   + self.by_model[m]["output_tokens"] * self.prices[key]["output"] / unit
+                   for m, key in priced.items())
 
     def to_dict(self) -> dict[str, Any]:
         return {"by_model": self.by_model, "input_tokens": self.input_tokens, "output_tokens": self.output_tokens,
@@ -191,6 +208,9 @@ class Budget:
 
     def exceeded(self) -> str | None:
         """The message once the spend passes the limit, else None."""
+        if self.kind == "dollars" and self.cost.unpriced:  # never "$0 spent" on a model the table cannot price
+            return (f"cost budget cannot be counted: no price for {', '.join(self.cost.unpriced)} in the price table "
+                    f"(the budget is ${self.limit:.2f}); add the model to --wai-prices or give the budget in tokens")
         if self.spent() <= self.limit:
             return None
         if self.kind == "tokens":

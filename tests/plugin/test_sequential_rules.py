@@ -1,0 +1,92 @@
+"""Issue 26 item 2: ``--wai-sequential`` decides the suite gate early but keeps every per-item rule; a round in
+which everything raised ends red with a message (never INTERNALERROR); under xdist no worker starts a later round's
+item once the decision is made (at most one in-flight item per worker is wasted)."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+
+import pytest
+
+SUITE = '''
+import os
+import random
+import pytest
+
+ASKS = [f"ask number {{i}}" for i in range({n})]
+
+def reward(key, i):
+    if os.environ.get("RAISE") == "1":
+        raise RuntimeError("the agent's client is not configured")
+    if os.environ.get("BROKEN") == "1":
+        return 0.0
+    return float(random.Random(f"{{os.environ.get('SALT', '0')}}-{{key}}-{{i}}").random() < 0.9)
+
+@pytest.mark.wai_scenarios(ASKS)
+@pytest.mark.wai(trials=8{marks})
+def test_agent(wai_eval):
+    wai_eval.record([reward(wai_eval.key, i) for i in wai_eval.trial_indices()])
+'''
+
+
+def _suite(pytester: pytest.Pytester, n: int = 10, marks: str = "") -> None:
+    pytester.makepyfile(test_agent=SUITE.format(n=n, marks=marks))
+
+
+def _run(pytester: pytest.Pytester, *args: str, xdist: bool = False) -> pytest.RunResult:
+    base = ("-p", "no:cacheprovider", "--junitxml=junit.xml", "--wai-json=run.json")
+    if xdist:
+        return pytester.runpytest_subprocess("-n", "2", *base, *args)
+    return pytester.runpytest_inprocess(*base, *args)
+
+
+def _final(res: pytest.RunResult) -> str:
+    return [line for line in res.outlines if line.startswith("=")][-1]
+
+
+def _junit_failures(pytester: pytest.Pytester) -> list[str]:
+    root = ET.parse(pytester.path / "junit.xml").getroot()
+    return [c.get("name") for c in root.iter("testcase") if c.find("failure") is not None]
+
+
+def test_sequential_keeps_min_pass_rate(pytester: pytest.Pytester, monkeypatch):
+    _suite(pytester, marks=", min_pass_rate=0.5")  # 0/2 in a round clears it, 0/8 does not
+    monkeypatch.setenv("BROKEN", "1")
+    plain = _run(pytester)
+    assert plain.ret == 1 and "10 failed" in _final(plain)
+    seq = _run(pytester, "--wai-sequential")
+    assert seq.ret == 1
+    assert "10 failed, 40 passed" in _final(seq)  # 4 rounds x 10 items pass alone; joined, 0/8 fails the floor
+    seq.stdout.fnmatch_lines(["*the whole interval lies below min_pass_rate=0.5*"])
+    failed = _junit_failures(pytester)
+    assert len(failed) == 10 and all("wai-round" not in name for name in failed)
+    doc = json.loads((pytester.path / "run.json").read_text())
+    assert all(s["failures"] for s in doc["scenarios"])
+
+
+def test_a_round_where_everything_raised_is_red_not_internalerror(pytester: pytest.Pytester, monkeypatch):
+    _suite(pytester, n=4)
+    assert _run(pytester, "--wai-save=main").ret == 0
+    monkeypatch.setenv("RAISE", "1")
+    res = _run(pytester, "--wai-sequential", "--wai-baseline=main")
+    out = res.stdout.str() + res.stderr.str()
+    assert "INTERNALERROR" not in out
+    assert res.ret == 1 and "failed" in _final(res)
+    doc = json.loads((pytester.path / "run.json").read_text())
+    assert doc["gate"] is not None and doc["gate"]["red"] and doc["gate"]["status"] == "incomplete"
+    assert "not_run" in doc["gate"]["message"]  # every planned trial is in the ledger, the raised ones as not_run
+    res.stdout.fnmatch_lines(["*INCOMPLETE: 32 of 32 planned trials unscored (100%: 32 not_run)*"])
+
+
+def test_sequential_under_xdist_wastes_at_most_one_item_per_worker(pytester: pytest.Pytester, monkeypatch):
+    _suite(pytester, n=30)
+    assert _run(pytester, "--wai-save=main").ret == 0
+    monkeypatch.setenv("SALT", "1")
+    res = _run(pytester, "--wai-sequential", "--wai-baseline=main", "--wai-max-drop=0.25", xdist=True)
+    assert res.ret == 0
+    doc = json.loads((pytester.path / "run.json").read_text())
+    assert doc["sequential"]["stopped_after_round"] == 1
+    # trials run after the decision: at most one in-flight item (2 trials) per worker
+    assert doc["sequential"]["extra_trials"] <= 2 * 2
+    assert res.parseoutcomes()["skipped"] >= 3 * 30 - 2
