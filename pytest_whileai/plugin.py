@@ -254,7 +254,8 @@ def pytest_runtestloop(session: pytest.Session) -> Any:
         wai.gate = compute_gate(wai.results, wai.baseline_index if wai.baseline is not None else None,
                                 baseline_name=s.baseline, settings=s, baseline_note=wai.baseline_note,
                                 min_paired_share=s.min_paired_share, require_baseline=s.require_baseline,
-                                failed_workers=wai.failed_workers, not_run=list(wai.not_run.values()))
+                                failed_workers=wai.failed_workers, not_run=list(wai.not_run.values()),
+                                noise=wai.history.noise if wai.history is not None else None)
         reports = gate_reports(wai.gate)  # a red gate is a failed test that pytest counts, lists and writes
         session.testscollected += bool(reports)  # one more test, so the progress counter ends at 100%
         for report in reports:

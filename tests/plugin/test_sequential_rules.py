@@ -21,7 +21,8 @@ def reward(key, i):
         raise RuntimeError("the agent's client is not configured")
     if os.environ.get("BROKEN") == "1":
         return 0.0
-    return float(random.Random(f"{{os.environ.get('SALT', '0')}}-{{key}}-{{i}}").random() < 0.9)
+    rate = float(os.environ.get("RATE", "0.9"))
+    return float(random.Random(f"{{os.environ.get('SALT', '0')}}-{{key}}-{{i}}").random() < rate)
 
 @pytest.mark.wai_scenarios(ASKS)
 @pytest.mark.wai(trials=8{marks})
@@ -90,3 +91,21 @@ def test_sequential_under_xdist_wastes_at_most_one_item_per_worker(pytester: pyt
     # trials run after the decision: at most one in-flight item (2 trials) per worker
     assert doc["sequential"]["extra_trials"] <= 2 * 2
     assert res.parseoutcomes()["skipped"] >= 3 * 30 - 2
+
+
+def test_a_pooled_baseline_passes_its_between_run_noise_to_the_gate(pytester: pytest.Pytester, monkeypatch):
+    """Issue 30 item 9 (gate half): with ``BRANCH~N`` the suite delta must clear the pooled runs' noise band
+    (``History.noise`` passed as ``delta_report(noise=)``)."""
+    _suite(pytester, n=20)
+    monkeypatch.setenv("GITHUB_REF_NAME", "main")
+    for salt, rate in (("1", "0.9"), ("2", "0.6"), ("3", "0.9")):  # runs that differ as a whole
+        monkeypatch.setenv("SALT", salt)
+        monkeypatch.setenv("RATE", rate)
+        assert pytester.runpytest_inprocess("-p", "no:cacheprovider", "--wai-autosave").ret == 0
+    monkeypatch.setenv("SALT", "4")
+    monkeypatch.setenv("RATE", "0.8")
+    _run(pytester, "--wai-baseline=main~3")
+    doc = json.loads((pytester.path / "run.json").read_text())
+    band = doc["baseline_history"]["noise"]["band"]
+    assert band is not None and band > 0
+    assert doc["gate"]["report"]["noise_band"] is not None and doc["gate"]["report"]["noise_band"] > 0

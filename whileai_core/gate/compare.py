@@ -182,17 +182,20 @@ def scenario_drops(results: Mapping[str, Mapping[str, Any]], baseline_index: Map
 def compute_gate(results: Mapping[str, Mapping[str, Any]], baseline_index: Mapping[str, Mapping[str, Any]] | None,
                  *, baseline_name: str | None, settings: Any, baseline_note: str | None = None,
                  min_paired_share: float = D.GATE_MIN_PAIRED_SHARE, require_baseline: bool = False,
-                 failed_workers: Sequence[str] = (), not_run: Sequence[Mapping[str, Any]] = ()) -> Gate:
+                 failed_workers: Sequence[str] = (), not_run: Sequence[Mapping[str, Any]] = (),
+                 noise: Any = None) -> Gate:
     """The suite gate over the results of this session (only the scenarios that ran are judged).
 
     ``require_baseline`` makes a gate that cannot be evaluated (too few pairs) red; ``failed_workers`` (xdist
     workers that crashed) makes it red as ``incomplete`` unless it is red already. The ledger of every planned
     trial (``not_run``: the ledgers of planned scenarios that never ran) makes it red ``incomplete`` when its
-    unscored share is above ``settings.max_unscored`` (``gate.ledger``).
+    unscored share is above ``settings.max_unscored`` (``gate.ledger``). ``noise``: a pooled baseline's
+    between-run variance (``History.noise``), passed to ``delta_report(noise=)`` so the suite delta must clear
+    its band.
     """
     gate = _suite_gate(results, baseline_index, baseline_name=baseline_name, settings=settings,
                        baseline_note=baseline_note, min_paired_share=min_paired_share,
-                       require_baseline=require_baseline)
+                       require_baseline=require_baseline, noise=noise)
     if failed_workers:
         crash = (f"xdist worker(s) {', '.join(failed_workers)} crashed; the {len(results)} scenario(s) that finished "
                  "are reported, and this partial run is not saved as a baseline")
@@ -252,7 +255,7 @@ def mark_incomplete(gate: Gate, why: str) -> Gate:
 
 def _suite_gate(results: Mapping[str, Mapping[str, Any]], baseline_index: Mapping[str, Mapping[str, Any]] | None,
                 *, baseline_name: str | None, settings: Any, baseline_note: str | None, min_paired_share: float,
-                require_baseline: bool) -> Gate:
+                require_baseline: bool, noise: Any = None) -> Gate:
     common: dict[str, Any] = dict(baseline=baseline_name, level=settings.level, alpha=settings.alpha,
                                   max_drop=settings.max_drop)
     plan = None
@@ -290,7 +293,7 @@ def _suite_gate(results: Mapping[str, Mapping[str, Any]], baseline_index: Mappin
         text = f"gate not evaluated: {len(paired)} scenario(s) pair with the baseline (need >= {D.GATE_MIN_PAIRED})"
         return Gate(status, require_baseline, (f"UNPAIRED: {warning}; " if warning else "") + text + strict,
                     n_paired=len(paired), **common)
-    gate = _paired_gate(results, baseline_index, paired, settings=settings, common=common)
+    gate = _paired_gate(results, baseline_index, paired, settings=settings, common=common, noise=noise)
     if warning and not gate.red:
         gate.status, gate.red = "unpaired", require_baseline
         gate.message = f"UNPAIRED: {warning}; {gate.message}{strict}"
@@ -298,7 +301,7 @@ def _suite_gate(results: Mapping[str, Mapping[str, Any]], baseline_index: Mappin
 
 
 def _paired_gate(results: Mapping[str, Mapping[str, Any]], baseline_index: Mapping[str, Mapping[str, Any]],
-                 paired: list[str], *, settings: Any, common: dict[str, Any]) -> Gate:
+                 paired: list[str], *, settings: Any, common: dict[str, Any], noise: Any = None) -> Gate:
     """The suite delta and the Holm scenario drops over the paired scenarios."""
     from whileai_core.measure.measure import delta_report
 
@@ -318,7 +321,7 @@ def _paired_gate(results: Mapping[str, Mapping[str, Any]], baseline_index: Mappi
         plan = SequentialPlan(settings.round_trials, max(int(results[k]["k"]) for k in paired))
     rep = delta_report(before_rows, after_rows, level=settings.level, draws=settings.draws,
                        permutations=settings.permutations, seed=settings.seed, alpha=settings.alpha,
-                       min_effect=settings.max_drop, sequential=plan)
+                       min_effect=settings.max_drop, sequential=plan, noise=noise)
     holm, scen_reg, reach = scenario_drops(results, baseline_index, paired, alpha=settings.alpha,
                                            max_drop=settings.max_drop)
     suite_red = rep.verdict == "worse"
