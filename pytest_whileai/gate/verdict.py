@@ -106,9 +106,9 @@ def scenario_reports(entries: list[dict[str, Any]]) -> list[TestReport]:
         nodeid = strip_round(str(e["nodeid"]))
         path, _, name = nodeid.rpartition("::")
         location = (path.split("::")[0], None, name)
-        keywords = {name: 1, "whileai": 1}
+        keywords: dict[str, Any] = {name: 1, "whileai": 1}
         message = failure_message({**e, "nodeid": nodeid, "failures": e["fresh_failures"]}, baseline_name=None)
-        repr_ = GateRepr(f"{nodeid}: " + "; ".join(e["fresh_failures"]), message.splitlines()[1:])
+        repr_: Any = GateRepr(f"{nodeid}: " + "; ".join(e["fresh_failures"]), message.splitlines()[1:])
         out.append(TestReport(nodeid, location, keywords, "failed", repr_, "call"))
         out.append(TestReport(nodeid, location, keywords, "passed", None, "teardown"))
     return out
@@ -120,6 +120,6 @@ def write_error_reports(errors: list[str]) -> list[TestReport]:
     if not errors:
         return []
     nodeid = f"{GATE_FILE}::outputs"
-    message = "; ".join(errors)
-    return [TestReport(nodeid, (GATE_FILE, None, "outputs"), {"outputs": 1, "whileai": 1}, "failed",
-                       GateRepr(message, errors), "teardown")]
+    keywords: dict[str, Any] = {"outputs": 1, "whileai": 1}
+    longrepr: Any = GateRepr("; ".join(errors), errors)
+    return [TestReport(nodeid, (GATE_FILE, None, "outputs"), keywords, "failed", longrepr, "teardown")]

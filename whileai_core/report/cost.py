@@ -127,8 +127,11 @@ class Cost:
     @property
     def dollars(self) -> float | None:
         """The estimated cost of the priced models (None when no model has a price)."""
-        priced = {m: price_key(m, self.prices) for m in self.by_model}
-        priced = {m: key for m, key in priced.items() if key is not None}
+        priced: dict[str, str] = {}
+        for m in self.by_model:
+            key = price_key(m, self.prices)
+            if key is not None:
+                priced[m] = key
         if not priced:
             return None
         unit = D.TOKENS_PER_PRICE_UNIT
