@@ -47,13 +47,14 @@ def _planned_trials(item: pytest.Item) -> int:
 
 
 def _note_unrecorded(item: pytest.Item, report: pytest.TestReport) -> None:
-    """A whileai item that failed (setup or call) without recording a result: its planned trials go in the
-    ledger as ``not_run`` (on the teardown report, so they leave an xdist worker too)."""
+    """A whileai item whose test body failed without recording a result: its planned trials go in the ledger as
+    ``not_run`` (on the teardown report, so they leave an xdist worker too). A setup error (a bad marker, a
+    shared key) is already an error on the final line and is not counted again."""
     from pytest_whileai.keys import WAI_KEY
 
     if WAI_KEY not in item.stash:
         return
-    if report.failed and report.when in ("setup", "call"):
+    if report.failed and report.when == "call":
         item.stash[_UNRECORDED] = True
     if report.when == "teardown" and item.stash.get(_UNRECORDED, False):
         n = _planned_trials(item)
