@@ -110,7 +110,8 @@ def test_s(wai_eval):
     monkeypatch.setenv("DOWN", "1")
     res = _run(pytester, extra, "--wai-baseline=main", "--wai-save=broken", "--wai-json=r.json", *FAST)
     assert res.ret == 1
-    res.assert_outcomes(failed=3)  # both scenarios, and the gate: INCOMPLETE (issue 26: every trial unscored)
+    res.assert_outcomes(failed=3, errors=1)  # both scenarios, the gate: INCOMPLETE (issue 26: every trial
+    # unscored), and the refused save: an error on the final line (whileai::outputs)
     res.stdout.fnmatch_lines(["*INCOMPLETE: 8 of 8 planned trials unscored (100%: 8 infra_error)*"])
     out = res.stdout.str()
     assert "TypeError" not in out and "Traceback" not in out
