@@ -20,6 +20,7 @@ from pytest_whileai.markers import Thresholds, parse_scenarios_marker
 from pytest_whileai.report.lines import first_line, summary_line
 from whileai_core import defaults as D
 from whileai_core.errors import InvalidArgument
+from whileai_core.redact import error_text
 
 
 class WaiResult:
@@ -237,7 +238,7 @@ class _Trouble:
         try:
             value, reason = normalize(judge(row))[:2]
         except Exception as exc:  # noqa: BLE001  # a judge failure is an unscored trial, never a pass
-            row["judge_error"] = f"{type(exc).__name__}: {exc}"
+            row["judge_error"] = error_text(exc)
             self._note("judge_error", row["judge_error"], index)
             return None
         row["reason"] = reason  # the judge's words, for the report's transcript viewer
