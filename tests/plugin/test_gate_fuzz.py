@@ -34,6 +34,7 @@ from whileai_core.gate.document import load_document
 
 LONG = os.environ.get("WHILEAI_LONG") == "1"
 CASES = int(os.environ.get("WHILEAI_FUZZ_CASES", "100"))
+FIRST = int(os.environ.get("WHILEAI_FUZZ_FIRST", "0"))  # long mode in slices: seeds FIRST..FIRST+CASES-1
 N = 20  # scenarios: I1's premise
 K = 8
 CANARY = "sk-fuzzcanary-4c3b2a1d0e9f8a7b"
@@ -220,7 +221,7 @@ QUICK = (
     lambda c: c.baseline == "missing" and c.ci and c.drop and not c.narrow and not c.interrupt,  # CI: not a pass
 )
 QUICK_SEEDS = sorted({next(s for s in range(10_000) if want(draw(s, allow_xdist=False))) for want in QUICK})
-SEEDS = list(range(CASES)) if LONG else QUICK_SEEDS
+SEEDS = list(range(FIRST, FIRST + CASES)) if LONG else QUICK_SEEDS
 
 
 @pytest.mark.parametrize("seed", SEEDS)
