@@ -21,6 +21,7 @@ from pytest_whileai.markers import Thresholds, parse_scenarios_marker
 from pytest_whileai.report.lines import first_line, summary_line
 from whileai_core import defaults as D
 from whileai_core.errors import InvalidArgument
+from whileai_core.redact import error_text
 
 
 class WaiResult:
@@ -250,7 +251,7 @@ class _Trouble:
         try:
             verdict = judge(row)
         except Exception as exc:  # noqa: BLE001  # a judge failure is an unscored trial, never a pass
-            return self._judge_fault(row, f"{type(exc).__name__}: {exc}", "judge_error", index)
+            return self._judge_fault(row, error_text(exc), "judge_error", index)
         if verdict is None:
             return self._judge_fault(row, "the judge returned None (no verdict)", "none_verdict", index)
         raw = verdict.get("reward", verdict.get("score")) if isinstance(verdict, dict) else verdict
@@ -259,7 +260,7 @@ class _Trouble:
         try:
             value, reason = normalize(verdict)[:2]
         except Exception as exc:  # noqa: BLE001
-            return self._judge_fault(row, f"{type(exc).__name__}: {exc}", "judge_error", index)
+            return self._judge_fault(row, error_text(exc), "judge_error", index)
         row["reason"] = reason  # the judge's words, for the report's transcript viewer
         return (None, "abstention") if value is None else (float(value), None)
 

@@ -7,8 +7,9 @@ Every value is validated where it is read, and a bad value names the option and 
 from __future__ import annotations
 
 import argparse
+import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -18,6 +19,19 @@ from whileai_core import defaults as D
 
 GROUP = "whileai"
 GITHUB_CHOICES = ("auto", "on", "off")
+# the variables CI services set (issue 26 item 4: no baseline is not a pass in CI); CI is the common one
+CI_ENV = ("CI", "GITHUB_ACTIONS", "GITLAB_CI", "BUILDKITE", "CIRCLECI", "JENKINS_URL", "TF_BUILD", "TRAVIS",
+          "BITBUCKET_BUILD_NUMBER", "TEAMCITY_VERSION", "DRONE", "APPVEYOR", "CODEBUILD_BUILD_ID")
+
+
+def ci_detected(env: Mapping[str, str] | None = None) -> str | None:
+    """The CI variable that says this runs in CI (``CI=true``, ``GITHUB_ACTIONS=true``, ...), or None."""
+    env = os.environ if env is None else env
+    for var in CI_ENV:
+        value = str(env.get(var, "")).strip().lower()
+        if value and value not in ("0", "false", "no", "off"):
+            return var
+    return None
 _SAVE_NAME = re.compile(r"^[A-Za-z0-9._\-]+$")
 
 
@@ -142,6 +156,9 @@ OPTIONS: tuple[_Opt, ...] = (
     _Opt("baseline", _text, None, "compare to a stored run: a saved NAME, a PATH, 'latest', or the latest run of "
          "branch NAME", metavar="NAME|PATH"),
     _Opt("require-baseline", _bool, False, "fail (instead of warn) when the baseline is missing", flag=True),
+    _Opt("allow-missing-baseline", _bool, False, "in CI (CI, GITHUB_ACTIONS, GITLAB_CI... set), let a named "
+         "baseline that is missing, pairs with nothing or has no scored scenario pass with a warning (a first "
+         "run on purpose); without it that is red in CI", flag=True),
     _Opt("min-paired-share", _share, D.GATE_MIN_PAIRED_SHARE,
          "smallest share of the scenarios that could pair with the baseline that must pair; fewer is a loud "
          "warning, and red under --wai-require-baseline", metavar="S"),
@@ -241,6 +258,18 @@ class Settings:
     round_trials: int = D.SEQ_ROUND_TRIALS
     unscored: str = D.GATE_UNSCORED_POLICY
     max_unscored: float = D.GATE_MAX_UNSCORED
+    allow_missing_baseline: bool = False
+
+    def strict_baseline(self, env: Mapping[str, str] | None = None) -> str | None:
+        """Why a named baseline that cannot gate this run is red (None when it only warns): the flag
+        --wai-require-baseline, or CI detected without --wai-allow-missing-baseline."""
+        if self.require_baseline:
+            return "--wai-require-baseline"
+        ci = ci_detected(env)
+        if self.baseline and ci and not self.allow_missing_baseline:
+            return (f"CI detected ({ci} is set): no baseline is not a pass in CI; pass --wai-allow-missing-baseline "
+                    "to let a first run through on purpose")
+        return None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -157,11 +157,20 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         from pytest_whileai.collect import round_of
 
         wai.rounds.expect((item.nodeid for item in session.items), round_of)
+    if wai is not None and not wai.worker:  # what a whole run finishes (gate/saving.py); none on an xdist controller
+        wai.planned = [item.nodeid for item in session.items if item.get_closest_marker("whileai") is not None]
     if wai is None or not wai.baseline_index:
         return
     from pytest_whileai.keys import WAI_KEY
 
     wai.n_compared = sum(1 for item in session.items if item.stash.get(WAI_KEY, None) in wai.baseline_index)
+
+
+def pytest_deselected(items: list[pytest.Item]) -> None:
+    if items:
+        wai = _wai(items[0].config)
+        if wai is not None:
+            wai.deselected += len(items)  # a narrowed run is never saved as a baseline
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -189,6 +198,13 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         from pytest_whileai.session import attach_entry
 
         attach_entry(item, report)  # the scenario's entry leaves an xdist worker with its test's report
+        if report.longrepr is not None and item.get_closest_marker("whileai") is not None:
+            from whileai_core.redact import redact
+
+            text = str(report.longrepr)  # an exception out of a whileai test: no key reaches the terminal or JUnit
+            clean = redact(text)
+            if clean != text:
+                report.longrepr = clean
     return report
 
 
@@ -215,6 +231,10 @@ class ControllerHooks:
     def __init__(self, wai: Any) -> None:
         self.wai = wai
 
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if report.failed:  # a suite that did not collect whole is never saved as a baseline
+            self.wai.refuse_save(f"collection error in {report.nodeid or 'the session'}")
+
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         """Gather each scenario's entry as its report arrives (from this process or an xdist worker)."""
         from pytest_whileai.session import ENTRY_ATTR
@@ -227,14 +247,23 @@ class ControllerHooks:
         lost = getattr(report, NOT_RUN_ATTR, None)
         if isinstance(lost, dict) and "id" in lost:  # failed before recording: its trials are in the ledger
             self.wai.not_run.setdefault(str(lost["id"]), {k: v for k, v in lost.items() if k != "id"})
+        if report.when == "teardown":
+            self.wai.finished.add(report.nodeid)
         if self.wai.rounds is not None and report.when == "teardown" and report.nodeid in self.wai.rounds.items:
             self.wai.rounds.finish(report.nodeid, self.wai.baseline_index if self.wai.baseline is not None else None)
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtestloop(session: pytest.Session) -> Any:
-    out = yield
     wai = _wai(session.config)
+    try:
+        out = yield
+    except BaseException:  # -x/--maxfail (session.Failed), a plugin's stop, Ctrl-C: the run is not whole
+        if wai is not None and not wai.worker:
+            from pytest_whileai.gate.saving import stop_reason
+
+            wai.stopped = stop_reason(session)
+        raise
     if session.config.option.collectonly:
         return out
     if wai is not None and not wai.worker:
@@ -253,8 +282,9 @@ def pytest_runtestloop(session: pytest.Session) -> Any:
         s = wai.settings
         wai.gate = compute_gate(wai.results, wai.baseline_index if wai.baseline is not None else None,
                                 baseline_name=s.baseline, settings=s, baseline_note=wai.baseline_note,
-                                min_paired_share=s.min_paired_share, require_baseline=s.require_baseline,
-                                failed_workers=wai.failed_workers, not_run=list(wai.not_run.values()),
+                                min_paired_share=s.min_paired_share, require_baseline=bool(wai.strict),
+                                failed_workers=wai.failed_workers, strict_reason=wai.strict,
+                                not_run=list(wai.not_run.values()),
                                 noise=wai.history.noise if wai.history is not None else None)
         reports = gate_reports(wai.gate)  # a red gate is a failed test that pytest counts, lists and writes
         session.testscollected += bool(reports)  # one more test, so the progress counter ends at 100%
@@ -275,8 +305,12 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
         publish(session.config, wai)
         return
+    from pytest_whileai.gate.saving import refusals
     from pytest_whileai.report.publish import write_outputs
 
+    wai.exit_status = int(exitstatus)
+    for reason in refusals(wai, session, exitstatus):
+        wai.refuse_save(reason)
     write_outputs(wai)
     if wai.write_errors:
         from pytest_whileai.gate.verdict import write_error_reports
@@ -292,7 +326,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
     wai = _wai(config)
-    if wai is None or wai.worker or not (wai.results or wai.gate is not None or wai.write_errors):
+    if wai is None or wai.worker or not (wai.results or wai.gate is not None or wai.write_errors or wai.notes):
         return
     from pytest_whileai.report.markdown import summary_lines
 

@@ -111,6 +111,21 @@ class WaiSession:
         self.round_results: dict[tuple[str, int], dict[str, Any]] = {}
         self.seq_dir: str | None = None
         self.not_run: dict[str, dict[str, Any]] = {}  # planned scenarios that never ran: key -> their ledger
+        # issue 26 item 3: what may refuse a save (gate/saving.py reads them at session end)
+        self.save_refusals: list[str] = []
+        self.stopped: str | None = None  # why the run loop stopped early (-x, --maxfail), before the gate's reports
+        self.deselected = 0
+        self.planned: list[str] = []  # whileai test ids collected in this process (empty on an xdist controller)
+        self.finished: set[str] = set()  # test ids whose teardown was reported
+        self.exit_status: int | None = None
+        self.strict: str | None = None  # why a baseline that cannot gate is red (Settings.strict_baseline)
+        self.history_skipped: list[tuple[str, str]] = []  # BRANCH~N runs left out of the pool, with the reason
+
+    def refuse_save(self, reason: str) -> None:
+        """Keep this run from becoming a baseline (``--wai-save``/``--wai-autosave``), naming ``reason`` in the
+        note; anything in the session that makes the run partial or untrustworthy calls it (INCOMPLETE, budget)."""
+        if reason not in self.save_refusals:
+            self.save_refusals.append(reason)
 
     # --- configuration -----------------------------------------------------------------------------------------
     def setup(self) -> None:
@@ -122,6 +137,7 @@ class WaiSession:
         self.fingerprint = rundoc.fingerprint(self.run_info, self.settings.fingerprint)
         self._setup_budget()
         spec = self.settings.baseline
+        self.strict = self.settings.strict_baseline()
         if not spec:
             if self.settings.require_baseline:
                 raise pytest.UsageError("--wai-require-baseline needs --wai-baseline=NAME|PATH to say which one")
@@ -138,10 +154,14 @@ class WaiSession:
                 raise pytest.UsageError(f"whileai: {exc} (--wai-require-baseline is set)") from None
             if exc.names:  # the store holds runs, just not this one: a mistyped name is an error, never a green
                 raise pytest.UsageError(f"whileai: {exc}") from None
-            self.baseline_note = str(exc)  # an empty store (a first run): warn, the gate is off
+            self.baseline_note = str(exc)  # an empty store (a first run): warn, the gate is off; red in CI
+            if self.strict:
+                self.baseline_note = (f"no baseline for {spec} yet: run the main job first (it saves one with "
+                                      f"--wai-save={spec}); {exc}")
             if not self.worker:
+                off = "the gate is red (" + self.strict + ")" if self.strict else "the regression gate is off"
                 self.config.issue_config_time_warning(
-                    WaiWarning(f"whileai: {exc}; the regression gate is off for this run"), stacklevel=2)
+                    WaiWarning(f"whileai: {exc}; {off} for this run"), stacklevel=2)
             return
         except (CorruptBaseline, IncompatibleBaseline) as exc:
             raise pytest.UsageError(f"whileai: {exc}") from None
@@ -176,6 +196,7 @@ class WaiSession:
         head = (self.commit_info() or {}).get("id")
         history = store.resolve_history(spec, head=head)
         if history is not None:
+            self.history_skipped = history[2]
             return [str(p) for p in history[0]], history[1]
         return [str(store.resolve(spec, head=head))], None
 
@@ -269,7 +290,12 @@ class WaiSession:
             doc["sequential"] = self.rounds.summary()
         if self.history is not None or self.stale:
             doc["baseline_history"] = {**(self.history.to_dict() if self.history is not None else {}),
-                                       "stale": self.stale}
+                                       "stale": self.stale,
+                                       "skipped": [{"run": n, "why": w} for n, w in self.history_skipped]}
+        if self.exit_status is not None:  # what BRANCH~N pools by (gate/store.py unpoolable)
+            red = self.exit_status != 0 or (self.gate is not None and self.gate.red)
+            doc["outcome"] = {"exit_status": self.exit_status, "green": not red,
+                              "complete": not self.save_refusals, "refused": list(self.save_refusals)}
         return doc
 
     def start_rounds(self) -> None:

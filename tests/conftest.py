@@ -39,3 +39,13 @@ def example(pytester: pytest.Pytester) -> pytest.Pytester:
             dst.parent.mkdir(parents=True, exist_ok=True)
             dst.write_bytes(src.read_bytes())
     return pytester
+
+
+@pytest.fixture(autouse=True)
+def _no_ci_detection(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The suite behaves the same on a laptop and in CI: the variables that make the plugin's inner runs detect
+    CI (a missing named baseline is red there) are unset; a test that wants CI sets one."""
+    from pytest_whileai.options import CI_ENV
+
+    for var in CI_ENV:
+        monkeypatch.delenv(var, raising=False)

@@ -39,6 +39,7 @@ __all__ = [
     "BudgetExceeded",
     "CassetteMiss",
     "CorruptBaseline",
+    "EditedBaseline",
     "IncompatibleBaseline",
     "InvalidArgument",
     "InvalidArgumentType",
@@ -180,6 +181,10 @@ class BaselineError(WaiError):
 
 class CorruptBaseline(BaselineError, ValueError):
     """A baseline file that is not a valid run document."""
+
+
+class EditedBaseline(CorruptBaseline):
+    """A run document whose contents no longer match the content hash written with it (edited by hand)."""
 
 
 class NonFiniteReward(CorruptBaseline):

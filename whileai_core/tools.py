@@ -17,8 +17,8 @@ from __future__ import annotations
 import dataclasses
 import enum
 import functools
-import json
 import inspect
+import json
 import re
 import types
 import typing
@@ -29,6 +29,7 @@ from whileai_core.defaults import TOOL_DESCRIPTION_MAX_CHARS as DESCRIPTION_MAX_
 from whileai_core.defaults import TOOL_NAME_MAX_CHARS
 from whileai_core.errors import InvalidArgument, InvalidArgumentType
 from whileai_core.errors import UnsupportedAnnotation as _Unsupported
+from whileai_core.redact import error_text
 
 _SIMPLE: dict[Any, str] = {str: "string", int: "integer", float: "number", bool: "boolean", type(None): "null"}
 _ARG_HEADERS = re.compile(r"^\s*(Args|Arguments|Parameters|Params)\s*:\s*$")
@@ -493,7 +494,7 @@ def dispatch(tools: Any) -> Callable[[str, Any], Any]:
         except (KeyboardInterrupt, SystemExit):
             raise
         except Exception as exc:  # noqa: BLE001 - a failing tool is a result the agent must read, never a crash
-            return {"status": "error", "error": f"{type(exc).__name__}: {exc}"}
+            return {"status": "error", "error": error_text(exc)}
 
     execute.__name__ = "execute"
     return execute

@@ -25,7 +25,7 @@ from typing import Any
 
 from whileai_core import defaults as D
 from whileai_core.errors import MissingBaseline
-from whileai_core.gate.document import dump_document
+from whileai_core.gate.document import dump_document, load_document
 from whileai_core.rows import atomic_write_text
 
 _RUN_FILE = re.compile(r"^(\d{4,})_.*\.json$")
@@ -174,10 +174,13 @@ class Store:
         raise self._missing(spec, f"--wai-baseline={spec}: no saved baseline {named} and no autosaved run of "
                                   f"branch {spec!r} under {self.runs}")
 
-    def resolve_history(self, spec: str, *, head: str | None = None) -> tuple[list[Path], int] | None:
-        """For ``BRANCH~N`` (N runs, ``HISTORY_RUNS`` when N is empty): the last N autosaved runs of the branch,
-        oldest first, and N; runs at ``head`` are left out when others exist. ``None`` when ``spec`` is not of
-        that form; a ``MissingBaseline`` when the branch has no run."""
+    def resolve_history(self, spec: str, *, head: str | None = None
+                        ) -> tuple[list[Path], int, list[tuple[str, str]]] | None:
+        """For ``BRANCH~N`` (N runs, ``HISTORY_RUNS`` when N is empty): the last N complete green autosaved runs
+        of the branch, oldest first, N, and the (file name, reason) of each newer run it skipped (red, incomplete,
+        at ``head``). ``None`` when ``spec`` is not of that form; a ``MissingBaseline`` when the branch has no
+        usable run; a ``CorruptBaseline``/``EditedBaseline`` naming a run file of the branch that cannot be read
+        or was edited (a pool never silently loses a run)."""
         match = _HISTORY.match(str(spec).strip())
         if match is None:
             return None
@@ -185,12 +188,33 @@ class Store:
         if n < 1:
             raise self._missing(spec, f"--wai-baseline={spec}: pool at least one run (BRANCH~N with N >= 1)")
         branch = match.group("branch")
+        self._check_branch_files(branch)
         on_branch = [p for p, b in self._run_branches(self.run_files()) if b == branch]
         if not on_branch:
             raise self._missing(branch, f"--wai-baseline={spec}: no autosaved run of branch {branch!r} under "
                                         f"{self.runs}")
         others = [p for p in on_branch if head is None or not _same_commit(p, head)]
-        return (others or on_branch)[-n:], n
+        skipped = [(p.name, "a run of the commit under test") for p in on_branch if p not in others]
+        pooled: list[Path] = []
+        for p in reversed(others or on_branch):
+            why = None if len(pooled) < n else "older than the N runs pooled"
+            why = why or unpoolable(load_document(p))
+            if why is None:
+                pooled.append(p)
+            elif why != "older than the N runs pooled":
+                skipped.append((p.name, why))
+        if not pooled:
+            listing = "; ".join(f"{name}: {why}" for name, why in skipped)
+            raise MissingBaseline(f"--wai-baseline={spec}: no complete green autosaved run of branch {branch!r} "
+                                  f"under {self.runs} to pool (skipped {listing})", [branch])
+        return pooled[::-1], n, skipped
+
+    def _check_branch_files(self, branch: str) -> None:
+        """A run file named for ``branch`` that does not load is an error naming it, never a silent skip."""
+        safe = re.sub(r"[^A-Za-z0-9._-]+", "-", branch)
+        for p in self.run_files():
+            if p.name.split("_", 1)[-1].rsplit("_", 1)[0] == safe:
+                load_document(p)
 
     def saved_names(self) -> list[str]:
         if not self.baselines.is_dir():
@@ -229,6 +253,23 @@ class Store:
             listing.append("'latest' (the newest autosaved run)")
         new = f" (or create it: --wai-save={spec})" if _SAVE_NAME.match(spec) else ""
         return MissingBaseline(f"{what}; {hint}the store {self.root} holds " + "; ".join(listing) + new, names)
+
+
+def unpoolable(doc: Mapping[str, Any]) -> str | None:
+    """Why a run document is not pooled into a ``BRANCH~N`` baseline (None when it is: a complete green run).
+    A run records its outcome (exit status, green, complete); an older one without it is judged by its gate."""
+    outcome = doc.get("outcome")
+    if isinstance(outcome, dict):
+        if outcome.get("complete") is False:
+            return "incomplete: " + "; ".join(outcome.get("refused") or ["partial run"])
+        if not outcome.get("green"):
+            status = (doc.get("gate") or {}).get("status")
+            return f"red (exit status {outcome.get('exit_status')}, gate {status or 'not evaluated'})"
+        return None
+    status = (doc.get("gate") or {}).get("status")
+    if status in ("regression", "incompatible"):
+        return f"red (gate {status})"
+    return None
 
 
 def _same_commit(path: Path, head: str) -> bool:

@@ -151,6 +151,10 @@ def sequential_lines(wai: Any) -> list[str]:
 def history_lines(wai: Any) -> list[str]:
     """The pooled baseline (runs, flaky scenarios, drift) and a stale baseline, each named."""
     out = list(wai.history.lines()) if getattr(wai, "history", None) is not None else []
+    if out and getattr(wai, "baseline_paths", None):
+        named = ["  pooled runs: " + ", ".join(os.path.basename(p) for p in wai.baseline_paths)]
+        named += [f"  skipped run {name}: {why}" for name, why in getattr(wai, "history_skipped", [])]
+        out[1:1] = named
     stale = getattr(wai, "stale", None)
     if stale and not any(line.startswith("stale baseline") for line in out):
         out.append(f"stale baseline: {stale}")

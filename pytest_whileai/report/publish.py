@@ -16,6 +16,10 @@ from whileai_core.gate.document import dump_document
 def write_outputs(wai: Any) -> None:
     s = wai.settings
     if not wai.results and wai.gate is None:
+        if wai.save_refusals and (s.save or s.autosave):  # e.g. Ctrl-C before the first scenario finished
+            from pytest_whileai.gate.saving import refusal_note
+
+            wai.notes.append(refusal_note(wai.save_refusals, s, wai.storage_dir()))
         return
     doc = None
 
@@ -27,12 +31,19 @@ def write_outputs(wai: Any) -> None:
         return doc
 
     jobs: list[tuple[str, Callable[[], Any]]] = []
-    stopped = any(e.get("budget_stop") for e in wai.results.values())
-    if wai.failed_workers and (s.save or s.autosave):
-        wai.notes.append(f"not saving a baseline: xdist worker(s) {', '.join(wai.failed_workers)} crashed, so this run "
-                         "is partial (--wai-save/--wai-autosave refuse it; the report lists every finished scenario)")
-    elif stopped and (s.save or s.autosave):
-        wai.notes.append("not saving a baseline: --wai-budget stopped this run early, so it is partial")
+    if wai.failed_workers:
+        wai.refuse_save(f"xdist worker(s) {', '.join(wai.failed_workers)} crashed, so this run is partial (the "
+                        "report lists every finished scenario)")
+    if any(e.get("budget_stop") for e in wai.results.values()):
+        wai.refuse_save("--wai-budget stopped this run early, so it is partial")
+    if wai.gate is not None and wai.gate.status == "incomplete":
+        wai.refuse_save("the gate is INCOMPLETE (too many planned trials went unscored), so this run is partial")
+    if s.trial_index is not None and (s.save or s.autosave):
+        wai.notes.append("not saving a baseline in reproduce mode (--wai-trial-index runs one trial per scenario)")
+    elif wai.save_refusals and (s.save or s.autosave):
+        from pytest_whileai.gate.saving import refusal_note
+
+        wai.notes.append(refusal_note(wai.save_refusals, s, wai.storage_dir()))
     elif s.trial_index is None and wai.results:
         store = Store(wai.storage_dir())
         if s.save:
@@ -41,8 +52,6 @@ def write_outputs(wai: Any) -> None:
             jobs.append(("baseline", lambda: store.save(require_saveable(lean(document())), s.save)))
         if s.autosave:
             jobs.append(("autosave", lambda: store.autosave(lean(document()))))
-    elif s.trial_index is not None and (s.save or s.autosave):
-        wai.notes.append("not saving a baseline in reproduce mode (--wai-trial-index runs one trial per scenario)")
     if s.json:
         jobs.append(("json", lambda: _write_json(s.json, document())))
     if s.markdown:

@@ -204,7 +204,8 @@ def test_gitlab_jobs_save_then_catch_a_regression_in_a_subfolder_suite(tmp_path:
         if cache is not None:  # GitLab restores the cache paths into the project directory
             shutil.copytree(cache, ws / variables["WAI_BASELINE_DIR"])
         env = {**os.environ, **variables, **gitlab[f"whileai:{extra.pop('kind')}"].get("variables", {}), **extra,
-               "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+               "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}", "GITLAB_CI": "true",
+               "CI": "true"}
         res = subprocess.run(["bash", "-eo", "pipefail", "-c", script], cwd=ws, env=env, text=True,
                              capture_output=True, timeout=300, check=False)
         return res, ws
@@ -218,3 +219,35 @@ def test_gitlab_jobs_save_then_catch_a_regression_in_a_subfolder_suite(tmp_path:
     assert second.returncode == 1, second.stdout[-3000:]
     assert "REGRESSION" in second.stdout
     assert 'failures="0"' not in (ws2 / "whileai-report" / "junit.xml").read_text()
+
+
+def test_a_pr_with_no_baseline_for_main_yet_fails_unless_the_opt_out_is_set(tmp_path: Path):
+    """Issue 26 item 4: the cache holds no baseline (evicted, or main never ran): the PR job is red with the
+    reason, and passes ungated only with allow-missing-baseline: true."""
+    inputs = {"package": "", "python": sys.executable, "pytest-args": "examples/plugin_project -p no:cacheprovider",
+              "html": "false"}
+    repo = {"default_branch": "main"}
+    pr = {"event_name": "pull_request", "ref": "refs/pull/7/merge", "sha": "b" * 40, "token": "t", "run_id": "2",
+          "run_attempt": "1", "repository": "o/r", "event": {"repository": repo, "pull_request": {"number": 7}}}
+    red = _run_action(_checkout(tmp_path, "pr"), tmp_path / "job1" / "temp", {}, inputs, pr, {})
+    assert red["failed"] == ("fail", 1), red["logs"]
+    assert "no baseline for main yet: run the main job first" in red["logs"]["run"]
+    assert red["steps"]["run"]["outputs"]["verdict"] == "not evaluated"
+    allowed = _run_action(_checkout(tmp_path, "pr2"), tmp_path / "job2" / "temp", {},
+                          {**inputs, "allow-missing-baseline": "true"}, pr, {})
+    assert allowed["failed"] is None, allowed["logs"]["run"][-3000:]
+    assert "allow-missing-baseline is set" in allowed["logs"]["run"]
+
+
+def test_gitlab_mr_with_no_cached_baseline_fails_with_the_reason(tmp_path: Path):
+    gitlab = yaml.safe_load(GITLAB.read_text())
+    script = "\n".join(gitlab[".whileai"]["script"])
+    ws = _checkout(tmp_path, "mr")
+    env = {**os.environ, **{k: str(v) for k, v in gitlab["variables"].items()}, "GITLAB_CI": "true", "CI": "true",
+           "WAI_PYTEST_ARGS": "examples/plugin_project -p no:cacheprovider",
+           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    res = subprocess.run(["bash", "-eo", "pipefail", "-c", script], cwd=ws, env=env, text=True,
+                         capture_output=True, timeout=300, check=False)
+    assert res.returncode == 1, res.stdout[-3000:]
+    assert "no baseline for main yet: run the main job first" in res.stdout
+    assert "CI detected (CI is set)" in res.stdout

@@ -183,19 +183,20 @@ def compute_gate(results: Mapping[str, Mapping[str, Any]], baseline_index: Mappi
                  *, baseline_name: str | None, settings: Any, baseline_note: str | None = None,
                  min_paired_share: float = D.GATE_MIN_PAIRED_SHARE, require_baseline: bool = False,
                  failed_workers: Sequence[str] = (), not_run: Sequence[Mapping[str, Any]] = (),
-                 noise: Any = None) -> Gate:
+                 noise: Any = None, strict_reason: str | None = None) -> Gate:
     """The suite gate over the results of this session (only the scenarios that ran are judged).
 
-    ``require_baseline`` makes a gate that cannot be evaluated (too few pairs) red; ``failed_workers`` (xdist
-    workers that crashed) makes it red as ``incomplete`` unless it is red already. The ledger of every planned
-    trial (``not_run``: the ledgers of planned scenarios that never ran) makes it red ``incomplete`` when its
+    ``require_baseline`` makes a gate that cannot be evaluated (too few pairs) red, saying ``strict_reason``
+    (default "--wai-require-baseline"; the plugin names CI there); ``failed_workers`` (xdist workers that
+    crashed) makes it red as ``incomplete`` unless it is red already. The ledger of every planned trial
+    (``not_run``: the ledgers of planned scenarios that never ran) makes it red ``incomplete`` when its
     unscored share is above ``settings.max_unscored`` (``gate.ledger``). ``noise``: a pooled baseline's
     between-run variance (``History.noise``), passed to ``delta_report(noise=)`` so the suite delta must clear
     its band.
     """
     gate = _suite_gate(results, baseline_index, baseline_name=baseline_name, settings=settings,
                        baseline_note=baseline_note, min_paired_share=min_paired_share,
-                       require_baseline=require_baseline, noise=noise)
+                       require_baseline=require_baseline, noise=noise, strict_reason=strict_reason)
     if failed_workers:
         crash = (f"xdist worker(s) {', '.join(failed_workers)} crashed; the {len(results)} scenario(s) that finished "
                  "are reported, and this partial run is not saved as a baseline")
@@ -255,7 +256,7 @@ def mark_incomplete(gate: Gate, why: str) -> Gate:
 
 def _suite_gate(results: Mapping[str, Mapping[str, Any]], baseline_index: Mapping[str, Mapping[str, Any]] | None,
                 *, baseline_name: str | None, settings: Any, baseline_note: str | None, min_paired_share: float,
-                require_baseline: bool, noise: Any = None) -> Gate:
+                require_baseline: bool, noise: Any = None, strict_reason: str | None = None) -> Gate:
     common: dict[str, Any] = dict(baseline=baseline_name, level=settings.level, alpha=settings.alpha,
                                   max_drop=settings.max_drop)
     plan = None
@@ -268,7 +269,8 @@ def _suite_gate(results: Mapping[str, Mapping[str, Any]], baseline_index: Mappin
         return Gate("off", False, "gate off: reproduce mode (--wai-trial-index runs one trial per scenario)", **common)
     if baseline_index is None:
         why = baseline_note or "no --wai-baseline given"
-        return Gate("not evaluated", require_baseline, f"gate not evaluated: {why}", **common)
+        red = f" (red: {strict_reason or '--wai-require-baseline'})" if require_baseline and baseline_name else ""
+        return Gate("not evaluated", require_baseline, f"gate not evaluated: {why}{red}", **common)
     keys = sorted(results)
     common.update(new=[k for k in keys if k not in baseline_index],
                   not_run=sorted(k for k in baseline_index if k not in results))
@@ -287,7 +289,7 @@ def _suite_gate(results: Mapping[str, Mapping[str, Any]], baseline_index: Mappin
     warning = pairing_warning(len(paired), could, n_run=len(results), n_baseline=len(baseline_index),
                               min_share=min_paired_share)
     common.update(warning=warning, paired_share=len(paired) / could if could else 0.0)
-    strict = " (red: --wai-require-baseline)" if require_baseline else ""
+    strict = f" (red: {strict_reason or '--wai-require-baseline'})" if require_baseline else ""
     if len(paired) < D.GATE_MIN_PAIRED:
         status = "unpaired" if warning else "not evaluated"
         text = f"gate not evaluated: {len(paired)} scenario(s) pair with the baseline (need >= {D.GATE_MIN_PAIRED})"

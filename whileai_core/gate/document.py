@@ -9,6 +9,7 @@ read two back.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
@@ -19,14 +20,22 @@ from typing import Any
 
 from whileai_core import defaults as D
 from whileai_core import distribution_version
-from whileai_core.errors import BaselineError, CorruptBaseline, IncompatibleBaseline, MissingBaseline, NonFiniteReward
+from whileai_core.errors import (
+    BaselineError,
+    CorruptBaseline,
+    EditedBaseline,
+    IncompatibleBaseline,
+    MissingBaseline,
+    NonFiniteReward,
+)
 from whileai_core.rows import stable_id
 
-__all__ = ["SCHEMA", "BaselineError", "CorruptBaseline", "IncompatibleBaseline", "MissingBaseline",
-           "baseline_index", "check_compatible", "dump_document", "fingerprint", "load_document", "run_document",
+__all__ = ["HASH_FIELD", "SCHEMA", "BaselineError", "CorruptBaseline", "EditedBaseline", "IncompatibleBaseline",
+           "MissingBaseline", "baseline_index", "check_compatible", "content_hash", "dump_document", "fingerprint", "load_document", "run_document",
            "scenario_incompatibility", "schema_major", "validate_document"]
 
 SCHEMA = D.RUN_SCHEMA
+HASH_FIELD = "content_hash"  # sha256 of the document without this field, in canonical JSON (``content_hash``)
 _REQUIRED_TOP: dict[str, type] = {"schema": str, "scenarios": list, "fingerprint": dict}
 _REQUIRED_SCENARIO: dict[str, type] = {"key": str, "k": int, "rewards": list}
 
@@ -98,7 +107,30 @@ def validate_document(doc: Any, *, source: str) -> dict[str, Any]:
     return doc
 
 
+def content_hash(doc: Mapping[str, Any]) -> str:
+    """``sha256:<hex>`` of ``doc`` without its ``content_hash`` field, as canonical JSON (sorted keys, no spaces):
+    the same for the dict that was written and the dict read back, so any edit to the file changes it."""
+    body = {k: v for k, v in doc.items() if k != HASH_FIELD}
+    text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def check_hash(doc: Mapping[str, Any], *, source: str) -> None:
+    """Refuse a document whose ``content_hash`` does not match its contents (``EditedBaseline``, naming the file).
+    Documents written before the hash existed carry none and are read as they are."""
+    stored = doc.get(HASH_FIELD)
+    if stored is None:
+        return
+    actual = content_hash(doc)
+    if stored != actual:
+        raise EditedBaseline(f"{source}: edited after it was written: its content hash is {str(stored)[:19]}..., "
+                             f"its contents hash to {actual[:19]}...; a baseline is only what a complete run "
+                             "measured: restore the file (git checkout, the CI cache) or re-save it with "
+                             "--wai-save=NAME")
+
+
 def load_document(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """Read, check the content hash of, and validate one run document (errors name the file and the fix)."""
     p = Path(path)
     try:
         text = p.read_text(encoding="utf-8")
@@ -111,11 +143,16 @@ def load_document(path: str | os.PathLike[str]) -> dict[str, Any]:
     except json.JSONDecodeError as exc:
         raise CorruptBaseline(f"{p}: not valid JSON (line {exc.lineno}: {exc.msg}); the file is corrupted or "
                               "truncated; delete it, or re-save it with --wai-save=NAME") from None
+    if isinstance(doc, dict):
+        check_hash(doc, source=str(p))
     return validate_document(doc, source=str(p))
 
 
 def dump_document(doc: Mapping[str, Any]) -> str:
-    return json.dumps(doc, indent=1, sort_keys=False, ensure_ascii=False, allow_nan=False) + "\n"
+    """The document as the JSON text the store and ``--wai-json`` write, with its ``content_hash`` (last field)."""
+    body = {k: v for k, v in doc.items() if k != HASH_FIELD}
+    return json.dumps({**body, HASH_FIELD: content_hash(body)}, indent=1, sort_keys=False, ensure_ascii=False,
+                      allow_nan=False) + "\n"
 
 
 def baseline_index(doc: Mapping[str, Any]) -> dict[str, dict[str, Any]]:

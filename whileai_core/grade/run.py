@@ -22,6 +22,7 @@ from whileai_core.arguments import integer
 from whileai_core.errors import InvalidArgument, InvalidArgumentType, JudgeError
 from whileai_core.models.aio import as_finished, async_call
 from whileai_core.progress import Progress
+from whileai_core.redact import error_text
 from whileai_core.rowlist import RowList
 from whileai_core.rows import as_number as _number
 from whileai_core.rows import as_rows, json_safe, scrub, write_jsonl
@@ -332,8 +333,8 @@ class _Scorer:
         i, original = item
         meta: dict[str, Any] = {}
         if error is not None:
-            problem, status = f"the judge raised {type(error).__name__}: {error}", "error"
-            meta = {"error": f"{type(error).__name__}: {error}"[:400]}
+            problem, status = f"the judge raised {error_text(error)}", "error"
+            meta = {"error": error_text(error)[:400]}
         else:
             try:
                 reward, reason, markers, meta = normalize_verdict(

@@ -50,6 +50,7 @@ from whileai_core.defaults import (
 )
 from whileai_core.errors import BackendError, InvalidArgument, InvalidArgumentType
 from whileai_core.models import http
+from whileai_core.redact import remember_secret
 from whileai_core.tools import function_spec, json_schema_types, model_name
 from whileai_core.tools import tool as make_tool
 
@@ -373,13 +374,11 @@ class _HTTPBackend(_Transport):
         return self.spec
 
     def _key(self) -> str | None:
-        if self.api_key:
-            return self.api_key
-        for var in self.key_env:
-            v = http.getenv(var)
-            if v:
-                return v
-        return None
+        """The key this backend sends; remembered by ``whileai_core.redact`` so no error text carries it."""
+        key = self.api_key or next((v for v in (http.getenv(var) for var in self.key_env) if v), None)
+        if key:
+            remember_secret(key)
+        return key
 
     def key_source(self) -> str:
         if self.api_key:

@@ -29,12 +29,10 @@ from __future__ import annotations
 
 import asyncio
 import atexit
-import base64
 import contextvars
 import functools
 import json
 import os
-import re
 import threading
 from collections.abc import Coroutine, Iterable, Mapping
 from typing import Any
@@ -103,40 +101,20 @@ def _fast_codec() -> tuple[Any, Any]:
 dumps, loads = _fast_codec()
 
 
-_REDACTED = "<redacted>"
-_PATTERNS = (
-    (re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s@'\"]+@"), r"\1" + _REDACTED + "@"),  # scheme://user:pw@
-    (re.compile(r"(?i)\b(basic|bearer)(\s+)[A-Za-z0-9._~+/=-]{4,}"), r"\1\2" + _REDACTED),
-    (re.compile(r"(?i)([?&;](?:api[_-]?key|key|token|access[_-]?token|auth|sig|signature|password|secret)=)"
-                r"[^&\s#'\"]+"), r"\1" + _REDACTED),
-    (re.compile(r"(?i)\b((?:x-)?api[_-]?key|access[_-]?token|password|secret)(['\"]?\s*[=:]\s*['\"]?)"
-                r"(?!<redacted>)[^\s&'\",}]{4,}"), r"\1\2" + _REDACTED),
-)
-
-
 def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
-    """``text`` with every credential form replaced by ``<redacted>`` (see the module docstring).
-
-    Args:
-        text: any message, log line or body excerpt.
-        secrets: raw secrets to remove wherever they appear (keys, passwords, ``user:password`` pairs); each
-            one's base64 form is removed too. Secrets shorter than 4 characters are ignored.
-
-    Returns:
-        The redacted text.
+    """``whileai_core.redact.redact`` (the one redaction), remembering ``secrets`` (a backend's key and password)
+    so every later error text, from any layer, loses them too.
 
     Example:
         >>> redact("GET http://bob:pw@host/v1?api_key=abc123 Authorization: Bearer sk-1234")
         'GET http://<redacted>@host/v1?api_key=<redacted> Authorization: Bearer <redacted>'
     """
-    for secret in secrets:
-        if secret and len(secret) >= 4:
-            text = text.replace(secret, _REDACTED)
-            encoded = base64.b64encode(secret.encode()).decode()
-            text = text.replace(encoded, _REDACTED).replace(encoded.rstrip("="), _REDACTED)
-    for pattern, repl in _PATTERNS:
-        text = pattern.sub(repl, text)
-    return text
+    from whileai_core.redact import redact as _redact
+    from whileai_core.redact import remember_secret
+
+    secrets = [s for s in secrets if s]
+    remember_secret(*secrets)
+    return _redact(text, secrets)
 
 
 # --------------------------------------------------------------------------------------------------

@@ -23,6 +23,7 @@ from whileai_core.defaults import (
     LOCAL_TOP_P,
 )
 from whileai_core.errors import InvalidArgument, InvalidArgumentType
+from whileai_core.redact import error_text
 
 _TOOL_CALL_RE = re.compile(r"<tool_call>\s*(.*?)\s*</tool_call>", re.DOTALL)
 
@@ -329,7 +330,7 @@ class LocalModel:
                     else:
                         result = tool(**args) if isinstance(args, dict) else tool(args)
                 except Exception as exc:  # noqa: BLE001 - the agent sees the failure, as it would from a real tool
-                    result = f"error: {type(exc).__name__}: {exc}"
+                    result = f"error: {error_text(exc)}"
                 step = {"tool": fn["name"], "arguments": args, "result": result, "turn": turn}  # one reply: one turn
                 if reply.get("content") and calls[0] is call:
                     step["text"] = reply["content"]

@@ -40,6 +40,7 @@ from whileai_core.defaults import (
 from whileai_core.errors import InvalidArgument, InvalidArgumentType
 from whileai_core.models.cache import Cassette, RolloutTap, request_key
 from whileai_core.models.cache import resolve_cache as _resolve_cache
+from whileai_core.redact import error_text
 from whileai_core.simulate.situations import Scenario
 from whileai_core.simulate.world import World
 
@@ -254,7 +255,7 @@ class ModelAgent:
             fn = getattr(tool, "fn", None) or tool
             return fn(**arguments) if isinstance(arguments, Mapping) else fn(arguments)
         except Exception as exc:  # a tool failure is the model's problem to handle, not a crash
-            return {"status": "error", "error": f"{type(exc).__name__}: {exc}"}
+            return {"status": "error", "error": error_text(exc)}
 
     def _tool_turn(self, scenario: Any, c: Any, turn: int, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Answer one reply's tool calls (several when the model called in parallel): one step per call, all

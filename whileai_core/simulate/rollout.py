@@ -27,7 +27,7 @@ from whileai_core import defaults as D
 from whileai_core import distribution_version
 from whileai_core.errors import BackendError, CassetteMiss, InvalidArgumentType
 from whileai_core.messages import chat_messages, flat_steps, loss_mask
-from whileai_core.models.http import redact
+from whileai_core.redact import error_text
 from whileai_core.rows import json_safe
 from whileai_core.simulate.situations import Scenario
 from whileai_core.simulate.world import CURRENT, World
@@ -101,7 +101,7 @@ def _outcome(out: Any = None, exc: BaseException | None = None) -> tuple[Any, ..
     if isinstance(exc, CassetteMiss):
         raise exc  # a cassette miss means the run is not the recorded one: fail loudly, with its diff
     status = "infra_error" if _is_infra_error(exc) else "agent_error"
-    return [], "", {}, status, redact(f"{type(exc).__name__}: {exc}")[:D.ERROR_TEXT_MAX_CHARS], "error"
+    return [], "", {}, status, error_text(exc)[:D.ERROR_TEXT_MAX_CHARS], "error"
 
 
 def _row(agent: Any, trial: Scenario, system_prompt: str | None, outcome: tuple[Any, ...], started: float,

@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from whileai_core.errors import InvalidArgument
+from whileai_core.redact import error_text
 from whileai_core.rows import uniform
 from whileai_core.tools import Tool, as_tools
 
@@ -170,7 +171,7 @@ class World:
         except (KeyboardInterrupt, SystemExit):
             raise
         except Exception as exc:  # noqa: BLE001 - a failing real tool is a tool result, as in production
-            return {"status": "error", "error": f"{type(exc).__name__}: {exc}"}
+            return {"status": "error", "error": error_text(exc)}
 
     # -- answers -------------------------------------------------------------------------------------
     def _answer(self, t: Tool, arguments: Mapping[str, Any], scenario: Any) -> Any:

@@ -1,0 +1,139 @@
+"""A baseline is whole or it is not written (issue 26 item 3): Ctrl-C, -x and -k during --wai-save leave the
+baseline as it was and name the reason; a red autosaved run stays out of BRANCH~N; a corrupt run file in the
+pool and a hand-edited baseline are errors that name the file."""
+
+from __future__ import annotations
+
+import json
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from whileai_core.gate.document import load_document
+
+SUITE = '''
+import os
+import random
+import time
+
+import pytest
+
+ASKS = [f"please handle request number {{i}}" for i in range({n})]
+
+
+@pytest.mark.wai_scenarios(ASKS)
+def test_agent(wai_eval):
+    started = os.environ.get("STARTED_FILE")
+    if started:
+        open(started, "a").close()
+        time.sleep(float(os.environ.get("SLOW", "0")))
+    salt = os.environ.get("RUN_SALT", "0")
+    rate = random.Random(wai_eval.key).uniform(0.7, 1.0) * float(os.environ.get("AGENT_RATE", "1.0"))
+    wai_eval.record([float(random.Random(f"{{salt}}-{{wai_eval.key}}-{{i}}").random() < rate)
+                     for i in wai_eval.trial_indices()])
+'''
+
+N = 20
+
+
+def _run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
+    return pytester.runpytest_inprocess("-p", "no:cacheprovider", "--wai-trials=8", *args)
+
+
+@pytest.fixture
+def saved(pytester: pytest.Pytester) -> tuple[Path, bytes]:
+    """A project with a whole baseline 'main' of 20 scenarios; its path and bytes."""
+    pytester.makepyfile(test_agent=SUITE.format(n=N))
+    assert _run(pytester, "--wai-save=main").ret == 0
+    path = pytester.path / ".whileai" / "baselines" / "main.json"
+    assert len(load_document(path)["scenarios"]) == N
+    return path, path.read_bytes()
+
+
+def test_k_and_x_and_a_test_id_never_replace_a_baseline_and_say_why(pytester: pytest.Pytester, saved, monkeypatch):
+    path, before = saved
+    res = _run(pytester, "--wai-save=main", "-k", "number-1")
+    assert res.ret == 0 and path.read_bytes() == before
+    res.stdout.fnmatch_lines(["*not saving a baseline*-k 'number-1' selected part of the suite*main.json*left*"])
+    nodeid = load_document(path)["scenarios"][3]["nodeid"]
+    res = _run(pytester, "--wai-save=main", nodeid)
+    assert path.read_bytes() == before
+    res.stdout.fnmatch_lines(["*not saving a baseline*a test id on the command line*"])
+    monkeypatch.setenv("AGENT_RATE", "0.1")  # items now drop against the baseline, and -x stops at the first
+    res = _run(pytester, "--wai-baseline=main", "--wai-save=main", "-x", "--wai-autosave")
+    assert res.ret == 1 and path.read_bytes() == before
+    res.stdout.fnmatch_lines(["*not saving a baseline*the run stopped early (stopping after 1 failures)*"])
+    assert not (pytester.path / ".whileai" / "runs").exists()  # nor autosaved
+
+
+def test_ctrl_c_at_a_random_point_during_save_leaves_the_baseline_whole(pytester: pytest.Pytester, saved):
+    path, before = saved
+    started = pytester.path / "started"
+    rng = random.Random(26)
+    outcomes = []
+    for attempt in range(2):
+        started.unlink(missing_ok=True)
+        env = {**__import__("os").environ, "STARTED_FILE": str(started), "SLOW": "0.05", "RUN_SALT": str(attempt + 1)}
+        proc = subprocess.Popen([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--wai-trials=8",
+                                 "--wai-save=main"], cwd=pytester.path, env=env, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, text=True)
+        deadline = time.monotonic() + 60
+        while not started.exists() and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.01)
+        time.sleep(rng.uniform(0.0, N * 0.05))  # somewhere inside the run of 20 slow scenarios
+        proc.send_signal(signal.SIGINT)
+        out, _ = proc.communicate(timeout=120)
+        doc = load_document(path)  # never half a file, never a hand-edit mismatch
+        assert len(doc["scenarios"]) == N
+        if proc.returncode == pytest.ExitCode.INTERRUPTED:
+            assert path.read_bytes() == before, out[-2000:]
+            assert "the run was interrupted" in out, out[-2000:]
+        outcomes.append(proc.returncode)
+    assert pytest.ExitCode.INTERRUPTED in outcomes  # at least one signal landed inside the run
+
+
+def _autosave(pytester: pytest.Pytester, salt: str, rate: str, monkeypatch, *args: str) -> pytest.RunResult:
+    monkeypatch.setenv("RUN_SALT", salt)
+    monkeypatch.setenv("AGENT_RATE", rate)
+    return _run(pytester, "--wai-autosave", "--wai-json=auto.json", *args)
+
+
+def test_a_red_autosaved_run_stays_out_of_branch_tilde_n_and_a_corrupt_one_is_an_error(pytester: pytest.Pytester,
+                                                                                        monkeypatch):
+    pytester.makepyfile(test_agent=SUITE.format(n=N))
+    monkeypatch.setenv("GITHUB_REF_NAME", "main")
+    for salt in ("1", "2", "3"):
+        assert _autosave(pytester, salt, "1.0", monkeypatch).ret == 0
+    red = _autosave(pytester, "4", "0.1", monkeypatch, "--wai-baseline=main~3")  # a red main run, autosaved
+    assert red.ret == 1
+    assert json.loads((pytester.path / "auto.json").read_text())["outcome"]["green"] is False
+    monkeypatch.setenv("RUN_SALT", "5")
+    monkeypatch.setenv("AGENT_RATE", "0.6")  # a real drop of about 0.34
+    res = _run(pytester, "--wai-baseline=main~3", "--wai-json=run.json")
+    assert res.ret == 1
+    pooled = "0001_main_nocommit.json, 0002_main_nocommit.json, 0003_main_nocommit.json"
+    res.stdout.fnmatch_lines([f"*pooled runs: {pooled}*",
+                              "*skipped run 0004_main_nocommit.json: red (exit status 1*",
+                              "*REGRESSION*"])
+    doc = json.loads((pytester.path / "run.json").read_text())
+    assert doc["baseline_history"]["skipped"][0]["run"] == "0004_main_nocommit.json"
+    broken = pytester.path / ".whileai" / "runs" / "0002_main_nocommit.json"
+    broken.write_text(broken.read_text()[:300])
+    res = _run(pytester, "--wai-baseline=main~3")
+    assert res.ret == pytest.ExitCode.USAGE_ERROR
+    res.stderr.fnmatch_lines(["*0002_main_nocommit.json: not valid JSON*"])
+
+
+def test_a_hand_edited_baseline_is_named_and_refused(pytester: pytest.Pytester, saved):
+    path, _ = saved
+    doc = json.loads(path.read_text())
+    doc["scenarios"][0]["rewards"] = [0.0] * len(doc["scenarios"][0]["rewards"])  # a worse past, by hand
+    path.write_text(json.dumps(doc, indent=1))
+    res = _run(pytester, "--wai-baseline=main")
+    assert res.ret == pytest.ExitCode.USAGE_ERROR
+    res.stderr.fnmatch_lines([f"*{path}: edited after it was written*re-save it with --wai-save=NAME*"])
