@@ -182,6 +182,9 @@ GATE_UNSCORED_POLICY = "fail"  # an unscored trial counts as a failed one (issue
 GATE_MAX_UNSCORED = GATE_MAX_DROP  # largest unmeasured share of the planned trials a run may have before it is red
 # INCOMPLETE: with a share u unmeasured, a pass rate is only known within a band of width u (Manski 1989 bounds), so
 # u above the smallest drop the gate calls a regression (GATE_MAX_DROP) could hide that drop whatever the policy
+POOLED_BAND_MIN_RUNS = 3  # fewest pooled runs whose between-run noise band the gate applies (issue 26's fuzzer):
+# the band is t_{0.975, N-1} x run sd x sqrt(1/N + 1), and at N = 2 t is 12.7, so two runs that differ by chance by
+# 0.06 gave a 0.69 band that hid a real drop of 0.32 (fuzz seed 13); at N = 3 t is 4.3. Fewer runs: binomial noise only
 SEQ_WAIT_S = 300.0  # longest an xdist worker waits for the previous round's decision before starting a later-round
 # item of --wai-sequential (issue 26: at most one in-flight item per worker is wasted); a fallback for a controller
 # that never decides (a crashed worker), long enough for a slow round of real model calls; convention, untested

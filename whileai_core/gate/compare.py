@@ -194,9 +194,18 @@ def compute_gate(results: Mapping[str, Mapping[str, Any]], baseline_index: Mappi
     between-run variance (``History.noise``), passed to ``delta_report(noise=)`` so the suite delta must clear
     its band.
     """
+    band_note = None
+    runs = getattr(noise, "n_runs", None)
+    if noise is not None and runs is not None and runs < D.POOLED_BAND_MIN_RUNS:
+        band_note = (f"the between-run noise band is not applied: {runs} pooled run(s), fewer than "
+                     f"{D.POOLED_BAND_MIN_RUNS} (its t quantile at df {runs - 1} would hide real drops); binomial "
+                     "noise only")
+        noise = None
     gate = _suite_gate(results, baseline_index, baseline_name=baseline_name, settings=settings,
                        baseline_note=baseline_note, min_paired_share=min_paired_share,
                        require_baseline=require_baseline, noise=noise, strict_reason=strict_reason)
+    if band_note:
+        gate.message = f"{gate.message} ({band_note})"
     if failed_workers:
         crash = (f"xdist worker(s) {', '.join(failed_workers)} crashed; the {len(results)} scenario(s) that finished "
                  "are reported, and this partial run is not saved as a baseline")
