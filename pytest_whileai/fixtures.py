@@ -189,14 +189,19 @@ class _Kept:
         self.transcripts: list[dict[str, Any]] = []
         self.usage: dict[str, dict[str, int]] = {}
         self.stop: str | None = None
+        self.faults = [0, 0]  # trials whose scheduled fault missed the agent's tool calls, trials with one
 
     def add(self, row: dict[str, Any], index: int, reward: float | None, session: Any) -> str | None:
         """Keep one trial; returns the budget's message when this trial spent the budget."""
         from whileai_core.report.cost import add_usage, row_usage
         from whileai_core.report.inputs import transcript, trial_status
+        from whileai_core.simulate.routing import missed
 
         spent = row_usage(row)
         add_usage(self.usage, spent)
+        if row.get("faults_scheduled"):
+            self.faults[0] += missed(row)
+            self.faults[1] += 1
         if (len(self.transcripts) < D.REPORT_TRANSCRIPTS_PER_SCENARIO
                 and trial_status(row, reward, self.pass_reward) != "passed"):
             self.transcripts.append(transcript(row, key=self.key, index=index, reward=reward,
@@ -209,7 +214,8 @@ class _Kept:
         return self.stop
 
     def fields(self) -> dict[str, Any]:
-        return {"transcripts": self.transcripts, "usage": self.usage, "budget_stop": self.stop}
+        return {"transcripts": self.transcripts, "usage": self.usage, "budget_stop": self.stop,
+                "faults_undelivered": self.faults[0], "faults_scheduled": self.faults[1]}
 
 
 class _Trouble:

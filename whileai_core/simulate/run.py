@@ -29,6 +29,7 @@ from whileai_core.scale.executor import resolve as resolve_executor
 from whileai_core.simulate.engine import Engine, Rows, Runner
 from whileai_core.simulate.output import check_path
 from whileai_core.simulate.rollout import rollout  # noqa: F401 - its old home: rollout() lived here
+from whileai_core.simulate.routing import undelivered, undelivered_warning
 from whileai_core.simulate.situations import (
     Scenario,
     coverage_report,
@@ -402,6 +403,10 @@ def simulate(agent: Any = None, *, tools: Sequence[Any] | None = None, system_pr
         _warn(warn_list, f"{ship.retried} shard(s) were played again after their worker died, each kept once "
                          f"({ship.failures[0][:160]})")
     warn_list.extend(_failure_warnings(rows))
+    missed_faults = undelivered_warning(*(rows.faults if isinstance(rows, Rows) else undelivered(rows)))
+    if missed_faults:
+        log.warning(missed_faults)
+        warn_list.append(missed_faults)
     if runner.show_progress:
         runner.progress_line(runner.rows.count, runner.rows.count)
         runner.close_progress()
