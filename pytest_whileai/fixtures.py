@@ -111,6 +111,7 @@ class WaiHandle:
         mark = self._item.get_closest_marker("wai_scenarios")
         spec = parse_scenarios_marker(mark) if mark is not None else {}
         tools = tools if tools is not None else spec.get("tools")
+        agent, tools = _framework_agent(agent, tools)
         system_prompt = system_prompt if system_prompt is not None else spec.get("system_prompt")
         judge_name = getattr(judge, "name", None) or getattr(judge, "__name__", None) or type(judge).__name__
         rewards: list[float | None] = []
@@ -178,6 +179,17 @@ class WaiHandle:
             __tracebackhide__ = True
             pytest.fail(failure_message(entry, baseline_name=self._session.settings.baseline), pytrace=False)
         return result
+
+
+def _framework_agent(agent: Any, tools: Any) -> tuple[Any, Any]:
+    """A framework's agent object as its adapter (``wai.agent``), its own tools the world's when none are given."""
+    from whileai_core.adapters import agent as adapt
+    from whileai_core.adapters import is_framework_agent
+
+    if isinstance(agent, str) or not is_framework_agent(agent):
+        return agent, tools
+    adapter = adapt(agent)
+    return adapter, tools if tools is not None else (adapter.tools() or None)
 
 
 class _Kept:

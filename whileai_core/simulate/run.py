@@ -203,6 +203,20 @@ class SimulationData:
                 "stopped_because": self.stopped_because, "elapsed_s": round(self.elapsed_s, 3)}
 
 
+def _framework_agent(agent: Any, tools: Any) -> tuple[Any, Any]:
+    """A framework's agent object (OpenAI Agents SDK, LangGraph, pydantic-ai, smolagents) as its adapter, with its
+    own tools as the world's when ``tools=`` is not given; anything else as it came."""
+    if agent is None or isinstance(agent, str):
+        return agent, tools
+    from whileai_core.adapters import agent as adapt
+    from whileai_core.adapters import is_framework_agent
+
+    if not is_framework_agent(agent):
+        return agent, tools
+    adapter = adapt(agent)
+    return adapter, tools if tools is not None else (adapter.tools() or None)
+
+
 def _resolve_agent(agent: Any, tools: list[Tool], system_prompt: str | None, max_turns: int | None,
                    cache: Any, user_model: Any = None, warn_list: list[str] | None = None) -> Callable[[Any], Any]:
     if agent is None:
@@ -375,6 +389,7 @@ def simulate(agent: Any = None, *, tools: Sequence[Any] | None = None, system_pr
     grade = _inline_grader(grade)
     s = _settings(mode=mode, situations=situations, budget=budget, seed=seed, concurrency=concurrency, probe=probe,
                   judge=_one_judge(judge, grader) or grade, on_progress=on_progress, runs=runs, seeds=seeds, **given)
+    agent, tools = _framework_agent(agent, tools)
     tool_objs = as_tools(tools)
     if system_prompt is not None and not isinstance(system_prompt, str):
         raise InvalidArgumentType(f"system_prompt= must be a string; got {type(system_prompt).__name__}")
