@@ -16,7 +16,15 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from whileai_core.adapters.base import NOT_ROUTED, AgentAdapter, as_text, decoded, require, schema_tool, world_answer
+from whileai_core.adapters.base import (
+    NOT_ROUTED,
+    AgentAdapter,
+    as_text,
+    decoded,
+    require,
+    schema_tool,
+    world_answer,
+)
 from whileai_core.tools import Tool
 
 _hooked = threading.Lock()
@@ -55,7 +63,7 @@ def install_hooks() -> None:
 
 def _graph_tools(graph: Any) -> list[Any]:
     """The LangChain tools of the graph's ``ToolNode`` s."""
-    out = []
+    out: list[Any] = []
     for node in getattr(graph, "nodes", {}).values():
         by_name = getattr(getattr(node, "bound", None), "tools_by_name", None)
         if isinstance(by_name, dict):
@@ -133,10 +141,10 @@ def trajectory(tagged: Sequence[tuple[str, Any]]) -> dict[str, Any]:
                     steps.append({"text": final, "node": node})
                 final = text
         elif kind == "tool":
-            step = by_call.get(str(m.tool_call_id))
-            if step is not None:
-                step["result"] = decoded(m.content if isinstance(m.content, str) else m.content)
-                step["tool_node"] = node
+            found = by_call.get(str(m.tool_call_id))
+            if found is not None:
+                found["result"] = decoded(m.content)
+                found["tool_node"] = node
                 if getattr(m, "status", "success") == "error":
-                    step["error"] = True
+                    found["error"] = True
     return {"steps": steps, "final_text": final, "usage": usage}

@@ -117,12 +117,12 @@ def trajectory(items: Any) -> list[dict[str, Any]]:
         elif kind in ("ToolCallOutputItem", "HandoffOutputItem"):
             turns.other()
             call_id = str(_get(raw, "call_id") or "")
-            step = by_call.get(call_id)
+            found = by_call.get(call_id)
             output = getattr(item, "output", None) if kind == "ToolCallOutputItem" else _get(raw, "output")
-            if step is not None:
-                step["result"] = decoded(output)
+            if found is not None:
+                found["result"] = decoded(output)
                 if kind == "HandoffOutputItem":
-                    step["handoff"] = {"from": getattr(item.source_agent, "name", None),
+                    found["handoff"] = {"from": getattr(item.source_agent, "name", None),
                                        "to": getattr(item.target_agent, "name", None)}
         elif kind == "MessageOutputItem":
             turns.other()

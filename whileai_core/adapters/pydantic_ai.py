@@ -90,11 +90,11 @@ def trajectory(messages: Any) -> list[dict[str, Any]]:
             continue
         for p in parts:
             kind = type(p).__name__
-            step = by_call.get(getattr(p, "tool_call_id", None) or "")
-            if step is None:
+            found = by_call.get(getattr(p, "tool_call_id", None) or "")
+            if found is None:
                 continue
             if kind == "ToolReturnPart":
-                step["result"] = decoded(p.content)
+                found["result"] = decoded(p.content)
             elif kind == "RetryPromptPart":
-                step["result"], step["error"] = p.model_response(), True
+                found["result"], found["error"] = p.model_response(), True
     return steps
