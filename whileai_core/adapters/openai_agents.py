@@ -60,15 +60,20 @@ def _routed_agent(agent: Any, seen: dict[int, Any]) -> Any:
     return copy
 
 
-def _all_tools(agent: Any, seen: set[int]) -> list[Any]:
+def _agents(agent: Any, seen: set[int]) -> list[Any]:
+    """The agent and every agent it can hand off to."""
     if id(agent) in seen:
         return []
     seen.add(id(agent))
-    out = [t for t in agent.tools if hasattr(t, "params_json_schema")]
+    out = [agent]
     for h in agent.handoffs:
         if type(h).__name__ == "Agent":
-            out += _all_tools(h, seen)
+            out += _agents(h, seen)
     return out
+
+
+def _all_tools(agent: Any, seen: set[int]) -> list[Any]:
+    return [t for a in _agents(agent, seen) for t in a.tools if hasattr(t, "params_json_schema")]
 
 
 class OpenAIAgentsAdapter(AgentAdapter):
@@ -85,6 +90,19 @@ class OpenAIAgentsAdapter(AgentAdapter):
         out: dict[str, Tool] = {}
         for t in _all_tools(self.obj, set()):
             out.setdefault(t.name, schema_tool(t.name, t.description, t.params_json_schema))
+        return list(out.values())
+
+    def declared_tools(self) -> list[Tool]:
+        """Every tool the SDK declares to the model: the function tools and each handoff's ``transfer_to_<agent>``
+        (what ``wai.export(..., tools=adapter.declared_tools())`` needs for rows with handoffs; handoffs are not
+        the world's tools, so no fault is scheduled on them)."""
+        sdk = require("agents", "openai-agents")
+        out = {t.name: t for t in self.tools()}
+        for agent in _agents(self.obj, set()):
+            for h in agent.handoffs:
+                made = h if isinstance(h, sdk.Handoff) else sdk.handoff(h)
+                out.setdefault(made.tool_name, schema_tool(made.tool_name, made.tool_description,
+                                                           made.input_json_schema))
         return list(out.values())
 
     async def arun(self, message: str) -> dict[str, Any]:
