@@ -27,11 +27,24 @@ _registered: list[tuple[Callable[[Any], bool], Callable[..., AgentAdapter]]] = [
 def register_adapter(detect: Callable[[Any], bool], adapter: Callable[..., AgentAdapter]) -> None:
     """Make ``wai.agent(obj)`` use ``adapter(obj)`` for every object ``detect(obj)`` is true of (tried first).
 
+    Args:
+        detect: ``detect(obj) -> bool``: whether the adapter takes this object.
+        adapter: ``adapter(obj, **options) -> AgentAdapter`` (an ``AgentAdapter`` subclass).
+
+    Returns:
+        None; ``simulate(obj)``, ``wai_eval.run(obj)`` and ``wai.agent(obj)`` use it from now on in this process.
+
+    Raises:
+        InvalidArgumentType: ``detect`` or ``adapter`` is not callable (a ``TypeError``).
+
     Example:
         ```python
         wai.register_adapter(lambda obj: isinstance(obj, MyAgent), MyAdapter)
         ```
     """
+    if not callable(detect) or not callable(adapter):
+        raise InvalidArgumentType("register_adapter(detect, adapter) takes two callables: detect(obj) -> bool and "
+                                  "an AgentAdapter subclass")
     _registered.insert(0, (detect, adapter))
 
 
