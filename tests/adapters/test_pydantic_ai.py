@@ -45,3 +45,21 @@ def test_parallel_calls_are_one_turn_and_outside_a_rollout_the_tool_is_its_own()
         out = asyncio.run(make_agent(srv.openai_url).run("Where is order A100?"))
     returns = [p.content for m in out.all_messages() for p in m.parts if type(p).__name__ == "ToolReturnPart"]
     assert returns == [{"status": "shipped", "order_id": "A100"}]
+
+
+def test_one_agent_object_runs_again_and_trial_by_trial():
+    """The framework's async client binds to the loop it first ran on: the adapters' one loop keeps the same
+    agent object working across simulate runs (a fresh engine loop each) and the plugin's trials."""
+    from whileai_core.simulate.rollout import rollout
+    from whileai_core.simulate.situations import Scenario
+
+    with FakeServer() as srv:
+        agent = make_agent(srv.openai_url)
+        for _ in range(2):
+            data = wai.simulate(agent, simulator=False, budget=6, repeats=1)
+            assert [r["status"] for r in data.rows] == ["ok"] * 6
+        adapter = wai.agent(agent)
+        faulted = Scenario("Where is order A100?", task_id="t", faults={"tool": "get_order", "mode": "denied"})
+        rows = [rollout(adapter, faulted, rollout_index=i, tools=adapter.tools()) for i in range(2)]  # the plugin's way
+    assert [r["faults_delivered"] for r in rows] == [1, 1]
+    assert all(r["final_text"] == "Done: get_order returned denied." for r in rows)

@@ -7,8 +7,10 @@ An adapter provides two things:
 * ``async arun(message) -> {"steps", "final_text", ...}``: run one user message and give back the trajectory
   from the framework's own record of it (tool calls, tool results, text, usage).
 
-``AgentAdapter`` supplies the rest: ``acall`` (what the engine awaits on its loop, so async frameworks keep the
-run's concurrency with no thread per rollout), ``__call__`` and ``__name__``. A framework's tool calls reach
+``AgentAdapter`` supplies the rest: ``acall`` (what the engine awaits; the run itself goes on the adapters' one
+long-lived loop, ``adapters_loop``, in a copy of the rollout's context, so async frameworks keep the run's
+concurrency with no thread per rollout and their clients survive from one run to the next), ``__call__`` and
+``__name__``. A framework's tool calls reach
 the rollout's world because each adapter hooks the framework's tool-invocation point (``install()``) and,
 inside a rollout, answers through ``world_answer``: the scheduled fault first, then the world (or
 ``execute=``'s real tools). Outside a rollout the hooks call the framework's own code.
@@ -22,7 +24,11 @@ between agents (OpenAI Agents SDK) is the tool step the SDK records (``transfer_
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
+import contextvars
 import json
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -143,13 +149,61 @@ class AgentAdapter:
         raise NotImplementedError(f"{type(self).__name__}.arun(message) runs one message; override it")
 
     async def acall(self, message: Any) -> dict[str, Any]:
-        return await self.arun(str(message))
+        """Run ``arun`` on the adapters' loop in a copy of the caller's context (the rollout's world goes with
+        it); the caller awaits it without blocking its own loop."""
+        loop = adapters_loop()
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is loop:
+            return await self.arun(str(message))
+        ctx = contextvars.copy_context()
+        done: concurrent.futures.Future[dict[str, Any]] = concurrent.futures.Future()
+
+        def start() -> None:
+            task = loop.create_task(self.arun(str(message)), context=ctx)
+            done.add_done_callback(lambda f: task.cancel() if f.cancelled() else None)
+            task.add_done_callback(lambda t: _settle(t, done))
+
+        loop.call_soon_threadsafe(start)
+        return await asyncio.wrap_future(done)
 
     def __call__(self, message: Any) -> Any:
         return self.acall(message)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.__name__!r})"
+
+
+_loop_lock = threading.Lock()
+_loop: asyncio.AbstractEventLoop | None = None
+
+
+def adapters_loop() -> asyncio.AbstractEventLoop:
+    """The one event loop every adapter's runs are awaited on (started once, on a daemon thread).
+
+    A framework's async client (an ``AsyncOpenAI``, an httpx pool) binds to the loop it first ran on; simulate
+    starts a fresh loop per run and the plugin one per trial, so the framework's coroutines run here, on one
+    loop that lives as long as the process: concurrency holds (one task per rollout, no thread per rollout) and
+    the same agent object works across runs."""
+    global _loop
+    with _loop_lock:
+        if _loop is None or _loop.is_closed():
+            _loop = asyncio.new_event_loop()
+            threading.Thread(target=_loop.run_forever, name="whileai-adapters", daemon=True).start()
+        return _loop
+
+
+def _settle(task: asyncio.Task[Any], done: concurrent.futures.Future[Any]) -> None:
+    if done.done():
+        return
+    if task.cancelled():
+        done.cancel()
+    elif task.exception() is not None:
+        done.set_exception(task.exception())  # type: ignore[arg-type]
+    else:
+        done.set_result(task.result())
 
 
 def tool_steps(calls: Sequence[Mapping[str, Any]], results: Mapping[str, Any]) -> list[dict[str, Any]]:
