@@ -4,7 +4,7 @@
 LangChain tools reach the world through a hook on ``StructuredTool._run`` / ``_arun`` (what ``@tool`` and
 ``StructuredTool.from_function`` build, and what a ``ToolNode`` calls): inside a rollout the world answers a tool
 it knows (fault first), as JSON text, the way LangChain hands a dict to the model; outside a rollout the tool
-runs its own code. The graph is streamed on the engine's loop (``astream(stream_mode="updates")``); the row's
+runs its own code. The graph is streamed on the adapters' loop (``astream(stream_mode="updates")``); the row's
 steps are its messages, each tagged with the graph ``node`` that produced it: ``AIMessage.tool_calls`` paired
 with their ``ToolMessage`` s by id (one ``turn`` per AI message; a ``ToolMessage`` with ``status="error"`` sets
 ``"error": true``), AI text before the last as text steps; ``usage`` sums the AI messages' ``usage_metadata``.

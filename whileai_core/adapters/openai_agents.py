@@ -1,7 +1,7 @@
 """OpenAI Agents SDK (``openai-agents``): an ``Agent`` with ``function_tool`` s runs as a whileai agent.
 
 Every ``FunctionTool`` of the agent (and of the agents it hands off to) is copied with its ``on_invoke_tool``
-wrapped: inside a rollout the world answers it (fault first). ``Runner.run`` is awaited on the engine's loop.
+wrapped: inside a rollout the world answers it (fault first). ``Runner.run`` is awaited on the adapters' loop.
 The row's steps come from ``RunResult.new_items``: tool calls and outputs paired by call id, the calls of one
 model response sharing a ``turn``, a handoff as the SDK's ``transfer_to_<agent>`` call with
 ``{"handoff": {"from", "to"}}``, intermediate messages as text steps; ``usage`` from the run context.

@@ -3,7 +3,7 @@
 Its function tools reach the world through a hook on ``FunctionToolset.call_tool`` (every ``tools=[...]``,
 ``@agent.tool`` and ``@agent.tool_plain`` tool goes through it): inside a rollout the world answers a tool it
 knows (fault first), and the answer is what the tool returned (a dict stays a dict); outside a rollout the tool
-runs its own code. ``Agent.run`` is awaited on the engine's loop. The row's steps come from the run's message
+runs its own code. ``Agent.run`` is awaited on the adapters' loop. The row's steps come from the run's message
 history (``result.all_messages()``): the ``ToolCallPart`` s of one ``ModelResponse`` share a ``turn``, paired
 with their ``ToolReturnPart`` (or ``RetryPromptPart``: ``"error": true`` with pydantic-ai's retry text) by call
 id; ``usage`` from ``result.usage``.
