@@ -145,7 +145,7 @@ def main() -> None:
     try:
         for name, (module, build) in FRAMEWORKS.items():
             if importlib.util.find_spec(module) is None:
-                print(f"{name:14s} skipped: not installed (pip install 'whileai[agents]')")
+                print(f"{name:14s} skipped: not installed (pip install 'pytest-whileai[agents]')")
                 continue
             obj, run = build(url)
             sync = name == "smolagents"

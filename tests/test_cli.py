@@ -177,7 +177,7 @@ desk = Agent(OpenAIChatModel("m", provider=OpenAIProvider(base_url=_server.opena
 def test_init_evals_for_a_framework_agent_gates_it_in_ci(tmp_path):
     """Issue 27 item 3: `wai init-evals --agent my_agent:desk` (no --tools) for a pydantic-ai agent: green at
     once with its scenarios' faults delivered, then red against the baseline when the model gets worse."""
-    pytest.importorskip("pydantic_ai", reason="the agents extra is not installed: pip install 'whileai[agents]'")
+    pytest.importorskip("pydantic_ai", reason="the agents extra is not installed: pip install 'pytest-whileai[agents]'")
     (tmp_path / "my_agent.py").write_text(FRAMEWORK_AGENT_MODULE)
     proc = _wai("init-evals", "--agent", "my_agent:desk", "--trials", "2", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr

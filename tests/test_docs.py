@@ -104,7 +104,7 @@ def test_python_block_runs(block: Block, tmp_path: Path):
     if block.skip is not None:
         pytest.skip(f"not-run: {block.skip}")
     for module in block.needs:
-        pytest.importorskip(module, reason=f"{block.id} needs {module}: pip install 'whileai[agents]'")
+        pytest.importorskip(module, reason=f"{block.id} needs {module}: pip install 'pytest-whileai[agents]'")
     done = run_block(block.code, tmp_path, helpers=block.doc in WITH_TEST_HELPERS)
     assert done.returncode == 0, f"{block.id} exited {done.returncode}\n--- stderr ---\n{done.stderr[-4000:]}"
     if block.output is not None:

@@ -6,7 +6,7 @@ import warnings
 
 import pytest
 
-pytest.importorskip("langgraph", reason="the agents extra (langgraph) is not installed: pip install 'whileai[agents]'")
+pytest.importorskip("langgraph", reason="the agents extra (langgraph) is not installed: pip install 'pytest-whileai[agents]'")
 pytest.importorskip("langchain_openai", reason="the agents extra (langchain-openai) is not installed")
 
 from langchain_core.tools import tool

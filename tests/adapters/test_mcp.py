@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("mcp", reason="the agents extra (mcp) is not installed: pip install 'whileai[agents]'")
+pytest.importorskip("mcp", reason="the agents extra (mcp) is not installed: pip install 'pytest-whileai[agents]'")
 
 import whileai as wai
 from tests.adapters.harness import check_framework

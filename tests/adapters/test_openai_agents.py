@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-pytest.importorskip("agents", reason="the agents extra (openai-agents) is not installed: pip install 'whileai[agents]'")
+pytest.importorskip("agents", reason="the agents extra (openai-agents) is not installed: pip install 'pytest-whileai[agents]'")
 
 from agents import Agent, OpenAIChatCompletionsModel, function_tool, set_tracing_disabled
 from openai import AsyncOpenAI

@@ -7,7 +7,7 @@ import asyncio
 import pytest
 
 pytest.importorskip("pydantic_ai", reason="the agents extra (pydantic-ai-slim[openai]) is not installed: "
-                                          "pip install 'whileai[agents]'")
+                                          "pip install 'pytest-whileai[agents]'")
 
 from pydantic_ai import Agent
 from pydantic_ai.models.openai import OpenAIChatModel

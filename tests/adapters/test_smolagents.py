@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("smolagents", reason="the agents extra (smolagents) is not installed: pip install 'whileai[agents]'")
+pytest.importorskip("smolagents", reason="the agents extra (smolagents) is not installed: pip install 'pytest-whileai[agents]'")
 
 from smolagents import OpenAIServerModel, ToolCallingAgent, tool
 

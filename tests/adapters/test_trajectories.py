@@ -10,7 +10,7 @@ import warnings
 
 import pytest
 
-pytest.importorskip("agents", reason="the agents extra (openai-agents) is not installed: pip install 'whileai[agents]'")
+pytest.importorskip("agents", reason="the agents extra (openai-agents) is not installed: pip install 'pytest-whileai[agents]'")
 pytest.importorskip("langgraph", reason="the agents extra (langgraph) is not installed")
 pytest.importorskip("tokenizers", reason="the train extra (tokenizers, transformers) is not installed")
 

@@ -53,7 +53,9 @@ def is_framework_agent(obj: Any) -> bool:
     if isinstance(obj, AgentAdapter) or any(detect(obj) for detect, _ in _registered):
         return True
     module = type(obj).__module__ or ""
-    return any(module.startswith(m) for m in _FRAMEWORK_MODULES) and not callable(getattr(obj, "complete", None))
+    if not any(module.startswith(m) for m in _FRAMEWORK_MODULES) or callable(getattr(obj, "complete", None)):
+        return False  # the cheap test first: most agents are plain functions
+    return any(importlib.import_module(m).detect(obj) for m, _ in _BUILTIN)
 
 
 def agent(obj: Any, **options: Any) -> AgentAdapter:

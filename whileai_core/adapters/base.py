@@ -91,7 +91,7 @@ def require(module: str, extra_package: str) -> Any:
     try:
         return importlib.import_module(module)
     except ImportError as exc:
-        raise MissingExtra(f"this agent needs {extra_package} ({exc}); pip install 'whileai[agents]' or "
+        raise MissingExtra(f"this agent needs {extra_package} ({exc}); pip install 'pytest-whileai[agents]' or "
                            f"pip install {extra_package}") from None
 
 
