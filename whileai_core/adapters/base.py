@@ -162,7 +162,7 @@ class AgentAdapter:
         done: concurrent.futures.Future[dict[str, Any]] = concurrent.futures.Future()
 
         def start() -> None:
-            task = loop.create_task(self.arun(str(message)), context=ctx)
+            task = ctx.run(loop.create_task, self.arun(str(message)))  # the task runs in (a copy of) ctx
             done.add_done_callback(lambda f: task.cancel() if f.cancelled() else None)
             task.add_done_callback(lambda t: _settle(t, done))
 

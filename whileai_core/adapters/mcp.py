@@ -20,7 +20,7 @@ import inspect
 import json
 import threading
 from collections.abc import Iterator, Mapping
-from typing import Any, Self
+from typing import Any
 
 from whileai_core.adapters.base import require, schema_tool
 from whileai_core.defaults import MCP_CALL_TIMEOUT_S
@@ -141,7 +141,7 @@ class MCPTools:
             self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(timeout=self.timeout_s)
 
-    def __enter__(self) -> Self:
+    def __enter__(self) -> MCPTools:  # noqa: PYI034 - typing.Self is Python 3.11+
         return self
 
     def __exit__(self, *exc: object) -> None:
