@@ -113,6 +113,7 @@ class WaiHandle:
         mark = self._item.get_closest_marker("wai_scenarios")
         spec = parse_scenarios_marker(mark) if mark is not None else {}
         tools = tools if tools is not None else spec.get("tools")
+        agent, tools = _framework_agent(agent, tools)
         system_prompt = system_prompt if system_prompt is not None else spec.get("system_prompt")
         judge_name = getattr(judge, "name", None) or getattr(judge, "__name__", None) or type(judge).__name__
         rewards: list[float | None] = []
@@ -190,6 +191,17 @@ class WaiHandle:
         return result
 
 
+def _framework_agent(agent: Any, tools: Any) -> tuple[Any, Any]:
+    """A framework's agent object as its adapter (``wai.agent``), its own tools the world's when none are given."""
+    from whileai_core.adapters import agent as adapt
+    from whileai_core.adapters import is_framework_agent
+
+    if isinstance(agent, str) or not is_framework_agent(agent):
+        return agent, tools
+    adapter = adapt(agent)
+    return adapter, tools if tools is not None else (adapter.tools() or None)
+
+
 class _Kept:
     """What a report needs beyond the rewards: the failing trials' transcripts (up to
     ``REPORT_TRANSCRIPTS_PER_SCENARIO``), the tokens spent by model, and why the budget stopped the trials."""
@@ -199,14 +211,19 @@ class _Kept:
         self.transcripts: list[dict[str, Any]] = []
         self.usage: dict[str, dict[str, int]] = {}
         self.stop: str | None = None
+        self.faults = [0, 0]  # trials whose scheduled fault missed the agent's tool calls, trials with one
 
     def add(self, row: dict[str, Any], index: int, reward: float | None, session: Any) -> str | None:
         """Keep one trial; returns the budget's message when this trial spent the budget."""
         from whileai_core.report.cost import add_usage, row_usage
         from whileai_core.report.inputs import transcript, trial_status
+        from whileai_core.simulate.routing import missed
 
         spent = row_usage(row)
         add_usage(self.usage, spent)
+        if row.get("faults_scheduled"):
+            self.faults[0] += missed(row)
+            self.faults[1] += 1
         if (len(self.transcripts) < D.REPORT_TRANSCRIPTS_PER_SCENARIO
                 and trial_status(row, reward, self.pass_reward) != "passed"):
             self.transcripts.append(transcript(row, key=self.key, index=index, reward=reward,
@@ -219,7 +236,8 @@ class _Kept:
         return self.stop
 
     def fields(self) -> dict[str, Any]:
-        return {"transcripts": self.transcripts, "usage": self.usage, "budget_stop": self.stop}
+        return {"transcripts": self.transcripts, "usage": self.usage, "budget_stop": self.stop,
+                "faults_undelivered": self.faults[0], "faults_scheduled": self.faults[1]}
 
 
 class _Trouble:

@@ -369,7 +369,8 @@ class FakeServer:
         finish = reply.get("finish_reason") or ("tool_calls" if calls else "stop")
         return {"id": f"chatcmpl-{rid}", "object": "chat.completion", "model": model,
                 "choices": [{"index": 0, "message": msg, "finish_reason": finish}],
-                "usage": {"prompt_tokens": usage_in, "completion_tokens": usage_out}}
+                "usage": {"prompt_tokens": usage_in, "completion_tokens": usage_out,
+                          "total_tokens": usage_in + usage_out}}
 
 
 def main() -> None:  # pragma: no cover - used by benchmarks

@@ -28,9 +28,10 @@ SYSTEM_PROMPT = "Help customers with orders."
 def agent(message):
     found = re.search(r"[A-Z]\\d{3,}", str(message))
     order_id = found.group(0) if found else "unknown"
-    result = get_order(order_id)
+    result = get_order(order_id)  # inside a trial the scenario's world answers, its faults included
+    status = result.get("status") if isinstance(result, dict) else "unreadable (the service sent garbage)"
     return {"steps": [{"tool": "get_order", "arguments": {"order_id": order_id}, "result": result}],
-            "final_text": f"Order {order_id}: {result['status']}."}
+            "final_text": f"Order {order_id}: {status}."}
 
 def chatty(message):
     return "I cannot look that up, sorry."
@@ -146,3 +147,49 @@ def test_compare_of_saved_runs_exits_1_when_the_second_is_worse(tmp_path):
     assert same.returncode == 0
     none = _wai("compare", cwd=tmp_path)
     assert none.returncode == 2 and "--demo" in none.stderr
+
+
+FRAMEWORK_AGENT_MODULE = '''
+"""A pydantic-ai agent on the loopback stand-in model (tests/fakeserver.py), started when imported; WORSE=1 gives
+a regressed model that answers without calling a tool."""
+import os, sys
+sys.path.insert(0, os.environ["WAI_TESTS_DIR"])
+from fakeserver import FakeServer
+from pydantic_ai import Agent
+from pydantic_ai.models.openai import OpenAIChatModel
+from pydantic_ai.providers.openai import OpenAIProvider
+
+_worse = os.environ.get("WORSE") == "1"
+_server = FakeServer(**({"responder": lambda request, protocol: {"text": "It is on its way."}} if _worse else {}))
+_server.start()
+
+
+def get_order(order_id: str) -> dict:
+    """Look up an order by id."""
+    return {"status": "shipped", "order_id": order_id}
+
+
+desk = Agent(OpenAIChatModel("m", provider=OpenAIProvider(base_url=_server.openai_url, api_key="-")),
+             tools=[get_order], instructions="Help customers with orders.")
+'''
+
+
+def test_init_evals_for_a_framework_agent_gates_it_in_ci(tmp_path):
+    """Issue 27 item 3: `wai init-evals --agent my_agent:desk` (no --tools) for a pydantic-ai agent: green at
+    once with its scenarios' faults delivered, then red against the baseline when the model gets worse."""
+    pytest.importorskip("pydantic_ai", reason="the agents extra is not installed: pip install 'pytest-whileai[agents]'")
+    (tmp_path / "my_agent.py").write_text(FRAMEWORK_AGENT_MODULE)
+    proc = _wai("init-evals", "--agent", "my_agent:desk", "--trials", "2", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    env = {**_env(), "WAI_TESTS_DIR": str(ROOT / "tests")}
+
+    def run(*args, worse=False):
+        return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "evals", *args],
+                              cwd=tmp_path, env={**env, "WORSE": "1" if worse else "0"}, capture_output=True,
+                              text=True, timeout=300)
+
+    saved = run("--wai-save=main")
+    assert saved.returncode == 0, saved.stdout[-3000:] + saved.stderr[-2000:]
+    assert "test_agent[" in saved.stdout and "fault not delivered" not in saved.stdout
+    red = run("--wai-baseline=main", worse=True)
+    assert red.returncode != 0 and "suite gate" in red.stdout, red.stdout[-3000:]

@@ -19,9 +19,13 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ("README.md", "docs/simulate.md", "docs/measure.md", "docs/guards.md", "docs/traces.md", "docs/platform.md",
-        "docs/guides/simulator.md", "docs/guides/reward-gap.md", "docs/guides/security.md")
+        "docs/guides/simulator.md", "docs/guides/reward-gap.md", "docs/guides/security.md", "docs/agents.md")
 NOT_RUN = re.compile(r"^<!--\s*not-run:\s*(?P<reason>.+?)\s*-->\s*$")
 OUTPUT = re.compile(r"^<!--\s*output\s*-->\s*$")
+#: ``<!-- needs: mod, mod -->`` before a fence: the block is skipped, naming the extra, when a module is missing
+NEEDS = re.compile(r"^<!--\s*needs:\s*(?P<modules>.+?)\s*-->\s*$")
+#: docs whose blocks import the repository's test helpers (tests/fakeserver.py, the loopback stand-in model)
+WITH_TEST_HELPERS = ("docs/agents.md",)
 BLOCK_TIMEOUT_S = 60  # a hung block fails instead of hanging the suite; convention, untested
 
 
@@ -33,6 +37,7 @@ class Block:
     code: str
     skip: str | None  # the not-run reason, if any
     output: str | None = None  # the expected stdout, when the next text block is marked <!-- output -->
+    needs: tuple[str, ...] = ()  # modules the block imports from an optional extra (<!-- needs: ... -->)
 
     @property
     def id(self) -> str:
@@ -57,8 +62,10 @@ def fenced_blocks(doc: str) -> list[Block]:
             raise AssertionError(f"{doc}:{start + 1}: a fence that never closes")
         marker = lines[start - 1] if start > 0 else ""
         not_run = NOT_RUN.match(marker)
+        needs = NEEDS.match(marker)
         blocks.append(Block(doc, start + 1, fence.group(1), "\n".join(lines[start + 1 : j]) + "\n",
-                            not_run.group("reason") if not_run else None))
+                            not_run.group("reason") if not_run else None,
+                            needs=tuple(m.strip() for m in needs.group("modules").split(",")) if needs else ()))
         if blocks[-1].lang == "text" and OUTPUT.match(marker):
             previous = [b for b in blocks[:-1] if b.lang == "python"]
             if not previous:
@@ -72,10 +79,12 @@ def python_blocks() -> list[Block]:
     return [b for doc in DOCS for b in fenced_blocks(doc) if b.lang == "python"]
 
 
-def run_block(code: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+def run_block(code: str, cwd: Path, *, helpers: bool = False) -> subprocess.CompletedProcess[str]:
     script = cwd / "block.py"
     script.write_text(code, encoding="utf-8")
     env = {**os.environ, "PYTHONHASHSEED": "0"}
+    if helpers:  # the block imports tests/fakeserver.py: the repository root goes on its path
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
     for key in ("WHILEAI_AGENT", "WHILEAI_JUDGE", "WHILEAI_SIMULATOR", "WHILEAI_USER_MODEL"):
         env.pop(key, None)  # a developer's configured model must not turn a doc block into a network call
     return subprocess.run([sys.executable, str(script)], check=False, cwd=cwd, env=env, capture_output=True,
@@ -94,7 +103,9 @@ def test_the_docs_have_runnable_blocks():
 def test_python_block_runs(block: Block, tmp_path: Path):
     if block.skip is not None:
         pytest.skip(f"not-run: {block.skip}")
-    done = run_block(block.code, tmp_path)
+    for module in block.needs:
+        pytest.importorskip(module, reason=f"{block.id} needs {module}: pip install 'pytest-whileai[agents]'")
+    done = run_block(block.code, tmp_path, helpers=block.doc in WITH_TEST_HELPERS)
     assert done.returncode == 0, f"{block.id} exited {done.returncode}\n--- stderr ---\n{done.stderr[-4000:]}"
     if block.output is not None:
         assert done.stdout == block.output, f"{block.id} printed something other than the doc shows"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 # set before transformers / datasets / huggingface_hub are imported anywhere in the test process
 for _key, _value in (
@@ -69,14 +70,10 @@ def _corpus() -> list[str]:
     return lines
 
 
-def build_tiny_model(out_dir: str | os.PathLike[str], *, hidden: int = 64, layers: int = 2, seed: int = 0,
-                     init_std: float = 0.02) -> Path:
-    """Build and save a tiny random-init Llama + tokenizer + chat template into ``out_dir``; return the path.
-
-    A larger ``init_std`` gives peakier random logits, so greedy replies vary from prompt to prompt."""
-    import torch
+def build_tiny_tokenizer() -> Any:
+    """The tiny byte-level BPE tokenizer with ``CHAT_TEMPLATE`` (no model; trained in well under a second)."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-    from transformers import GenerationConfig, LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+    from transformers import PreTrainedTokenizerFast
 
     bpe = Tokenizer(models.BPE())
     bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
@@ -95,6 +92,18 @@ def build_tiny_model(out_dir: str | os.PathLike[str], *, hidden: int = 64, layer
         unk_token=None, model_max_length=512,
     )
     tok.chat_template = CHAT_TEMPLATE
+    return tok
+
+
+def build_tiny_model(out_dir: str | os.PathLike[str], *, hidden: int = 64, layers: int = 2, seed: int = 0,
+                     init_std: float = 0.02) -> Path:
+    """Build and save a tiny random-init Llama + tokenizer + chat template into ``out_dir``; return the path.
+
+    A larger ``init_std`` gives peakier random logits, so greedy replies vary from prompt to prompt."""
+    import torch
+    from transformers import GenerationConfig, LlamaConfig, LlamaForCausalLM
+
+    tok = build_tiny_tokenizer()
     config = LlamaConfig(
         vocab_size=len(tok), hidden_size=hidden, intermediate_size=hidden * 4, num_hidden_layers=layers,
         num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=512, tie_word_embeddings=True,

@@ -29,6 +29,10 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "situations": ("whileai_core.simulate.situations", "situations"),
     "covering_array": ("whileai_core.simulate.covering", "covering_array"),
     "simulate": ("whileai_core.simulate.run", "simulate"),
+    "agent": ("whileai_core.adapters", "agent"),
+    "AgentAdapter": ("whileai_core.adapters.base", "AgentAdapter"),
+    "register_adapter": ("whileai_core.adapters", "register_adapter"),
+    "mcp_tools": ("whileai_core.adapters.mcp", "mcp_tools"),
     "SimulationData": ("whileai_core.simulate.run", "SimulationData"),
     # grade
     "ScoredData": ("whileai_core.grade.run", "ScoredData"),
@@ -160,6 +164,9 @@ if TYPE_CHECKING:  # generated from _LAZY (tests/test_facade.py checks it): each
     from pytest_whileai.markers import scenarios as scenarios
     from whileai import platform as platform
     from whileai_core import defaults as defaults, traces as traces
+    from whileai_core.adapters import agent as agent, register_adapter as register_adapter
+    from whileai_core.adapters.base import AgentAdapter as AgentAdapter
+    from whileai_core.adapters.mcp import mcp_tools as mcp_tools
     from whileai_core.errors import (
         AnswerTooLarge as AnswerTooLarge,
         BackendError as BackendError,

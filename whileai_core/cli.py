@@ -223,7 +223,8 @@ def _parser() -> argparse.ArgumentParser:
     cmp.add_argument("--demo", action="store_true", help="make two offline runs and compare them")
     ie = sub.add_parser("init-evals", help="write a pytest eval suite for your agent (green on its first run)")
     ie.add_argument("--agent", required=True, help="module:callable, your agent(message)")
-    ie.add_argument("--tools", required=True, help="module:NAME, your agent's tool list")
+    ie.add_argument("--tools", default=None, help="module:NAME, your agent's tool list (omit it for an agent built "
+                    "on a framework: its own tools are read from it)")
     ie.add_argument("--system-prompt", default=None, help="module:NAME, your agent's system prompt")
     ie.add_argument("--dir", default="evals", help="the folder to write (default evals)")
     ie.add_argument("--root", default=".", help="the project root, where the modules live (default .)")

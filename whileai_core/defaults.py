@@ -97,6 +97,8 @@ WRITER_MAX_CALLS = 8  # writer calls before giving up on reaching n (the lead fa
 CASSETTE_DIFF_CANDIDATES = 256  # recordings compared to find the nearest one on a replay miss; bounds miss cost; convention
 CASSETTE_DIFF_LINES = 40  # lines of unified diff shown on a replay miss; convention
 ROLLOUT_REPLAY_FORMAT = 1  # the layout of a cassette's whole-rollout entries (models/cache.py); part of every rollout key, so a change of layout or of what a rollout key covers retires old entries; this project's own version number
+MCP_CALL_TIMEOUT_S = 30.0  # the longest wai.mcp_tools waits for an MCP server to start or answer; convention (the
+# MCP SDK's own request timeout is unset; 30 s is the world's timeout fault's figure)
 FAKE_SERVER_REQUEST_LOG = 1000  # requests the loopback test server remembers (bounded); convention
 FAKE_SERVER_MAX_BODY = 1 << 22  # largest request body the loopback test server reads (4 MiB); convention
 

@@ -137,14 +137,23 @@ def _module_file(root: Path, module: str, flag: str) -> Path:
                           "project root or pass --root")
 
 
-def init_evals(agent: str, tools: str, *, system_prompt: str | None = None, root: str | Path = ".",
+_FRAMEWORK_TOOLS = '''import whileai as wai
+from __AGENT_MODULE__ import __AGENT_NAME__ as _framework_agent
+
+agent = wai.agent(_framework_agent)  # an agent built on a framework: its tool calls reach the scenario's world
+TOOLS = agent.tools()  # the framework agent's own tools
+'''
+
+
+def init_evals(agent: str, tools: str | None = None, *, system_prompt: str | None = None, root: str | Path = ".",
                directory: str = "evals", trials: int = 4, force: bool = False) -> list[Path]:
     """Write a pytest eval suite for ``agent`` over ``tools``; returns the files written.
 
     Args:
         agent: ``module:callable``, the agent ``agent(message) -> {"steps", "final_text"}`` (or a string reply).
         tools: ``module:NAME``, its tools (a list, or one tool): ``@wai.tool`` functions, plain functions or
-            function schema dicts.
+            function schema dicts; None for an agent built on a framework (``wai.agent``: OpenAI Agents SDK,
+            LangGraph, pydantic-ai, smolagents), whose own tools the suite reads from it.
         system_prompt: ``module:NAME`` of its system prompt string, or None.
         root: the project root, where the modules live (default the current directory).
         directory: the folder to write, relative to ``root`` (default ``evals``).
@@ -164,7 +173,9 @@ def init_evals(agent: str, tools: str, *, system_prompt: str | None = None, root
         ```
     """
     root = Path(root).resolve()
-    refs = {"--agent": _parse_ref("--agent", agent), "--tools": _parse_ref("--tools", tools)}
+    refs = {"--agent": _parse_ref("--agent", agent)}
+    if tools is not None:
+        refs["--tools"] = _parse_ref("--tools", tools)
     if system_prompt is not None:
         refs["--system-prompt"] = _parse_ref("--system-prompt", system_prompt)
     for flag, (module, _) in refs.items():
@@ -176,9 +187,16 @@ def init_evals(agent: str, tools: str, *, system_prompt: str | None = None, root
     if system_prompt is not None:
         module, name = refs["--system-prompt"]
         prompt_import, prompt_expr = f"from {module} import {name} as _system_prompt\n", "_system_prompt"
-    test_agent = (_TEST_AGENT.replace("__AGENT_MODULE__", refs["--agent"][0])
+    template = _TEST_AGENT
+    if tools is None:  # a framework agent: the adapter gives the tools
+        template = template.replace("from __AGENT_MODULE__ import __AGENT_NAME__ as agent\n"
+                                    "from __TOOLS_MODULE__ import __TOOLS_NAME__ as _tools\n", _FRAMEWORK_TOOLS)
+        template = template.replace("TOOLS = list(_tools) if isinstance(_tools, (list, tuple)) else [_tools]\n", "")
+    else:
+        template = template.replace("__TOOLS_MODULE__", refs["--tools"][0]).replace("__TOOLS_NAME__",
+                                                                                     refs["--tools"][1])
+    test_agent = (template.replace("__AGENT_MODULE__", refs["--agent"][0])
                   .replace("__AGENT_NAME__", refs["--agent"][1])
-                  .replace("__TOOLS_MODULE__", refs["--tools"][0]).replace("__TOOLS_NAME__", refs["--tools"][1])
                   .replace("__SYSTEM_PROMPT__", prompt_expr).replace("__TRIALS__", str(int(trials)))
                   .replace("__DIR__", directory))
     if prompt_import:

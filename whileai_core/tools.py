@@ -14,6 +14,7 @@ and ``as_tool``) sets the name outright. Python-flavoured type names in a schema
 
 from __future__ import annotations
 
+import contextvars
 import dataclasses
 import enum
 import functools
@@ -30,6 +31,11 @@ from whileai_core.defaults import TOOL_NAME_MAX_CHARS
 from whileai_core.errors import InvalidArgument, InvalidArgumentType
 from whileai_core.errors import UnsupportedAnnotation as _Unsupported
 from whileai_core.redact import error_text
+
+#: set by a rollout (``simulate/routing.py``) while it runs: ``route(tool, args, kwargs)`` answers a tool called
+#: directly by the agent's own code through the rollout's world (its scheduled fault first) and records the call
+ROUTE: contextvars.ContextVar[Callable[[Any, tuple[Any, ...], dict[str, Any]], Any] | None] = \
+    contextvars.ContextVar("whileai_tool_route", default=None)
 
 _SIMPLE: dict[Any, str] = {str: "string", int: "integer", float: "number", bool: "boolean", type(None): "null"}
 _ARG_HEADERS = re.compile(r"^\s*(Args|Arguments|Parameters|Params)\s*:\s*$")
@@ -288,6 +294,9 @@ class Tool:
         return dispatch(tools)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        route = ROUTE.get()
+        if route is not None:  # inside a rollout: the rollout's world answers (simulate/routing.py)
+            return route(self, args, kwargs)
         if self.fn is None:
             raise InvalidArgumentType(f"tool {self.name!r} has no function body to call (it was built from a schema)")
         return self.fn(*args, **kwargs)

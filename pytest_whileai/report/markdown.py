@@ -10,8 +10,8 @@ import sys
 from collections.abc import Mapping
 from typing import Any, TextIO
 
-from whileai_core.gate.text import fmt, fmt_ci, fmt_p, power_text
 from whileai_core import defaults as D
+from whileai_core.gate.text import fmt, fmt_ci, fmt_p, power_text
 
 NAME_WIDTH = 58  # characters of a scenario name in the terminal table (layout, not statistics)
 
@@ -181,6 +181,9 @@ def summary_lines(wai: Any) -> list[str]:
             lines.append(f"  {len(gate.new)} scenario(s) new since the baseline (not judged)")
         if power_text(gate.trials_needed):
             lines.append(f"  {power_text(gate.trials_needed)}")
+    missed_faults = fault_line(results.values())
+    if missed_faults:
+        lines.append(missed_faults)
     lines += sequential_lines(wai) + history_lines(wai)
     spent = cost_line(wai)
     if spent:
@@ -193,6 +196,17 @@ def summary_lines(wai: Any) -> list[str]:
     for note in wai.notes:
         lines.append(f"note: {note}")
     return lines
+
+
+def fault_line(entries: Any) -> str | None:
+    """``WARNING: fault not delivered in N of M rollouts: ...`` when scheduled faults missed the agent's tool
+    calls (the calls went around the world), else None."""
+    from whileai_core.simulate.routing import undelivered_warning
+
+    n = sum(int(e.get("faults_undelivered") or 0) for e in entries)
+    m = sum(int(e.get("faults_scheduled") or 0) for e in entries)
+    msg = undelivered_warning(n, m)
+    return f"WARNING: {msg}" if msg else None
 
 
 def cost_line(wai: Any) -> str | None:

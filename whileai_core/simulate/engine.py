@@ -51,6 +51,7 @@ from whileai_core.rows import stable_id
 from whileai_core.simulate.model_agent import situation_key
 from whileai_core.simulate.output import RowsFile
 from whileai_core.simulate.rollout import arollout, replayed, rollout
+from whileai_core.simulate.routing import missed
 from whileai_core.simulate.situations import Scenario
 from whileai_core.simulate.world import RUN_PLAN, World
 
@@ -290,6 +291,7 @@ class Rows:
         self.count = 0
         self.counts = {"agent_error": 0, "infra_error": 0}
         self.situations: set[int] = set()
+        self.faults = [0, 0]  # rollouts whose scheduled fault missed the agent's calls, rollouts with one
 
     def put(self, si: int, ri: int, row: dict[str, Any] | int, status: str | None = None) -> None:
         slot = si * self.k + ri
@@ -499,6 +501,9 @@ class Runner:
 
     def keep(self, si: int, ri: int, row: dict[str, Any]) -> None:
         """Store one finished row: to the file when there is one (a failing disk moves the run to memory)."""
+        if row.get("faults_scheduled"):
+            self.rows.faults[0] += missed(row)
+            self.rows.faults[1] += 1
         file = self.rows.file
         if file is not None:
             offset = file.append(row)

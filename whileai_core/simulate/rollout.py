@@ -29,8 +29,10 @@ from whileai_core.errors import BackendError, CassetteMiss, InvalidArgumentType
 from whileai_core.messages import chat_messages, flat_steps, loss_mask
 from whileai_core.redact import error_text
 from whileai_core.rows import json_safe
+from whileai_core.simulate.routing import Route, fault_fields, install_thread_context
 from whileai_core.simulate.situations import Scenario
 from whileai_core.simulate.world import CURRENT, World
+from whileai_core.tools import ROUTE
 
 _STEP_KEYS = frozenset({"tool", "text", "user", "tool_calls"})  # a step has at least one of these
 
@@ -240,12 +242,35 @@ async def _awaited(out: Awaitable[Any]) -> Any:
     return await out
 
 
+def _enter(trial: Scenario) -> tuple[Route, tuple[Any, Any]]:
+    """Make ``trial`` the current situation and its ``Route`` the tool router of this context."""
+    if trial.world is not None:
+        install_thread_context()
+    route = Route(trial)
+    return route, (CURRENT.set(trial), ROUTE.set(route))
+
+
+def _leave(route: Route, tokens: tuple[Any, Any]) -> None:
+    route.open = False  # a thread the agent left running no longer reaches this rollout's world
+    CURRENT.reset(tokens[0])
+    ROUTE.reset(tokens[1])
+
+
+def _with_route(outcome: tuple[Any, ...], route: Route) -> tuple[Any, ...]:
+    """The outcome with the calls the agent's own code routed through the world as its steps, when it
+    returned none (an agent need not return ``steps``; returned steps win)."""
+    if outcome[0] or not route.steps:
+        return outcome
+    steps, _, _ = _check_output({"steps": list(route.steps)})
+    return (steps, *outcome[1:])
+
+
 def rollout(agent: Callable[[Any], Any], scenario: Scenario | str, *, rollout_index: int = 0, seed: int = 0,
             tools: Sequence[Any] | None = None, system_prompt: str | None = None, world: World | None = None,
             run_id: str | None = None, mode: str | None = None, repeat_policy: str | None = None) -> dict[str, Any]:
     """Run one trial of ``agent`` on ``scenario`` and return its row. Never raises for an agent error."""
     trial, system_prompt = _trial(scenario, rollout_index, seed, tools, system_prompt, world)
-    token = CURRENT.set(trial)
+    route, tokens = _enter(trial)
     started = time.perf_counter()
     try:
         try:
@@ -258,8 +283,10 @@ def rollout(agent: Callable[[Any], Any], scenario: Scenario | str, *, rollout_in
         except Exception as exc:  # an agent error is data, not a crash
             out, outcome = None, _outcome(exc=exc)
     finally:
-        CURRENT.reset(token)
+        _leave(route, tokens)
+    outcome = _with_route(outcome, route)
     row = _row(agent, trial, system_prompt, outcome, started, rollout_index, seed, run_id, mode, repeat_policy)
+    row.update(fault_fields(route, trial.faults))
     _keep(out, row)
     return row
 
@@ -270,7 +297,7 @@ async def arollout(agent: Any, call: Callable[[Any], Awaitable[Any]], scenario: 
                    repeat_policy: str | None = None) -> dict[str, Any]:
     """``rollout`` for an async agent: ``await call(trial)`` on the running loop (``agent`` names the row)."""
     trial, system_prompt = _trial(scenario, rollout_index, seed, None, system_prompt, world)
-    token = CURRENT.set(trial)
+    route, tokens = _enter(trial)
     started = time.perf_counter()
     try:
         try:
@@ -281,8 +308,10 @@ async def arollout(agent: Any, call: Callable[[Any], Awaitable[Any]], scenario: 
         except Exception as exc:  # an agent error is data, not a crash
             out, outcome = None, _outcome(exc=exc)
     finally:
-        CURRENT.reset(token)
+        _leave(route, tokens)
+    outcome = _with_route(outcome, route)
     row = _row(agent, trial, system_prompt, outcome, started, rollout_index, seed, run_id, mode, repeat_policy)
+    row.update(fault_fields(route, trial.faults))
     _keep(out, row)
     return row
 

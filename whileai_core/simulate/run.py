@@ -29,6 +29,7 @@ from whileai_core.scale.executor import resolve as resolve_executor
 from whileai_core.simulate.engine import Engine, Rows, Runner
 from whileai_core.simulate.output import check_path
 from whileai_core.simulate.rollout import rollout  # noqa: F401 - its old home: rollout() lived here
+from whileai_core.simulate.routing import undelivered, undelivered_warning
 from whileai_core.simulate.situations import (
     Scenario,
     coverage_report,
@@ -200,6 +201,20 @@ class SimulationData:
                 "repeat_policy": self.repeat_policy, "budget": self.budget, "agent_errors": self.n_errors,
                 "coverage": dict(self.coverage), "warnings": list(self.warnings), "notes": list(self.notes),
                 "stopped_because": self.stopped_because, "elapsed_s": round(self.elapsed_s, 3)}
+
+
+def _framework_agent(agent: Any, tools: Any) -> tuple[Any, Any]:
+    """A framework's agent object (OpenAI Agents SDK, LangGraph, pydantic-ai, smolagents) as its adapter, with its
+    own tools as the world's when ``tools=`` is not given; anything else as it came."""
+    if agent is None or isinstance(agent, str):
+        return agent, tools
+    from whileai_core.adapters import agent as adapt
+    from whileai_core.adapters import is_framework_agent
+
+    if not is_framework_agent(agent):
+        return agent, tools
+    adapter = adapt(agent)
+    return adapter, tools if tools is not None else (adapter.tools() or None)
 
 
 def _resolve_agent(agent: Any, tools: list[Tool], system_prompt: str | None, max_turns: int | None,
@@ -374,6 +389,7 @@ def simulate(agent: Any = None, *, tools: Sequence[Any] | None = None, system_pr
     grade = _inline_grader(grade)
     s = _settings(mode=mode, situations=situations, budget=budget, seed=seed, concurrency=concurrency, probe=probe,
                   judge=_one_judge(judge, grader) or grade, on_progress=on_progress, runs=runs, seeds=seeds, **given)
+    agent, tools = _framework_agent(agent, tools)
     tool_objs = as_tools(tools)
     if system_prompt is not None and not isinstance(system_prompt, str):
         raise InvalidArgumentType(f"system_prompt= must be a string; got {type(system_prompt).__name__}")
@@ -402,6 +418,10 @@ def simulate(agent: Any = None, *, tools: Sequence[Any] | None = None, system_pr
         _warn(warn_list, f"{ship.retried} shard(s) were played again after their worker died, each kept once "
                          f"({ship.failures[0][:160]})")
     warn_list.extend(_failure_warnings(rows))
+    missed_faults = undelivered_warning(*(rows.faults if isinstance(rows, Rows) else undelivered(rows)))
+    if missed_faults:
+        log.warning(missed_faults)
+        warn_list.append(missed_faults)
     if runner.show_progress:
         runner.progress_line(runner.rows.count, runner.rows.count)
         runner.close_progress()

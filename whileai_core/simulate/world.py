@@ -20,6 +20,7 @@ from typing import Any
 from whileai_core.errors import InvalidArgument
 from whileai_core.redact import error_text
 from whileai_core.rows import uniform
+from whileai_core.simulate.routing import done_executing, executing, note_answer
 from whileai_core.tools import Tool, as_tools
 
 FAULT_MODES = ("error", "timeout", "not_found", "denied", "malformed")
@@ -137,41 +138,52 @@ class World:
         return found
 
     def call(self, tool_name: str, arguments: Mapping[str, Any] | None = None, *, scenario: Any = None) -> Any:
-        """Answer one tool call. Never raises: problems come back as ``{"status": ..., "error": ...}``."""
+        """Answer one tool call. Never raises: problems come back as ``{"status": ..., "error": ...}``.
+
+        Inside a rollout the answer is counted for it (``faults_delivered`` on its row, ``routing.py``)."""
         self.calls += 1
         scenario = scenario if scenario is not None else CURRENT.get()
+        result, fault = self._call(tool_name, arguments, scenario)
+        note_answer(fault)
+        return result
+
+    def _call(self, tool_name: str, arguments: Any, scenario: Any) -> tuple[Any, bool]:
+        """(the answer, whether the scheduled fault gave it)."""
         if isinstance(arguments, str):  # a model's tool call carries its arguments as a JSON string
             try:
                 arguments = json.loads(arguments) if arguments.strip() else {}
             except ValueError:
                 return {"status": "error", "error": f"{tool_name}: arguments are not valid JSON ({arguments!r:.80}); "
-                                                    "pass a dict of argument name -> value"}
+                                                    "pass a dict of argument name -> value"}, False
         if arguments is not None and not isinstance(arguments, Mapping):
             return {"status": "error", "error": f"{tool_name}: arguments must be a dict of argument name -> value; "
-                                                f"got {type(arguments).__name__}"}
+                                                f"got {type(arguments).__name__}"}, False
         arguments = dict(arguments or {})
         tool_name = self._aliases.get(tool_name, tool_name)
         t = self.tools.get(tool_name)
         if t is None:
-            return {"status": "not_found", "error": f"no tool named {tool_name!r}; tools are {sorted(self.tools)}"}
+            return {"status": "not_found", "error": f"no tool named {tool_name!r}; tools are {sorted(self.tools)}"}, False
         missing = [p for p in t.required if p not in arguments]
         if missing:
-            return {"status": "error", "error": f"{tool_name}: missing required argument {missing[0]!r}"}
+            return {"status": "error", "error": f"{tool_name}: missing required argument {missing[0]!r}"}, False
         faults = getattr(scenario, "faults", None) or {}
         if faults and faults.get("tool") in (None, tool_name):
-            return fault_result(faults.get("mode", "error"), t, arguments)
+            return fault_result(faults.get("mode", "error"), t, arguments), True
         if self.execute is not None:
-            return self._execute(t, arguments)
-        return self._answer(t, arguments, scenario)
+            return self._execute(t, arguments), False
+        return self._answer(t, arguments, scenario), False
 
     def _execute(self, t: Tool, arguments: Mapping[str, Any]) -> Any:
         """The real tool's answer; an exception comes back as an error result, so the rollout continues."""
+        token = executing()  # a @wai.tool the execute callable calls runs its own body, not the world again
         try:
             return self.execute(t.name, dict(arguments))
         except (KeyboardInterrupt, SystemExit):
             raise
         except Exception as exc:  # noqa: BLE001 - a failing real tool is a tool result, as in production
             return {"status": "error", "error": error_text(exc)}
+        finally:
+            done_executing(token)
 
     # -- answers -------------------------------------------------------------------------------------
     def _answer(self, t: Tool, arguments: Mapping[str, Any], scenario: Any) -> Any:

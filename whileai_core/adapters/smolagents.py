@@ -1,0 +1,129 @@
+"""smolagents: a ``ToolCallingAgent`` runs as a whileai agent.
+
+Its tools reach the world through a hook on ``smolagents.Tool.__call__`` (every ``@tool`` function and ``Tool``
+subclass goes through it): inside a rollout the world answers a tool it knows (fault first; ``final_answer`` is
+never the world's); outside a rollout the tool runs its own code. smolagents is synchronous, and one agent object
+keeps one run's memory, so each rollout runs a shallow copy of the agent with a fresh memory in a worker thread
+(``asyncio.to_thread``: the rollout's context goes with it). The row's steps come from the copy's memory: each
+``ActionStep`` is one ``turn``, its ``tool_calls`` with their observation (python-literal text decoded; a step
+that failed carries ``"error": true`` and smolagents' error text); the ``final_answer`` call is the row's
+``final_text``; ``usage`` sums the steps' token usage.
+"""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+import copy
+import threading
+from typing import Any
+
+from whileai_core.adapters.base import NOT_ROUTED, AgentAdapter, decoded, require, schema_tool, world_answer
+from whileai_core.tools import Tool
+
+_hooked = threading.Lock()
+_installed = False
+_TYPES = {"string": "string", "integer": "integer", "number": "number", "boolean": "boolean", "array": "array",
+          "object": "object", "any": None}
+
+
+def detect(obj: Any) -> bool:
+    return type(obj).__module__.startswith("smolagents.") and hasattr(obj, "memory") and hasattr(obj, "tools")
+
+
+def install_hooks() -> None:
+    """Route smolagents tool calls through the rollout's world (once per process)."""
+    global _installed
+    with _hooked:
+        if _installed:
+            return
+        base = require("smolagents", "smolagents").Tool
+        call = base.__call__
+
+        def routed(self: Any, *args: Any, sanitize_inputs_outputs: bool = False, **kwargs: Any) -> Any:
+            if args and len(args) == 1 and isinstance(args[0], dict) and not kwargs:
+                kwargs, args = dict(args[0]), ()
+            answer = world_answer(self.name, kwargs) if not args and self.name != "final_answer" else NOT_ROUTED
+            if answer is NOT_ROUTED:
+                return call(self, *args, sanitize_inputs_outputs=sanitize_inputs_outputs, **kwargs)
+            return answer
+
+        base.__call__ = routed
+        _installed = True
+
+
+def literal(text: Any) -> Any:
+    """An observation as smolagents wrote it (``str()`` of the result), read back when it is a literal."""
+    value = decoded(text)
+    if isinstance(value, str) and value.strip()[:1] in ("{", "["):
+        try:
+            return ast.literal_eval(value.strip())
+        except (ValueError, SyntaxError):
+            return value
+    return value
+
+
+class SmolagentsAdapter(AgentAdapter):
+    """A smolagents ``ToolCallingAgent`` as a whileai agent (see the module docstring)."""
+
+    framework = "smolagents"
+
+    def install(self) -> None:
+        install_hooks()
+
+    def tools(self) -> list[Tool]:
+        out = []
+        for name, t in self.obj.tools.items():
+            if name == "final_answer":
+                continue
+            props = {}
+            for p, spec in (t.inputs or {}).items():
+                kind = _TYPES.get(str(spec.get("type")), "string")
+                props[p] = {"description": spec.get("description", ""), **({"type": kind} if kind else {})}
+            required = [p for p, spec in (t.inputs or {}).items() if not spec.get("nullable")]
+            out.append(schema_tool(name, t.description, {"type": "object", "properties": props,
+                                                         "required": required}))
+        return out
+
+    def fresh(self) -> Any:
+        """A copy of the agent with a memory of its own (one agent object keeps one run's memory)."""
+        memory_cls = require("smolagents.memory", "smolagents").AgentMemory
+        clone = copy.copy(self.obj)
+        clone.memory = memory_cls(self.obj.system_prompt)
+        clone.monitor = copy.copy(self.obj.monitor)
+        clone.state = dict(getattr(self.obj, "state", {}) or {})
+        return clone
+
+    async def arun(self, message: str) -> dict[str, Any]:
+        agent = self.fresh()
+        output = await asyncio.to_thread(agent.run, message)
+        return trajectory(agent.memory.steps, output)
+
+
+def trajectory(memory_steps: Any, output: Any) -> dict[str, Any]:
+    """``{"steps", "final_text", "usage"}`` from a smolagents memory."""
+    steps: list[dict[str, Any]] = []
+    usage = {"input_tokens": 0, "output_tokens": 0, "calls": 0}
+    turn = -1
+    for s in memory_steps:
+        if type(s).__name__ != "ActionStep":
+            continue
+        tokens = getattr(s, "token_usage", None)
+        if tokens is not None:
+            usage["input_tokens"] += int(tokens.input_tokens or 0)
+            usage["output_tokens"] += int(tokens.output_tokens or 0)
+            usage["calls"] += 1
+        calls = [c for c in (s.tool_calls or ()) if c.name != "final_answer"]
+        if not calls:
+            continue
+        turn += 1
+        observations = str(s.observations or "")
+        parts = observations.split("\n") if len(calls) > 1 else [observations]
+        for i, c in enumerate(calls):
+            step = {"tool": c.name, "arguments": c.arguments if isinstance(c.arguments, dict) else
+                    decoded(c.arguments), "result": literal(parts[i] if len(parts) == len(calls) else observations),
+                    "turn": turn, "call_id": c.id}
+            if s.error is not None:
+                step["result"], step["error"] = str(s.error), True
+            steps.append(step)
+    return {"steps": steps, "final_text": str(output if output is not None else ""), "usage": usage}
