@@ -129,6 +129,8 @@ HACK_DIFF_TOP = 10  # features listed as moved by hack_scan_diff; whileai SDK to
 # verifiers (verify.py)
 MATH_ABS_TOL = 1e-6  # absolute tolerance for numeric answers; whileai SDK Numeric(tol=1e-6)
 MATH_REL_TOL = 1e-9  # relative tolerance for numeric answers; convention (math.isclose default)
+MATH_ZERO_FLOOR = 1e-12  # MathEqual's absolute tolerance for a reference of exactly 0 only (a relative tolerance has no scale there; elsewhere numbers compare relatively, MATH_REL_TOL); math.isclose's abs_tol idea for comparisons to zero; issue 28: the old absolute 1e-6 everywhere passed 1.2e-7 for 1.5e-7
+MATH_SIMPLIFY_OPS = 40  # MathEqual asks sympy.simplify(want - got) == 0 for exact equality of numbers only up to this many operations per side (bounded work); convention
 VERIFY_REASON_CHARS = 400  # verifier reasons are cut to this; whileai SDK verify; convention
 CODE_TIMEOUT_S = 10.0  # wall-clock limit per CodeExec run; whileai SDK CodeExec(timeout=10.0)
 CODE_CPU_S = 10  # RLIMIT_CPU seconds; whileai SDK CodeExec(cpu_seconds=10)
