@@ -13,6 +13,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -599,6 +600,7 @@ def run_sandboxed(
     require_isolation: bool = False,
     isolation: str = "auto",
     secret: bytes | None = None,
+    channel: Any = None,
 ) -> SandboxResult:
     """Run a Python program in a sandbox and return what it did.
 
@@ -620,7 +622,10 @@ def run_sandboxed(
     uid drop; without namespaces the network is not blocked. ``require_isolation=True`` refuses to run then.
 
     ``secret=`` bytes are readable once by the program on fd 3; what it writes to fd 4 comes back as
-    ``result.report`` (CodeExec's harness uses this channel).
+    ``result.report`` (CodeExec's harness uses this channel). ``channel=`` instead is a function called on a
+    thread of this process while the program runs, with (the write end of the program's fd 3, the read end of
+    its fd 4): a two-way link CodeExec's split mode talks over; the run waits for it (it must close the write
+    end when done) before returning.
     """
     _check_run_arguments(program, timeout, cpu_seconds=cpu_seconds, mem_mb=mem_mb, nproc=nproc, fsize_mb=fsize_mb,
                          nofile=nofile, output_cap=output_cap, tmpfs_mb=tmpfs_mb)
@@ -643,17 +648,17 @@ def run_sandboxed(
     child_ends = {"status": pipes["status"][1], "secret": pipes["secret"][0], "report": pipes["report"][1]}
     if secret is not None:
         os.write(pipes["secret"][1], secret)
-    os.close(pipes["secret"][1])
+    if channel is None:
+        os.close(pipes["secret"][1])
     cfg["fds"] = child_ends
     out_f = tempfile.TemporaryFile(dir=host_dir)  # noqa: SIM115 - closed in the finally below
     err_f = tempfile.TemporaryFile(dir=host_dir)  # noqa: SIM115
     started = time.monotonic()
     killed = 0
     try:
-        reader = _ReportReader(pipes["report"][0])
-        proc, timed_out = _start_and_wait(cfg, program, timeout, out_f, err_f)
-        for fd in child_ends.values():
-            os.close(fd)
+        reader = _ReportReader(pipes["report"][0]) if channel is None else \
+            _ChannelThread(channel, pipes["secret"][1], pipes["report"][0])
+        proc, timed_out = _start_and_wait(cfg, program, timeout, out_f, err_f, reader.start, child_ends)
         child_ends = {}
         if is_root:
             killed = _kill_uid(uid)
@@ -680,13 +685,18 @@ def run_sandboxed(
                    require_isolation, nproc, mem_mb)
 
 
-def _start_and_wait(cfg: dict[str, Any], program: str, timeout: float, out_f: Any, err_f: Any) -> tuple[Any, bool]:
-    """Start the launcher, hand it the program on stdin, wait up to ``timeout``, then kill its process group."""
+def _start_and_wait(cfg: dict[str, Any], program: str, timeout: float, out_f: Any, err_f: Any,
+                    on_start: Callable[[], None], child_ends: dict[str, int]) -> tuple[Any, bool]:
+    """Start the launcher, close our copies of its pipe ends, start the reader or channel (``on_start``), hand
+    the program over on stdin, wait up to ``timeout``, then kill its process group."""
     proc = subprocess.Popen(
         [sys.executable, "-I", "-S", "-c", _LAUNCHER, json.dumps(cfg)],
         stdin=subprocess.PIPE, stdout=out_f, stderr=err_f, close_fds=True, pass_fds=tuple(cfg["fds"].values()),
         start_new_session=True, env={"PATH": "/usr/bin:/bin"},
     )
+    for fd in child_ends.values():
+        os.close(fd)
+    on_start()
     timed_out = False
     try:
         assert proc.stdin is not None
@@ -713,6 +723,8 @@ class _ReportReader:
         self.fd = fd
         self.data = b""
         self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def start(self) -> None:
         self.thread.start()
 
     def _run(self) -> None:
@@ -724,6 +736,21 @@ class _ReportReader:
     def finish(self) -> bytes:
         self.thread.join(CODE_BWRAP_PROBE_S)
         return self.data
+
+
+class _ChannelThread:
+    """Runs ``channel(request_write_fd, reply_read_fd)`` on a thread while the program runs."""
+
+    def __init__(self, channel: Callable[[int, int], None], req_w: int, rep_r: int) -> None:
+        self.req_w = req_w
+        self.thread = threading.Thread(target=channel, args=(req_w, rep_r), daemon=True)
+
+    def start(self) -> None:
+        self.thread.start()
+
+    def finish(self) -> bytes:
+        self.thread.join(CODE_BWRAP_PROBE_S)  # the channel closes its write end itself
+        return b""
 
 
 def _result(rc: int | None, stdout: str, stderr: str, timed_out: bool, wall: float, n_out: int, n_err: int,
