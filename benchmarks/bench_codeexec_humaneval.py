@@ -32,7 +32,7 @@ def variants(problem: dict[str, Any]) -> list[tuple[str, str]]:
 def human_eval_passes(problem: dict[str, Any], completion: str) -> bool:
     program = (problem["prompt"] + completion + "\n" + problem["test"] + "\n" + f"check({problem['entry_point']})")
     try:
-        return subprocess.run([sys.executable, "-c", program], capture_output=True, timeout=3).returncode == 0
+        return subprocess.run([sys.executable, "-c", program], capture_output=True, timeout=3, check=False).returncode == 0
     except subprocess.TimeoutExpired:
         return False
 
