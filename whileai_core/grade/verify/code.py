@@ -87,7 +87,7 @@ class CodeExec(Verifier):
                  nofile: int = CODE_NOFILE, output_cap: int = CODE_OUTPUT_CAP, tmpfs_mb: int = CODE_TMPFS_MB,
                  setup: str = "", python: str | None = None, isolate: bool = True, require_isolation: bool = False,
                  isolation: str = "auto", entry_point: str | None = None, secret_bytes: int = CODE_SECRET_BYTES,
-                 mode: str = "auto", field: str | None = None, name: str | None = None) -> None:
+                 mode: str = "auto", ro_paths: Any = (), field: str | None = None, name: str | None = None) -> None:
         super().__init__(field=field, name=name or "code_exec")
         if mode not in ("auto", "split", "isolated"):
             raise InvalidArgument(f"mode= must be 'auto', 'split' or 'isolated'; got {mode!r}")
@@ -98,15 +98,15 @@ class CodeExec(Verifier):
             raise InvalidArgumentType(f"setup= must be Python source text; got {type(setup).__name__}")
         if entry_point is not None and (not isinstance(entry_point, str) or not entry_point.isidentifier()):
             raise InvalidArgument(f"entry_point= must be a Python name such as 'has_close_elements'; got {entry_point!r}")
-        if isolation not in ("auto", "bwrap", "namespaces"):
-            raise InvalidArgument(f"isolation= must be 'auto', 'bwrap' or 'namespaces'; got {isolation!r}")
+        if isolation not in ("auto", "bwrap", "namespaces", "none"):
+            raise InvalidArgument(f"isolation= must be 'auto', 'bwrap', 'namespaces' or 'none'; got {isolation!r}")
         self.tests = tests
         self.setup = setup
         self.entry_point = entry_point
         self.limits: dict[str, Any] = {"timeout": timeout, "cpu_seconds": cpu_seconds, "mem_mb": mem_mb, "nproc": nproc,
                        "fsize_mb": fsize_mb, "nofile": nofile, "output_cap": output_cap, "tmpfs_mb": tmpfs_mb,
                        "python": python, "isolate": isolate, "require_isolation": require_isolation,
-                       "isolation": isolation}
+                       "isolation": isolation, "ro_paths": tuple(ro_paths)}
         # validate the limits now, not on the first row
         for arg, v in (*((k, self.limits[k]) for k in ("cpu_seconds", "mem_mb", "nproc", "fsize_mb", "nofile",
                                                         "output_cap", "tmpfs_mb")), ("secret_bytes", secret_bytes)):

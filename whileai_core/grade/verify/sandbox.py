@@ -91,23 +91,39 @@ def blocked_at(path):
     parts = path.split("/")
     for k in range(2, len(parts) + 1):
         anc = "/".join(parts[:k])
-        if not os.stat(anc).st_mode & 0o001:
-            return anc
+        try:
+            if not os.stat(anc).st_mode & 0o001:
+                return anc
+        except FileNotFoundError:  # under the fresh private /tmp: made below, searchable
+            return None
     return None
-def expose(paths):
-    # the caller's interpreter under a private dir (/root/...): cover the first unsearchable parent with an empty
-    # tmpfs (which also hides the rest of it) and bind the interpreter's dirs back, read-only
+def open_paths(paths):
+    # O_PATH handles taken before the private /tmp hides what lives there (a venv under /tmp)
+    out = []
+    for p in paths:
+        try:
+            out.append((p, os.open(p, os.O_PATH)))
+        except OSError:
+            pass
+    return out
+def expose(opened):
+    # the caller's interpreter under a private dir (/root/...) or under /tmp: cover the first unsearchable parent
+    # with an empty tmpfs (which also hides the rest of it) and bind the interpreter's dirs back, read-only
     try:
-        handles = [(p, blocked_at(p), os.open(p, os.O_PATH)) for p in paths]
+        handles = [(p, blocked_at(p), fd) for p, fd in opened]
         covered = set()
         for p, anc, fd in handles:
-            if anc is None:
-                continue
-            if anc not in covered:
+            if anc is None and os.path.exists(p):
+                continue  # reachable as it is
+            if anc is not None and anc not in covered:
                 if libc.mount(b"tmpfs", anc.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, b"mode=0755,size=1m") != 0:
                     return False
                 covered.add(anc)
-            os.makedirs(p, 0o755, exist_ok=True)
+            if os.path.isdir("/proc/self/fd/%d" % fd):
+                os.makedirs(p, 0o755, exist_ok=True)
+            elif not os.path.exists(p):
+                os.makedirs(os.path.dirname(p), 0o755, exist_ok=True)
+                open(p, "a").close()
             src = ("/proc/self/fd/%d" % fd).encode()
             if libc.mount(src, p.encode(), None, MS_BIND | MS_REC, None) != 0 or libc.mount(
                     None, p.encode(), None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_REC, None) != 0:
@@ -156,6 +172,7 @@ if cfg["isolate"]:
                     os.write(w, str(os.waitstatus_to_exitcode(status)).encode())
                     os._exit(0)
         os.close(w)
+    opened = open_paths(cfg["expose"])
     if st["mount_namespace"]:
         # private propagation first, or the mounts below would appear on the host
         if libc.mount(None, b"/", None, MS_REC | MS_PRIVATE, None) == 0:
@@ -171,10 +188,15 @@ if cfg["isolate"]:
             if st["private_tmp"]:
                 work = "/tmp/sandbox"
                 os.mkdir(work, 0o700)
-            st["python_exposed"] = expose(cfg["expose"])
+            st["python_exposed"] = expose(opened)
         else:
             st["notes"].append("could not make mounts private; no private /tmp")
     st["notes"].append("built-in namespaces (no bubblewrap): host files readable by any user stay readable outside /tmp and the interpreter")
+if st["level"] in ("rlimits", "none") and not cfg["allow_none"]:
+    # neither bubblewrap nor namespaces isolate here: refuse before any candidate code runs
+    st["refused"] = True
+    os.write(5, json.dumps(st).encode())
+    os._exit(97)
 uid = cfg["uid"]
 if root:
     os.chown(work, uid, uid)
@@ -384,6 +406,16 @@ def _check_run_arguments(program: Any, timeout: Any, **limits: Any) -> None:
         integer(arg, v, minimum=1)
 
 
+def _check_ro_paths(ro_paths: Any) -> tuple[str, ...]:
+    """``ro_paths=``: host paths (data, a package dir) the sandbox may read, bound read-only where they are."""
+    if isinstance(ro_paths, (str, bytes)) or not all(isinstance(p, str) and os.path.isabs(p) for p in ro_paths):
+        raise InvalidArgument(f"ro_paths= must be a list of absolute paths; got {ro_paths!r}")
+    missing = [p for p in ro_paths if not os.path.exists(p)]
+    if missing:
+        raise InvalidArgument(f"ro_paths= names paths that do not exist: {missing[:3]}")
+    return tuple(ro_paths)
+
+
 def _read_status(r_fd: int) -> dict[str, Any]:
     """The launcher's isolation report, read from its status pipe ({} when it never wrote one)."""
     status_raw = b""
@@ -446,9 +478,11 @@ def find_bwrap() -> str | None:
     return path if ok else None
 
 
-def _bwrap_argv(bwrap: str, python: str, tmpfs_mb: int) -> list[str]:
-    """bubblewrap's command line: new ipc/pid/net/uts(/user) namespaces, an empty root with the system dirs and the
-    interpreter read-only, a fresh /proc and /dev, a private tmpfs /tmp, and a new session (no terminal)."""
+def _bwrap_argv(bwrap: str, python: str, tmpfs_mb: int, ro_paths: tuple[str, ...] = ()) -> list[str]:
+    """bubblewrap's command line: new ipc/pid/net/uts(/user) namespaces, an empty root with the system dirs, a
+    private tmpfs /tmp of ``tmpfs_mb``, then the interpreter's prefix and site-packages and ``ro_paths`` read-only
+    wherever they live (a venv under /tmp too: bound after the tmpfs, so on top of it), a fresh /proc and /dev, and
+    a new session (no terminal)."""
     argv = [bwrap, "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
             "--die-with-parent", "--new-session"]
     if os.geteuid() != 0:
@@ -460,8 +494,9 @@ def _bwrap_argv(bwrap: str, python: str, tmpfs_mb: int) -> list[str]:
             argv += ["--ro-bind", d, d]
     for f in _SYSTEM_FILES:
         argv += ["--ro-bind-try", f, f]
-    made: set[str] = {"/"}
-    for p in _ro_paths(python):
+    argv += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--size", str(tmpfs_mb << 20), "--tmpfs", "/tmp"]
+    made: set[str] = {"/", "/tmp", "/proc", "/dev"}
+    for p in _outermost(_ro_paths(python) + [os.path.realpath(x) for x in ro_paths]):
         parts = p.split(os.sep)
         for k in range(2, len(parts)):
             anc = os.sep.join(parts[:k])
@@ -470,8 +505,17 @@ def _bwrap_argv(bwrap: str, python: str, tmpfs_mb: int) -> list[str]:
                 made.add(anc)
         argv += ["--ro-bind", p, p]
         made.add(p)
-    argv += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/tmp", "--chdir", "/"]
+    argv += ["--chdir", "/"]
     return argv
+
+
+def _outermost(paths: list[str]) -> list[str]:
+    """Existing paths outside the system dirs, outermost first, none inside another."""
+    out: list[str] = []
+    for p in sorted(set(paths), key=len):
+        if os.path.exists(p) and not any(p == q or p.startswith(q + os.sep) for q in out + list(_SYSTEM_DIRS)):
+            out.append(p)
+    return out
 
 
 def _write(path: str, value: str) -> bool:
@@ -572,16 +616,16 @@ def _read_all(fd: int, cap: int) -> bytes:
 
 
 def _launcher_config(python: str | None, isolate: bool, isolation: str, is_root: bool, tmpfs_mb: int,
-                     limits: dict[str, int]) -> dict[str, Any]:
+                     limits: dict[str, int], ro_paths: tuple[str, ...] = ()) -> dict[str, Any]:
     """What the launcher needs: the level to try, the interpreter, the uid, the limits and the cgroups."""
     bwrap = _isolation_backend(isolation) if isolate else None
     expose = python is None and bwrap is None and isolate and is_root
     py = python or sandbox_python(bwrap is not None or expose)
     cgroups, cgroup_kind = _cgroups(limits["as"] >> 20, limits["nproc"]) if is_root and isolate else ([], None)
     return {"workdir": "", "isolate": bool(isolate), "uid": _fresh_uid() if is_root else os.getuid(), "python": py,
-            "tmpfs_mb": tmpfs_mb, "limits": limits, "expose": _ro_paths(py) if expose else [],
+            "tmpfs_mb": tmpfs_mb, "limits": limits, "expose": _outermost(_ro_paths(py) + [os.path.realpath(p) for p in ro_paths]) if expose else [],
             "python_fallback": _fallback_python() if expose else None, "cgroups": cgroups,
-            "cgroup_kind": cgroup_kind, "stage2": _STAGE2, "bwrap": _bwrap_argv(bwrap, py, tmpfs_mb) if bwrap else None}
+            "cgroup_kind": cgroup_kind, "stage2": _STAGE2, "bwrap": _bwrap_argv(bwrap, py, tmpfs_mb, ro_paths) if bwrap else None}
 
 
 def run_sandboxed(
@@ -601,11 +645,14 @@ def run_sandboxed(
     isolation: str = "auto",
     secret: bytes | None = None,
     channel: Any = None,
+    ro_paths: Any = (),
 ) -> SandboxResult:
     """Run a Python program in a sandbox and return what it did.
 
     ``isolation="auto"`` (default) uses bubblewrap when it is installed and starts here, else the built-in
-    namespaces; ``"bwrap"`` requires bubblewrap; ``"namespaces"`` forces the built-in ones. The level that ran is
+    namespaces; ``"bwrap"`` requires bubblewrap; ``"namespaces"`` forces the built-in ones; when neither can
+    isolate (no namespaces at all) the run is refused with a ``VerifierError`` before any code runs, unless
+    ``isolation="none"`` (or ``isolate=False``) accepts running with rlimits only. The level that ran is
     ``result.isolation["level"]`` (``bwrap``, ``namespaces``, ``rlimits`` or ``none``).
 
     With bubblewrap (as root): new pid, network, ipc and uts namespaces; an empty root holding only the system
@@ -629,8 +676,10 @@ def run_sandboxed(
     """
     _check_run_arguments(program, timeout, cpu_seconds=cpu_seconds, mem_mb=mem_mb, nproc=nproc, fsize_mb=fsize_mb,
                          nofile=nofile, output_cap=output_cap, tmpfs_mb=tmpfs_mb)
-    if isolation not in ("auto", "bwrap", "namespaces"):
-        raise InvalidArgument(f"isolation= must be 'auto', 'bwrap' or 'namespaces'; got {isolation!r}")
+    if isolation not in ("auto", "bwrap", "namespaces", "none"):
+        raise InvalidArgument(f"isolation= must be 'auto', 'bwrap', 'namespaces' or 'none'; got {isolation!r}")
+    if isolation == "none":
+        isolate = False
     if secret is not None and not isinstance(secret, bytes):
         raise InvalidArgumentType(f"secret= must be bytes; got {type(secret).__name__}")
     if sys.platform != "linux":
@@ -638,7 +687,8 @@ def run_sandboxed(
     is_root = os.geteuid() == 0
     cfg = _launcher_config(python, isolate, isolation, is_root, tmpfs_mb,
                            {"cpu": cpu_seconds, "as": mem_mb << 20, "fsize": fsize_mb << 20, "nofile": nofile,
-                            "nproc": nproc})
+                            "nproc": nproc}, _check_ro_paths(ro_paths))
+    cfg["allow_none"] = isolation == "none" or not isolate
     uid, cgroups = cfg["uid"], cfg["cgroups"]
     host_dir = tempfile.mkdtemp(prefix="whileai-sandbox-")
     work = os.path.join(host_dir, "work")
@@ -758,6 +808,10 @@ def _result(rc: int | None, stdout: str, stderr: str, timed_out: bool, wall: flo
             mem_mb: int) -> SandboxResult:
     if not isolation:
         raise VerifierError(f"the sandbox did not start: {stderr.strip().splitlines()[-1:] or ['no output']}")
+    if isolation.get("refused"):
+        raise VerifierError("neither bubblewrap nor namespaces can isolate code on this host (no network or mount "
+                            "namespace): refusing to run model-written code unisolated; pass isolation='none' to "
+                            "accept that (" + "; ".join(isolation.get("notes", [])) + ")")
     if require_isolation and not (isolation.get("net_namespace") and isolation.get("user_dropped")):
         raise VerifierError("require_isolation=True but this host gives no network namespace or uid drop: "
                             + "; ".join(isolation.get("notes", [])))
