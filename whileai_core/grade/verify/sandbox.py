@@ -132,6 +132,58 @@ def expose(opened):
     except OSError:
         return False
 MS_BIND, MS_REMOUNT, MS_RDONLY = 4096, 32, 1
+PIVOT_ROOT = {"x86_64": 155, "aarch64": 41}.get(os.uname().machine)
+def bind_ro(src, dst):
+    return libc.mount(src.encode(), dst.encode(), None, MS_BIND | MS_REC, None) == 0 and libc.mount(
+        None, dst.encode(), None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_REC, None) == 0
+def minimal_root(fds):
+    # a new root holding only the system dirs, the interpreter's paths and ro_paths (read-only), a few devices, a
+    # fresh /proc and a size-capped /tmp; pivot into it, so no other host file or unix socket is reachable
+    if PIVOT_ROOT is None:
+        return False
+    new = "/tmp/.whileai-root"
+    try:
+        os.mkdir(new, 0o755)
+        if libc.mount(b"tmpfs", new.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, b"mode=0755,size=1m") != 0:
+            return False
+        for d in cfg["system_dirs"]:
+            if os.path.islink(d):
+                os.symlink(os.readlink(d), new + d)
+            elif os.path.isdir(d):
+                os.makedirs(new + d, 0o755)
+                if not bind_ro(d, new + d):
+                    return False
+        for f in cfg["system_files"] + ["/dev/null", "/dev/zero", "/dev/urandom", "/dev/random", "/dev/full"]:
+            if os.path.exists(f):
+                os.makedirs(os.path.dirname(new + f), 0o755, exist_ok=True)
+                open(new + f, "a").close()
+                if libc.mount(f.encode(), (new + f).encode(), None, MS_BIND, None) != 0:
+                    return False
+        for p, fd in fds:
+            src = "/proc/self/fd/%d" % fd
+            if os.path.isdir(src):
+                os.makedirs(new + p, 0o755, exist_ok=True)
+            else:
+                os.makedirs(os.path.dirname(new + p), 0o755, exist_ok=True)
+                open(new + p, "a").close()
+            if not bind_ro(src, new + p):
+                return False
+        os.makedirs(new + "/proc", 0o555)
+        os.makedirs(new + "/tmp", 0o1777)
+        opts = ("size=%dm,mode=1777" % cfg["tmpfs_mb"]).encode()
+        if libc.mount(b"proc", (new + "/proc").encode(), b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None) != 0 or \
+                libc.mount(b"tmpfs", (new + "/tmp").encode(), b"tmpfs", MS_NOSUID | MS_NODEV, opts) != 0:
+            return False
+        os.mkdir(new + "/.old")
+        if libc.syscall(PIVOT_ROOT, new.encode(), (new + "/.old").encode()) != 0:
+            return False
+        os.chdir("/")
+        libc.umount2(b"/.old", 2)  # MNT_DETACH
+        os.rmdir("/.old")
+        libc.mount(None, b"/", None, MS_BIND | MS_REMOUNT | MS_RDONLY, None)
+        return True
+    except OSError:
+        return False
 if cfg["isolate"]:
     st["level"] = "namespaces"
     if root and libc.unshare(NEWNET | NEWNS | NEWPID) == 0:
@@ -173,6 +225,7 @@ if cfg["isolate"]:
                     os._exit(0)
         os.close(w)
     opened = open_paths(cfg["expose"])
+    root_fds = open_paths(cfg["root_paths"]) if root else []
     if st["mount_namespace"]:
         # private propagation first, or the mounts below would appear on the host
         if libc.mount(None, b"/", None, MS_REC | MS_PRIVATE, None) == 0:
@@ -188,10 +241,17 @@ if cfg["isolate"]:
             if st["private_tmp"]:
                 work = "/tmp/sandbox"
                 os.mkdir(work, 0o700)
-            st["python_exposed"] = expose(opened)
+            if st["private_tmp"] and st["pid_namespace"] and minimal_root(root_fds):
+                st["host_fs_hidden"] = True
+                work = "/tmp/sandbox"
+                os.makedirs(work, 0o700, exist_ok=True)
+                st["python_exposed"] = True
+            else:
+                st["python_exposed"] = expose(opened)
         else:
             st["notes"].append("could not make mounts private; no private /tmp")
-    st["notes"].append("built-in namespaces (no bubblewrap): host files readable by any user stay readable outside /tmp and the interpreter")
+    if not st["host_fs_hidden"]:
+        st["notes"].append("built-in namespaces (no bubblewrap): host files readable by any user stay readable outside /tmp and the interpreter")
 if st["level"] in ("rlimits", "none") and not cfg["allow_none"]:
     # neither bubblewrap nor namespaces isolate here: refuse before any candidate code runs
     st["refused"] = True
@@ -624,6 +684,8 @@ def _launcher_config(python: str | None, isolate: bool, isolation: str, is_root:
     cgroups, cgroup_kind = _cgroups(limits["as"] >> 20, limits["nproc"]) if is_root and isolate else ([], None)
     return {"workdir": "", "isolate": bool(isolate), "uid": _fresh_uid() if is_root else os.getuid(), "python": py,
             "tmpfs_mb": tmpfs_mb, "limits": limits, "expose": _outermost(_ro_paths(py) + [os.path.realpath(p) for p in ro_paths]) if expose else [],
+            "root_paths": _outermost(_ro_paths(py) + [os.path.realpath(p) for p in ro_paths] + [os.path.realpath(py)]),
+            "system_dirs": list(_SYSTEM_DIRS), "system_files": list(_SYSTEM_FILES),
             "python_fallback": _fallback_python() if expose else None, "cgroups": cgroups,
             "cgroup_kind": cgroup_kind, "stage2": _STAGE2, "bwrap": _bwrap_argv(bwrap, py, tmpfs_mb, ro_paths) if bwrap else None}
 
@@ -658,9 +720,9 @@ def run_sandboxed(
     With bubblewrap (as root): new pid, network, ipc and uts namespaces; an empty root holding only the system
     dirs (/usr, /lib...) and the interpreter's prefix and site-packages, read-only (so no host file outside them
     is visible: no ``.env``, no unix socket on the host); a fresh /proc (only the sandbox's own processes) and
-    /dev; a private tmpfs /tmp; a new session; then a drop to a fresh unused uid. With the built-in namespaces
-    (root): new network, mount and pid namespaces with a private /proc and tmpfs over /tmp, /var/tmp, /dev/shm
-    and /run/lock, and the uid drop; host files readable by any user stay readable. Both: RLIMIT_CPU/AS/FSIZE/
+    /dev; a private size-capped tmpfs /tmp; a new session; then a drop to a fresh unused uid. The built-in
+    namespaces (root): new network, mount and pid namespaces, pivoted into a new root built the same way; the uid
+    drop. Both: RLIMIT_CPU/AS/FSIZE/
     NOFILE/NPROC, no core files, a minimal environment, the program read from stdin (then empty), a wall-clock
     ``timeout`` after which the process group and every process of the sandbox uid is killed, stdout/stderr
     capped by RLIMIT_FSIZE and read back up to ``output_cap`` bytes. Memory: one ``memory.max`` for the whole
@@ -668,22 +730,15 @@ def run_sandboxed(
     v1 memory hierarchy, ``"cgroup v1"``; ``pids.max`` = ``nproc`` too), else ``"per-process"``: RLIMIT_AS per process, so the sandbox as a whole may use up to ``nproc`` × ``mem_mb``. Without root there is no
     uid drop; without namespaces the network is not blocked. ``require_isolation=True`` refuses to run then.
 
-    ``secret=`` bytes are readable once by the program on fd 3; what it writes to fd 4 comes back as
-    ``result.report`` (CodeExec's harness uses this channel). ``channel=`` instead is a function called on a
-    thread of this process while the program runs, with (the write end of the program's fd 3, the read end of
-    its fd 4): a two-way link CodeExec's split mode talks over; the run waits for it (it must close the write
-    end when done) before returning.
+    ``secret=`` bytes are readable once on fd 3; what it writes to fd 4 comes back as ``result.report``.
+    ``channel=`` instead is called on a thread while the program runs with (write end of its fd
+    3, read end of its fd 4), CodeExec's split-mode link; it must close the write end when done. ``ro_paths=``:
+    host paths bound read-only.
     """
     _check_run_arguments(program, timeout, cpu_seconds=cpu_seconds, mem_mb=mem_mb, nproc=nproc, fsize_mb=fsize_mb,
                          nofile=nofile, output_cap=output_cap, tmpfs_mb=tmpfs_mb)
-    if isolation not in ("auto", "bwrap", "namespaces", "none"):
-        raise InvalidArgument(f"isolation= must be 'auto', 'bwrap', 'namespaces' or 'none'; got {isolation!r}")
-    if isolation == "none":
-        isolate = False
-    if secret is not None and not isinstance(secret, bytes):
-        raise InvalidArgumentType(f"secret= must be bytes; got {type(secret).__name__}")
-    if sys.platform != "linux":
-        raise RuntimeError("run_sandboxed needs Linux (namespaces and rlimits); run CodeExec on a Linux host")
+    _check_isolation(isolation, secret)
+    isolate = isolate and isolation != "none"
     is_root = os.geteuid() == 0
     cfg = _launcher_config(python, isolate, isolation, is_root, tmpfs_mb,
                            {"cpu": cpu_seconds, "as": mem_mb << 20, "fsize": fsize_mb << 20, "nofile": nofile,
@@ -717,11 +772,7 @@ def run_sandboxed(
         report = reader.finish()
         wall = time.monotonic() - started
         status = _read_status(pipes["status"][0])
-        stdout, n_out = _read_capped(out_f, output_cap)
-        stderr, n_err = _read_capped(err_f, output_cap)
-        tail = _tail(out_f, CODE_STDOUT_TAIL)
-        if n_out > output_cap:
-            stdout = stdout + "\n...[" + str(n_out - output_cap) + " bytes omitted]...\n" + tail
+        stdout, n_out, stderr, n_err = _read_outputs(out_f, err_f, output_cap)
     finally:
         _drop_cgroups(cgroups)
         for fd in child_ends.values():
@@ -733,6 +784,24 @@ def run_sandboxed(
         shutil.rmtree(host_dir, ignore_errors=True)
     return _result(proc.returncode, stdout, stderr, timed_out, wall, n_out, n_err, status, killed, report,
                    require_isolation, nproc, mem_mb)
+
+
+def _check_isolation(isolation: Any, secret: Any) -> None:
+    if isolation not in ("auto", "bwrap", "namespaces", "none"):
+        raise InvalidArgument(f"isolation= must be 'auto', 'bwrap', 'namespaces' or 'none'; got {isolation!r}")
+    if secret is not None and not isinstance(secret, bytes):
+        raise InvalidArgumentType(f"secret= must be bytes; got {type(secret).__name__}")
+    if sys.platform != "linux":
+        raise RuntimeError("run_sandboxed needs Linux (namespaces and rlimits); run CodeExec on a Linux host")
+
+
+def _read_outputs(out_f: Any, err_f: Any, cap: int) -> tuple[str, int, str, int]:
+    """stdout and stderr read back up to ``cap`` bytes (stdout keeps its tail past the cap), with their sizes."""
+    stdout, n_out = _read_capped(out_f, cap)
+    stderr, n_err = _read_capped(err_f, cap)
+    if n_out > cap:
+        stdout = stdout + "\n...[" + str(n_out - cap) + " bytes omitted]...\n" + _tail(out_f, CODE_STDOUT_TAIL)
+    return stdout, n_out, stderr, n_err
 
 
 def _start_and_wait(cfg: dict[str, Any], program: str, timeout: float, out_f: Any, err_f: Any,
