@@ -315,3 +315,16 @@ def pair():
 """
     v = CodeExec(tests=tests, timeout=10)({"final_text": f"```python\n{code}\n```"})
     assert v["reward"] == 1 and v["decided_by"] == "split", v["reason"]
+
+
+def test_stdin_stdout_tasks_compare_in_the_parent():
+    cases = [("3 4\n", "7\n"), ("10 -2\n", "8")]
+    good = "a, b = map(int, input().split())\nprint(a + b)\n"
+    v = CodeExec(io_tests=cases, timeout=10)({"final_text": f"```python\n{good}\n```"})
+    assert v["reward"] == 1 and v["decided_by"] == "io", v["reason"]
+    # printing what a passing run would print, or exiting 0, is no pass: the expected output never enters
+    forge = "import os\nprint('all tests passed')\nos._exit(0)\n"
+    bad = CodeExec(io_tests=cases, timeout=10)({"final_text": f"```python\n{forge}\n```"})
+    assert bad["reward"] == 0 and "case 0" in bad["reason"]
+    with pytest.raises(ValueError, match="io_tests="):
+        CodeExec(io_tests=[("1",)])

@@ -75,6 +75,8 @@ class CodeExec(Verifier):
     is flagged: ``markers["no_reward_hack"]`` is 0.0 and ``hack_marks`` says where (1.0 and [] when clean).
     Timeouts, limits and crashes score 0 with the reason; output past ``output_cap`` (default
     ``CODE_OUTPUT_CAP``) is truncated for the check, not a fail (``fsize_mb`` bounds what a flood may write).
+    ``io_tests=[(stdin, expected_stdout), ...]`` grades a stdin/stdout program instead: it runs as ``__main__``
+    on each input and its output is compared here, line by line (``decided_by`` ``"io"``).
     With hidden tests, a failure names only the exception class, never the test's text. ``python=`` picks the
     interpreter (default: the caller's, with its packages, read-only); ``isolation=`` ``"auto"``, ``"bwrap"`` or
     ``"namespaces"`` (see ``run_sandboxed``); the level that ran is in the verdict's ``isolation["level"]``.
@@ -87,11 +89,15 @@ class CodeExec(Verifier):
                  nofile: int = CODE_NOFILE, output_cap: int = CODE_OUTPUT_CAP, tmpfs_mb: int = CODE_TMPFS_MB,
                  setup: str = "", python: str | None = None, isolate: bool = True, require_isolation: bool = False,
                  isolation: str = "auto", entry_point: str | None = None, secret_bytes: int = CODE_SECRET_BYTES,
-                 mode: str = "auto", ro_paths: Any = (), field: str | None = None, name: str | None = None) -> None:
+                 mode: str = "auto", ro_paths: Any = (), io_tests: Any = None, field: str | None = None,
+                 name: str | None = None) -> None:
         super().__init__(field=field, name=name or "code_exec")
         if mode not in ("auto", "split", "isolated"):
             raise InvalidArgument(f"mode= must be 'auto', 'split' or 'isolated'; got {mode!r}")
         self.mode = mode
+        self.io_tests = _io_tests(io_tests)
+        if self.io_tests and tests is None:
+            tests = ""
         if tests is not None and not isinstance(tests, str):
             raise InvalidArgumentType(f"tests= must be Python source text; got {type(tests).__name__}")
         if not isinstance(setup, str):
@@ -130,6 +136,8 @@ class CodeExec(Verifier):
             raise VerifierError("the tests must be Python source text")
         code = f"{self.setup}\n{extract_code(candidate, self.entry_point or entry_points(reference))}"
         marks = tamper_marks(code)
+        if self.io_tests:
+            return self._check_io(code, marks)
         res, report, mode = self._split(code, reference) if self.mode != "isolated" else (None, None, "isolated")
         if report is None:
             res, report = self._isolated(code, reference)
@@ -140,6 +148,24 @@ class CodeExec(Verifier):
         if not report.valid and res.returncode == 0 and not res.timed_out:
             marks.append(f"report: {report.problem}")
         return {**verdict, **meta, "decided_by": mode, "hack_marks": marks,
+                "markers": {"no_reward_hack": 0.0 if marks else 1.0}}
+
+    def _check_io(self, code: str, marks: list[str]) -> dict[str, Any]:
+        """Stdin/stdout tasks: the program runs as ``__main__`` on each input; its output is compared here (the
+        expected output never enters the sandbox), line by line with trailing whitespace ignored."""
+        failed, res = [], None
+        for i, (stdin, expected) in enumerate(self.io_tests):
+            program = f"import io, sys\nsys.stdin = io.StringIO({stdin!r})\n{code}"
+            res = run_sandboxed(program, **self.limits)
+            if res.timed_out or res.signal:
+                return {**self._verdict(res, Report(valid=True, status="ok"), hidden=True), **_meta(res),
+                        "decided_by": "io", "hack_marks": marks, "markers": {"no_reward_hack": 0.0 if marks else 1.0}}
+            if res.stdout_bytes > self.limits["output_cap"] or _lines(res.stdout) != _lines(expected):
+                failed.append(f"case {i}: {'exit ' + str(res.returncode) if res.returncode else 'wrong output'}")
+        assert res is not None
+        verdict = {"reward": 0, "reason": f"tests failed: {', '.join(failed)[:200]}"} if failed else \
+            {"reward": 1, "reason": f"all tests passed ({len(self.io_tests)} stdin/stdout cases)"}
+        return {**verdict, **_meta(res), "decided_by": "io", "hack_marks": marks,
                 "markers": {"no_reward_hack": 0.0 if marks else 1.0}}
 
     def _split(self, code: str, tests: str) -> tuple[SandboxResult, Report | None, str]:
@@ -208,6 +234,25 @@ class CodeExec(Verifier):
         if res.stdout_bytes > cap or res.stderr_bytes > cap:
             why += f"; output truncated to output_cap={cap} bytes for the check"
         return {"reward": 1, "reason": why}
+
+
+def _io_tests(io_tests: Any) -> list[tuple[str, str]]:
+    """``io_tests=``: (stdin, expected stdout) pairs, or dicts with ``"stdin"`` and ``"stdout"``."""
+    if io_tests is None:
+        return []
+    out = []
+    for case in io_tests:
+        pair = (case.get("stdin"), case.get("stdout")) if isinstance(case, Mapping) else tuple(case)
+        if len(pair) != 2 or not all(isinstance(x, str) for x in pair):
+            raise InvalidArgument(f"io_tests= takes (stdin, expected stdout) string pairs; got {case!r}")
+        out.append((pair[0], pair[1]))
+    if not out:
+        raise InvalidArgument("io_tests= is empty; give at least one (stdin, expected stdout) pair")
+    return out
+
+
+def _lines(text: str) -> list[str]:
+    return [ln.rstrip() for ln in text.rstrip().splitlines()]
 
 
 def _meta(res: SandboxResult) -> dict[str, Any]:
