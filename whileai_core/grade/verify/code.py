@@ -183,6 +183,10 @@ class CodeExec(Verifier):
                                problem=why), _SPLIT
         if out.unsplittable:
             return res, None, "isolated"
+        missing = set(test_units(tests)) - set(out.results)
+        if not out.done or (out.status == "ok" and not out.protocol and missing):
+            return res, Report(valid=False, problem="the tests did not finish (still running when the sandbox ended)",
+                               tampered=out.tampered), _SPLIT
         if out.protocol and out.status == "ok":
             return res, Report(valid=False, problem=f"the sandbox broke the protocol ({out.protocol})",
                                tampered=out.tampered), _SPLIT

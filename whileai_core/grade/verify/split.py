@@ -265,6 +265,7 @@ class SplitOutcome:
         self.protocol: str = ""
         self.unsplittable: str = ""
         self.by_candidate = False
+        self.done = False  # set when the trusted side finished (a test still running is never a pass)
         self.calls = 0
 
 
@@ -317,6 +318,7 @@ def run_split(tests: str, req_fd: int, rep_fd: int, deadline: float, out: SplitO
         out.unsplittable, out.by_candidate = str(exc), exc.by_candidate
     finally:
         out.calls = link.calls
+        out.done = True
         try:
             os.close(req_fd)
         except OSError:
