@@ -20,7 +20,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "grade"))
 
-from math_pairs import MATH_PAIRS
+from math_pairs import MATH_PAIRS as _OLD_PAIRS
+from math_pairs import MATH_PAIRS_28
+
+MATH_PAIRS = _OLD_PAIRS + MATH_PAIRS_28  # the first table and issue 28's (scientific, tiny/huge, hedges, bare LaTeX...)
 
 from whileai_core.grade.verify.math_equal import MathEqual
 from whileai_core.measure.stats import wilson_interval
@@ -77,6 +80,9 @@ def main() -> None:
             k = sum(r["verdicts"][i] == int(MATH_PAIRS[i][3]) for i in idx)
             cells.append(f"{k}/{len(idx)}")
         print(f"  {cat:<12}" + "".join(f"{c:>18}" for c in cells))
+    same = sum(a == b for a, b in zip(results[0]["verdicts"], results[1]["verdicts"]))
+    print(f"\nagreement of MathEqual with math-verify's own verdict: {same}/{len(MATH_PAIRS)} "
+          f"= {same / len(MATH_PAIRS):.1%}")
     print("\npairs bare math-verify gets wrong:")
     for i, (cat, reply, reference, lab) in enumerate(MATH_PAIRS):
         if results[1]["verdicts"][i] != int(lab):

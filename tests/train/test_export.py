@@ -189,3 +189,15 @@ def test_openai_style_json_string_arguments_round_trip_through_export():
     assert row["status"] == "ok" and row["steps"][0]["arguments"] == "order A1"  # a model's broken JSON is kept
     with pytest.raises(ValueError, match="tool_call_roundtrip_invalid"):  # ... and never trained on as a call
         wai.export([dict(row, reward=1)], None, tools=[shop.get_order])
+
+
+def test_huge_reward_is_a_clear_error_not_an_overflow(tmp_path):
+    # issue 28 fuzz: reward=1e308 raised OverflowError computing the group's sd
+    rows = [{"task_id": "t", "prompt": "q", "final_text": "a", "reward": 1e308},
+            {"task_id": "t", "prompt": "q", "final_text": "b", "reward": 0.0}]
+    with pytest.raises(ValueError, match="reward 1e\\+308"):
+        training_rows(rows)
+    with pytest.raises(ValueError, match="finite number"):
+        export(rows, tmp_path / "x.jsonl")
+    ok = training_rows([{**rows[0], "reward": 1e100}, rows[1]])
+    assert ok[0]["reward_std"] == pytest.approx(5e99)

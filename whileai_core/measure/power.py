@@ -25,7 +25,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from whileai_core.defaults import ALPHA, BOOTSTRAP_CHUNK_BYTES, BOOTSTRAP_DRAWS, CI_LEVEL, LOG_FLOOR
+from whileai_core.defaults import (
+    ALPHA,
+    BOOTSTRAP_CHUNK_BYTES,
+    BOOTSTRAP_DRAWS,
+    CI_LEVEL,
+    HOLDOUT_MAX_TASKS,
+    LOG_FLOOR,
+)
+from whileai_core.errors import InvalidArgument
 
 
 @dataclass(frozen=True)
@@ -178,8 +186,15 @@ def t_tasks(effect: float, variance: float, *, alpha: float, power: float, permu
 
     sd = math.sqrt(variance)
     null_sd = math.sqrt(variance + effect**2) if permutation else sd
-    n = 2
+    from statistics import NormalDist
+
+    z = NormalDist()
+    # start at the normal (df = infinity) n, not at 2: at a tiny alpha the df=1 quantile is astronomically large
+    n = max(2, math.ceil((z.inv_cdf(power) * sd + z.inv_cdf(1 - alpha / 2) * null_sd) ** 2 / effect**2))
     for _ in range(100):  # the fixed point is reached in a handful of steps
+        if n > HOLDOUT_MAX_TASKS:
+            raise InvalidArgument(f"detecting {effect:g} at alpha={alpha:g}, power={power:g} needs more than "
+                                  f"{HOLDOUT_MAX_TASKS:,} tasks (HOLDOUT_MAX_TASKS); raise alpha= or effect=")
         df = max(n - 1, 1)
         want = math.ceil((student_t.ppf(power, df) * sd + student_t.ppf(1 - alpha / 2, df) * null_sd) ** 2
                          / effect**2 - 1e-9)

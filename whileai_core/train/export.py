@@ -17,7 +17,7 @@ from os import PathLike
 from pathlib import Path
 from typing import Any
 
-from whileai_core.defaults import TRAINING_SCHEMA_VERSION
+from whileai_core.defaults import EXPORT_MAX_ABS_REWARD, TRAINING_SCHEMA_VERSION
 from whileai_core.errors import InvalidArgument, InvalidArgumentType
 from whileai_core.messages import loss_mask, row_messages
 from whileai_core.rows import as_rows, group_rows, reward_field_hint, scrub, task_key, write_jsonl
@@ -56,6 +56,18 @@ def tool_call_roundtrip(rows: Sequence[Mapping[str, Any]], declared: Sequence[st
     return {"checked": checked, "invalid": len(bad), "rows": sorted(set(bad))[:20]}
 
 
+def _check_reward(i: int, row: Mapping[str, Any]) -> None:
+    """A row's reward is None (ungraded) or a finite number no larger than ``EXPORT_MAX_ABS_REWARD`` in size
+    (the group's mean and sd are computed in floats: 1e308 would overflow them)."""
+    reward = row.get("reward")
+    if reward is None or isinstance(reward, bool):
+        return
+    if not isinstance(reward, numbers.Real) or not math.isfinite(reward) or abs(float(reward)) > EXPORT_MAX_ABS_REWARD:
+        raise InvalidArgument(f"rows[{i}] (task {task_key(row)!r}) has reward {reward!r}; a reward is a finite "
+                              f"number (|reward| <= {EXPORT_MAX_ABS_REWARD:g}; usually in [0, 1]), or None for an "
+                              "ungraded row; fix the judge or drop the row")
+
+
 def training_rows(source: Any, *, mode: str = "rl", system_prompt: str | None = None, tools: Any = None,
                   mask_mode: str = "assistant") -> list[dict[str, Any]]:
     """The trainer-ready rows, in memory (what ``export`` writes)."""
@@ -63,6 +75,8 @@ def training_rows(source: Any, *, mode: str = "rl", system_prompt: str | None = 
         raise InvalidArgument(f"mode= must be 'rl' or 'sft'; got {mode!r}")
     rows = [scrub(r) for r in as_rows(source, name="source")]
     tool_schemas = [t.schema for t in as_tools(tools)] if tools else []
+    for i, row in enumerate(rows):
+        _check_reward(i, row)
     groups = group_rows(rows) if rows else {}
     stamps: dict[str, dict[str, Any]] = {}
     for key, members in groups.items():
@@ -80,10 +94,6 @@ def training_rows(source: Any, *, mode: str = "rl", system_prompt: str | None = 
     out = []
     for i, row in enumerate(rows):
         reward = row.get("reward")
-        if reward is not None and not isinstance(reward, bool) and (
-                not isinstance(reward, numbers.Real) or not math.isfinite(reward)):
-            raise InvalidArgument(f"rows[{i}] (task {task_key(row)!r}) has reward {reward!r}; a reward is a finite "
-                             "number in [0, 1], or None for an ungraded row; fix the judge or drop the row")
         if isinstance(reward, numbers.Real) and not isinstance(reward, (bool, int, float)):
             reward = int(reward) if reward in (0, 1) else float(reward)  # numpy numbers: plain JSON numbers
         msgs = row_messages(row, system_prompt=system_prompt)

@@ -3,15 +3,15 @@
 ``contract`` holds the one verifier contract and its combinators; ``checks`` ``JSONSchema``; ``math_equal``
 ``MathEqual`` (math-verify); ``basic`` the everyday checks; ``toolcalls`` ``ToolCalls``; ``sandbox`` the process
 sandbox (bubblewrap or built-in namespaces); ``codetext`` the program in a chat reply and its tampering marks;
-``harness`` the in-sandbox test runner and the parent's check of its report; ``code`` ``CodeExec``, model-written
-code run in it.
+``split`` the tests run in the parent against the candidate in the sandbox, ``plaindata`` the tagged plain data
+that crosses between them (``harness`` keeps the report type); ``code`` ``CodeExec``, model-written code run in it.
 """
 
 from whileai_core.grade.verify.answers import extract_answer, parse_number
 from whileai_core.grade.verify.checks import JSONSchema, extract_json
-from whileai_core.grade.verify.math_equal import MathEqual
 from whileai_core.grade.verify.code import CodeExec, extract_code
 from whileai_core.grade.verify.contract import AllOf, AnyOf, Verifier, VerifierError
+from whileai_core.grade.verify.math_equal import MathEqual
 from whileai_core.grade.verify.sandbox import SandboxResult, run_sandboxed
 
 __all__ = ["AllOf", "AnyOf", "CodeExec", "JSONSchema", "MathEqual", "SandboxResult", "Verifier", "VerifierError",

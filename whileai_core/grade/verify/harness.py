@@ -1,4 +1,5 @@
-"""The test harness CodeExec runs in the sandbox, and the parent's cross-check of what it reports.
+"""The in-sandbox harness CodeExec used before issue 28 (now: ``split.py``; only ``Report`` is still used), and
+the parent's cross-check of what it reports.
 
 The harness is the sandbox's ``__main__``. Before any candidate code runs it takes its own references to the
 functions it needs (``os.write``, ``os._exit``, ``BaseException``, ...), reads a per-run secret from fd 3 into

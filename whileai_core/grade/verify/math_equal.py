@@ -19,6 +19,7 @@ equations, percentages, units in ``\\text{}``). This module wraps it in the ``Ve
 from __future__ import annotations
 
 import ctypes
+import itertools
 import math
 import re
 import threading
@@ -27,13 +28,14 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from whileai_core.defaults import (
-    MATH_ABS_TOL,
     MATH_FLOAT_ROUNDING,
     MATH_MAX_DIGITS,
     MATH_MAX_REPLY_CHARS,
     MATH_NUMERIC_PRECISION,
     MATH_REL_TOL,
+    MATH_SIMPLIFY_OPS,
     MATH_TIMEOUT_S,
+    MATH_ZERO_FLOOR,
 )
 from whileai_core.errors import AnswerTooLarge, InvalidArgument
 from whileai_core.grade.verify.answers import extract_answer
@@ -226,16 +228,19 @@ class MathEqual(Verifier):
     """The reply's math answer equals the reference, decided by math-verify (see the module docstring).
 
     ``answer=`` fixes the reference (else ``field=``, else the row's reference, as for every verifier);
-    ``tol``/``rel`` widen the comparison of decimals (``|got - want| <= max(tol, rel * |want|)``; no ``rel``
-    when the reference is an integer; integers against integers always compare exactly); ``timeout`` bounds one
+    numbers on both sides are compared by us, not by math-verify's 6-decimal rounding: exactly equal (sympy), or
+    ``|got - want| <= rel * |want|`` (an absolute floor ``MATH_ZERO_FLOOR`` only for a reference of 0; an explicit
+    ``tol=`` is absolute everywhere); integers against integers always compare exactly. A reply with two different boxed answers offered as
+    alternatives (``\\boxed{3} or \\boxed{4}``) scores 0; bare LaTeX replies are read; ``\\$`` is dropped; ``timeout`` bounds one
     check in seconds; ``float_rounding``/``numeric_precision`` are passed to math-verify's ``verify``.
 
     Args:
         answer: the reference answer (default: ``field``, else the row's reference).
-        tol: absolute tolerance for decimals (``MATH_ABS_TOL`` 1e-6). Default ``MATH_ABS_TOL`` (1e-6) in
-            defaults.py: absolute tolerance for numeric answers.
-        rel: relative tolerance for decimals (``MATH_REL_TOL`` 1e-9). Default ``MATH_REL_TOL`` (1e-9) in
-            defaults.py: relative tolerance for numeric answers.
+        tol: an absolute tolerance for decimals when given; by default (None) only the floor ``MATH_ZERO_FLOOR``
+            (1e-12) for a reference of 0: numbers compare relatively, ``|got - want| <= rel * |want|``, so
+            ``1.2e-7`` is not ``1.5e-7`` and ``7.0000001`` is not ``7``.
+        rel: relative tolerance for decimals (``MATH_REL_TOL`` 1e-9, math.isclose's default); never between two
+            integers, which compare exactly.
         timeout: seconds for one check (``MATH_TIMEOUT_S`` 5, math-verify's own). Default ``MATH_TIMEOUT_S`` (5.0)
             in defaults.py: one deadline for parsing both sides and comparing them.
         float_rounding: passed to math-verify (``MATH_FLOAT_ROUNDING`` 6). Default ``MATH_FLOAT_ROUNDING`` (6) in
@@ -256,11 +261,13 @@ class MathEqual(Verifier):
         ```
     """
 
-    def __init__(self, answer: Any = None, *, tol: float = MATH_ABS_TOL, rel: float = MATH_REL_TOL,
+    def __init__(self, answer: Any = None, *, tol: float | None = None, rel: float = MATH_REL_TOL,
                  timeout: float = MATH_TIMEOUT_S, float_rounding: int = MATH_FLOAT_ROUNDING,
                  numeric_precision: int = MATH_NUMERIC_PRECISION, max_reply_chars: int = MATH_MAX_REPLY_CHARS,
                  max_digits: int = MATH_MAX_DIGITS, field: str | None = None, name: str | None = None) -> None:
         super().__init__(field=field, name=name or "math_equal")
+        self.tol_given = tol is not None
+        tol = MATH_ZERO_FLOOR if tol is None else tol
         for arg, v in (("tol", tol), ("rel", rel), ("timeout", timeout)):
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not v >= 0 or not math.isfinite(v):
                 raise InvalidArgument(f"{arg}= must be a number >= 0; got {v!r}")
@@ -308,6 +315,8 @@ class MathEqual(Verifier):
             preds = self._read_reply(mv, candidate)
         except AnswerTooLarge as exc:
             return 0, f"math: the reply has a number too large to compare ({exc})"
+        except _Hedge as exc:
+            return 0, f"math: the reply gives two different final answers ({exc}); a hedge scores 0"
         except Exception as exc:  # noqa: BLE001 - a grader never crashes on a reply
             return 0, f"math: could not read the reply ({type(exc).__name__})"
         if not preds:
@@ -331,6 +340,7 @@ class MathEqual(Verifier):
         """The reference parsed by math-verify (as ``$...$`` unless it has its own delimiters); else abstain."""
         try:
             ref_src = _expand_scientific(ref_text, self.max_digits)
+            ref_src = ref_src.replace("\\$", "")  # currency: math-verify drops it in replies too
             wrapped = ref_src if ("$" in ref_src or "\\boxed" in ref_src) else f"${ref_src}$"
             gold = mv.parse(wrapped, fallback_mode="no_fallback", parsing_timeout=None) \
                 or mv.parse(ref_src, fallback_mode="no_fallback", parsing_timeout=None)
@@ -348,10 +358,20 @@ class MathEqual(Verifier):
 
     def _read_reply(self, mv: Any, candidate: str) -> list[Any]:
         """The reply's answer as math-verify reads it; with several ``\\boxed{}``, also the last one alone
-        (math-verify reads several boxes as one set; a reply's final answer is conventionally its last box)."""
-        reply = _expand_scientific(candidate[-self.max_reply_chars:], self.max_digits)
+        (math-verify reads several boxes as one set; a reply's final answer is conventionally its last box).
+        A reply whose LaTeX has no delimiters (``The answer is \\frac{\\sqrt3}{2}``) is read from its last line
+        wrapped in ``$...$``. A hedge (``\\boxed{3} or \\boxed{4}``) raises ``_Hedge``."""
+        reply = _expand_scientific(candidate[-self.max_reply_chars:], self.max_digits).replace("\\$", "")
+        bare = _bare_latex(reply)
+        if bare is not None:
+            preds = mv.parse(f"${bare}$", fallback_mode="no_fallback", parsing_timeout=None)[:1]
+            if preds:
+                return preds
         preds = mv.parse(reply, fallback_mode="no_fallback", parsing_timeout=None)[:1]
         if preds and reply.count("\\boxed") >= 2:
+            boxes = _boxes(reply)
+            if _hedged(mv, reply, boxes):
+                raise _Hedge(f"{len(boxes)} boxed answers joined as alternatives")
             last = extract_answer(reply)
             if last:
                 preds += mv.parse("\\boxed{" + last + "}", fallback_mode="no_fallback", parsing_timeout=None)[:1]
@@ -370,10 +390,16 @@ class MathEqual(Verifier):
                 if g == p:
                     return True
                 continue  # exact: no tolerance between integers
-            if mv.verify([g], [p], float_rounding=self.float_rounding, numeric_precision=self.numeric_precision,
+            numeric = _numeric(g) and _numeric(p)
+            if numeric:  # our rule, not math-verify's float_rounding=6 (which makes 1.2e-7 equal 1.5e-7)
+                if self._close(g, p):
+                    return True
+                continue
+            # decimals inside sets, intervals, tuples and expressions: math-verify's rounding to float_rounding
+            # decimals would make 0.5000001 equal 1/2, so they keep numeric_precision digits there
+            rounding = self.numeric_precision if _has_float(g) or _has_float(p) else self.float_rounding
+            if mv.verify([g], [p], float_rounding=rounding, numeric_precision=self.numeric_precision,
                          timeout_seconds=None):
-                return True
-            if self._close(g, p):
                 return True
         return False
 
@@ -386,8 +412,37 @@ class MathEqual(Verifier):
         pv = complex(sympy.N(p.doit(), self.numeric_precision))
         if gv.imag or pv.imag or not (math.isfinite(gv.real) and math.isfinite(pv.real)):
             return False
-        rel = 0.0 if isinstance(g, sympy.Integer) else self.rel
-        return abs(pv.real - gv.real) <= max(self.tol, rel * abs(gv.real))
+        if _small(g) and _small(p) and sympy.simplify(g - p) == 0:
+            return True
+        want, got = gv.real, pv.real
+        # an integer reference: no relative slack beyond the rounding of the numeric_precision digits compared
+        rel = 10.0 ** (1 - self.numeric_precision) if isinstance(g, sympy.Integer) else self.rel
+        # relative; the absolute floor applies only at zero, where a relative tolerance has no scale (a tol= the
+        # caller gives applies everywhere)
+        floor = self.tol if (self.tol_given or want == 0) else 0.0
+        return abs(got - want) <= max(rel * abs(want), floor)
+
+
+def _numeric(expr: Any) -> bool:
+    import sympy
+
+    return isinstance(expr, sympy.Expr) and bool(expr.is_number)
+
+
+def _has_float(expr: Any) -> bool:
+    import sympy
+
+    try:
+        return isinstance(expr, sympy.Basic) and bool(expr.atoms(sympy.Float))
+    except (RecursionError, TypeError):
+        return False
+
+
+def _small(expr: Any) -> bool:
+    """Few enough operations for ``simplify`` to be quick."""
+    import sympy
+
+    return sympy.count_ops(expr) <= MATH_SIMPLIFY_OPS
 
 
 def _percent_value(expr: Any, default: Any = None) -> Any:
@@ -398,3 +453,51 @@ def _percent_value(expr: Any, default: Any = None) -> Any:
             and expr.args[1] == sympy.UnevaluatedExpr(sympy.Rational(1, 100)):
         return expr.args[0]
     return default
+
+
+class _Hedge(Exception):
+    """The reply offers several different final answers as alternatives."""
+
+
+_DELIMS = re.compile(r"\$|\\\(|\\\[|\\boxed|\\begin\{")
+_LATEX_MARK = re.compile(r"\\[A-Za-z]|\^\{|_\{")
+_PROSE_LEAD = re.compile(r"^.*?(?:\bis\b|=|:)\s*(?!.*(?:\bis\b|=|:))", re.DOTALL)
+
+
+def _bare_latex(reply: str) -> str | None:
+    """The last line of a reply with LaTeX commands but no math delimiters, past its prose lead-in, else None."""
+    lines = [ln.strip() for ln in reply.strip().splitlines() if ln.strip()]
+    if _DELIMS.search(reply) or not lines or not _LATEX_MARK.search(lines[-1]):
+        return None
+    last = _PROSE_LEAD.sub("", lines[-1]).strip().rstrip(".").strip()
+    return last or None
+
+
+def _boxes(reply: str) -> list[tuple[int, int, str]]:
+    """(start, end, content) of each ``\\boxed{...}``, braces balanced."""
+    out = []
+    for m in re.finditer(r"\\boxed\s*\{", reply):
+        depth, i = 1, m.end()
+        while i < len(reply) and depth:
+            depth += {"{": 1, "}": -1}.get(reply[i], 0)
+            i += 1
+        if depth == 0:
+            out.append((m.start(), i, reply[m.end():i - 1]))
+    return out
+
+
+_HEDGE_GLUE = re.compile(r"^[\s,;$]*(?:or|either|and/or|/|maybe|possibly|perhaps)?[\s,;$]*(?:or)?[\s,;$]*$", re.IGNORECASE)
+
+
+def _hedged(mv: Any, reply: str, boxes: list[tuple[int, int, str]]) -> bool:
+    """Two adjacent boxes with different contents joined only by ``or``, a comma or a slash (not a correction)."""
+    for (_, end, a), (start, _, b) in itertools.pairwise(boxes):
+        glue = reply[end:start]
+        if a.strip() == b.strip() or not _HEDGE_GLUE.match(glue) or not re.search(r"\bor\b|/|maybe|possibly|perhaps",
+                                                                             glue, re.IGNORECASE):
+            continue
+        ga = mv.parse("\\boxed{" + a + "}", fallback_mode="no_fallback", parsing_timeout=None)[:1]
+        gb = mv.parse("\\boxed{" + b + "}", fallback_mode="no_fallback", parsing_timeout=None)[:1]
+        if not (ga and gb and mv.verify(ga, gb, timeout_seconds=None)):
+            return True
+    return False

@@ -13,6 +13,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -90,23 +91,39 @@ def blocked_at(path):
     parts = path.split("/")
     for k in range(2, len(parts) + 1):
         anc = "/".join(parts[:k])
-        if not os.stat(anc).st_mode & 0o001:
-            return anc
+        try:
+            if not os.stat(anc).st_mode & 0o001:
+                return anc
+        except FileNotFoundError:  # under the fresh private /tmp: made below, searchable
+            return None
     return None
-def expose(paths):
-    # the caller's interpreter under a private dir (/root/...): cover the first unsearchable parent with an empty
-    # tmpfs (which also hides the rest of it) and bind the interpreter's dirs back, read-only
+def open_paths(paths):
+    # O_PATH handles taken before the private /tmp hides what lives there (a venv under /tmp)
+    out = []
+    for p in paths:
+        try:
+            out.append((p, os.open(p, os.O_PATH)))
+        except OSError:
+            pass
+    return out
+def expose(opened):
+    # the caller's interpreter under a private dir (/root/...) or under /tmp: cover the first unsearchable parent
+    # with an empty tmpfs (which also hides the rest of it) and bind the interpreter's dirs back, read-only
     try:
-        handles = [(p, blocked_at(p), os.open(p, os.O_PATH)) for p in paths]
+        handles = [(p, blocked_at(p), fd) for p, fd in opened]
         covered = set()
         for p, anc, fd in handles:
-            if anc is None:
-                continue
-            if anc not in covered:
+            if anc is None and os.path.exists(p):
+                continue  # reachable as it is
+            if anc is not None and anc not in covered:
                 if libc.mount(b"tmpfs", anc.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, b"mode=0755,size=1m") != 0:
                     return False
                 covered.add(anc)
-            os.makedirs(p, 0o755, exist_ok=True)
+            if os.path.isdir("/proc/self/fd/%d" % fd):
+                os.makedirs(p, 0o755, exist_ok=True)
+            elif not os.path.exists(p):
+                os.makedirs(os.path.dirname(p), 0o755, exist_ok=True)
+                open(p, "a").close()
             src = ("/proc/self/fd/%d" % fd).encode()
             if libc.mount(src, p.encode(), None, MS_BIND | MS_REC, None) != 0 or libc.mount(
                     None, p.encode(), None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_REC, None) != 0:
@@ -115,6 +132,58 @@ def expose(paths):
     except OSError:
         return False
 MS_BIND, MS_REMOUNT, MS_RDONLY = 4096, 32, 1
+PIVOT_ROOT = {"x86_64": 155, "aarch64": 41}.get(os.uname().machine)
+def bind_ro(src, dst):
+    return libc.mount(src.encode(), dst.encode(), None, MS_BIND | MS_REC, None) == 0 and libc.mount(
+        None, dst.encode(), None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_REC, None) == 0
+def minimal_root(fds):
+    # a new root holding only the system dirs, the interpreter's paths and ro_paths (read-only), a few devices, a
+    # fresh /proc and a size-capped /tmp; pivot into it, so no other host file or unix socket is reachable
+    if PIVOT_ROOT is None:
+        return False
+    new = "/tmp/.whileai-root"
+    try:
+        os.mkdir(new, 0o755)
+        if libc.mount(b"tmpfs", new.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, b"mode=0755,size=1m") != 0:
+            return False
+        for d in cfg["system_dirs"]:
+            if os.path.islink(d):
+                os.symlink(os.readlink(d), new + d)
+            elif os.path.isdir(d):
+                os.makedirs(new + d, 0o755)
+                if not bind_ro(d, new + d):
+                    return False
+        for f in cfg["system_files"] + ["/dev/null", "/dev/zero", "/dev/urandom", "/dev/random", "/dev/full"]:
+            if os.path.exists(f):
+                os.makedirs(os.path.dirname(new + f), 0o755, exist_ok=True)
+                open(new + f, "a").close()
+                if libc.mount(f.encode(), (new + f).encode(), None, MS_BIND, None) != 0:
+                    return False
+        for p, fd in fds:
+            src = "/proc/self/fd/%d" % fd
+            if os.path.isdir(src):
+                os.makedirs(new + p, 0o755, exist_ok=True)
+            else:
+                os.makedirs(os.path.dirname(new + p), 0o755, exist_ok=True)
+                open(new + p, "a").close()
+            if not bind_ro(src, new + p):
+                return False
+        os.makedirs(new + "/proc", 0o555)
+        os.makedirs(new + "/tmp", 0o1777)
+        opts = ("size=%dm,mode=1777" % cfg["tmpfs_mb"]).encode()
+        if libc.mount(b"proc", (new + "/proc").encode(), b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None) != 0 or \
+                libc.mount(b"tmpfs", (new + "/tmp").encode(), b"tmpfs", MS_NOSUID | MS_NODEV, opts) != 0:
+            return False
+        os.mkdir(new + "/.old")
+        if libc.syscall(PIVOT_ROOT, new.encode(), (new + "/.old").encode()) != 0:
+            return False
+        os.chdir("/")
+        libc.umount2(b"/.old", 2)  # MNT_DETACH
+        os.rmdir("/.old")
+        libc.mount(None, b"/", None, MS_BIND | MS_REMOUNT | MS_RDONLY, None)
+        return True
+    except OSError:
+        return False
 if cfg["isolate"]:
     st["level"] = "namespaces"
     if root and libc.unshare(NEWNET | NEWNS | NEWPID) == 0:
@@ -155,6 +224,8 @@ if cfg["isolate"]:
                     os.write(w, str(os.waitstatus_to_exitcode(status)).encode())
                     os._exit(0)
         os.close(w)
+    opened = open_paths(cfg["expose"])
+    root_fds = open_paths(cfg["root_paths"]) if root else []
     if st["mount_namespace"]:
         # private propagation first, or the mounts below would appear on the host
         if libc.mount(None, b"/", None, MS_REC | MS_PRIVATE, None) == 0:
@@ -170,10 +241,22 @@ if cfg["isolate"]:
             if st["private_tmp"]:
                 work = "/tmp/sandbox"
                 os.mkdir(work, 0o700)
-            st["python_exposed"] = expose(cfg["expose"])
+            if st["private_tmp"] and st["pid_namespace"] and minimal_root(root_fds):
+                st["host_fs_hidden"] = True
+                work = "/tmp/sandbox"
+                os.makedirs(work, 0o700, exist_ok=True)
+                st["python_exposed"] = True
+            else:
+                st["python_exposed"] = expose(opened)
         else:
             st["notes"].append("could not make mounts private; no private /tmp")
-    st["notes"].append("built-in namespaces (no bubblewrap): host files readable by any user stay readable outside /tmp and the interpreter")
+    if not st["host_fs_hidden"]:
+        st["notes"].append("built-in namespaces (no bubblewrap): host files readable by any user stay readable outside /tmp and the interpreter")
+if st["level"] in ("rlimits", "none") and not cfg["allow_none"]:
+    # neither bubblewrap nor namespaces isolate here: refuse before any candidate code runs
+    st["refused"] = True
+    os.write(5, json.dumps(st).encode())
+    os._exit(97)
 uid = cfg["uid"]
 if root:
     os.chown(work, uid, uid)
@@ -383,6 +466,16 @@ def _check_run_arguments(program: Any, timeout: Any, **limits: Any) -> None:
         integer(arg, v, minimum=1)
 
 
+def _check_ro_paths(ro_paths: Any) -> tuple[str, ...]:
+    """``ro_paths=``: host paths (data, a package dir) the sandbox may read, bound read-only where they are."""
+    if isinstance(ro_paths, (str, bytes)) or not all(isinstance(p, str) and os.path.isabs(p) for p in ro_paths):
+        raise InvalidArgument(f"ro_paths= must be a list of absolute paths; got {ro_paths!r}")
+    missing = [p for p in ro_paths if not os.path.exists(p)]
+    if missing:
+        raise InvalidArgument(f"ro_paths= names paths that do not exist: {missing[:3]}")
+    return tuple(ro_paths)
+
+
 def _read_status(r_fd: int) -> dict[str, Any]:
     """The launcher's isolation report, read from its status pipe ({} when it never wrote one)."""
     status_raw = b""
@@ -445,9 +538,11 @@ def find_bwrap() -> str | None:
     return path if ok else None
 
 
-def _bwrap_argv(bwrap: str, python: str, tmpfs_mb: int) -> list[str]:
-    """bubblewrap's command line: new ipc/pid/net/uts(/user) namespaces, an empty root with the system dirs and the
-    interpreter read-only, a fresh /proc and /dev, a private tmpfs /tmp, and a new session (no terminal)."""
+def _bwrap_argv(bwrap: str, python: str, tmpfs_mb: int, ro_paths: tuple[str, ...] = ()) -> list[str]:
+    """bubblewrap's command line: new ipc/pid/net/uts(/user) namespaces, an empty root with the system dirs, a
+    private tmpfs /tmp of ``tmpfs_mb``, then the interpreter's prefix and site-packages and ``ro_paths`` read-only
+    wherever they live (a venv under /tmp too: bound after the tmpfs, so on top of it), a fresh /proc and /dev, and
+    a new session (no terminal)."""
     argv = [bwrap, "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
             "--die-with-parent", "--new-session"]
     if os.geteuid() != 0:
@@ -459,8 +554,9 @@ def _bwrap_argv(bwrap: str, python: str, tmpfs_mb: int) -> list[str]:
             argv += ["--ro-bind", d, d]
     for f in _SYSTEM_FILES:
         argv += ["--ro-bind-try", f, f]
-    made: set[str] = {"/"}
-    for p in _ro_paths(python):
+    argv += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--size", str(tmpfs_mb << 20), "--tmpfs", "/tmp"]
+    made: set[str] = {"/", "/tmp", "/proc", "/dev"}
+    for p in _outermost(_ro_paths(python) + [os.path.realpath(x) for x in ro_paths]):
         parts = p.split(os.sep)
         for k in range(2, len(parts)):
             anc = os.sep.join(parts[:k])
@@ -469,8 +565,17 @@ def _bwrap_argv(bwrap: str, python: str, tmpfs_mb: int) -> list[str]:
                 made.add(anc)
         argv += ["--ro-bind", p, p]
         made.add(p)
-    argv += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/tmp", "--chdir", "/"]
+    argv += ["--chdir", "/"]
     return argv
+
+
+def _outermost(paths: list[str]) -> list[str]:
+    """Existing paths outside the system dirs, outermost first, none inside another."""
+    out: list[str] = []
+    for p in sorted(set(paths), key=len):
+        if os.path.exists(p) and not any(p == q or p.startswith(q + os.sep) for q in out + list(_SYSTEM_DIRS)):
+            out.append(p)
+    return out
 
 
 def _write(path: str, value: str) -> bool:
@@ -571,16 +676,18 @@ def _read_all(fd: int, cap: int) -> bytes:
 
 
 def _launcher_config(python: str | None, isolate: bool, isolation: str, is_root: bool, tmpfs_mb: int,
-                     limits: dict[str, int]) -> dict[str, Any]:
+                     limits: dict[str, int], ro_paths: tuple[str, ...] = ()) -> dict[str, Any]:
     """What the launcher needs: the level to try, the interpreter, the uid, the limits and the cgroups."""
     bwrap = _isolation_backend(isolation) if isolate else None
     expose = python is None and bwrap is None and isolate and is_root
     py = python or sandbox_python(bwrap is not None or expose)
     cgroups, cgroup_kind = _cgroups(limits["as"] >> 20, limits["nproc"]) if is_root and isolate else ([], None)
     return {"workdir": "", "isolate": bool(isolate), "uid": _fresh_uid() if is_root else os.getuid(), "python": py,
-            "tmpfs_mb": tmpfs_mb, "limits": limits, "expose": _ro_paths(py) if expose else [],
+            "tmpfs_mb": tmpfs_mb, "limits": limits, "expose": _outermost(_ro_paths(py) + [os.path.realpath(p) for p in ro_paths]) if expose else [],
+            "root_paths": _outermost(_ro_paths(py) + [os.path.realpath(p) for p in ro_paths] + [os.path.realpath(py)]),
+            "system_dirs": list(_SYSTEM_DIRS), "system_files": list(_SYSTEM_FILES),
             "python_fallback": _fallback_python() if expose else None, "cgroups": cgroups,
-            "cgroup_kind": cgroup_kind, "stage2": _STAGE2, "bwrap": _bwrap_argv(bwrap, py, tmpfs_mb) if bwrap else None}
+            "cgroup_kind": cgroup_kind, "stage2": _STAGE2, "bwrap": _bwrap_argv(bwrap, py, tmpfs_mb, ro_paths) if bwrap else None}
 
 
 def run_sandboxed(
@@ -599,19 +706,23 @@ def run_sandboxed(
     require_isolation: bool = False,
     isolation: str = "auto",
     secret: bytes | None = None,
+    channel: Any = None,
+    ro_paths: Any = (),
 ) -> SandboxResult:
     """Run a Python program in a sandbox and return what it did.
 
     ``isolation="auto"`` (default) uses bubblewrap when it is installed and starts here, else the built-in
-    namespaces; ``"bwrap"`` requires bubblewrap; ``"namespaces"`` forces the built-in ones. The level that ran is
+    namespaces; ``"bwrap"`` requires bubblewrap; ``"namespaces"`` forces the built-in ones; when neither can
+    isolate (no namespaces at all) the run is refused with a ``VerifierError`` before any code runs, unless
+    ``isolation="none"`` (or ``isolate=False``) accepts running with rlimits only. The level that ran is
     ``result.isolation["level"]`` (``bwrap``, ``namespaces``, ``rlimits`` or ``none``).
 
     With bubblewrap (as root): new pid, network, ipc and uts namespaces; an empty root holding only the system
     dirs (/usr, /lib...) and the interpreter's prefix and site-packages, read-only (so no host file outside them
     is visible: no ``.env``, no unix socket on the host); a fresh /proc (only the sandbox's own processes) and
-    /dev; a private tmpfs /tmp; a new session; then a drop to a fresh unused uid. With the built-in namespaces
-    (root): new network, mount and pid namespaces with a private /proc and tmpfs over /tmp, /var/tmp, /dev/shm
-    and /run/lock, and the uid drop; host files readable by any user stay readable. Both: RLIMIT_CPU/AS/FSIZE/
+    /dev; a private size-capped tmpfs /tmp; a new session; then a drop to a fresh unused uid. The built-in
+    namespaces (root): new network, mount and pid namespaces, pivoted into a new root built the same way; the uid
+    drop. Both: RLIMIT_CPU/AS/FSIZE/
     NOFILE/NPROC, no core files, a minimal environment, the program read from stdin (then empty), a wall-clock
     ``timeout`` after which the process group and every process of the sandbox uid is killed, stdout/stderr
     capped by RLIMIT_FSIZE and read back up to ``output_cap`` bytes. Memory: one ``memory.max`` for the whole
@@ -619,21 +730,20 @@ def run_sandboxed(
     v1 memory hierarchy, ``"cgroup v1"``; ``pids.max`` = ``nproc`` too), else ``"per-process"``: RLIMIT_AS per process, so the sandbox as a whole may use up to ``nproc`` × ``mem_mb``. Without root there is no
     uid drop; without namespaces the network is not blocked. ``require_isolation=True`` refuses to run then.
 
-    ``secret=`` bytes are readable once by the program on fd 3; what it writes to fd 4 comes back as
-    ``result.report`` (CodeExec's harness uses this channel).
+    ``secret=`` bytes are readable once on fd 3; what it writes to fd 4 comes back as ``result.report``.
+    ``channel=`` instead is called on a thread while the program runs with (write end of its fd
+    3, read end of its fd 4), CodeExec's split-mode link; it must close the write end when done. ``ro_paths=``:
+    host paths bound read-only.
     """
     _check_run_arguments(program, timeout, cpu_seconds=cpu_seconds, mem_mb=mem_mb, nproc=nproc, fsize_mb=fsize_mb,
                          nofile=nofile, output_cap=output_cap, tmpfs_mb=tmpfs_mb)
-    if isolation not in ("auto", "bwrap", "namespaces"):
-        raise InvalidArgument(f"isolation= must be 'auto', 'bwrap' or 'namespaces'; got {isolation!r}")
-    if secret is not None and not isinstance(secret, bytes):
-        raise InvalidArgumentType(f"secret= must be bytes; got {type(secret).__name__}")
-    if sys.platform != "linux":
-        raise RuntimeError("run_sandboxed needs Linux (namespaces and rlimits); run CodeExec on a Linux host")
+    _check_isolation(isolation, secret)
+    isolate = isolate and isolation != "none"
     is_root = os.geteuid() == 0
     cfg = _launcher_config(python, isolate, isolation, is_root, tmpfs_mb,
                            {"cpu": cpu_seconds, "as": mem_mb << 20, "fsize": fsize_mb << 20, "nofile": nofile,
-                            "nproc": nproc})
+                            "nproc": nproc}, _check_ro_paths(ro_paths))
+    cfg["allow_none"] = isolation == "none" or not isolate
     uid, cgroups = cfg["uid"], cfg["cgroups"]
     host_dir = tempfile.mkdtemp(prefix="whileai-sandbox-")
     work = os.path.join(host_dir, "work")
@@ -643,17 +753,17 @@ def run_sandboxed(
     child_ends = {"status": pipes["status"][1], "secret": pipes["secret"][0], "report": pipes["report"][1]}
     if secret is not None:
         os.write(pipes["secret"][1], secret)
-    os.close(pipes["secret"][1])
+    if channel is None:
+        os.close(pipes["secret"][1])
     cfg["fds"] = child_ends
     out_f = tempfile.TemporaryFile(dir=host_dir)  # noqa: SIM115 - closed in the finally below
     err_f = tempfile.TemporaryFile(dir=host_dir)  # noqa: SIM115
     started = time.monotonic()
     killed = 0
     try:
-        reader = _ReportReader(pipes["report"][0])
-        proc, timed_out = _start_and_wait(cfg, program, timeout, out_f, err_f)
-        for fd in child_ends.values():
-            os.close(fd)
+        reader = _ReportReader(pipes["report"][0]) if channel is None else \
+            _ChannelThread(channel, pipes["secret"][1], pipes["report"][0])
+        proc, timed_out = _start_and_wait(cfg, program, timeout, out_f, err_f, reader.start, child_ends)
         child_ends = {}
         if is_root:
             killed = _kill_uid(uid)
@@ -662,11 +772,7 @@ def run_sandboxed(
         report = reader.finish()
         wall = time.monotonic() - started
         status = _read_status(pipes["status"][0])
-        stdout, n_out = _read_capped(out_f, output_cap)
-        stderr, n_err = _read_capped(err_f, output_cap)
-        tail = _tail(out_f, CODE_STDOUT_TAIL)
-        if n_out > output_cap:
-            stdout = stdout + "\n...[" + str(n_out - output_cap) + " bytes omitted]...\n" + tail
+        stdout, n_out, stderr, n_err = _read_outputs(out_f, err_f, output_cap)
     finally:
         _drop_cgroups(cgroups)
         for fd in child_ends.values():
@@ -680,13 +786,36 @@ def run_sandboxed(
                    require_isolation, nproc, mem_mb)
 
 
-def _start_and_wait(cfg: dict[str, Any], program: str, timeout: float, out_f: Any, err_f: Any) -> tuple[Any, bool]:
-    """Start the launcher, hand it the program on stdin, wait up to ``timeout``, then kill its process group."""
+def _check_isolation(isolation: Any, secret: Any) -> None:
+    if isolation not in ("auto", "bwrap", "namespaces", "none"):
+        raise InvalidArgument(f"isolation= must be 'auto', 'bwrap', 'namespaces' or 'none'; got {isolation!r}")
+    if secret is not None and not isinstance(secret, bytes):
+        raise InvalidArgumentType(f"secret= must be bytes; got {type(secret).__name__}")
+    if sys.platform != "linux":
+        raise RuntimeError("run_sandboxed needs Linux (namespaces and rlimits); run CodeExec on a Linux host")
+
+
+def _read_outputs(out_f: Any, err_f: Any, cap: int) -> tuple[str, int, str, int]:
+    """stdout and stderr read back up to ``cap`` bytes (stdout keeps its tail past the cap), with their sizes."""
+    stdout, n_out = _read_capped(out_f, cap)
+    stderr, n_err = _read_capped(err_f, cap)
+    if n_out > cap:
+        stdout = stdout + "\n...[" + str(n_out - cap) + " bytes omitted]...\n" + _tail(out_f, CODE_STDOUT_TAIL)
+    return stdout, n_out, stderr, n_err
+
+
+def _start_and_wait(cfg: dict[str, Any], program: str, timeout: float, out_f: Any, err_f: Any,
+                    on_start: Callable[[], None], child_ends: dict[str, int]) -> tuple[Any, bool]:
+    """Start the launcher, close our copies of its pipe ends, start the reader or channel (``on_start``), hand
+    the program over on stdin, wait up to ``timeout``, then kill its process group."""
     proc = subprocess.Popen(
         [sys.executable, "-I", "-S", "-c", _LAUNCHER, json.dumps(cfg)],
         stdin=subprocess.PIPE, stdout=out_f, stderr=err_f, close_fds=True, pass_fds=tuple(cfg["fds"].values()),
         start_new_session=True, env={"PATH": "/usr/bin:/bin"},
     )
+    for fd in child_ends.values():
+        os.close(fd)
+    on_start()
     timed_out = False
     try:
         assert proc.stdin is not None
@@ -713,6 +842,8 @@ class _ReportReader:
         self.fd = fd
         self.data = b""
         self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def start(self) -> None:
         self.thread.start()
 
     def _run(self) -> None:
@@ -726,11 +857,30 @@ class _ReportReader:
         return self.data
 
 
+class _ChannelThread:
+    """Runs ``channel(request_write_fd, reply_read_fd)`` on a thread while the program runs."""
+
+    def __init__(self, channel: Callable[[int, int], None], req_w: int, rep_r: int) -> None:
+        self.req_w = req_w
+        self.thread = threading.Thread(target=channel, args=(req_w, rep_r), daemon=True)
+
+    def start(self) -> None:
+        self.thread.start()
+
+    def finish(self) -> bytes:
+        self.thread.join(CODE_BWRAP_PROBE_S)  # the channel closes its write end itself
+        return b""
+
+
 def _result(rc: int | None, stdout: str, stderr: str, timed_out: bool, wall: float, n_out: int, n_err: int,
             isolation: dict[str, Any], killed: int, report: bytes, require_isolation: bool, nproc: int,
             mem_mb: int) -> SandboxResult:
     if not isolation:
         raise VerifierError(f"the sandbox did not start: {stderr.strip().splitlines()[-1:] or ['no output']}")
+    if isolation.get("refused"):
+        raise VerifierError("neither bubblewrap nor namespaces can isolate code on this host (no network or mount "
+                            "namespace): refusing to run model-written code unisolated; pass isolation='none' to "
+                            "accept that (" + "; ".join(isolation.get("notes", [])) + ")")
     if require_isolation and not (isolation.get("net_namespace") and isolation.get("user_dropped")):
         raise VerifierError("require_isolation=True but this host gives no network namespace or uid drop: "
                             + "; ".join(isolation.get("notes", [])))

@@ -1,0 +1,330 @@
+"""Issue 28: forged verdicts. A wrong ``solve`` (it should double its argument) plus one forgery technique each;
+the hidden tests are HumanEval-shaped (``check(candidate)``) and assert-shaped. Every one scores 0, decided in
+split mode (the tests run in this process; the candidate's results cross as plain data), under bubblewrap and
+under the built-in namespaces fallback. A correct ``solve`` passes in both, as a control.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from whileai_core.grade.verify.code import CodeExec
+from whileai_core.grade.verify.sandbox import find_bwrap
+
+pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the sandbox needs Linux")
+
+TESTS = """
+def check(candidate):
+    assert candidate(2) == 4
+    assert candidate(5) == 10
+    assert abs(candidate(0.25) - 0.5) < 1e-9
+
+check(solve)
+
+def test_more():
+    assert solve(21) == 42
+"""
+
+WRONG = "\ndef solve(x):\n    return x + 1\n"
+
+FORGE_REPORT = "ok\\x1f\\x1ftest_more:ok"
+FORGERIES = {
+    # walk frames from a caught exception's traceback to the harness, call its send/reply with a passing report
+    "traceback frames": """
+import os, sys
+try:
+    raise ValueError
+except ValueError as e:
+    f = e.__traceback__.tb_frame
+    while f is not None:
+        for k, v in list(f.f_locals.items()):
+            if callable(v) and k in ("send", "reply", "report"):
+                try:
+                    v("@REPORT@")
+                except Exception:
+                    try:
+                        v({"status": "ok", "tampered": [], "names": {}})
+                    except Exception:
+                        pass
+        f = f.f_back
+""".replace("@REPORT@", FORGE_REPORT) + WRONG,
+    # settrace: rewrite the report's locals as the harness sends them
+    "settrace": """
+import sys
+def tracer(frame, event, arg):
+    for k in ("status", "results", "out", "obj", "report"):
+        if k in frame.f_locals:
+            try:
+                frame.f_locals[k] = "ok"
+            except Exception:
+                pass
+    return tracer
+sys.settrace(tracer)
+""" + WRONG,
+    # read the process's own memory for a secret and write a report to every fd
+    "proc self mem": """
+import os, re
+found = []
+try:
+    maps = open("/proc/self/maps").read().splitlines()
+    mem = open("/proc/self/mem", "rb", 0)
+    for line in maps[:40]:
+        a, b = (int(x, 16) for x in line.split()[0].split("-"))
+        if "rw" not in line.split()[1] or b - a > 1 << 24:
+            continue
+        try:
+            mem.seek(a)
+            found += re.findall(rb"[0-9a-f]{64}", mem.read(b - a))[:5]
+        except OSError:
+            pass
+except OSError:
+    pass
+for s in found or [b"0" * 64]:
+    for fd in range(3, 10):
+        try:
+            os.write(fd, s + b"\\n@REPORT@")
+            os.write(fd, b'{"ok": ["i", "4"]}\\n')
+        except OSError:
+            pass
+""".replace("@REPORT@", FORGE_REPORT) + WRONG,
+    # builtins shadowed as module globals
+    "builtin shadowing": """
+abs = lambda x: 0
+sorted = lambda x, **k: x
+len = lambda x: 0
+""" + WRONG,
+    # builtins replaced, then restored before any tamper check
+    "builtins replaced and restored": """
+import builtins
+_abs, _isinstance = builtins.abs, builtins.isinstance
+builtins.abs = lambda x: 0
+builtins.isinstance = lambda a, b: True
+def solve(x):
+    return x + 1
+builtins.abs, builtins.isinstance = _abs, _isinstance
+""",
+    # sys.modules['math'] replaced
+    "sys.modules math": """
+import sys, types
+fake = types.ModuleType("math")
+fake.fabs = fake.isclose = lambda *a, **k: 0
+fake.sqrt = lambda x: 0
+sys.modules["math"] = fake
+""" + WRONG,
+    # a gc closure dig hidden in exec(bytes.fromhex(...))
+    "gc closure dig": "exec(bytes.fromhex({!r}))\n".format(
+        b"import gc\nfor o in gc.get_objects():\n    if callable(o) and getattr(o, '__closure__', None):\n"
+        b"        for c in o.__closure__:\n            try:\n                v = c.cell_contents\n"
+        b"            except ValueError:\n                continue\n"
+        b"            if isinstance(v, (bytes, str)) and len(v) == 64:\n                try:\n"
+        b"                    o('ok')\n                except Exception:\n                    pass\n"
+    .hex()) + WRONG,
+    # a SIGALRM handler's frame walks up into whatever is running when it fires
+    "sigalrm handler frames": """
+import signal, os
+def handler(sig, frame):
+    while frame is not None:
+        for k in list(frame.f_locals):
+            if k in ("out", "results", "status", "obj"):
+                try:
+                    frame.f_locals[k] = "ok"
+                except Exception:
+                    pass
+        frame = frame.f_back
+signal.signal(signal.SIGALRM, handler)
+signal.setitimer(signal.ITIMER_REAL, 0.001, 0.001)
+""" + WRONG,
+    # another thread's view of every frame
+    "sys._current_frames": """
+import sys, threading, time
+def spy():
+    for _ in range(200):
+        for f in sys._current_frames().values():
+            while f is not None:
+                if "reply" in f.f_locals and callable(f.f_locals["reply"]):
+                    try:
+                        f.f_locals["reply"]({"ok": ["i", "4"]})
+                    except Exception:
+                        pass
+                f = f.f_back
+        time.sleep(0.001)
+threading.Thread(target=spy, daemon=True).start()
+""" + WRONG,
+    # objects whose __eq__ is always true
+    "always-true __eq__": """
+class Yes:
+    def __eq__(self, other):
+        return True
+    def __ne__(self, other):
+        return False
+    def __sub__(self, other):
+        return 0
+    def __rsub__(self, other):
+        return 0
+def solve(x):
+    return Yes()
+""",
+    # ours: an int subclass that equals everything
+    "int subclass __eq__": """
+class I(int):
+    def __eq__(self, other):
+        return True
+    __hash__ = int.__hash__
+    def __sub__(self, other):
+        return 0
+def solve(x):
+    return I(0)
+""",
+    # ours: a callable object instead of a function (a class where a function is expected: no downgrade)
+    "class instead of function": """
+import os
+class solve:
+    def __init__(self, x):
+        os._exit(0)
+""",
+    # ours: exit 0 at import, after printing a passing line
+    "os._exit(0) at import": """
+import os
+print("all tests passed (2 test functions)")
+os._exit(0)
+""" + WRONG,
+    # ours: fake protocol lines on the reply fd before the real manifest
+    "fake replies first": """
+import os, json
+for fd in (3, 4):
+    try:
+        os.write(fd, (json.dumps({"status": "ok", "tampered": [], "names": {"solve": ["value", ["i", "4"]]}})
+                      + "\\n" + json.dumps({"ok": ["i", "4"]}) + "\\n") * 3)
+    except OSError:
+        pass
+""" + WRONG,
+    # ours: replace json.dumps so every reply the server sends says "4"
+    "json replaced in the server": """
+import json
+_d = json.dumps
+json.dumps = lambda obj, *a, **k: _d({"ok": ["i", "4"]} if "ok" in obj else obj, *a, **k)
+""" + WRONG,
+    # ours: a generator whose items claim equality
+    "generator of fakes": """
+class Yes:
+    def __eq__(self, other):
+        return True
+def solve(x):
+    yield Yes()
+""",
+    # ours: raise SystemExit(0) from inside the call
+    "SystemExit in the call": """
+def solve(x):
+    raise SystemExit(0)
+""",
+    # ours: kill everything else visible (the parent is out of the pid namespace)
+    "kill the grader": """
+import os, signal
+for pid in range(1, 400):
+    if pid != os.getpid():
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+""" + WRONG,
+}
+
+CORRECT = "def solve(x):\n    return 2 * x\n"
+
+
+def _modes() -> list[str]:
+    return (["bwrap"] if find_bwrap() else []) + ["namespaces"]
+
+
+def _row(code: str) -> dict:
+    return {"task_id": "forge", "final_text": f"```python\n{code}\n```", "privileged": {"tests": TESTS}}
+
+
+@pytest.mark.parametrize("isolation", _modes())
+def test_every_forgery_scores_zero_decided_in_split_mode(isolation):
+    grader = CodeExec(timeout=10, isolation=isolation)
+    control = grader(_row(CORRECT))
+    assert control["reward"] == 1 and control["decided_by"] == "split", control["reason"]
+    assert control["isolation"]["level"] == isolation
+    scored = {}
+    for name, code in FORGERIES.items():
+        v = grader(_row(code))
+        scored[name] = (v["reward"], v["decided_by"], v["reason"])
+    assert len(FORGERIES) >= 18
+    assert all(r == 0 and mode == "split" for r, mode, _ in scored.values()), scored
+
+
+def test_the_tests_never_enter_the_sandbox():
+    # a candidate that searches its whole process for the tests' expected value finds no test text
+    code = """
+import gc, sys
+def solve(x):
+    seen = [o for o in gc.get_objects() if isinstance(o, str) and "candidate(5) == 10" in o]
+    return len(seen)
+"""
+    v = CodeExec(timeout=10, tests="assert solve(1) == 0\n")({"final_text": f"```python\n{code}\n```"})
+    assert v["reward"] == 1 and v["decided_by"] == "split", v["reason"]
+
+
+def test_isolated_mode_runs_class_tasks_and_says_so():
+    tests = "def test_stack():\n    s = Stack()\n    s.push(3)\n    assert s.pop() == 3\n"
+    code = ("class Stack:\n    def __init__(self):\n        self.items = []\n"
+            "    def push(self, x):\n        self.items.append(x)\n    def pop(self):\n        return self.items.pop()\n")
+    row = {"final_text": f"```python\n{code}\n```"}
+    v = CodeExec(tests=tests, timeout=10, mode="isolated")(row)
+    assert v["reward"] == 1 and v["decided_by"] == "isolated", v["reason"]
+    bad = CodeExec(tests=tests, timeout=10, mode="isolated")({"final_text": code.replace("return self.items.pop()",
+                                                                                         "return 0")})
+    assert bad["reward"] == 0 and "test_stack:AssertionError" in bad["reason"]
+    # auto mode does not let a candidate's class choose the weaker mode
+    v = CodeExec(tests=tests, timeout=10)(row)
+    assert v["reward"] == 0 and v["decided_by"] == "split" and "mode='isolated'" in v["reason"]
+
+
+def test_split_mode_keeps_exceptions_mutation_and_iterators():
+    tests = """
+def test_raises():
+    try:
+        solve(-1)
+    except ValueError:
+        pass
+    else:
+        raise AssertionError
+def test_mutation():
+    xs = [3, 1, 2]
+    sort_in_place(xs)
+    assert xs == [1, 2, 3]
+def test_gen():
+    assert list(gen(3)) == [0, 1, 2]
+def test_types():
+    assert solve(2.5) == 5.0 and isinstance(solve(2), int) and pair() == (1, {"a": {2, 3}}, b"x", None)
+"""
+    code = """
+def solve(x):
+    if x < 0:
+        raise ValueError("negative")
+    return 2 * x
+def sort_in_place(xs):
+    xs.sort()
+def gen(n):
+    yield from range(n)
+def pair():
+    return (1, {"a": {2, 3}}, b"x", None)
+"""
+    v = CodeExec(tests=tests, timeout=10)({"final_text": f"```python\n{code}\n```"})
+    assert v["reward"] == 1 and v["decided_by"] == "split", v["reason"]
+
+
+def test_stdin_stdout_tasks_compare_in_the_parent():
+    cases = [("3 4\n", "7\n"), ("10 -2\n", "8")]
+    good = "a, b = map(int, input().split())\nprint(a + b)\n"
+    v = CodeExec(io_tests=cases, timeout=10)({"final_text": f"```python\n{good}\n```"})
+    assert v["reward"] == 1 and v["decided_by"] == "io", v["reason"]
+    # printing what a passing run would print, or exiting 0, is no pass: the expected output never enters
+    forge = "import os\nprint('all tests passed')\nos._exit(0)\n"
+    bad = CodeExec(io_tests=cases, timeout=10)({"final_text": f"```python\n{forge}\n```"})
+    assert bad["reward"] == 0 and "case 0" in bad["reason"]
+    with pytest.raises(ValueError, match="io_tests="):
+        CodeExec(io_tests=[("1",)])

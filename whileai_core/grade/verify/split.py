@@ -1,0 +1,392 @@
+"""CodeExec's verdict where the candidate cannot reach it: the tests run in the trusted parent, the candidate in
+the sandbox, and only plain data crosses between them.
+
+``split`` mode. The sandbox's program (``server_program``) runs the candidate as a module named ``solution``,
+then answers requests on fd 3 with replies on fd 4, one JSON line each: first a manifest (the import status,
+which built-ins or exits the code replaced, and what each top-level name is: a function, a class, a module, a
+plain value), then for each ``call`` the result as tagged plain data (``plaindata.encode``) or the name of the
+exception raised. The hidden tests never enter the sandbox: they run here (``run_split``) in a namespace where
+each candidate function is a ``Remote`` that sends its arguments and decodes the result into built-in values,
+so an always-true ``__eq__``, a shadowed builtin, a replaced ``sys.modules['math']``, frames, ``settrace``,
+``/proc/self/mem`` or ``gc`` in the sandbox have no verdict, no expectation and no secret to reach: the
+comparison, tolerance and aggregation happen in this process.
+
+What cannot be split raises ``Unsplittable`` (an argument that is not plain data, a candidate class or opaque
+object used by the tests): CodeExec then runs each test in a fresh sandboxed process with the candidate
+imported (``isolated_program``) and reads only its exit status, and says so on the row.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import importlib
+import inspect
+import json
+import os
+import sys
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from whileai_core.grade.verify import plaindata
+from whileai_core.grade.verify.plaindata import Unplain, decode, encode
+
+__all__ = ["CandidateGone", "SplitOutcome", "Unsplittable", "isolated_program", "run_split", "server_program",
+           "test_units"]
+
+REQUEST_FD = 3
+REPLY_FD = 4
+_MAX_LINE = 64 << 20  # bytes of one reply line (a returned value); convention
+
+
+class Unsplittable(BaseException):
+    """The tests need something that cannot cross as plain data. ``by_candidate``: because of what the candidate
+    defined (a class or an object where a function was expected), which must not let a candidate choose the
+    weaker isolated mode; else because of what the tests pass (an argument that is not plain data)."""
+
+    def __init__(self, why: str, by_candidate: bool = False) -> None:
+        super().__init__(why)
+        self.by_candidate = by_candidate
+
+
+class CandidateGone(BaseException):
+    """The candidate's process ended, timed out or broke the protocol while a test waited on it."""
+
+
+class CandidateRaised(Exception):
+    """The candidate raised an exception that is not a built-in one (its class name is the message)."""
+
+
+_SERVER = r'''
+def __whileai_server(code):
+    Any = object
+    import builtins, json, os, sys
+    _write, _exit, _open, _BaseException, _type = os.write, os._exit, open, BaseException, type
+    _builtins_before = dict(builtins.__dict__)
+    _watched = [(sys, "exit"), (os, "_exit"), (os, "write"), (os, "read")]
+    _watched_before = [getattr(m, a) for m, a in _watched]
+%(codec)s
+    def reply(obj):
+        data = (json.dumps(obj) + "\n").encode()
+        while data:
+            data = data[_write(%(reply_fd)d, data):]
+
+    ns = {"__name__": "solution", "__builtins__": builtins, "__file__": "solution.py"}
+    status = "ok"
+    try:
+        exec(compile(code, "solution.py", "exec"), ns)
+    except _BaseException as exc:
+        status = "candidate:" + _type(exc).__name__
+    tampered = [k for k, v in _builtins_before.items() if builtins.__dict__.get(k, _BaseException) is not v]
+    tampered += [m.__name__ + "." + a for (m, a), v in zip(_watched, _watched_before) if getattr(m, a, None) is not v]
+    names = {}
+    for n, v in list(ns.items()):
+        if n.startswith("__"):
+            continue
+        if _type(v).__name__ == "module":
+            names[n] = ["module", v.__name__]
+        elif isinstance(v, _type):
+            names[n] = ["class", 0]
+        elif callable(v):
+            names[n] = ["function", 0]
+        else:
+            try:
+                names[n] = ["value", encode(v)]
+            except Unplain:
+                names[n] = ["opaque", 0]
+    reply({"status": status, "tampered": tampered, "names": names})
+    requests = _open(%(request_fd)d, "rb")
+    for line in requests:
+        try:
+            req = json.loads(line)
+            args, kwargs = decode(req["args"]), decode(req["kwargs"])
+            fn = ns[req["call"]]
+        except _BaseException as exc:
+            reply({"error": "bad request: " + _type(exc).__name__})
+            continue
+        try:
+            result = fn(*args, **kwargs)
+        except _BaseException as exc:
+            reply({"raise": _type(exc).__name__})
+            continue
+        try:
+            out = {"ok": encode(result)}
+            if req.get("mutable"):
+                out["args"] = encode(args)
+        except _BaseException as exc:
+            out = {"unplain": str(exc)[:200]}
+        reply(out)
+    _exit(0)
+
+
+__whileai_server(%(code)r)
+'''
+
+
+def _codec_source() -> str:
+    """``Unplain``, ``encode`` and ``decode`` as source, indented into the server function."""
+    parts = [inspect.getsource(plaindata.Unplain), inspect.getsource(plaindata.encode),
+             inspect.getsource(plaindata.decode)]
+    text = "\n".join(parts).replace("from typing import Any\n", "")
+    return "\n".join("    " + ln if ln.strip() else "" for ln in text.splitlines()) + "\n"
+
+
+def server_program(code: str) -> str:
+    """The sandbox's program for split mode: the candidate plus the plain-data server (no tests in it)."""
+    return _SERVER % {"codec": _codec_source(), "code": code, "request_fd": REQUEST_FD, "reply_fd": REPLY_FD}
+
+
+# --------------------------------------------------------------------------------------------------
+# the parent's side
+# --------------------------------------------------------------------------------------------------
+
+
+class _Link:
+    """One request/reply exchange at a time with the sandbox, each bounded by the run's deadline."""
+
+    def __init__(self, req_fd: int, rep_fd: int, deadline: float) -> None:
+        self.req = os.fdopen(req_fd, "wb", buffering=0, closefd=False)
+        self.rep = os.fdopen(rep_fd, "rb", closefd=False)
+        self.deadline = deadline
+        self.lock = threading.Lock()
+        self.calls = 0
+
+    def read(self) -> dict[str, Any]:
+        line = self.rep.readline(_MAX_LINE)
+        if not line:
+            raise CandidateGone("the candidate's process ended (or timed out) before replying")
+        if not line.endswith(b"\n"):
+            raise CandidateGone("a reply over the size limit")
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            raise CandidateGone("a reply that is not the protocol's JSON") from None
+        if not isinstance(obj, dict):
+            raise CandidateGone("a reply that is not the protocol's JSON object")
+        return obj
+
+    def call(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        if time.monotonic() > self.deadline:
+            raise CandidateGone("timed out")
+        try:
+            enc_args, enc_kwargs = encode(list(args)), encode(dict(kwargs))
+        except Unplain as exc:
+            raise Unsplittable(f"an argument to {name}() is {exc}") from None
+        mutable = any(type(a) in (list, dict, set, bytearray) for a in (*args, *kwargs.values()))
+        with self.lock:
+            self.calls += 1
+            try:
+                self.req.write((json.dumps({"call": name, "args": enc_args, "kwargs": enc_kwargs,
+                                            "mutable": mutable}) + "\n").encode())
+            except OSError:
+                raise CandidateGone("the candidate's process ended before the call") from None
+            rep = self.read()
+        return _result(name, rep, args)
+
+
+def _result(name: str, rep: dict[str, Any], args: tuple[Any, ...]) -> Any:
+    if "raise" in rep:
+        exc_name = str(rep["raise"])
+        cls = getattr(builtins, exc_name, None)
+        if isinstance(cls, type) and issubclass(cls, Exception) and not issubclass(cls, Unsplittable):
+            raise cls(f"raised by the candidate's {name}()")
+        if exc_name in ("SystemExit", "KeyboardInterrupt", "GeneratorExit"):
+            raise CandidateGone(f"the candidate's {name}() raised {exc_name}")
+        raise CandidateRaised(exc_name[:80])
+    if "unplain" in rep:
+        raise TypeError(f"{name}() returned {str(rep['unplain'])[:80]}, not plain data (scored as a failure)")
+    if "ok" not in rep:
+        raise CandidateGone(f"a reply that is not the protocol's ({str(rep.get('error', 'no result'))[:80]})")
+    try:
+        value = decode(rep["ok"])
+        after = decode(rep["args"]) if "args" in rep else None
+    except (Unplain, ValueError, RecursionError) as exc:
+        raise CandidateGone(f"a malformed result ({exc})") from None
+    if isinstance(after, list) and len(after) == len(args):
+        _copy_back(args, after)
+    return value
+
+
+def _copy_back(args: tuple[Any, ...], after: list[Any]) -> None:
+    """Mutations the candidate made to list/dict/set arguments, applied to the tests' own objects."""
+    for orig, new in zip(args, after):
+        if type(orig) is list and type(new) is list:
+            orig[:] = new
+        elif type(orig) is dict and type(new) is dict or type(orig) is set and type(new) is set:
+            orig.clear()
+            orig.update(new)
+
+
+class Remote:
+    """A candidate function as the trusted tests see it: calls cross the wall as plain data."""
+
+    def __init__(self, link: _Link, name: str) -> None:
+        self._link, self.__name__ = link, name
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._link.call(self.__name__, args, kwargs)
+
+    def __repr__(self) -> str:
+        return f"<candidate function {self.__name__}>"
+
+
+class _Opaque:
+    """A candidate class or object the tests would need in-process: using it makes the task unsplittable."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __getattr__(self, attr: str) -> Any:
+        raise Unsplittable(f"the tests use the candidate's {self._name}.{attr}", by_candidate=True)
+
+    def __call__(self, *a: Any, **k: Any) -> Any:
+        raise Unsplittable(f"the tests call the candidate's class or object {self._name}", by_candidate=True)
+
+
+def test_units(tests: str) -> list[str]:
+    """The top-level ``test_*`` functions the tests define, read from their source."""
+    try:
+        tree = ast.parse(tests)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []
+    return [n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and n.name.startswith("test_")]
+
+
+class SplitOutcome:
+    """What the trusted side found: the import status, replaced names, per-test results, and the calls made."""
+
+    def __init__(self) -> None:
+        self.status = "ok"
+        self.tampered: list[str] = []
+        self.results: dict[str, str] = {}
+        self.protocol: str = ""
+        self.unsplittable: str = ""
+        self.by_candidate = False
+        self.done = False  # set when the trusted side finished (a test still running is never a pass)
+        self.calls = 0
+
+
+def _namespace(link: _Link, names: Any) -> dict[str, Any]:
+    ns: dict[str, Any] = {"__name__": "tests", "__builtins__": builtins}
+    if not isinstance(names, dict):
+        raise CandidateGone("a manifest that is not the protocol's")
+    for n, spec in names.items():
+        if not (isinstance(n, str) and n.isidentifier() and isinstance(spec, list) and len(spec) == 2):
+            raise CandidateGone("a manifest that is not the protocol's")
+        kind, payload = spec
+        if kind == "function":
+            ns[n] = Remote(link, n)
+        elif kind == "value":
+            try:
+                ns[n] = decode(payload)
+            except (Unplain, ValueError, RecursionError):
+                raise CandidateGone("a manifest value that is not plain data") from None
+        elif kind == "module" and isinstance(payload, str) and (
+                payload in sys.stdlib_module_names or payload in sys.modules):
+            try:
+                ns[n] = importlib.import_module(payload)
+            except ImportError:
+                ns[n] = _Opaque(n)
+        else:
+            ns[n] = _Opaque(n)
+    return ns
+
+
+def _name(exc: BaseException) -> str:
+    return type(exc).__name__
+
+
+def run_split(tests: str, req_fd: int, rep_fd: int, deadline: float, out: SplitOutcome) -> None:
+    """The trusted side of a split run (a thread of the parent): read the manifest, run the tests here with
+    ``Remote`` candidate functions, record each test's outcome in ``out``. Closes ``req_fd`` when done."""
+    link = _Link(req_fd, rep_fd, deadline)
+    try:
+        manifest = link.read()
+        out.status = str(manifest.get("status", ""))[:100]
+        out.tampered = [str(t)[:60] for t in manifest.get("tampered", [])][:50] \
+            if isinstance(manifest.get("tampered"), list) else []
+        ns = _namespace(link, manifest.get("names"))
+        if out.status != "ok":
+            return
+        _run_tests(tests, ns, out)
+    except CandidateGone as exc:
+        out.protocol = str(exc)
+    except Unsplittable as exc:
+        out.unsplittable, out.by_candidate = str(exc), exc.by_candidate
+    finally:
+        out.calls = link.calls
+        out.done = True
+        try:
+            os.close(req_fd)
+        except OSError:
+            pass
+
+
+def _run_tests(tests: str, ns: dict[str, Any], out: SplitOutcome) -> None:
+    try:
+        exec(compile(tests, "tests.py", "exec"), ns)  # noqa: S102 - the task's own trusted tests, in the parent
+    except (CandidateGone, Unsplittable):
+        raise
+    except BaseException as exc:  # noqa: BLE001 - a failing top-level assert is a result
+        out.status = "tests:" + _name(exc)
+        return
+    for name in test_units(tests):
+        fn = ns.get(name)
+        if not callable(fn):
+            out.results[name] = "missing"
+            continue
+        try:
+            fn()
+            out.results[name] = "ok"
+        except (CandidateGone, Unsplittable):
+            raise
+        except BaseException as exc:  # noqa: BLE001
+            out.results[name] = _name(exc)
+
+
+# --------------------------------------------------------------------------------------------------
+# isolated mode: one fresh process per test, only its exit status read
+# --------------------------------------------------------------------------------------------------
+
+_ISOLATED = r'''
+import os, sys, types
+_exit = os._exit
+try:
+    mod = types.ModuleType("solution")
+    mod.__file__ = "solution.py"
+    sys.modules["solution"] = mod
+    exec(compile(%(code)r, "solution.py", "exec"), mod.__dict__)
+    ns = dict(mod.__dict__)
+    ns["__name__"] = "tests"
+    exec(compile(%(tests)r, "tests.py", "exec"), ns)
+    if %(unit)r:
+        ns[%(unit)r]()
+except BaseException as exc:
+    sys.stderr.write("%(marker)s" + type(exc).__name__ + "\n")
+    sys.stderr.flush()
+    _exit(1)
+_exit(0)
+'''
+
+ISOLATED_MARKER = "WHILEAI-TEST-FAILED:"
+
+
+def isolated_program(code: str, tests: str, unit: str) -> str:
+    """A fresh process's program: import the candidate, run the tests' top level and then ``unit`` (a test
+    function; "" for the top level alone); exit 0 when nothing raised. Only the exit status decides."""
+    return _ISOLATED % {"code": code, "tests": tests, "unit": unit, "marker": ISOLATED_MARKER}
+
+
+def failure_name(stderr: str) -> str:
+    """The exception class the isolated program named on stderr (display only; never a pass)."""
+    for line in reversed(stderr.splitlines()):
+        if line.startswith(ISOLATED_MARKER):
+            n = line[len(ISOLATED_MARKER):].strip()
+            return n if n.isidentifier() else "error"
+    return "error"
+
+
+ChannelFn = Callable[[int, int], None]
