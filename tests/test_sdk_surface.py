@@ -1,11 +1,13 @@
 """The SDK's import paths and shapes (issue 29): ``whileai.simulations``/``whileai.config`` over the same objects,
 reports that index like the SDK's dicts, ``wai.verify``'s built-ins under the SDK's names."""
 
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+import train_helpers as th
 
 import whileai as wai
 
@@ -16,7 +18,8 @@ def test_simulations_namespace_runs_the_seed_quickstart(tmp_path):
     program = (ROOT / "examples" / "quickstart.py").read_text()
     assert "import whileai as wai\n" in program
     program = program.replace("import whileai as wai\n", "import whileai.simulations as wai\n", 1)
-    proc = subprocess.run([sys.executable, "-c", program], cwd=tmp_path, capture_output=True, text=True,
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)}
+    proc = subprocess.run([sys.executable, "-c", program], cwd=tmp_path, env=env, capture_output=True, text=True,
                           timeout=120, check=False)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.startswith("pass@1 0.67 [0.55..0.78] | pass^4 (pass_pow_k) 0.19")
@@ -35,3 +38,62 @@ def test_simulations_and_config_are_the_same_objects():
     assert set(sims.__all__) >= set(wai.__all__) and "simulate" in dir(sims)
     with pytest.raises(AttributeError, match=r"whileai\.simulations.*no_such_name"):
         _ = sims.no_such_name
+
+
+def _scored(rate, budget=64):
+    @wai.tool
+    def get_order(order_id: str) -> dict:
+        """Look up an order by id."""
+        return {}
+
+    data = wai.simulate(wai.seeded_agent([get_order], rate=rate), tools=[get_order], system_prompt="Help.",
+                        simulator=False, repeats=4, budget=budget)
+    return data.grade(judge=lambda row: int(not row["seeded"]))
+
+
+def _read_only_mapping(rep, keys):
+    from collections.abc import Mapping
+
+    assert isinstance(rep, Mapping)
+    for key in keys:
+        assert key in rep and key in list(rep.keys()) and rep.get(key, "absent") == rep[key]
+    assert dict(rep).keys() == set(rep.keys()) and len(rep) == len(rep.keys())
+    with pytest.raises(KeyError, match="not a key of"):
+        rep["no_such_key"]
+    with pytest.raises(TypeError, match="read-only"):
+        rep[keys[0]] = 1
+
+
+def test_every_report_is_a_read_only_mapping_with_the_sdks_keys(tmp_path):
+    before, after = _scored(0.4), _scored(0.1)
+    hack = wai.hack_scan(after.rows)
+    _read_only_mapping(hack, ["regime", "tau", "n_rows", "n_graded", "n_groups", "top_feature", "warnings"])
+    assert hack["regime"] in {"train", "reward_hack", "no_signal", "too_few_rows", "degenerate"}
+    assert hack["tau"] == hack.floor and hack.verdict  # attribute access stays
+    delta = wai.delta_report(before.rows, after.rows)
+    _read_only_mapping(delta, ["ok", "target_verdict", "target_delta", "target_ci95", "n_paired_tasks"])
+    assert delta["target_delta"] == delta.delta and delta["n_paired_tasks"] == delta.n_paired
+    comparison = wai.compare(before, after)
+    _read_only_mapping(comparison, ["ok", "target_delta", "n_paired_tasks", "warnings", "verdict"])
+    assert comparison["ok"] is comparison.ok and comparison["target_delta"] == comparison.headline.delta
+    variance = wai.eval_variance(before.rows, _scored(0.4).rows, _scored(0.4).rows)
+    _read_only_mapping(variance, ["metric", "n_runs", "means", "mean", "run_std"])
+    assert variance["means"]["run_1"] == variance.means[0] and variance["run_std"] == variance.run_sd
+    size = wai.holdout_size(0.10, base=0.6, k=4, power=0.8, alpha=0.05)
+    _read_only_mapping(size, ["n_tasks", "effect", "base", "k", "power", "alpha", "task_std", "sd_source", "notes"])
+    assert size["n_tasks"] == int(size)
+    prompt = "Where is order A1001 right now please tell me its status today"
+    clean, report = wai.decontaminate(wai.rows([prompt], ["It shipped."]), wai.rows([prompt], ["x"]))
+    _read_only_mapping(report, ["n", "n_kept", "n_contaminated", "contamination_rate", "examples"])
+    assert report["n_contaminated"] == 1 and clean == []
+    labels = [{"row_id": r["row_id"], "label": int(not r["seeded"])} for r in after.rows]
+    trust = wai.judge_trust(wai.attach_labels(after.rows, labels, kind="human"), gold="gold_reward")
+    _read_only_mapping(trust, ["ok", "n_rows", "n_labeled", "gold_kind", "floors", "skipped", "agreement"])
+    assert trust["agreement"]["agreement"] == trust.agreement == 1.0
+    plan = wai.curriculum(before.rows)
+    _read_only_mapping(plan, ["n_tasks", "n_trainable", "n_solved", "schedule", "tiers", "thresholds"])
+    assert plan["schedule"] == plan.schedule
+    env = wai.export_environment(after.rows, tmp_path / "env", judge=th.reference_judge)
+    _read_only_mapping(env, ["path", "name", "n_train", "n_holdout", "files"])
+    assert env["n_train"] == env.n_train
+

@@ -23,8 +23,8 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, fields
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -32,7 +32,7 @@ from whileai_core.defaults import ALPHA, BOOTSTRAP_DRAWS, CI_LEVEL, MIN_CI_TASKS
 from whileai_core.errors import InvalidArgument
 from whileai_core.measure import stats
 from whileai_core.measure.measure import DeltaReport, _est, delta_report, task_counts
-from whileai_core.rows import as_rows, task_key, unique_rows
+from whileai_core.rows import ReportMapping, as_rows, task_key, unique_rows
 
 Interval = tuple[float, float]
 MISSING = "(none)"
@@ -63,8 +63,13 @@ class PairedDelta:
 
 
 @dataclass(frozen=True)
-class Comparison:
+class Comparison(ReportMapping):
     """The headline delta, the per-slice table, the guards, and one verdict (``ok``) with its ``reasons``."""
+
+    SDK_KEYS: ClassVar[dict[str, Any]] = {  # the SDK's delta_report keys: the headline's, then ours
+        **DeltaReport.SDK_KEYS, "ok": "ok", "warnings": "reasons",
+        **{f.name: f.name for f in fields(DeltaReport)},  # read through to the headline
+    }
 
     headline: DeltaReport
     by: str | None
