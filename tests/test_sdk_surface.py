@@ -97,3 +97,27 @@ def test_every_report_is_a_read_only_mapping_with_the_sdks_keys(tmp_path):
     _read_only_mapping(env, ["path", "name", "n_train", "n_holdout", "files"])
     assert env["n_train"] == env.n_train
 
+
+def test_verify_has_the_sdks_builtins_and_combinators():
+    v = wai.verify
+    assert v.Numeric is wai.Numeric and v.ExactMatch is wai.ExactMatch and v.Regex is wai.Regex
+    assert v.All is v.AllOf and v.Any is v.AnyOf and v.JSONValid is wai.JSONValid and v.verifier is wai.verifier
+    row = {"final_text": "The answer is 42", "reference": "42"}
+    assert v.Numeric()(row)["reward"] == 1 and v.Includes()(row)["reward"] == 1 and v.ExactMatch()(row)["reward"] == 0
+    assert v.All([v.Numeric(), v.ExactMatch()])(row)["reward"] == 0 and v.Any([v.ExactMatch(), v.Numeric()])(row)["reward"] == 1
+    assert v.Weighted([(v.ExactMatch(), 1), (v.Numeric(), 3)])(row)["reward"] == 0.75
+    assert v.Weighted([(v.ExactMatch(), 1), (v.Numeric(), 1)])({"final_text": "x"})["reward"] is None  # no reference
+    with pytest.raises(wai.InvalidArgument, match="pairs"):
+        v.Weighted([v.Numeric()])
+    reply = {"final_text": '{"order": {"status": " Shipped "}}'}
+    assert v.JSONField("order.status", equals="shipped")(reply)["reward"] == 1
+    assert v.JSONField("order.id")(reply)["reward"] == 0 and v.JSONField("order.status")(reply)["reward"] == 1
+    assert v.as_verifier(lambda r: r["final_text"].endswith("42"))(row)["reward"] == 1
+    assert v.as_verifier(lambda reply, ref: ref in reply)(row)["reward"] == 1
+    exact = v.ExactMatch()
+    assert v.as_verifier(exact) is exact
+    with pytest.raises(TypeError, match="callable"):
+        v.as_verifier(3)
+    wire = {"messages": [{"role": "assistant", "tool_calls": [
+        {"id": "c1", "type": "function", "function": {"name": "get_order", "arguments": '{"order_id": "A1"}'}}]}]}
+    assert v.tool_calls(wire) == [{"name": "get_order", "arguments": {"order_id": "A1"}}]
