@@ -121,3 +121,48 @@ def test_verify_has_the_sdks_builtins_and_combinators():
     wire = {"messages": [{"role": "assistant", "tool_calls": [
         {"id": "c1", "type": "function", "function": {"name": "get_order", "arguments": '{"order_id": "A1"}'}}]}]}
     assert v.tool_calls(wire) == [{"name": "get_order", "arguments": {"order_id": "A1"}}]
+
+
+def test_documented_keywords_work_or_name_the_difference(tmp_path):
+    before, after = _scored(0.4), _scored(0.1)
+    plain = wai.compare(before, after)
+    named = wai.compare(before, after, target="pass_at_1", n_boot=2000, run_std=0.02, run_std_runs=3)
+    assert named.delta == plain.delta and named.ok and named.headline.noise_band is not None
+    assert wai.compare(before, after, target="pass_at_1", min_effect=0.05).target == 0.05
+    with pytest.raises(wai.InvalidArgument, match=r"compare\(target='marker:hedging'\)"):
+        wai.compare(before, after, target="marker:hedging")
+    with pytest.raises(wai.InvalidArgument, match=r"compare\(target='accuracy'\)"):
+        wai.compare(before, after, target="accuracy")
+    for name in ("proxy", "train_runs", "lower_is_better", "balance_rollouts"):
+        with pytest.raises(TypeError, match=rf"compare\({name}=\.\.\.\) is the whileai SDK's keyword.*docs/sdk.md"):
+            wai.compare(before, after, **{name: 1})
+    with pytest.raises(TypeError, match="unexpected keyword argument"):
+        wai.compare(before, after, bogus=1)
+    assert wai.wilson_interval(45, 50, z=1.96) == pytest.approx(wai.wilson_interval(45, 50), abs=1e-5)
+    with pytest.raises(wai.InvalidArgument, match="not both"):
+        wai.wilson_interval(45, 50, z=1.96, level=0.9)
+
+    @wai.tool
+    def get_order(order_id: str) -> dict:
+        """Look up an order by id."""
+        return {}
+
+    for name, value in (("temperature", 0.2), ("sampling", {}), ("timeout", 5), ("advanced", {}), ("n", 2),
+                        ("patience", 3), ("hard_share", 0.4), ("reproducible", False), ("strategy", "broad")):
+        with pytest.raises(TypeError, match=rf"simulate\({name}=\.\.\.\) is the whileai SDK's keyword.*docs/sdk.md"):
+            wai.simulate(wai.seeded_agent([get_order]), tools=[get_order], simulator=False, budget=8, **{name: value})
+    same = [wai.simulate(wai.seeded_agent([get_order]), tools=[get_order], simulator=False, budget=8, **kw).rows
+            for kw in ({}, {"reproducible": True})]
+    assert [r["row_id"] for r in same[0]] == [r["row_id"] for r in same[1]]
+    unique = wai.simulate(wai.seeded_agent([get_order]), tools=[get_order], simulator=False, budget=8, unique=True)
+    assert len({r["task_id"] for r in unique.rows}) == len(unique.rows) == 8
+    sel = after.select(mode="sft", output=tmp_path / "sft.jsonl", quiet=True)
+    assert sel.report["export"]["n"] == len(sel) == len((tmp_path / "sft.jsonl").read_text().splitlines())
+    think = [dict(r, messages=[*r["messages"][:-1], {"role": "assistant", "content": "<think>hm</think>Done."}],
+                  final_text="<think>hm</think>Done.") for r in after.rows[:4]]
+    kept = wai.export(think, tmp_path / "keep.jsonl")
+    stripped = wai.export(think, tmp_path / "strip.jsonl", strip_think=True)
+    assert kept["n"] == stripped["n"] == 4
+    assert "<think>" in (tmp_path / "keep.jsonl").read_text() and "<think>" not in (tmp_path / "strip.jsonl").read_text()
+    with pytest.raises(TypeError, match=r"export\(push_to=\.\.\.\).*huggingface_hub"):
+        after.rows.export(tmp_path / "hub.jsonl", push_to="me/data")
