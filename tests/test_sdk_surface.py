@@ -166,3 +166,25 @@ def test_documented_keywords_work_or_name_the_difference(tmp_path):
     assert "<think>" in (tmp_path / "keep.jsonl").read_text() and "<think>" not in (tmp_path / "strip.jsonl").read_text()
     with pytest.raises(TypeError, match=r"export\(push_to=\.\.\.\).*huggingface_hub"):
         after.rows.export(tmp_path / "hub.jsonl", push_to="me/data")
+
+
+def test_tasks_replays_each_task_once_and_grader_grades_in_place():
+    @wai.tool
+    def get_order(order_id: str) -> dict:
+        """Look up an order by id."""
+        return {}
+
+    base = wai.simulate(wai.seeded_agent([get_order]), tools=[get_order], simulator=False, budget=16, repeats=4)
+    again = wai.simulate(wai.seeded_agent([get_order]), tools=[get_order], simulator=False, tasks=base.rows, repeats=4)
+    keys = [(r["task_id"], r["rollout_index"]) for r in again.rows]
+    assert len(keys) == len(set(keys)) == len(base.rows)  # no repeated rows
+    order = list(dict.fromkeys(r["task_id"] for r in base.rows))
+    assert list(dict.fromkeys(r["task_id"] for r in again.rows)) == order
+    assert {r["task_id"]: r["prompt"] for r in again.rows} == {r["task_id"]: r["prompt"] for r in base.rows}
+    assert all(r.get("reward") is None for r in base.rows)
+    scored = base.grade(grader=lambda row: int(not row["seeded"]))  # the SDK's spelling grades the run itself
+    assert [r["reward"] for r in base.rows] == [r["reward"] for r in scored.rows]
+    assert len(wai.select(base, mode="rl", quiet=True)) == len(scored.select(mode="rl", quiet=True)) > 0
+    untouched = wai.simulate(wai.seeded_agent([get_order]), tools=[get_order], simulator=False, budget=8)
+    untouched.grade(judge=lambda row: 1)  # judge= returns graded copies and leaves the run as it was
+    assert all(r.get("reward") is None for r in untouched.rows)

@@ -175,17 +175,22 @@ class SimulationData:
         The arguments are ``run_judge``'s (``grade.run``): ``on_error="keep"`` (the SDK's default) records a
         judge fault on its row as unjudged, ``"raise"`` stops at the first; ``scale=(lo, hi)`` reads ratings;
         ``trust=`` checks the judge against gold labels after grading; ``executor="ray"`` grades the rows in shards on
-        a Ray cluster at ``ray_address=`` (same rewards, same order; docs/scale.md).
+        a Ray cluster at ``ray_address=`` (same rewards, same order; docs/scale.md). ``grader=`` (the SDK's
+        spelling) also grades this run's rows in place, so ``wai.select(data)`` after it sees the rewards.
         """
         from whileai_core.grade.run import run_judge
 
+        in_place = judge is None and kwargs.get("grader") is not None  # the SDK's grader= grades the run itself
         if judge is None:
             judge = kwargs.pop("grader", None)
         if kwargs:
             raise InvalidArgumentType(f"grade() got unexpected keyword argument(s) {sorted(kwargs)}")
-        return run_judge(self, judge, judge_name=judge_name, on_error=on_error, concurrency=concurrency,
-                         scale=scale, trust=trust, quiet=quiet, executor=executor,
-                         ray_address=ray_address)
+        scored = run_judge(self, judge, judge_name=judge_name, on_error=on_error, concurrency=concurrency,
+                           scale=scale, trust=trust, quiet=quiet, executor=executor, ray_address=ray_address)
+        if in_place:
+            rows = self.rows
+            rows[:] = [dict(r) for r in scored.rows]
+        return scored
 
     @property
     def trajectories(self) -> RowList:
@@ -691,6 +696,8 @@ def _write(s: _Settings, simulator: Any, tool_objs: list[Tool], system_prompt: s
         scen = from_asks(list(s.asks), system_prompt=system_prompt, tools=tool_objs)
         if not scen:
             raise InvalidArgument("asks= is empty; give at least one ask (a string or a dict with 'prompt')")
+        # tasks= a run's rows (the SDK's replay): one situation per task, first seen first, never repeated rows
+        scen = list({sc.task_id: sc for sc in reversed(scen)}.values())[::-1]
         if len(scen) > n_sit:
             _warn(warn_list, f"budget={s.budget} covers {n_sit} of {len(scen)} asks at repeats={s.k}; raise budget "
                              f"to {len(scen) * s.k}+ or drop asks")
