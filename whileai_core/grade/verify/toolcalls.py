@@ -219,7 +219,7 @@ class ToolCalls(Verifier):
         except ValueError as exc:
             raise VerifierError(f"{exc}; pass expected= or field=") from None
         hidden = self.expected is None and self.reference(row)[1]
-        made = tool_calls(row)
+        made: list[dict[str, Any]] = list(tool_calls(row))
         meta = {"calls_made": len(made), "calls_expected": len(specs)}
         if self.mode == "strict":
             n_ok, why = self._strict(specs, made, hidden)
