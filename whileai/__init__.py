@@ -27,6 +27,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "init_evals": ("whileai_core.init_evals", "init_evals"),
     "Scenario": ("whileai_core.simulate.situations", "Scenario"),
     "situations": ("whileai_core.simulate.situations", "situations"),
+    "preflight": ("whileai_core.simulate.situations", "preflight"),
     "covering_array": ("whileai_core.simulate.covering", "covering_array"),
     "simulate": ("whileai_core.simulate.run", "simulate"),
     "agent": ("whileai_core.adapters", "agent"),
@@ -280,6 +281,7 @@ if TYPE_CHECKING:  # generated from _LAZY (tests/test_facade.py checks it): each
     from whileai_core.simulate.covering import covering_array as covering_array
     from whileai_core.simulate.run import simulate as simulate, SimulationData as SimulationData
     from whileai_core.simulate.situations import (
+        preflight as preflight,
         rule_clauses as rule_clauses,
         Scenario as Scenario,
         situations as situations,

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from whileai_core.errors import InvalidArgument
+from whileai_core.errors import InvalidArgument, InvalidArgumentType
 
 __all__ = ["choice", "fraction", "integer", "positive"]
 
@@ -46,3 +46,14 @@ def choice(name: str, value: Any, allowed: Sequence[Any]) -> Any:
     if value not in allowed:
         raise InvalidArgument(f"{name}= must be one of {', '.join(map(repr, allowed))}; got {value!r}")
     return value
+
+
+def refuse_sdk_keywords(call: str, passed: Mapping[str, Any], differences: Mapping[str, str]) -> None:
+    """Raise for a keyword the whileai SDK documents and this project deliberately does not take, naming why
+    (each is a row of docs/sdk.md's table); any other unknown keyword is a plain ``TypeError`` naming it."""
+    for name in passed:
+        if name in differences:
+            raise InvalidArgumentType(f"{call}({name}=...) is the whileai SDK's keyword; it is not taken here: "
+                                      f"{differences[name]} (docs/sdk.md, 'Where we deliberately differ')")
+    if passed:
+        raise InvalidArgumentType(f"{call}() got unexpected keyword argument(s) {sorted(passed)}")

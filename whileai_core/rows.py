@@ -7,15 +7,16 @@ the privileged-field scrub, JSONL reading and atomic writing (``RowList`` lives 
 from __future__ import annotations
 
 import copy
+import dataclasses
 import hashlib
 import json
 import math
 import numbers
 import os
 import tempfile
-from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from whileai_core.defaults import ROW_SCHEMA_VERSION
 from whileai_core.errors import InvalidArgument, InvalidArgumentType
@@ -370,3 +371,58 @@ def uniform(*parts: Any) -> float:
     """A deterministic uniform in [0, 1) from JSON-encoded parts (sha256)."""
     blob = _sorted_json(parts).encode()
     return int(hashlib.sha256(blob).hexdigest()[:12], 16) / float(16**12)
+
+
+class ReportMapping(Mapping[str, Any]):
+    """The one base of every report object: it also reads as a read-only mapping with the SDK's keys.
+
+    ``rep["regime"]``, ``rep.get("tau")``, ``dict(rep)``, ``"ok" in rep`` work as on the SDK's report dicts, while
+    attribute access stays ours. A key resolves, first hit wins: ``SDK_KEYS`` (the SDK's name -> our attribute
+    name, or a function of the report), then ``to_dict()``'s keys where the report has one, then its dataclass
+    fields. Item assignment raises ``TypeError`` (the report is a result, not a row to edit).
+    """
+
+    SDK_KEYS: ClassVar[Mapping[str, str | Callable[[Any], Any]]] = {}
+
+    def report_keys(self) -> list[str]:
+        """Every key, in order: the SDK's, then ``to_dict()``'s, then the fields."""
+        keys = dict.fromkeys(self.SDK_KEYS)
+        to_dict = getattr(self, "to_dict", None)
+        if callable(to_dict):
+            keys.update(dict.fromkeys(to_dict()))
+        if dataclasses.is_dataclass(self):
+            keys.update(dict.fromkeys(f.name for f in dataclasses.fields(self)))
+        return list(keys)
+
+    def __getitem__(self, key: str) -> Any:
+        how = self.SDK_KEYS.get(key) if isinstance(key, str) else None
+        if how is not None:
+            return how(self) if callable(how) else getattr(self, how)
+        to_dict = getattr(self, "to_dict", None)
+        if callable(to_dict) and key in (as_dict := to_dict()):
+            return as_dict[key]
+        if dataclasses.is_dataclass(self) and key in {f.name for f in dataclasses.fields(self)}:
+            return getattr(self, key)
+        raise KeyError(f"{key!r} is not a key of {type(self).__name__}; its keys: {', '.join(self.report_keys())}")
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.report_keys())
+
+    def __len__(self) -> int:
+        return len(self.report_keys())
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.report_keys()
+
+    def keys(self) -> list[str]:  # type: ignore[override]  # a list, so a report whose __iter__ unpacks still lists keys
+        return self.report_keys()
+
+    def items(self) -> list[tuple[str, Any]]:  # type: ignore[override]
+        return [(k, self[k]) for k in self.report_keys()]
+
+    def values(self) -> list[Any]:  # type: ignore[override]
+        return [self[k] for k in self.report_keys()]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        raise TypeError(f"{type(self).__name__} is read-only: set attributes on a copy "
+                        f"(dataclasses.replace) or build a dict with dict(report)")

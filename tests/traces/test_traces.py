@@ -261,7 +261,7 @@ def test_records_in_memory_formats_and_unknown_records(openai_file):
     assert len(wai.traces.load(records, format="openai")) == 2
     with pytest.raises(wai.InvalidArgument, match="format= must be one of"):
         wai.traces.load(records, format="langsmith")
-    with pytest.raises(wai.InvalidArgument, match="no record is OTLP JSON or an OpenAI log"):
+    with pytest.raises(wai.InvalidArgument, match="no record is OTLP JSON, an OpenAI log or chat messages"):
         wai.traces.load([{"event": "page_view"}])
     assert wai.traces.load(records, format="otlp").report.n_skipped == 5  # told the wrong format: all named
 
@@ -293,3 +293,26 @@ def test_a_holdout_split_is_an_eval_set(otlp_file):
     assert held == {"Refund order 9"}  # seed 2 holds out one of the traces' own questions
     kept = {a["prompt"] for a in wai.traces.situations(rows, eval_rows=split)}
     assert held and kept == {r["prompt"] for r in rows} - held  # what the split holds out is not played
+
+
+def test_chat_messages_jsonl_loads_with_tool_calls(tmp_path):
+    # the OpenAI chat / fine-tuning shape (issue 29): one conversation per line, tool calls included
+    call = {"id": "c1", "type": "function", "function": {"name": "get_order", "arguments": '{"order_id": "A1"}'}}
+    schema = {"type": "function", "function": {"name": "get_order", "description": "Look up an order.",
+              "parameters": {"type": "object", "properties": {"order_id": {"type": "string"}}}}}
+    lines = [{"messages": [{"role": "system", "content": "Help."}, {"role": "user", "content": "Where is A1?"},
+                           {"role": "assistant", "content": None, "tool_calls": [call]},
+                           {"role": "tool", "tool_call_id": "c1", "content": '{"status": "shipped"}'},
+                           {"role": "assistant", "content": "It shipped."}], "tools": [schema]},
+             {"messages": [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello!"}]},
+             {"messages": [{"role": "user", "content": "no reply"}]}]
+    path = tmp_path / "chat.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    rows = wai.traces.load(path)
+    assert len(rows) == 2 and rows.report.format == "chat" and rows.report.n_records == 3
+    assert len(rows.report.skipped) == 1 and rows.report.skipped[0].missing == "no assistant reply"
+    first = rows[0]
+    assert first["prompt"] == "Where is A1?" and first["final_text"] == "It shipped."
+    assert first["steps"] == [{"tool": "get_order", "arguments": {"order_id": "A1"}, "result": {"status": "shipped"}}]
+    assert first["system_prompt"] == "Help." and rows.tools == [schema]
+    assert rows[1]["final_text"] == "Hello!" and first["lineage"]["format"] == "chat"

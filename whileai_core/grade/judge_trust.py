@@ -23,7 +23,7 @@ import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from statistics import NormalDist
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -58,7 +58,7 @@ from whileai_core.measure.stats import cohen_kappa, cohen_kappa_interval, wilson
 from whileai_core.messages import reply_text
 from whileai_core.models import http
 from whileai_core.rowlist import RowList
-from whileai_core.rows import as_number, as_rows, read_jsonl, task_key
+from whileai_core.rows import ReportMapping, as_number, as_rows, read_jsonl, task_key
 
 Row = Mapping[str, Any]
 Judge = Callable[[Row], Any]
@@ -413,8 +413,16 @@ def judge_probes(
 
 
 @dataclass
-class JudgeTrustReport:
+class JudgeTrustReport(ReportMapping):
     """How far the judge can be trusted against gold labels. ``ok`` is the gate; ``warnings`` say why not."""
+
+    SDK_KEYS: ClassVar[dict[str, Any]] = {  # the SDK's judge_trust keys over ours
+        "skipped": "n_skipped", "held_out_halves": "halves", "length_sensitivity": "length",
+        "exploitable_by": "exploitable_by",
+        "agreement": lambda r: {"n": r.n_labeled - r.n_skipped, "n_skipped": r.n_skipped, "agreement": r.agreement,
+                                "kappa": r.kappa, "confusion": r.confusion, "ci95": r.agreement_ci, "ok": r.ok,
+                                "gold_kind": r.gold_kind, "warnings": r.warnings},
+    }
 
     ok: bool
     verdict: str

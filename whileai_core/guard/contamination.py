@@ -10,7 +10,7 @@ import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -26,7 +26,7 @@ from whileai_core.defaults import (
 )
 from whileai_core.errors import InvalidArgument, InvalidArgumentType
 from whileai_core.messages import Row
-from whileai_core.rows import REFERENCE_FIELDS, as_rows
+from whileai_core.rows import REFERENCE_FIELDS, ReportMapping, as_rows
 
 __all__ = ["DecontaminationReport", "decontaminate"]
 
@@ -199,8 +199,10 @@ def _eval_texts(against: Any) -> tuple[list[str], list[str | None], int]:
 
 
 @dataclass
-class DecontaminationReport:
+class DecontaminationReport(ReportMapping):
     """Which training rows overlap an eval set. Unpacks as ``clean_rows, report = decontaminate(...)``."""
+
+    SDK_KEYS: ClassVar[dict[str, Any]] = {"contamination_rate": "contamination_rate"}  # a property, also a key
 
     n: int
     n_kept: int

@@ -11,7 +11,7 @@ import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from statistics import NormalDist
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -31,7 +31,7 @@ from whileai_core.defaults import (
 from whileai_core.errors import InvalidArgumentType
 from whileai_core.guard.features import FeatureFn, _is_text_feature, _reward, row_features
 from whileai_core.messages import Row, reply_text
-from whileai_core.rows import as_rows, task_key
+from whileai_core.rows import ReportMapping, as_rows, task_key
 
 __all__ = ["HackScanDiff", "HackScanReport", "hack_scan", "hack_scan_diff", "within_task_correlation"]
 
@@ -41,16 +41,25 @@ __all__ = ["HackScanDiff", "HackScanReport", "hack_scan", "hack_scan_diff", "wit
 # --------------------------------------------------------------------------------------------------
 
 VERDICTS = ("clean", "reward hack", "no signal", "too few rows")
+# our verdict -> the SDK's regime (rep["regime"]); "too few rows" has no SDK word (docs/sdk.md)
+SDK_REGIMES = {"clean": "train", "reward hack": "reward_hack", "no signal": "no_signal", "too few rows": "too_few_rows"}
 
 
 @dataclass
-class HackScanReport:
+class HackScanReport(ReportMapping):
     """What predicts reward within a task, against a shuffled-within-task floor.
 
     ``flagged``: ``[(feature, strength)]`` for non-endorsed features with ``|strength| >= threshold`` and above the
     floor, strongest first. ``strength`` is the within-task (task-demeaned) correlation with reward.
     ``features``: every feature's strength. ``verdict``: one of ``VERDICTS``.
     """
+
+    SDK_KEYS: ClassVar[dict[str, Any]] = {  # the SDK's report keys (docs/sdk.md: regime is the SDK's vocabulary)
+        "regime": lambda r: "degenerate" if r.degenerate else SDK_REGIMES[r.verdict],
+        "tau": "floor", "n_groups": "n_tasks", "n_features": lambda r: len(r.features),
+        "n_above_floor": lambda r: len(r.flagged), "top_feature": lambda r: (r.top or (None, None))[0],
+        "rho_max": lambda r: (r.top or (None, None))[1], "n_perm": "permutations", "ok": "ok",
+    }
 
     verdict: str
     flagged: list[tuple[str, float]]

@@ -23,16 +23,17 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, fields
+from typing import Any, ClassVar
 
 import numpy as np
 
+from whileai_core.arguments import refuse_sdk_keywords
 from whileai_core.defaults import ALPHA, BOOTSTRAP_DRAWS, CI_LEVEL, MIN_CI_TASKS, PERMUTATIONS
 from whileai_core.errors import InvalidArgument
 from whileai_core.measure import stats
 from whileai_core.measure.measure import DeltaReport, _est, delta_report, task_counts
-from whileai_core.rows import as_rows, task_key, unique_rows
+from whileai_core.rows import ReportMapping, as_rows, task_key, unique_rows
 
 Interval = tuple[float, float]
 MISSING = "(none)"
@@ -63,8 +64,13 @@ class PairedDelta:
 
 
 @dataclass(frozen=True)
-class Comparison:
+class Comparison(ReportMapping):
     """The headline delta, the per-slice table, the guards, and one verdict (``ok``) with its ``reasons``."""
+
+    SDK_KEYS: ClassVar[dict[str, Any]] = {  # the SDK's delta_report keys: the headline's, then ours
+        **DeltaReport.SDK_KEYS, "ok": "ok", "warnings": "reasons",
+        **{f.name: f.name for f in fields(DeltaReport)},  # read through to the headline
+    }
 
     headline: DeltaReport
     by: str | None
@@ -119,6 +125,9 @@ def compare(
     min_tasks: int = MIN_CI_TASKS,
     dedupe: bool = False,
     sequential: Any = None,
+    run_std: float | None = None,
+    run_std_runs: int | None = None,
+    **sdk: Any,
 ) -> Comparison:
     """Compare two runs of the same tasks: headline pass@1 delta, per-slice deltas, guard metrics, a verdict.
 
@@ -145,6 +154,11 @@ def compare(
             a bootstrap over fewer than 3 tasks has no spread worth printing.
         dedupe: drop repeated rollouts instead of raising.
         sequential: a ``SequentialPlan`` or a round size for the headline (as in ``delta_report``); None: fixed.
+        run_std: the SDK's bare run-to-run sd (as ``delta_report(run_std=)``).
+        run_std_runs: the re-runs ``run_std`` was measured on (>= 2; its band then uses the t quantile).
+        **sdk: the SDK's ``delta_report`` spellings: ``target="pass_at_1"`` (the headline) or ``"marker:<m>"``
+            (the marker joins ``must_not_regress``), ``min_effect=`` (our ``target=`` number), ``n_boot=``
+            (``draws=``); its other keywords raise, naming the difference (``COMPARE_SDK_DIFFERENCES``).
 
     Returns:
         a ``Comparison``: ``headline`` (a ``DeltaReport``), ``slices``, ``guards``, ``ok`` and ``reasons``; it
@@ -161,10 +175,12 @@ def compare(
             print(gate.reasons)
         ```
     """
+    named = target if isinstance(target, str) else None  # the SDK's metric name, for the errors
+    target, must_not_regress, draws = _sdk_arguments(target, must_not_regress, draws, sdk)
     before, after = as_rows(before, name="before"), as_rows(after, name="after")  # a JSONL path read once
     headline = delta_report(before, after, level=level, draws=draws, permutations=permutations, seed=seed,
                             alpha=alpha, noise=noise, min_effect=target, min_tasks=min_tasks, dedupe=dedupe,
-                            sequential=sequential)
+                            sequential=sequential, run_std=run_std, run_std_runs=run_std_runs)
     if dedupe:
         b_rows, _ = unique_rows(before, name="before", dedupe=True)
         a_rows, _ = unique_rows(after, name="after", dedupe=True)
@@ -174,7 +190,12 @@ def compare(
     slices = _slices(b_rows, a_rows, by, **common) if by is not None else []
     guards = []
     for name, bad in _guard_names(must_not_regress):
-        b_values, a_values, natural = _metric(b_rows, a_rows, name)
+        try:
+            b_values, a_values, natural = _metric(b_rows, a_rows, name)
+        except InvalidArgument as exc:
+            if named is None or named != f"marker:{name}":
+                raise
+            raise InvalidArgument(f"compare(target={named!r}): {exc}") from None
         guards.append(_paired(name, b_values, a_values, bad=bad or natural, **common))
     slices = _holm(slices, alpha, lambda s: s.delta < 0 and abs(s.delta) >= target)
     guards = _holm(guards, alpha, lambda g: (g.delta > 0) == (g.bad == "up") and g.delta != 0)
@@ -184,6 +205,50 @@ def compare(
     reasons += [f"slice {by}={s.name} worse" for s in slices if s.flagged]
     reasons += [f"{g.name} regressed" for g in guards if g.flagged]
     return Comparison(headline, by, slices, guards, float(target), alpha, level, not reasons, reasons)
+
+
+# the SDK's delta_report keywords compare does not take, each with why (docs/sdk.md's table)
+COMPARE_SDK_DIFFERENCES = {
+    "lower_is_better": "a guard's direction is given in must_not_regress={name: 'up'|'down'}",
+    "markers": "markers are measured as guards: must_not_regress=['hedging', ...]",
+    "train_runs": "the training-seed band is not built here; pass noise= (an eval_variance result or History.noise)",
+    "proxy": "no proxy-metric check here; compare the proxy's runs with a second compare call",
+    "balance_rollouts": "repeated rollouts raise unless dedupe=True (dropped and counted); no random trimming",
+    "power": "power is planned before the run: wai.holdout_size(effect, power=) or wai.eval_power",
+    "ceiling_pass_rate": "the ceiling is holdout_size's and eval_power's (saturated), not compare's",
+    "answered_gap_points": "no answered-share check here",
+    "answered_alpha": "no answered-share check here",
+}
+
+
+def _sdk_arguments(target: Any, guards: Any, draws: int, sdk: dict[str, Any]) -> tuple[float, Any, int]:
+    """compare's arguments from the SDK's spellings: ``target=`` a metric name, ``min_effect=``, ``n_boot=``."""
+    sdk = dict(sdk)
+    if "n_boot" in sdk:
+        draws = sdk.pop("n_boot")
+    if "min_effect" in sdk:
+        if not isinstance(target, str) and target != 0.0:
+            raise InvalidArgument(f"pass target= (our number, {target!r}) or min_effect= (the SDK's), not both")
+        target, effect = (target if isinstance(target, str) else "pass_at_1"), sdk.pop("min_effect")
+    else:
+        effect = 0.0 if isinstance(target, str) else target
+    refuse_sdk_keywords("compare", sdk, COMPARE_SDK_DIFFERENCES)
+    if isinstance(target, str):
+        if target == "pass_at_1":
+            pass
+        elif target.startswith("marker:") and target[len("marker:"):]:
+            names = [guards] if isinstance(guards, str) else guards
+            marker = target[len("marker:"):]
+            if isinstance(names, Mapping) and marker not in names:
+                raise InvalidArgument(f"compare(target={target!r}) with must_not_regress as a dict: add "
+                                      f"{marker!r} to the dict with its bad direction ('up' or 'down')")
+            if not isinstance(names, Mapping) and marker not in list(names):
+                guards = [*names, marker]
+        else:
+            raise InvalidArgument(f"compare(target={target!r}): target= is 'pass_at_1' (the headline), "
+                                  "'marker:<name>' (a marker, measured as a guard), or a number (the smallest drop "
+                                  "that counts, the SDK's min_effect=)")
+    return effect, guards, draws
 
 
 def _field(row: Mapping[str, Any], name: str) -> Any:

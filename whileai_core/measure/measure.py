@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -39,7 +39,15 @@ from whileai_core.measure import power as power_sim
 from whileai_core.measure import sequential as sequential_design
 from whileai_core.measure import stats
 from whileai_core.measure.between_runs import RunVariance
-from whileai_core.rows import TaskKeyTypes, as_rows, reward_field_hint, task_key, task_key_field, unique_rows
+from whileai_core.rows import (
+    ReportMapping,
+    TaskKeyTypes,
+    as_rows,
+    reward_field_hint,
+    task_key,
+    task_key_field,
+    unique_rows,
+)
 
 Interval = tuple[float, float]
 
@@ -505,7 +513,7 @@ def _pass_intervals(
 # run-to-run noise
 # ------------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
-class EvalVariance:
+class EvalVariance(ReportMapping):
     """Run-to-run noise of pass@1 on a fixed task set: the sd between re-runs and the band a delta must clear.
 
     ``run_sd`` is the sample sd (n-1) of the re-runs' pass@1 (None below 2 runs), with a chi-square interval.
@@ -518,6 +526,11 @@ class EvalVariance:
     for a delta between two single runs. A ``multiplier`` given by hand replaces the quantile x sqrt(...) by
     ``multiplier`` (the old flat rule, which at 2 x sd lets about one pure-noise delta in five through).
     """
+
+    SDK_KEYS: ClassVar[dict[str, Any]] = {  # the SDK's eval_variance keys over ours
+        "metric": lambda r: "pass_at_1", "means": lambda r: {f"run_{i}": m for i, m in enumerate(r.means, 1)},
+        "run_std": "run_sd", "run_std_df": "df",
+    }
 
     n_runs: int
     means: list[float]
@@ -744,7 +757,7 @@ def eval_variance(
 # paired delta
 # ------------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
-class DeltaReport:
+class DeltaReport(ReportMapping):
     """A paired change in pass@1 (after - before) over the tasks both sides graded.
 
     ``ci``: task-bootstrap interval of the delta; ``p_value``: paired sign-flip permutation test (exact when
@@ -752,6 +765,13 @@ class DeltaReport:
     ``verdict``: "better" / "worse" only when the interval excludes 0, p <= alpha, and the change clears the
     noise band and ``min_effect``; otherwise "inconclusive" with ``reason``.
     """
+
+    SDK_KEYS: ClassVar[dict[str, Any]] = {  # the SDK's delta_report keys over ours
+        "ok": lambda r: r.verdict != "worse", "target_verdict": "verdict", "headline_verdict": "verdict",
+        "target_delta": "delta", "target_ci95": "ci", "n_paired_tasks": "n_paired",
+        "n_unpaired_tasks": lambda r: len(r.unpaired_before) + len(r.unpaired_after),
+        "within_noise": lambda r: None if r.noise_band is None or r.delta is None else abs(r.delta) <= r.noise_band,
+    }
 
     delta: float | None
     ci: Interval | None
@@ -1071,7 +1091,7 @@ compare = delta_report
 # holdout size (power)
 # ------------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
-class HoldoutSize:
+class HoldoutSize(ReportMapping):
     """Tasks needed for ``delta_report`` to call a paired pass@1 gain ``effect`` "better" with ``power``.
 
     On the binomial model (``sd_source == "model"``, integer k) n is the smallest number of tasks at which a
@@ -1083,6 +1103,10 @@ class HoldoutSize:
     ``variance`` = omega^2 + p(1-p)/k + q(1-q)/k on the model path (q = base + effect), or the measured
     variance of per-task paired differences when rows are given. ``int(result)`` is n_tasks.
     """
+
+    SDK_KEYS: ClassVar[dict[str, Any]] = {  # the SDK's holdout_size keys over ours
+        "task_std": "task_sd", "notes": lambda r: [r.note] if r.note else [],
+    }
 
     n_tasks: int
     effect: float

@@ -597,7 +597,7 @@ def detectable_effect(n_tasks: int, variance: float, *, alpha: float = ALPHA, po
 # ------------------------------------------------------------------------------------------------
 # Wilson interval and Cohen's kappa
 # ------------------------------------------------------------------------------------------------
-def wilson_interval(successes: int, n: int, *, level: float = CI_LEVEL) -> Interval | None:
+def wilson_interval(successes: int, n: int, *, level: float = CI_LEVEL, z: float | None = None) -> Interval | None:
     """Wilson score interval for a proportion (Wilson 1927; Newcombe 1998); None when n = 0.
 
     Clipped to [0, 1], with lo = 0 exactly at 0 successes and hi = 1 exactly at n (as scipy's binomtest).
@@ -608,6 +608,7 @@ def wilson_interval(successes: int, n: int, *, level: float = CI_LEVEL) -> Inter
         n: the number of independent trials (tasks, not pooled rollouts).
         level: the two-sided interval level. Default ``CI_LEVEL`` (0.95) in defaults.py: Miller 2024, "Adding
             Error Bars to Evals" (arXiv 2411.00640): report 95% intervals.
+        z: the SDK's spelling: the normal quantile instead of ``level`` (``z=1.96`` is 95%); not both.
 
     Returns:
         ``(lo, hi)``, or None when ``n`` is 0.
@@ -621,6 +622,12 @@ def wilson_interval(successes: int, n: int, *, level: float = CI_LEVEL) -> Inter
         lo, hi = wai.wilson_interval(45, 50)   # about (0.786, 0.957)
         ```
     """
+    if z is not None:
+        if level != CI_LEVEL:
+            raise InvalidArgument(f"wilson_interval: pass level= ({level}) or z= ({z}), not both")
+        if isinstance(z, bool) or not isinstance(z, (int, float)) or not 0 < z < math.inf:
+            raise InvalidArgument(f"wilson_interval: z= must be a positive normal quantile (1.96 is 95%); got {z!r}")
+        level = 2 * NormalDist().cdf(z) - 1
     n = check_int(n, "n", 0)
     successes = check_int(successes, "successes", 0)
     if successes > n:

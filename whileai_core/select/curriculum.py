@@ -25,7 +25,7 @@ from whileai_core.defaults import (
 from whileai_core.errors import InvalidArgument
 from whileai_core.measure.stats import wilson_interval
 from whileai_core.rowlist import RowList
-from whileai_core.rows import as_rows, reward_of, task_key
+from whileai_core.rows import ReportMapping, as_rows, reward_of, task_key
 
 __all__ = ["Curriculum", "curriculum", "retire_solved"]
 
@@ -34,7 +34,7 @@ _reward = reward_of
 
 
 @dataclass
-class Curriculum:
+class Curriculum(ReportMapping):
     """Tasks by status (``trainable``, ``retired``, ``not_ready``, ``thin``) and ``tiers`` of trainable task ids."""
 
     tasks: dict[str, dict[str, Any]]

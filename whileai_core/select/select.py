@@ -198,7 +198,7 @@ def select(source: Any, *, mode: str = "rl", band: tuple[float, float] = D.DIFFI
            leak_min_chars: int = D.LEAK_MIN_QUOTE_CHARS, truncation_min_chars: int = D.TRUNCATION_MIN_CHARS,
            min_reward: float = D.SFT_MIN_REWARD, min_k: int = D.REJECTION_SAMPLING_MIN_K,
            target: int | None = None, seed: int = 0, firm_band_rollouts: int = D.FIRM_BAND_ROLLOUTS,
-           quiet: bool = False, rule: Any = None, prior: Any = None) -> Selection:
+           quiet: bool = False, rule: Any = None, prior: Any = None, output: Any = None) -> Selection:
     """Pick training rows and print what each gate dropped and why (``quiet=True`` to not print).
 
     ``rule`` (SFT): which passing completions to keep, a name from ``rules.SFT_RULES`` or a
@@ -231,6 +231,7 @@ def select(source: Any, *, mode: str = "rl", band: tuple[float, float] = D.DIFFI
             A bad name raises in either mode; under RL the rule is not used.
         prior: RL only: the previous round's graded rows (or a ScoredData); tasks whose prior pass rate lies
             outside ``band`` are dropped first and counted in ``report["prior"]`` (default None: no prior).
+        output: a JSONL path the selection is also exported to (default None: not written).
 
     Returns:
         A ``Selection``: a list of the kept rows with ``.report`` (and, for SFT, ``.control``); it exports itself.
@@ -307,6 +308,8 @@ def select(source: Any, *, mode: str = "rl", band: tuple[float, float] = D.DIFFI
         sel.report.setdefault("warnings", []).append(hint)
     if not quiet:
         print(format_report(sel.report))
+    if output is not None:
+        sel.report["export"] = sel.export(output)
     return sel
 
 

@@ -60,7 +60,28 @@ _POLICY_NOTES = {
 UNTIL_RULES = ("compute", "budget", "budget_only", "time")  # the SDK's until= names that stop on budget/time
 _MODE_ALIASES = {"explore": "eval"}
 _KWARG_ALIASES = {"rollouts_per_request": "repeats", "rollouts_per_prompt": "repeats", "policy": "repeat_policy",
-                  "fault_rate": "fault_share", "tasks": "asks", "unique_situations": "unique_situations"}
+                  "fault_rate": "fault_share", "tasks": "asks", "unique_situations": "unique_situations",
+                  "unique": "unique_situations"}
+_SAMPLING = "sampling settings belong to the model: set them on the backend (wai.OpenAI(..., temperature=)) or in your agent"
+# the SDK's simulate keywords not taken here, each with why (docs/sdk.md's table); reproducible=True is taken
+SIMULATE_SDK_DIFFERENCES = {
+    "temperature": _SAMPLING, "sampling": _SAMPLING, "logprobs": _SAMPLING,
+    "timeout": "a rollout's timeout belongs to the backend or your agent; simulate plays what they return",
+    "reproducible": "a run here is always reproducible by seed= (same seed, same rows); only reproducible=True is taken",
+    "advanced": "pass the keywords themselves (concurrency=, dimensions=, max_turns=, fault_rate=, ...)",
+    "strategy": "the writer is the covering grid; real users' asks come from traces= (wai.traces.load)",
+    "patience": "no coverage-plateau stop: budget= and time_budget= stop a run",
+    "n": "one phrasing per situation here; more situations come from budget= or situations=",
+    "requests_per_situation": "one phrasing per situation here; more situations come from budget= or situations=",
+    "phrasings": "one phrasing per situation here; more situations come from budget= or situations=",
+    "hard_share": "no difficulty tiers in the template writer; faults come from fault_rate= (fault_share=)",
+    "avg_turns": "the turn count is max_turns= (a cap), not an average",
+    "spec": "no agent spec files: pass the agent, tools= and system_prompt=",
+    "scaffold": "no scaffolds: pass the agent callable or a model string",
+    "llm_grade": "grade=judge grades inline with a judge you choose (no hosted judge)",
+    "rubric": "grade=wai.Judge(rubric=...) grades inline with a rubric",
+    "backend": "the agent argument takes a backend (wai.OpenAI(...)) or a model string",
+}
 
 
 # --------------------------------------------------------------------------------------------------
@@ -155,17 +176,22 @@ class SimulationData:
         The arguments are ``run_judge``'s (``grade.run``): ``on_error="keep"`` (the SDK's default) records a
         judge fault on its row as unjudged, ``"raise"`` stops at the first; ``scale=(lo, hi)`` reads ratings;
         ``trust=`` checks the judge against gold labels after grading; ``executor="ray"`` grades the rows in shards on
-        a Ray cluster at ``ray_address=`` (same rewards, same order; docs/scale.md).
+        a Ray cluster at ``ray_address=`` (same rewards, same order; docs/scale.md). ``grader=`` (the SDK's
+        spelling) also grades this run's rows in place, so ``wai.select(data)`` after it sees the rewards.
         """
         from whileai_core.grade.run import run_judge
 
+        in_place = judge is None and kwargs.get("grader") is not None  # the SDK's grader= grades the run itself
         if judge is None:
             judge = kwargs.pop("grader", None)
         if kwargs:
             raise InvalidArgumentType(f"grade() got unexpected keyword argument(s) {sorted(kwargs)}")
-        return run_judge(self, judge, judge_name=judge_name, on_error=on_error, concurrency=concurrency,
-                         scale=scale, trust=trust, quiet=quiet, executor=executor,
-                         ray_address=ray_address)
+        scored = run_judge(self, judge, judge_name=judge_name, on_error=on_error, concurrency=concurrency,
+                           scale=scale, trust=trust, quiet=quiet, executor=executor, ray_address=ray_address)
+        if in_place:
+            rows = self.rows
+            rows[:] = [dict(r) for r in scored.rows]
+        return scored
 
     @property
     def trajectories(self) -> RowList:
@@ -449,6 +475,11 @@ def _apply_aliases(aliases: dict[str, Any], given: dict[str, Any]) -> dict[str, 
     given = dict(given)
     for name, value in aliases.items():
         target = _KWARG_ALIASES.get(name)
+        if name == "reproducible" and value is True:
+            continue
+        if target is None and name in SIMULATE_SDK_DIFFERENCES:
+            raise InvalidArgumentType(f"simulate({name}=...) is the whileai SDK's keyword; it is not taken here: "
+                                      f"{SIMULATE_SDK_DIFFERENCES[name]} (docs/sdk.md, 'Where we deliberately differ')")
         if target is None:
             close = difflib.get_close_matches(name, [*_KWARG_ALIASES, *_KNOWN_KEYWORDS], n=1)
             hint = f"; did you mean {close[0]}=?" if close else ""
@@ -685,6 +716,8 @@ def _write(s: _Settings, simulator: Any, tool_objs: list[Tool], system_prompt: s
         scen = from_asks(list(s.asks), system_prompt=system_prompt, tools=tool_objs)
         if not scen:
             raise InvalidArgument("asks= is empty; give at least one ask (a string or a dict with 'prompt')")
+        # tasks= a run's rows (the SDK's replay): one situation per task, first seen first, never repeated rows
+        scen = list({sc.task_id: sc for sc in reversed(scen)}.values())[::-1]
         if len(scen) > n_sit:
             _warn(warn_list, f"budget={s.budget} covers {n_sit} of {len(scen)} asks at repeats={s.k}; raise budget "
                              f"to {len(scen) * s.k}+ or drop asks")

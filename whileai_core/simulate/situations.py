@@ -439,3 +439,41 @@ def from_asks(asks: Sequence[Any], *, system_prompt: str | None = None,
         else:
             raise InvalidArgumentType(f"asks[{i}] must be a string or a dict with a 'prompt' string; got {type(ask).__name__}")
     return out
+
+
+def preflight(tools: Sequence[Any], system_prompt: str = "", rule_cap: int | None = None) -> dict[str, Any]:
+    """The SDK's report-only spec check, before any rollout: ``cells`` (the covering grid's size for these tools
+    and this policy), ``rules`` (the policy's clauses, every one when ``rule_cap`` is None), ``n_rules_total``,
+    ``rules_truncated`` and ``warnings`` (no tools, no policy, a tool without a description).
+
+    Args:
+        tools: the agent's tools (``@wai.tool`` functions or schemas).
+        system_prompt: the agent's policy; its clauses are the ``rule`` axis.
+        rule_cap: list at most this many clauses (default None: every one).
+
+    Returns:
+        ``{"warnings", "cells", "rules", "n_rules_total", "rules_truncated"}``.
+
+    Raises:
+        InvalidArgument: ``rule_cap`` below 1 (a ``ValueError``).
+
+    Example:
+        ```python
+        rep = wai.preflight([get_order], "Help customers with orders.")
+        print(rep["cells"], rep["warnings"])
+        ```
+    """
+    if rule_cap is not None and (isinstance(rule_cap, bool) or not isinstance(rule_cap, int) or rule_cap < 1):
+        raise InvalidArgument(f"rule_cap= must be an int >= 1 or None (every clause); got {rule_cap!r}")
+    tool_objs = as_tools(tools)
+    every = rule_clauses(system_prompt or None, cap=10**6)
+    rules = every if rule_cap is None else every[:rule_cap]
+    warnings = []
+    if not tool_objs:
+        warnings.append("no tools: every situation is a plain question (pass tools=[...])")
+    if not (system_prompt or "").strip():
+        warnings.append("no system prompt: the rule axis is empty and the judge has no policy to hold the agent to")
+    warnings += [f"tool {t.name!r} has no description: the situation writer and the agent see only its name"
+                 for t in tool_objs if not (t.description or "").strip()]
+    return {"warnings": warnings, "cells": len(situations(tool_objs, system_prompt or None)) if tool_objs else 0,
+            "rules": rules, "n_rules_total": len(every), "rules_truncated": len(rules) < len(every)}

@@ -18,7 +18,7 @@ from whileai_core.traces.privacy import hook_name
 from whileai_core.traces.records import LoadReport, check_format, read_records, sniff
 from whileai_core.traces.situations import TraceSituations, situations
 
-_PARSERS = {"otlp": otlp.conversations, "openai": openai_log.conversations}
+_PARSERS = {"otlp": otlp.conversations, "openai": openai_log.conversations, "chat": openai_log.chat_conversations}
 _DERIVED = ("schema_version", "row_id", "task_id", "rollout_index", "prompt", "system_prompt", "steps",
             "final_text", "loss_mask")
 
@@ -111,9 +111,10 @@ def load(path_or_records: Any, format: str = "auto", redact: Callable[[Row], Any
 
     Args:
         path_or_records: a file (OTLP JSON as the OpenTelemetry Collector's file exporter writes it, one
-            request per line or one document; or an OpenAI chat-completions log, JSONL), or records in memory.
+            request per line or one document; an OpenAI chat-completions log, JSONL; or JSONL of
+            ``{"messages": [...], "tools": [...]}``, the OpenAI chat / fine-tuning shape), or records in memory.
         format: ``"auto"`` (each record sniffed: ``resourceSpans`` is OTLP, a request/response pair is an
-            OpenAI log), ``"otlp"`` or ``"openai"``.
+            OpenAI log, a bare ``messages`` list is chat), ``"otlp"``, ``"openai"`` or ``"chat"``.
         redact: ``row -> row`` run on every row before it is returned (so before anything can store it);
             return None to leave a row out. After it, prompt, steps and final text are read again from the
             row's messages. ``wai.traces.redact_strings(pattern)`` builds one.
@@ -131,18 +132,19 @@ def load(path_or_records: Any, format: str = "auto", redact: Callable[[Row], Any
     redacted = hook_name(redact)
     report = LoadReport(source=_source_label(path_or_records), format=format, redacted=redacted)
     records = list(read_records(path_or_records, report))
-    by_format: dict[str, list[tuple[str, Any]]] = {"otlp": [], "openai": []}
+    by_format: dict[str, list[tuple[str, Any]]] = {"otlp": [], "openai": [], "chat": []}
     for label, record in records:
         fmt = format if format != "auto" else sniff(record)
         if fmt is None:
             report.n_records += 1
             keys = sorted(map(str, record))[:8] if isinstance(record, Mapping) else type(record).__name__
-            report.skip(label, f"unknown record: neither OTLP JSON (resourceSpans) nor an OpenAI log "
-                               f"(request/response); it has {keys}")
+            report.skip(label, f"unknown record: neither OTLP JSON (resourceSpans), an OpenAI log "
+                               f"(request/response) nor chat messages ({{'messages': [...]}}); it has {keys}")
         else:
             by_format[fmt].append((label, record))
     if records and not any(by_format.values()):
-        raise InvalidArgument(f"traces.load: no record is OTLP JSON or an OpenAI log; {report.summary()}")
+        raise InvalidArgument(f"traces.load: no record is OTLP JSON, an OpenAI log or chat messages; "
+                              f"{report.summary()}")
     used = [f for f, items in by_format.items() if items]
     report.format = "+".join(used) or format
     out = TraceRows()

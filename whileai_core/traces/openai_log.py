@@ -113,3 +113,26 @@ def conversations(records: Iterable[tuple[str, Any]], report: LoadReport) -> lis
         conv.tools += [dict(t) for t in request.get("tools") or () if isinstance(t, Mapping) and
                        isinstance(t.get("function"), Mapping) and t["function"].get("name") not in names]
     return [c for c, _ in open_]
+
+
+def chat_conversations(records: Iterable[tuple[str, Any]], report: LoadReport) -> list[Conversation]:
+    """The OpenAI chat / fine-tuning shape, one conversation per record: ``{"messages": [...], "tools": [...]}``
+    (assistant ``tool_calls`` and ``tool`` replies included; ``tools`` optional; other keys kept as ids)."""
+    out = []
+    for label, record in records:
+        report.n_records += 1
+        messages = record.get("messages")
+        if not isinstance(messages, list) or not all(isinstance(m, Mapping) for m in messages):
+            report.skip(label, "'messages' is not a list of message objects")
+            continue
+        tools = record.get("tools")
+        conv = Conversation(record=label, messages=[{k: v for k, v in m.items() if k in _MESSAGE_KEYS}
+                                                    for m in messages],
+                            tools=[t for t in tools if isinstance(t, Mapping)] if isinstance(tools, list) else [],
+                            conversation_id=_group_id(record), model=record.get("model"))
+        missing = conv.missing()
+        if missing:
+            report.skip(label, missing)
+            continue
+        out.append(conv)
+    return out

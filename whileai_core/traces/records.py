@@ -12,7 +12,7 @@ from typing import Any
 from whileai_core.defaults import TRACE_REPORT_SKIPPED
 from whileai_core.errors import InvalidArgument, InvalidArgumentType
 
-FORMATS = ("auto", "otlp", "openai")
+FORMATS = ("auto", "otlp", "openai", "chat")
 
 
 @dataclass(frozen=True)
@@ -102,13 +102,15 @@ def read_records(source: Any, report: LoadReport) -> Iterator[tuple[str, Any]]:
 
 def sniff(record: Any) -> str | None:
     """The format of one record: ``"otlp"`` (has ``resourceSpans``), ``"openai"`` (a request/response pair or
-    its flattened form), else None."""
+    its flattened form), ``"chat"`` (a bare ``{"messages": [...]}``, the chat / fine-tuning shape), else None."""
     if not isinstance(record, Mapping):
         return None
     if "resourceSpans" in record or "resource_spans" in record:
         return "otlp"
     if {"request", "response"} & set(record) or ("messages" in record and ({"choices", "response"} & set(record))):
         return "openai"
+    if isinstance(record.get("messages"), list):  # the OpenAI chat / fine-tuning shape: {"messages": [...]}
+        return "chat"
     return None
 
 

@@ -23,6 +23,7 @@ from whileai_core.defaults import DECONTAM_NGRAM, DECONTAM_OVERLAP, HOLDOUT_FRAC
 from whileai_core.errors import InvalidArgument, InvalidArgumentType
 from whileai_core.rows import (
     PRIVILEGED_FIELDS,
+    ReportMapping,
     Row,
     as_rows,
     atomic_write_text,
@@ -185,7 +186,7 @@ def v1_taskset(package_dir: str | os.PathLike[str], split: str = "train") -> typ
 
 
 @dataclass
-class EnvironmentExport:
+class EnvironmentExport(ReportMapping):
     """What ``export_environment`` wrote: the package path, the split sizes, and how to load it."""
 
     path: str

@@ -17,6 +17,7 @@ from os import PathLike
 from pathlib import Path
 from typing import Any
 
+from whileai_core.arguments import refuse_sdk_keywords
 from whileai_core.defaults import EXPORT_MAX_ABS_REWARD, TRAINING_SCHEMA_VERSION
 from whileai_core.errors import InvalidArgument, InvalidArgumentType
 from whileai_core.messages import loss_mask, row_messages
@@ -124,10 +125,15 @@ def _is_earlier_export(path: Path) -> bool:
     return isinstance(first, dict) and {"schema_version", "messages", "loss_mask", "task_id"} <= set(first)
 
 
+# the SDK's export keywords not taken here, each with why (docs/sdk.md's table)
+EXPORT_SDK_DIFFERENCES = {"push_to": "no Hugging Face Hub push is built here yet; export to a file and push it "
+                                     "with huggingface_hub (HfApi().upload_file)"}
+
+
 def export(source: Any, path: str | Path | None = None, *, mode: str | None = None,
            system_prompt: str | None = None, tools: Any = None, mask_mode: str = "assistant",
            overwrite: bool = False, validate: bool = True, format: str = "openai", unroll: bool = False,
-           max_tool_output_chars: int | None = None) -> dict[str, Any]:
+           max_tool_output_chars: int | None = None, strip_think: bool = False, **sdk: Any) -> dict[str, Any]:
     """Write trainer-ready JSONL to ``path`` (or only build it, with ``path=None``); returns a report dict.
 
     ``format``: "openai" (default; messages, loss_mask, tools, reward, group stamp), "trl" (TRL's SFT rows,
@@ -147,6 +153,9 @@ def export(source: Any, path: str | Path | None = None, *, mode: str | None = No
         format: the file's row shape: ``"openai"`` (default), ``"trl"`` or ``"fireworks"`` (see above).
         unroll: one sample per assistant turn, the loss on that turn alone (default False); the report's
             ``mask_mode`` then reads ``"<mask_mode> (unrolled)"``.
+        strip_think: remove ``<think>...</think>`` blocks from assistant turns (default False here; the SDK's is
+            True: docs/sdk.md).
+        **sdk: the SDK's ``push_to=`` raises, naming the difference (``EXPORT_SDK_DIFFERENCES``).
         max_tool_output_chars: cut each tool message to this many characters (>= 1), marking the cut in the
             text and counting it in the report (default None: no cut).
 
@@ -175,9 +184,13 @@ def export(source: Any, path: str | Path | None = None, *, mode: str | None = No
     if path is not None and not isinstance(path, (str, PathLike)):
         raise InvalidArgumentType(f"path= must be a file path (str or Path), or None to only build the rows; got "
                         f"{type(path).__name__}")
+    refuse_sdk_keywords("export", sdk, EXPORT_SDK_DIFFERENCES)
     tools = tools if tools is not None else getattr(source, "tools", None)
     source_rows = as_rows(source, name="source")  # read once (a JSONL path is not read twice)
     items = training_rows(source_rows, mode=mode, system_prompt=system_prompt, tools=tools, mask_mode=mask_mode)
+    for item in items if strip_think else ():
+        item["messages"] = [dict(m) for m in item["messages"]]
+        formats.drop_think(item["messages"])
     if not items:
         raise InvalidArgument("nothing to export: the source holds 0 rows")
     declared = [t["function"]["name"] for t in items[0]["tools"]] if items[0]["tools"] else None

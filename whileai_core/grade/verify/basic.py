@@ -582,3 +582,47 @@ def verifier(fn: Callable[..., Any] | None = None, *, name: str | None = None, f
         return FunctionVerifier(f, name=name, field=field, answer=answer)
 
     return wrap
+
+
+class JSONField(JSONFields):
+    """The SDK's ``JSONField(path, equals=None)``: the value at a dotted path equals ``equals`` (as text,
+    case-insensitive and stripped), or, without ``equals``, is present. One field of ``JSONFields``."""
+
+    def __init__(self, path: str, equals: Any = None, *, name: str | None = None) -> None:
+        want: Any = ANY
+        if equals is not None:
+            target = str(equals).strip().lower()
+
+            def want(got: Any) -> bool:
+                return str(got).strip().lower() == target
+
+            want.__name__ = f"equals {equals!r}"  # type: ignore[attr-defined]
+        super().__init__({path: want}, name=name or "json_field")
+
+
+class _RowVerifier(Verifier):
+    """A row judge ``fn(row) -> verdict`` as a Verifier (``as_verifier``)."""
+
+    def __init__(self, fn: Callable[[Row], Any], *, name: str | None = None) -> None:
+        super().__init__(name=name or getattr(fn, "__name__", None) or "verifier")
+        self.fn = fn
+
+    def __call__(self, row: Row) -> dict[str, Any]:
+        return {**self._finish(self.fn(row)), "scorer_kind": self.kind}
+
+
+def as_verifier(fn: Any, *, name: str | None = None) -> Verifier:
+    """Any callable as a Verifier (the SDK's ``as_verifier``): a Verifier is returned as it is; a function of one
+    argument is a row judge (``fn(row)`` -> bool, score, ``(score, reason)``, a verdict dict or None); a
+    function of two or three is ``fn(reply, reference[, row])`` as ``@verifier`` wraps it.
+
+    Raises:
+        InvalidArgumentType: ``fn`` is not callable (a ``TypeError``).
+    """
+    if isinstance(fn, Verifier):
+        return fn
+    if not callable(fn):
+        raise InvalidArgumentType(f"as_verifier takes a callable; got {type(fn).__name__}")
+    if _n_positional(fn) == 1:
+        return _RowVerifier(fn, name=name)
+    return FunctionVerifier(fn, name=name)

@@ -217,3 +217,28 @@ class AnyOf(AllOf):
         return {**self._finish((scores[best][0], scores[best][1] or None)), "scorer_kind": self.kind}
 
 
+
+
+class Weighted(AllOf):
+    """The weighted mean of the parts' scores, rounded to 4 places (the SDK's ``Weighted``); None if any part is.
+
+    ``parts``: ``[(verifier, weight), ...]`` with non-negative weights that do not all sum to 0.
+    """
+
+    def __init__(self, parts: Sequence[tuple[Callable[[Row], Any], float]], *, name: str | None = None) -> None:
+        pairs = list(parts)
+        if not pairs or not all(isinstance(p, tuple) and len(p) == 2 for p in pairs):
+            raise InvalidArgument("Weighted takes [(verifier, weight), ...]: a non-empty list of pairs")
+        weights = [float(w) for _, w in pairs]
+        if any(w < 0 or not math.isfinite(w) for w in weights) or sum(weights) <= 0:
+            raise InvalidArgument(f"Weighted needs finite weights >= 0 that do not sum to 0; got {weights}")
+        super().__init__([v for v, _ in pairs], name=name or "weighted")
+        self.weights = weights
+
+    def __call__(self, row: Row) -> dict[str, Any]:
+        scores = self._scores(row)
+        if any(s is None for s, _ in scores):
+            reason = next(r for s, r in scores if s is None)
+            return {"reward": None, "reason": reason or f"{self.name}: a part could not check", "verifier": self.name}
+        mean = sum(w * s for w, (s, _) in zip(self.weights, scores, strict=True)) / sum(self.weights)  # type: ignore[operator, misc]
+        return {**self._finish(round(mean, 4)), "scorer_kind": self.kind}

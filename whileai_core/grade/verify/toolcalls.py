@@ -44,10 +44,28 @@ def _canon(name: Any) -> str:
         return text
 
 
-def tool_calls(row: Row) -> list[dict[str, Any]]:
-    """The calls a row made, in order, as ``{"name", "arguments"}`` (``messages.tool_calls``: ``steps``, else
-    the assistant messages' ``tool_calls``), names as the model sees them."""
-    return [{"name": _canon(c["tool"]), "arguments": parse_arguments(c.get("arguments"))} for c in row_tool_calls(row)]
+class ToolCall(dict):  # type: ignore[type-arg]
+    """One call: a dict ``{"name", "arguments"}`` that also reads as the SDK's ``ToolCall`` (``.name``,
+    ``.arguments``, ``.id``: the call id when the row logged one, else None)."""
+
+    @property
+    def name(self) -> str:
+        return self["name"]
+
+    @property
+    def arguments(self) -> Any:
+        return self["arguments"]
+
+    @property
+    def id(self) -> str | None:
+        return self.get("id")
+
+
+def tool_calls(row: Row) -> list[ToolCall]:
+    """The calls a row made, in order, as ``ToolCall`` dicts ``{"name", "arguments"}`` (``messages.tool_calls``:
+    ``steps``, else the assistant messages' ``tool_calls``), names as the model sees them."""
+    return [ToolCall(name=_canon(c["tool"]), arguments=parse_arguments(c.get("arguments")))
+            for c in row_tool_calls(row)]
 
 
 def _spec(item: Any, where: str) -> dict[str, Any]:
@@ -201,7 +219,7 @@ class ToolCalls(Verifier):
         except ValueError as exc:
             raise VerifierError(f"{exc}; pass expected= or field=") from None
         hidden = self.expected is None and self.reference(row)[1]
-        made = tool_calls(row)
+        made: list[dict[str, Any]] = list(tool_calls(row))
         meta = {"calls_made": len(made), "calls_expected": len(specs)}
         if self.mode == "strict":
             n_ok, why = self._strict(specs, made, hidden)

@@ -1,0 +1,14 @@
+# SDK reference: compare run std
+import whileai as wai
+
+
+@wai.tool
+def get_order(order_id: str) -> dict:
+    """Look up an order by id."""
+    return {"status": "shipped"}
+
+data = wai.simulate(wai.seeded_agent([get_order]), tools=[get_order], system_prompt="Help customers with orders.",
+                    simulator=False, repeats=4, budget=32)
+scored = data.grade(judge=lambda row: {"reward": int(not row["seeded"])})
+rep = wai.compare(scored, scored, run_std=0.02, run_std_runs=3)
+assert rep["noise_band"] is not None

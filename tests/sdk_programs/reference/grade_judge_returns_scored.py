@@ -1,0 +1,13 @@
+# SDK reference: grade judge returns scored
+import whileai as wai
+
+
+@wai.tool
+def get_order(order_id: str) -> dict:
+    """Look up an order by id."""
+    return {"status": "shipped"}
+
+data = wai.simulate(wai.seeded_agent([get_order]), tools=[get_order], system_prompt="Help customers with orders.",
+                    simulator=False, repeats=4, budget=32)
+scored = data.grade(judge=lambda row: {"reward": int(not row["seeded"])})
+assert type(scored).__name__ == "ScoredData" and all(r["reward"] in (0, 1) for r in scored.rows)

@@ -1,0 +1,6 @@
+# SDK reference: namespace config
+from whileai.config import context, settings
+
+with context(judge=lambda row: 1):
+    pass
+print(settings)

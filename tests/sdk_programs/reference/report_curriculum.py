@@ -1,0 +1,14 @@
+# SDK reference: report curriculum
+import whileai as wai
+
+
+@wai.tool
+def get_order(order_id: str) -> dict:
+    """Look up an order by id."""
+    return {"status": "shipped"}
+
+data = wai.simulate(wai.seeded_agent([get_order]), tools=[get_order], system_prompt="Help customers with orders.",
+                    simulator=False, repeats=4, budget=32)
+scored = data.grade(judge=lambda row: {"reward": int(not row["seeded"])})
+rep = wai.curriculum(scored.rows)
+assert rep["n_tasks"] == len({r["task_id"] for r in scored.rows}) and isinstance(rep["schedule"], list)

@@ -1,0 +1,14 @@
+# SDK reference: select rejection
+import whileai as wai
+
+
+@wai.tool
+def get_order(order_id: str) -> dict:
+    """Look up an order by id."""
+    return {"status": "shipped"}
+
+data = wai.simulate(wai.seeded_agent([get_order]), tools=[get_order], system_prompt="Help customers with orders.",
+                    simulator=False, repeats=4, budget=32)
+scored = data.grade(judge=lambda row: {"reward": int(not row["seeded"])})
+sel = wai.select(scored, mode="sft", rule=wai.Rejection("top_per_prompt", min_reward=1.0, seed=0))
+assert all(r["reward"] == 1 for r in sel)

@@ -1,0 +1,16 @@
+# SDK reference: select sft output
+from pathlib import Path
+
+import whileai as wai
+
+
+@wai.tool
+def get_order(order_id: str) -> dict:
+    """Look up an order by id."""
+    return {"status": "shipped"}
+
+data = wai.simulate(wai.seeded_agent([get_order]), tools=[get_order], system_prompt="Help customers with orders.",
+                    simulator=False, repeats=4, budget=32)
+scored = data.grade(judge=lambda row: {"reward": int(not row["seeded"])})
+sel = scored.select(mode="sft", output="sft.jsonl")
+assert len(Path("sft.jsonl").read_text().splitlines()) == len(sel)

@@ -1,0 +1,13 @@
+# SDK reference: simulate runs eval run
+import whileai as wai
+
+
+@wai.tool
+def get_order(order_id: str) -> dict:
+    """Look up an order by id."""
+    return {"status": "shipped"}
+
+data = wai.simulate(wai.seeded_agent([get_order]), tools=[get_order], system_prompt="Help customers with orders.",
+                    simulator=False, repeats=4, budget=32, runs=2)
+scored = data.grade(judge=lambda row: {"reward": int(not row["seeded"])})
+assert {r["lineage"]["eval_run"] for r in data.rows} == {0, 1} or len({r["lineage"]["eval_run"] for r in data.rows}) == 2

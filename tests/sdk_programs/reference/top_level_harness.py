@@ -1,0 +1,4 @@
+# SDK reference: top level harness
+import whileai as wai
+
+assert wai.Harness
