@@ -159,7 +159,9 @@ OPTIONS: tuple[_Opt, ...] = (
          metavar="PATH"),
     _Opt("mlflow", _bool, False, "log the run (pass@k with intervals, deltas, scenarios, the HTML report) to MLflow",
          flag=True),
-    _Opt("mlflow-uri", _text, D.MLFLOW_TRACKING_URI, "MLflow tracking URI or folder for --wai-mlflow", metavar="URI"),
+    _Opt("mlflow-uri", _text, D.MLFLOW_TRACKING_URI, "MLflow tracking URI or folder for --wai-mlflow (a folder is "
+         "MLflow's file store: open it with MLFLOW_ALLOW_FILE_STORE=true mlflow ui --backend-store-uri DIR; "
+         "sqlite:///mlflow.db is one a plain `mlflow ui` opens)", metavar="URI"),
     _Opt("prices", _text, None, "JSON price table: model -> {input, output} dollars per 1M tokens (cost estimate)",
          metavar="FILE"),
     _Opt("budget", _budget, None, "stop the run once it spent more than TOKENS, or $X (needs --wai-prices)",

@@ -146,3 +146,14 @@ def test_readme_plugin_snippet_runs_under_pytest(tmp_path: Path):
                            text=True, timeout=BLOCK_TIMEOUT_S)
     assert again.returncode == 0, again.stdout[-4000:]
     assert "no regression" in again.stdout
+
+
+def test_readme_install_puts_the_working_install_first():
+    """The first install command in README's Install section is the one that works from a clone; the index line
+    (not published yet) is not a command a newcomer copies first, and the text says when it will work."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text[text.index("## Install"):text.index("## The main job")]
+    first = next(b for b in fenced_blocks("README.md") if b.lang == "bash" and b.code in section)
+    assert first.code.splitlines()[0].startswith("python -m pip install -e '.[dev]'"), first.code
+    assert "install pytest-whileai" not in first.code
+    assert "not published yet" in section and "once the\ndistribution is published" in section
