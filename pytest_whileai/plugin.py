@@ -111,8 +111,12 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     wai = _wai(metafunc.config)
     if metafunc.definition.get_closest_marker("wai_scenarios") is not None:
         from pytest_whileai.collect import generate
+        from whileai_core.errors import WaiError
 
-        generate(metafunc)
+        try:
+            generate(metafunc)
+        except WaiError as exc:  # a bad marker is the user's one line, not pluggy's traceback (--fulltrace has it)
+            raise pytest.Collector.CollectError(f"{type(exc).__name__}: {exc}") from exc
     if wai is not None and wai.settings.sequential:
         from pytest_whileai.collect import add_rounds
 

@@ -173,6 +173,24 @@ def test_x(wai_eval):
     res.stdout.fnmatch_lines(["*test_x: unknown argument(s) trails; known: trials, min_pass_rate, *"])
 
 
+def test_scenarios_marker_without_a_source_is_one_line(pytester: pytest.Pytester):
+    """``wai_scenarios()`` with nothing to build scenarios from: the fix in one line, not pluggy's traceback."""
+    pytester.makepyfile("""
+import pytest
+
+@pytest.mark.wai_scenarios()
+def test_a(wai_eval, wai_scenario):
+    pass
+""")
+    res = pytester.runpytest_inprocess("-p", "no:cacheprovider")
+    res.assert_outcomes(errors=1)
+    one_line = ("WaiMarkerError: test_*.py::test_a: wai_scenarios: give a source (list of asks, JSONL path, "
+                "callable) or tools=?...? for the covering array")
+    res.stdout.fnmatch_lines([one_line])
+    out = res.stdout.str()
+    assert "pluggy/_hooks.py" not in out and "_hookexec" not in out and "Traceback" not in out, out
+
+
 def test_plugin_can_be_disabled_and_ini_twins_work(pytester: pytest.Pytester):
     pytester.makeini("[pytest]\nwai_trials = 3\n")
     pytester.makepyfile("""
