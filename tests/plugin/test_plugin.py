@@ -191,6 +191,26 @@ def test_a(wai_eval, wai_scenario):
     assert "pluggy/_hooks.py" not in out and "_hookexec" not in out and "Traceback" not in out, out
 
 
+def test_a_pass_under_min_pass_rate_says_why(pytester: pytest.Pytester):
+    """1/4 under min_pass_rate=0.5 passes (the whole interval must lie below the floor to fail); -v says so."""
+    pytester.makepyfile("""
+import pytest
+
+@pytest.mark.wai(trials=4, min_pass_rate=0.5)
+def test_low(wai_eval):
+    wai_eval.record([1, 0, 0, 0])
+
+@pytest.mark.wai(trials=4, min_pass_rate=0.5)
+def test_at(wai_eval):
+    wai_eval.record([1, 1, 0, 0])
+""")
+    res = pytester.runpytest_inprocess("-p", "no:cacheprovider", "-v")
+    res.assert_outcomes(passed=2)
+    low = ("*::test_low PASSED (1/4 trials; pass@1 0.25 is under min_pass_rate=0.5, but its 95% interval "
+           "?0.05, 0.70? still reaches it: not yet a failure, more trials decide)*")
+    res.stdout.fnmatch_lines([low, "*::test_at PASSED (2/4 trials) *"])
+
+
 def test_plugin_can_be_disabled_and_ini_twins_work(pytester: pytest.Pytester):
     pytester.makeini("[pytest]\nwai_trials = 3\n")
     pytester.makepyfile("""
