@@ -153,6 +153,14 @@ def test_printed_line_has_the_seed_form():
     assert f"headroom {res.headroom:.2f} " in str(res)
 
 
+def test_one_rollout_a_task_names_pass_at_1_once():
+    """k=1: the line once read 'pass@1 0.68 ... | pass^1 (pass_pow_k) n/a | pass@1 n/a' (issue 32)."""
+    res = pass_at(rows_from_counts([1, 0, 1, 1, 0, 1, 1, 1], 1))
+    s = str(res)
+    assert s.count("pass@1") == 1 and "pass^1" not in s, s
+    assert " | pass^k, pass@k and headroom n/a (8 groups, k=1; " in s and "set repeats>=4" in s
+
+
 def test_printed_line_missing_values_and_note():
     res = pass_at(rows_from_counts([1, 2], 3))
     s = str(res)

@@ -242,12 +242,16 @@ class PassAt:
             groups += f", {self.n_groups_at_k} tasks at k"
         if self.n_groups_imputed:
             groups += f", {self.n_groups_imputed} short unanimous imputed"
-        line = (
-            f"pass@1 {_est(self.pass_at_1, self.ci95)} | "
-            f"pass^{k} (pass_pow_k) {_est(self.pass_pow_k, self.pass_pow_k_ci95)} | "
-            f"pass@{k} {_est(self.pass_at_k, self.pass_at_k_ci95)} | "
-            f"headroom {_est(self.headroom, self.headroom_ci95)} ({groups}, k={k if self.k is not None else 'n/a'}"
-        )
+        if k == 1 and self.pass_pow_k is None and self.pass_at_k is None:  # one rollout a task: pass^1 and
+            # pass@1 would print as "pass@1 0.68 ... | pass@1 n/a", the same name twice
+            line = f"pass@1 {_est(self.pass_at_1, self.ci95)} | pass^k, pass@k and headroom n/a ({groups}, k=1"
+        else:
+            line = (
+                f"pass@1 {_est(self.pass_at_1, self.ci95)} | "
+                f"pass^{k} (pass_pow_k) {_est(self.pass_pow_k, self.pass_pow_k_ci95)} | "
+                f"pass@{k} {_est(self.pass_at_k, self.pass_at_k_ci95)} | "
+                f"headroom {_est(self.headroom, self.headroom_ci95)} ({groups}, k={k if self.k is not None else 'n/a'}"
+            )
         if self.note:
             line += f"; {self.note}"
         return line + ")"
