@@ -579,3 +579,14 @@ def test_eval_variance_takes_a_list_of_runs():
     assert as_list.means == spread.means and as_list.run_sd == spread.run_sd
     with pytest.raises(ValueError, match="got one empty run"):
         wai.eval_variance([])
+
+
+def test_a_sides_pass_at_1_interval_is_the_same_in_pass_at_and_delta_report():
+    """Learn lesson 5 printed A's pass@1 as [0.525..0.669] (pass_at) and [0.525..0.675] (delta_report): the
+    side intervals were drawn jointly with the differences. Now each side is drawn as pass_at draws it."""
+    before = rows_from_counts([1, 2, 3, 4, 2, 3, 1, 4, 3, 2] * 4, 4)
+    after = rows_from_counts([2, 3, 4, 4, 3, 3, 2, 4, 4, 2] * 4, 4)
+    rep = delta_report(before, after)
+    assert rep.before_ci == pass_at(before).ci95 and rep.after_ci == pass_at(after).ci95
+    same = delta_report(before, before)
+    assert same.before_ci == same.after_ci

@@ -1003,8 +1003,12 @@ def delta_report(
     se = stats.mean_se(d)
     ci = b_ci = a_ci = None
     if n >= min_tasks:
-        ci, b_ci, a_ci = stats.bootstrap_mean_ci(np.stack([d, rb, ra], axis=1), level=level, draws=draws,
-                                                 seed=seed, method=method, min_n=min_tasks)
+        ci = stats.bootstrap_mean_ci(np.stack([d, rb, ra], axis=1), level=level, draws=draws, seed=seed,
+                                     method=method, min_n=min_tasks)[0]
+        # each side's pass@1 interval on its own, as pass_at draws it: the same rows print the same interval
+        # (drawn jointly with the differences, A's pass@1 read [0.525..0.675] here and [0.525..0.669] in pass_at)
+        b_ci, a_ci = (stats.bootstrap_mean_ci(r, level=level, draws=draws, seed=seed, method=method,
+                                              min_n=min_tasks) for r in (rb, ra))
     if np.any(a.n[ai] != b.n[bi]):
         notes.append("rollouts per task differ between sides; each side uses its own per-task rate")
     reason = _refusal(ci, delta, test.p_value, n=n, min_tasks=min_tasks, band=band, min_effect=min_effect,
