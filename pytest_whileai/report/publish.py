@@ -89,7 +89,7 @@ def _write_html(wai: Any, doc: dict[str, Any]) -> str:
     from whileai_core.report.html import report
 
     return str(report(doc, wai.settings.html, baseline=wai.baseline, gate=wai.gate, prices=wai.settings.prices,
-                      level=wai.settings.level, repo=str(wai.config.rootpath)))
+                      level=wai.settings.level, repo=str(wai.config.rootpath), plotlyjs=wai.settings.html_plotlyjs))
 
 
 def _log_mlflow(wai: Any, doc: dict[str, Any]) -> str:
