@@ -83,5 +83,5 @@ def test_recipe_prints_what_its_readme_shows(folder: Path, tmp_path: Path):
 def test_full_needs_a_model():
     """``--full`` without a checkpoint is refused with the fix, before anything heavy loads."""
     done = subprocess.run([sys.executable, str(RECIPES[0] / "recipe.py"), "--full"], capture_output=True,
-                          text=True, timeout=60, check=False, env={**os.environ, "PYTHONPATH": str(ROOT)})
+                          text=True, timeout=180, check=False, env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert done.returncode == 2 and "--full needs --model DIR" in done.stderr
