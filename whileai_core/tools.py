@@ -332,7 +332,8 @@ def _user_level() -> int:
 
     ours = (os.path.dirname(os.path.abspath(__file__)), os.path.join(os.path.dirname(os.path.dirname(
         os.path.abspath(__file__))), "whileai"))
-    frame, level = sys._getframe(1), 1
+    frame: types.FrameType | None = sys._getframe(1)
+    level = 1
     while frame is not None and os.path.dirname(os.path.abspath(frame.f_code.co_filename)).startswith(ours):
         frame, level = frame.f_back, level + 1
     return level

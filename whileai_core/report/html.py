@@ -45,7 +45,7 @@ def forest_figure(view: dict[str, Any], go: Any) -> Any:
     """The forest plot: one trace per kind (suite, scenarios, slices), one mark per row, its interval as error
     bars; the y axis runs top-down in the view's order (suite, then each kind sorted by effect)."""
     fig = go.Figure()
-    order = []
+    order: list[str] = []
     for name, rows, symbol in (("suite", [view["suite"]] if view["suite"] else [], "diamond"),
                                ("scenarios", view["scenarios"], "circle"), ("slices", view["slices"], "square")):
         rows = [r for r in rows if r["value"] is not None]
