@@ -1,5 +1,7 @@
-"""MkDocs hook: the API page of ``wai.defaults`` gets a table of every constant with its value and its source,
-read from the comments beside them in ``whileai_core/defaults.py`` (mkdocstrings shows values, not comments)."""
+"""MkDocs hooks: the API page of ``wai.defaults`` gets a table of every constant with its value and its source,
+read from the comments beside them in ``whileai_core/defaults.py`` (mkdocstrings shows values, not comments);
+and a Returns section, read as one item (``returns_multiple_items: false`` in mkdocs.yml, so its wrapped lines
+stay one paragraph), drops the leading ``Type:`` its docstring repeats from the annotation in the Type column."""
 
 from __future__ import annotations
 
@@ -32,11 +34,24 @@ def defaults_table() -> str:
             last[2] += " " + line.strip().lstrip("# ")
         else:
             last = None
-    cell = lambda text: text.replace("|", "\\|")
+    cell = lambda text: text.replace("|", "\\|").replace("<", "&lt;")  # "<type>: <message>" is text, not tags
     return "\n".join(x if isinstance(x, str) else f"| `{x[0]}` | `{cell(x[1])}` | {cell(x[2])} |" for x in out)
 
 
 def on_page_markdown(markdown: str, page, **kwargs) -> str:
+    if page.file.src_uri.startswith("learn/"):  # no section headings: the empty table-of-contents column
+        page.meta["hide"] = [*page.meta.get("hide", []), "toc"]  # goes, and the code gets its width
     if MARKER in markdown:
         return markdown.replace(MARKER, defaults_table())
     return markdown
+
+
+RETURNS = re.compile(r'(<span class="doc-section-title">Returns:</span></p>\s*<table>.*?</table>)', re.DOTALL)
+TYPE_PREFIX = re.compile(r'(<div class="doc-md-description">\s*<p>)'
+                         r'[A-Za-z_][\w.]*(?:\[[^\]:<]*\])?(?: \| [A-Za-z_][\w.]*(?:\[[^\]:<]*\])?)*: ')
+
+
+def on_page_content(html: str, page, **kwargs) -> str:
+    if not page.file.src_uri.startswith("api/"):
+        return html
+    return RETURNS.sub(lambda m: TYPE_PREFIX.sub(r"\1", m.group(1), count=1), html)

@@ -183,9 +183,13 @@ OPTIONS: tuple[_Opt, ...] = (
     # issue 19: what people look at (HTML report, MLflow), and what a run may spend
     _Opt("html", _text, None, "write the self-contained HTML report (forest plot, transcripts) to PATH",
          metavar="PATH"),
+    _Opt("html-plotlyjs", _text, D.REPORT_PLOTLYJS, "how --wai-html carries Plotly: inline (self-contained, ~4.8 MB), "
+         "cdn, directory (one plotly.min.js beside the page) or a .js URL/path you host", metavar="HOW"),
     _Opt("mlflow", _bool, False, "log the run (pass@k with intervals, deltas, scenarios, the HTML report) to MLflow",
          flag=True),
-    _Opt("mlflow-uri", _text, D.MLFLOW_TRACKING_URI, "MLflow tracking URI or folder for --wai-mlflow", metavar="URI"),
+    _Opt("mlflow-uri", _text, D.MLFLOW_TRACKING_URI, "MLflow tracking URI or folder for --wai-mlflow (a folder is "
+         "MLflow's file store: open it with MLFLOW_ALLOW_FILE_STORE=true mlflow ui --backend-store-uri DIR; "
+         "sqlite:///mlflow.db is one a plain `mlflow ui` opens)", metavar="URI"),
     _Opt("prices", _text, None, "JSON price table: model -> {input, output} dollars per 1M tokens (cost estimate)",
          metavar="FILE"),
     _Opt("budget", _budget, None, "stop the run once it spent more than TOKENS, or $X (needs --wai-prices)",
@@ -250,6 +254,7 @@ class Settings:
     trial_index: int | None
     min_paired_share: float = D.GATE_MIN_PAIRED_SHARE
     html: str | None = None
+    html_plotlyjs: str = D.REPORT_PLOTLYJS
     mlflow: bool = False
     mlflow_uri: str = D.MLFLOW_TRACKING_URI
     prices: str | None = None

@@ -111,8 +111,12 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     wai = _wai(metafunc.config)
     if metafunc.definition.get_closest_marker("wai_scenarios") is not None:
         from pytest_whileai.collect import generate
+        from whileai_core.errors import WaiError
 
-        generate(metafunc)
+        try:
+            generate(metafunc)
+        except WaiError as exc:  # a bad marker is the user's one line, not pluggy's traceback (--fulltrace has it)
+            raise pytest.Collector.CollectError(f"{type(exc).__name__}: {exc}") from exc
     if wai is not None and wai.settings.sequential:
         from pytest_whileai.collect import add_rounds
 
@@ -217,12 +221,25 @@ def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -
     entry = getattr(report, ENTRY_ATTR, None)
     if not isinstance(entry, dict) or "rewards" not in entry:
         return None
-    trials = f"({entry.get('passes', 0)}/{entry.get('n_scored', 0)} trials)"
+    trials = f"({entry.get('passes', 0)}/{entry.get('n_scored', 0)} trials{_why_passed(entry) if report.passed else ''})"
     if report.passed:
         return "passed", ".", (f"PASSED {trials}", {"green": True})
     if report.failed:
         return "failed", "F", (f"FAILED {trials}", {"red": True})
     return None
+
+
+def _why_passed(entry: dict[str, Any]) -> str:
+    """What passed when the estimate sits under ``min_pass_rate``: the item fails only when the whole interval
+    does, so "PASSED (1/4 trials)" under min_pass_rate=0.5 says so instead of reading like a contradiction."""
+    floor, value, ci = entry.get("min_pass_rate"), entry.get("value"), entry.get("ci")
+    if floor is None or value is None or not ci or value >= floor:
+        return ""
+    from whileai_core.gate.text import fmt, fmt_ci
+
+    level = f"{float(entry.get('level') or 0.95) * 100:g}%"
+    return (f"; {entry.get('metric', 'pass@1')} {fmt(value)} is under min_pass_rate={floor:g}, but its {level} "
+            f"interval {fmt_ci(ci)} still reaches it: not yet a failure, more trials decide")
 
 
 class ControllerHooks:

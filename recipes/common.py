@@ -31,8 +31,12 @@ TEMPLATE = (
 )
 
 
-def arguments(description: str) -> argparse.Namespace:
-    """``--tiny`` (the default: CPU, seconds) or ``--full --model DIR`` (one GPU), plus ``--out``."""
+def arguments(description: str, *, trains: bool = True) -> argparse.Namespace:
+    """``--tiny`` (the default: CPU, seconds) or ``--full --model DIR`` (one GPU), plus ``--out``.
+
+    ``trains=False`` (judge validation, the CI gate) never imports torch, so those recipes run on ``[dev]``
+    alone; a training recipe pins torch to one thread for ``--tiny``.
+    """
     parser = argparse.ArgumentParser(description=description)
     scale = parser.add_mutually_exclusive_group()
     scale.add_argument("--tiny", action="store_true", help="tiny scale on CPU (the default)")
@@ -42,7 +46,7 @@ def arguments(description: str) -> argparse.Namespace:
     args = parser.parse_args()
     if args.full and not args.model:
         parser.error("--full needs --model DIR: a checkpoint you already have (save_pretrained output)")
-    if not args.full:
+    if trains and not args.full:
         import torch
 
         torch.set_num_threads(1)  # a shared CPU: a second OpenMP thread spin-waits (trl-offline-training.md P1)

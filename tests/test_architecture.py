@@ -171,18 +171,22 @@ def test_no_function_longer_than_a_hundred_lines(root):
 
 
 def test_every_engine_constant_is_read_somewhere():
-    """A constant nobody reads is a promise the code does not keep (RETRY_JITTER, SELECT_TARGET were)."""
+    """A constant nobody reads is a promise the code does not keep (RETRY_JITTER, SELECT_TARGET were).
+
+    The tree is split into words once (a word is what ``\\b...\\b`` delimits, so the counts are a per-name
+    regex's): 1.6 s, where a regex per constant over the whole text took 35-96 s on 2 shared cores."""
     import re
+    from collections import Counter
 
     readers = [p for root in ("whileai_core", "whileai", "pytest_whileai", "tests", "benchmarks")
                for p in (REPO / root).rglob("*.py")]
-    text = "\n".join(p.read_text(encoding="utf-8") for p in readers)
+    words = Counter(w for p in readers for w in re.findall(r"\w+", p.read_text(encoding="utf-8")))
     dead = []
     for m, path in modules("whileai_core").items():
         for node in ast.parse(path.read_text(encoding="utf-8")).body:
             target = node.targets[0] if isinstance(node, ast.Assign) else getattr(node, "target", None)
             if isinstance(target, ast.Name) and re.fullmatch(r"[A-Z][A-Z0-9_]+", target.id):
-                if len(re.findall(rf"\b{target.id}\b", text)) < 2:  # the definition itself is one
+                if words[target.id] < 2:  # the definition itself is one
                     dead.append(f"{m}.{target.id}")
     assert dead == [], f"constants defined but never read: {dead}"
 

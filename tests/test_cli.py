@@ -56,7 +56,7 @@ def test_wai_and_whileai_are_both_console_scripts_of_one_main():
 
 def test_defaults_piped_into_head_ends_quietly(tmp_path):
     proc = subprocess.run(f"{sys.executable} -m whileai_core.cli defaults | head -1", shell=True, cwd=tmp_path,
-                          env=_env(), capture_output=True, text=True, timeout=60)
+                          env=_env(), capture_output=True, text=True, timeout=180)  # a hang guard
     assert proc.stdout.count("\n") == 1 and "=" in proc.stdout
     assert "BrokenPipeError" not in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
 

@@ -10,6 +10,7 @@ import os
 import re
 import subprocess
 import sys
+from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
@@ -55,12 +56,20 @@ def test_api_pages_document_only_facade_names():
     assert not stale, f"API entries for names no longer on the facade: {stale}"
 
 
-def test_mkdocs_build_strict(tmp_path: Path):
-    cmd = [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")]
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The site, built once for this module with ``mkdocs build --strict``."""
+    out = tmp_path_factory.mktemp("site") / "site"
+    cmd = [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)]
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
     done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=BUILD_TIMEOUT_S,
                           check=False)
     assert done.returncode == 0, f"mkdocs build --strict failed:\n{done.stderr[-6000:]}"
+    return out
+
+
+def test_mkdocs_build_strict(site: Path):
+    tmp_path = site.parent
     assert (tmp_path / "site" / "index.html").exists()
     # the API reference really was generated from the package: a signature rendered for wai.pass_at
     measure = (tmp_path / "site" / "api" / "measure" / "index.html").read_text(encoding="utf-8")
@@ -73,3 +82,64 @@ def test_mkdocs_build_strict(tmp_path: Path):
     missing = [n for n in names if f"<code>{n}</code>" not in defaults]
     assert not missing, f"constants missing from the defaults table: {missing}"
     assert "Miller 2024" in defaults and "DAPO" in defaults
+
+
+# every element the theme and Python-Markdown write; a tag outside it is text the browser swallowed as markup
+_TAG_NAMES = """a abbr article aside b blockquote body br button caption code col colgroup dd del details
+    dfn div dl dt em figcaption figure footer form h1 h2 h3 h4 h5 h6 head header hr html i img input kbd label
+    legend li link main mark meta nav noscript ol optgroup option p path pre q s samp script section select small
+    source span strong style sub summary sup svg table tbody td template textarea tfoot th thead title tr u ul var
+    wbr circle g line polyline polygon rect defs use symbol"""
+HTML_TAGS = frozenset(_TAG_NAMES.split())
+# stray markup in docstrings left to the branch that owns their files (issue 28's sandbox branch owns
+# whileai_core/grade/verify/: "a fenced ```json block" in checks.py and basic.py, three backticks inside a
+# double-backtick span), each as the scan reports it, so a fixed one must leave this list
+PENDING = {("api/grade/index.html", "literal `` in '[...]``.'"), ("api/grade/index.html", "literal `` in '[...]``).'")}
+
+
+class _Scan(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.depth = 0  # inside <code>/<pre>, where backticks are content
+        self.found: list[str] = []
+        self.tail = ""
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag not in HTML_TAGS:
+            self.found.append(f"<{tag}> swallowed as an element after {self.tail[-80:]!r}")
+        if tag in ("code", "pre"):
+            self.depth += 1
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("code", "pre") and self.depth:
+            self.depth -= 1
+
+    def handle_data(self, data: str) -> None:
+        self.tail = (self.tail + data)[-200:]
+        if not self.depth and "``" in data:
+            self.found.append(f"literal `` in {' '.join(data.split())[:160]!r}")
+
+
+def test_built_html_has_no_stray_markup(site: Path):
+    """What ``--strict`` does not catch (issue 32): a docstring's ``code`` that reached the page as two literal
+    backticks (a code span cut by a wrapped line), and ``<ExcType>: <msg>`` that the browser took for tags."""
+    stray = []
+    for page in sorted(site.rglob("*.html")):
+        scan = _Scan()
+        scan.feed(page.read_text(encoding="utf-8"))
+        name = page.relative_to(site).as_posix()
+        stray += [f"{name}: {hit}" for hit in scan.found if (name, hit) not in PENDING]
+    assert not stray, "stray markup in the built site:\n" + "\n".join(stray[:40])
+
+
+def test_learn_code_blocks_are_not_cut_off(site: Path):
+    """The Learn pages' code and output lines run past the Material theme's content width (1400 px screens cut
+    them off): the site's stylesheet lets a code block scroll and the content column widen."""
+    css = ROOT / "docs" / "stylesheets" / "extra.css"
+    assert "stylesheets/extra.css" in (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    rules = css.read_text(encoding="utf-8")
+    assert ".md-grid" in rules and "max-width" in rules and "overflow-x: auto" in rules
+    lesson = (site / "learn" / "03-pass-rate-interval" / "index.html").read_text(encoding="utf-8")
+    assert "stylesheets/extra.css" in lesson and '<div class="language-text highlight">' in lesson
+    assert 'data-md-type="toc" hidden>' in lesson  # the empty contents column is gone (mkdocs_hooks.py)
+    assert 'data-md-type="toc" hidden>' not in (site / "measure" / "index.html").read_text(encoding="utf-8")

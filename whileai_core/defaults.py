@@ -393,6 +393,8 @@ REPORT_TRANSCRIPTS_PER_SCENARIO = 3  # failing trials per scenario kept for the 
 REPORT_MESSAGE_CHARS = 2000  # characters of one message / tool output kept in a transcript; convention, untested
 REPORT_SLICE_FIELDS = 3  # scenario-cell fields sliced in the forest plot when by= is not given; convention, untested
 REPORT_FOREST_ROW_PX = 26  # height of one forest-plot row (layout, not statistics)
+REPORT_LABEL_MAX_CHARS = 36  # a forest-plot label is cut to this many characters (the full one in the hover and the table), so labels stop taking 40% of the plot's width; layout, not statistics
+REPORT_PLOTLYJS = "inline"  # how the HTML report carries Plotly: "inline" (self-contained, ~4.8 MB), "cdn", "directory" or a .js URL/path; convention
 TOKENS_PER_PRICE_UNIT = 1_000_000  # a price table gives dollars per 1M tokens (the unit vendors publish; e.g.
 #                                    https://openai.com/api/pricing); no vendor prices are built in
 MLFLOW_TRACKING_URI = "./mlruns"  # MLflow's own default local file store (https://mlflow.org/docs/latest/tracking.html)

@@ -245,7 +245,9 @@ _LEAVES = frozenset({str, int, bool, type(None)})  # json_safe returns these exa
 
 
 def json_safe(value: Any) -> Any:
-    """A JSON-serializable copy of a value: containers are walked, other objects become their repr."""
+    """A JSON-serializable copy of a value: containers are walked; a ``datetime``/``date``/``time`` becomes its
+    ``isoformat()``, an ``Enum`` its value, a ``UUID``/``Decimal``/path its ``str``, a dataclass its fields, an
+    array or numpy scalar its ``tolist()``; any other object becomes its repr (``opaque`` names such objects)."""
     kind = type(value)
     if kind in _LEAVES:  # the common leaves, without isinstance
         return value
@@ -261,7 +263,46 @@ def json_safe(value: Any) -> Any:
         return {str(k): json_safe(v) for k, v in value.items()}
     if isinstance(value, (list, tuple, set, frozenset)):
         return [json_safe(v) for v in value]
-    return repr(value)
+    converted = _json_form(value)
+    return repr(value) if converted is _NO_FORM else json_safe(converted)
+
+
+_NO_FORM = object()
+
+
+def _json_form(value: Any) -> Any:
+    """The documented JSON form of a non-container object (see ``json_safe``), else ``_NO_FORM``."""
+    import dataclasses
+    import datetime
+    import decimal
+    import enum
+    import uuid
+    from pathlib import PurePath
+
+    if isinstance(value, (datetime.date, datetime.time)):  # datetime is a date
+        return value.isoformat()
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, (uuid.UUID, decimal.Decimal, PurePath)):
+        return str(value)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
+    if callable(getattr(value, "tolist", None)) and type(value).__module__.startswith("numpy"):
+        return value.tolist()
+    return _NO_FORM
+
+
+def opaque(value: Any, _depth: int = 0) -> str | None:
+    """The type name of the first object in ``value`` that ``json_safe`` can only keep as its repr (an
+    ``object()``, a class instance without a JSON form), else None."""
+    if type(value) in _LEAVES or isinstance(value, (str, int, float)) or _depth > 32:
+        return None
+    if isinstance(value, Mapping):
+        return next((o for o in (opaque(v, _depth + 1) for v in value.values()) if o), None)
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return next((o for o in (opaque(v, _depth + 1) for v in value) if o), None)
+    converted = _json_form(value)
+    return type(value).__name__ if converted is _NO_FORM else opaque(converted, _depth + 1)
 
 
 def read_jsonl(path: str | os.PathLike[str]) -> list[Row]:

@@ -20,9 +20,11 @@ import enum
 import functools
 import inspect
 import json
+import os
 import re
 import types
 import typing
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, Union, get_args, get_origin
 
@@ -311,9 +313,40 @@ def _from_callable(f: Any, name: str | None, description: str | None) -> Tool:
         raise InvalidArgumentType(f"@tool could not read a signature from {f!r}; decorate a def function (wrap a "
                                   "builtin or class in one)") from None
     spec = function_schema(f, name=name, description=description)
+    _warn_undocumented(f, spec)
     tool_name, original = _named(spec["name"])
     returns = _hints(f).get("return")
     return Tool(tool_name, spec["description"], spec["parameters"], f, returns, original)
+
+
+def _warn_undocumented(fn: Any, spec: Mapping[str, Any]) -> None:
+    """A tool the model cannot read: no description (no docstring, no ``description=``) or parameters without
+    an annotation (their schema is ``{}``: any value) is built as asked, with a warning naming the fix."""
+    gaps = []
+    if not spec["description"].strip():
+        gaps.append("no description (the model sees an empty one): give it a docstring or description='...'")
+    params = inspect.signature(fn).parameters
+    bare = [p for p, schema in spec["parameters"]["properties"].items()
+            if not schema.get("type") and not {"enum", "anyOf", "oneOf", "const", "$ref"} & set(schema)
+            and params[p].annotation is inspect.Parameter.empty]
+    if bare:
+        gaps.append(f"parameter(s) {', '.join(bare)} without an annotation (their schema is {{}}, any value): "
+                    "annotate them, e.g. order_id: str")
+    if gaps:
+        warnings.warn(f"tool {spec['name']!r}: " + "; ".join(gaps), UserWarning, stacklevel=_user_level())
+
+
+def _user_level() -> int:
+    """The ``stacklevel`` of the first frame outside this library, so a warning names the user's line."""
+    import sys
+
+    ours = (os.path.dirname(os.path.abspath(__file__)), os.path.join(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__))), "whileai"))
+    frame: types.FrameType | None = sys._getframe(1)
+    level = 1
+    while frame is not None and os.path.dirname(os.path.abspath(frame.f_code.co_filename)).startswith(ours):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def tool(fn: Any = None, *, name: str | None = None, description: str | None = None) -> Any:

@@ -98,14 +98,15 @@ def _write_html(wai: Any, doc: dict[str, Any]) -> str:
     from whileai_core.report.html import report
 
     return str(report(doc, wai.settings.html, baseline=wai.baseline, gate=wai.gate, prices=wai.settings.prices,
-                      level=wai.settings.level, repo=str(wai.config.rootpath)))
+                      level=wai.settings.level, repo=str(wai.config.rootpath), plotlyjs=wai.settings.html_plotlyjs))
 
 
 def _log_mlflow(wai: Any, doc: dict[str, Any]) -> str:
     """The run logged to MLflow; the HTML report attached (the one written by --wai-html, else a fresh one)."""
     from whileai_core.report.tracking import log_mlflow
+    from whileai_core.train.curves import open_command
 
     html = wai.settings.html if wai.settings.html and os.path.exists(wai.settings.html) else True
     run_id = log_mlflow(doc, baseline=wai.baseline, gate=wai.gate, uri=wai.settings.mlflow_uri, html=html,
                         prices=wai.settings.prices, level=wai.settings.level)
-    return f"MLflow run {run_id} at {wai.settings.mlflow_uri}"
+    return f"MLflow run {run_id} at {wai.settings.mlflow_uri} (to see it: {open_command(wai.settings.mlflow_uri)})"

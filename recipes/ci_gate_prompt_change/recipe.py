@@ -9,7 +9,7 @@ import common  # the --tiny/--full switch and the tiny model (recipes/common.py)
 
 import whileai as wai
 
-args = common.arguments(__doc__)
+args = common.arguments(__doc__, trains=False)  # no torch: runs on [dev] alone
 budget = 480 if not args.full else 4000
 OLD = "Help customers with orders. Confirm before any change."
 NEW = "Help customers with orders. Be fast."

@@ -10,7 +10,7 @@ import common  # the --tiny/--full switch and the tiny model (recipes/common.py)
 
 import whileai as wai
 
-args = common.arguments(__doc__)
+args = common.arguments(__doc__, trains=False)  # no torch: runs on [dev] alone
 budget = 240 if not args.full else 2000
 
 

@@ -62,3 +62,13 @@ def test_undefined_kappa_prints_so_and_fails():
     rep = judge_trust(table_rows(20, 0, 0, 0))
     assert rep.kappa is None and rep.kappa_ci is None and not rep.ok
     assert "kappa undefined" in str(rep)
+
+
+def test_a_zero_width_kappa_says_why():
+    """A judge that passes everything at 67% agreement: kappa 0 in every resample, which is not "every item
+    agreed" (issue 32); a judge that agrees on every item still says that."""
+    constant = str(judge_trust(table_rows(160, 80, 0, 0)))
+    assert "agreement 67%" in constant and "every item agreed" not in constant
+    assert "zero width: the judge said pass on every item, so kappa is 0 in every resample" in constant
+    perfect = str(judge_trust(table_rows(160, 0, 0, 80)))
+    assert "kappa 1.00 (95% CI 1.00..1.00, n=240; zero width: every item agreed)" in perfect

@@ -153,6 +153,14 @@ def test_printed_line_has_the_seed_form():
     assert f"headroom {res.headroom:.2f} " in str(res)
 
 
+def test_one_rollout_a_task_names_pass_at_1_once():
+    """k=1: the line once read 'pass@1 0.68 ... | pass^1 (pass_pow_k) n/a | pass@1 n/a' (issue 32)."""
+    res = pass_at(rows_from_counts([1, 0, 1, 1, 0, 1, 1, 1], 1))
+    s = str(res)
+    assert s.count("pass@1") == 1 and "pass^1" not in s, s
+    assert " | pass^k, pass@k and headroom n/a (8 groups, k=1; " in s and "set repeats>=4" in s
+
+
 def test_printed_line_missing_values_and_note():
     res = pass_at(rows_from_counts([1, 2], 3))
     s = str(res)
@@ -583,3 +591,14 @@ def test_holdout_size_tiny_alpha_answers_and_impossible_plans_are_a_fast_clear_e
     with pytest.raises(ValueError, match="HOLDOUT_MAX_TASKS"):
         wai.holdout_size(1e-5, alpha=1e-12)
     assert time.monotonic() - t0 < 5
+
+
+def test_a_sides_pass_at_1_interval_is_the_same_in_pass_at_and_delta_report():
+    """Learn lesson 5 printed A's pass@1 as [0.525..0.669] (pass_at) and [0.525..0.675] (delta_report): the
+    side intervals were drawn jointly with the differences. Now each side is drawn as pass_at draws it."""
+    before = rows_from_counts([1, 2, 3, 4, 2, 3, 1, 4, 3, 2] * 4, 4)
+    after = rows_from_counts([2, 3, 4, 4, 3, 3, 2, 4, 4, 2] * 4, 4)
+    rep = delta_report(before, after)
+    assert rep.before_ci == pass_at(before).ci95 and rep.after_ci == pass_at(after).ci95
+    same = delta_report(before, before)
+    assert same.before_ci == same.after_ci

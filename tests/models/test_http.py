@@ -30,17 +30,21 @@ def test_a_dripping_server_is_cut_at_the_total_deadline(srv):
     t0 = time.monotonic()
     with pytest.raises(BackendError, match=r"timed out: no complete reply within 1 s") as ei:
         b.complete(user("x"))
-    assert time.monotonic() - t0 < 3.0  # the whole call is capped, not each read
+    # the whole call is capped, not each read: uncapped, the ~240-byte body drips for ~120 s; the bound is wide
+    # so a loaded machine cannot fail it (the cap answers in ~1 s)
+    assert time.monotonic() - t0 < 30.0
     assert ei.value.retryable
 
 
 def test_retries_share_a_separate_budget(srv):
-    srv.fail(10, hang=0.6)
-    b = Endpoint("m", url=srv.openai_url, timeout=0.3, max_attempts=10, retry_budget_s=0.5, **FAST)
+    srv.fail(40, hang=0.6)
+    b = Endpoint("m", url=srv.openai_url, timeout=0.3, max_attempts=40, retry_budget_s=0.5, **FAST)
     t0 = time.monotonic()
     with pytest.raises(BackendError, match=r"retry_budget_s=0.5 spent|failed after"):
         b.complete(user("x"))
-    assert time.monotonic() - t0 < 0.3 + 0.5 + 1.0
+    # without the budget the 40 attempts take >= 12 s; with it ~0.8 s. The verdict is the attempt count (a
+    # loaded machine makes fewer attempts, never more); the time bound only has to sit below the 12 s
+    assert time.monotonic() - t0 < 8.0
     assert srv.count < 10
 
 

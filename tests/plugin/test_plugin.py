@@ -173,6 +173,44 @@ def test_x(wai_eval):
     res.stdout.fnmatch_lines(["*test_x: unknown argument(s) trails; known: trials, min_pass_rate, *"])
 
 
+def test_scenarios_marker_without_a_source_is_one_line(pytester: pytest.Pytester):
+    """``wai_scenarios()`` with nothing to build scenarios from: the fix in one line, not pluggy's traceback."""
+    pytester.makepyfile("""
+import pytest
+
+@pytest.mark.wai_scenarios()
+def test_a(wai_eval, wai_scenario):
+    pass
+""")
+    res = pytester.runpytest_inprocess("-p", "no:cacheprovider")
+    res.assert_outcomes(errors=1)
+    one_line = ("WaiMarkerError: test_*.py::test_a: wai_scenarios: give a source (list of asks, JSONL path, "
+                "callable) or tools=?...? for the covering array")
+    res.stdout.fnmatch_lines([one_line])
+    out = res.stdout.str()
+    assert "pluggy/_hooks.py" not in out and "_hookexec" not in out and "Traceback" not in out, out
+
+
+def test_a_pass_under_min_pass_rate_says_why(pytester: pytest.Pytester):
+    """1/4 under min_pass_rate=0.5 passes (the whole interval must lie below the floor to fail); -v says so."""
+    pytester.makepyfile("""
+import pytest
+
+@pytest.mark.wai(trials=4, min_pass_rate=0.5)
+def test_low(wai_eval):
+    wai_eval.record([1, 0, 0, 0])
+
+@pytest.mark.wai(trials=4, min_pass_rate=0.5)
+def test_at(wai_eval):
+    wai_eval.record([1, 1, 0, 0])
+""")
+    res = pytester.runpytest_inprocess("-p", "no:cacheprovider", "-v")
+    res.assert_outcomes(passed=2)
+    low = ("*::test_low PASSED (1/4 trials; pass@1 0.25 is under min_pass_rate=0.5, but its 95% interval "
+           "?0.05, 0.70? still reaches it: not yet a failure, more trials decide)*")
+    res.stdout.fnmatch_lines([low, "*::test_at PASSED (2/4 trials) *"])
+
+
 def test_plugin_can_be_disabled_and_ini_twins_work(pytester: pytest.Pytester):
     pytester.makeini("[pytest]\nwai_trials = 3\n")
     pytester.makepyfile("""

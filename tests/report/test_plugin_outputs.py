@@ -34,7 +34,12 @@ def test_html_mlflow_and_lean_baseline(pytester, monkeypatch):
     result = pytester.runpytest_subprocess("-v", "-p", "no:cacheprovider", "--wai-save=main", f"--wai-html={html}",
                                            f"--wai-json={run}", "--wai-mlflow", f"--wai-mlflow-uri={store}")
     result.assert_outcomes(passed=3)
-    result.stdout.fnmatch_lines(["*test_scenario?0? PASSED (2/4 trials)*", f"wrote {html}", "wrote MLflow run * at *"])
+    opened = f"wrote MLflow run * at * (to see it: MLFLOW_ALLOW_FILE_STORE=true mlflow ui --backend-store-uri {store})"
+    result.stdout.fnmatch_lines(["*test_scenario?0? PASSED (2/4 trials)*", f"wrote {html}", opened])
+    # MLflow's own chatter stays out of the run's output: its "Creating a new experiment" INFO line (which landed
+    # on pytest's progress line) and pandas' Pandas4Warning raised inside MLflow's log_table
+    out = result.stdout.str() + result.stderr.str()
+    assert "INFO mlflow" not in out and "Pandas4Warning" not in out and "warnings summary" not in out, out
     doc = json.loads(run.read_text())
     kept = doc["scenarios"][0]["transcripts"]
     assert [t["index"] for t in kept] == [1, 3] and kept[0]["reason"] == "odd trial"

@@ -91,3 +91,46 @@ def test_tokens_and_cost_closed_form():
                          "pass a price table to estimate it)")
     with pytest.raises(wai.InvalidArgument, match="prices\\['m'\\]\\['input'\\]"):
         wai.usage(rows, prices={"m": {"input": -1}})
+
+
+def test_the_forest_plot_says_why_a_larger_drop_can_stay_grey(runs, tmp_path):
+    """Red is Holm-significant, not the largest drop (issue 32): the page says so beside the plot, and each
+    scenario row's p is in its hover and the table."""
+    before, after = runs
+    html = wai.report(after, tmp_path / "r.html", baseline=before, repo=None).read_text(encoding="utf-8")
+    assert "Red means significant after correcting for the many rows tested (Holm" in html.replace("&#39;", "'")
+    assert "a larger drop measured on fewer trials (a wider interval, a larger p) can stay grey" in html
+    view = build_view(as_inputs(after, baseline=before), repo=None)
+    assert all(", one-sided p=" in r["n"] for r in view["scenarios"] if r["value"] is not None)
+    alone = wai.report(after, tmp_path / "alone.html", repo=None).read_text(encoding="utf-8")
+    assert 'id="holm-note"' not in alone  # no deltas, nothing to correct
+
+
+def test_long_labels_are_cut_and_kept_unique():
+    """Scenario labels took 40% of the plot's width: each is cut to REPORT_LABEL_MAX_CHARS on the axis."""
+    from whileai_core.report.html import _short_labels
+
+    cap = wai.defaults.REPORT_LABEL_MAX_CHARS
+    long = [f"test_order_desk[stance=polite-tool=get_order-fault=timeout-{i}]" for i in range(3)]
+    short = _short_labels(long + ["suite"])
+    assert all(len(s) <= cap for s in short[:3]) and short[3] == "suite"
+    assert len(set(short)) == 4 and all(s.endswith(f"{i}]") for i, s in enumerate(short[:3]))
+    same = _short_labels(["x" * 80, "x" * 80])
+    assert same[0] != same[1] and same[1].endswith(" #2")
+
+
+def test_plotly_bundle_inline_cdn_directory_or_hosted(runs, tmp_path):
+    """The page was 4.89 MB, 4.82 MB of it Plotly: plotlyjs= links it instead (CDN, one shared copy beside the
+    pages, or a URL you host); inline stays the default (opens with no network)."""
+    before, after = runs
+    inline = wai.report(after, tmp_path / "inline.html", baseline=before, repo=None)
+    cdn = wai.report(after, tmp_path / "cdn.html", baseline=before, repo=None, plotlyjs="cdn")
+    assert inline.stat().st_size > 3_000_000 and cdn.stat().st_size < 300_000
+    assert '<script src="https://cdn.plot.ly/plotly-' in cdn.read_text(encoding="utf-8")
+    shared = wai.report(after, tmp_path / "site" / "a.html", baseline=before, repo=None, plotlyjs="directory")
+    assert '<script src="plotly.min.js"' in shared.read_text(encoding="utf-8")
+    assert (tmp_path / "site" / "plotly.min.js").stat().st_size > 3_000_000
+    hosted = wai.report(after, tmp_path / "h.html", repo=None, plotlyjs="/static/plotly-2.35.min.js")
+    assert '<script src="/static/plotly-2.35.min.js"' in hosted.read_text(encoding="utf-8")
+    with pytest.raises(wai.InvalidArgument, match="plotlyjs= is"):
+        wai.report(after, tmp_path / "x.html", repo=None, plotlyjs="small")

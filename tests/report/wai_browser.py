@@ -21,7 +21,7 @@ from typing import Any
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync",
          "--remote-debugging-address=127.0.0.1", "--remote-debugging-port=0", "--window-size=1200,900"]
-START_TIMEOUT_S = 30.0
+START_TIMEOUT_S = 90.0  # a hang guard: a loaded 2-core box starts Chromium slower
 PAGE_TIMEOUT_S = 60.0
 
 
@@ -51,7 +51,7 @@ class Chromium:
         if self.proc.poll() is None:
             self.proc.terminate()
             try:
-                self.proc.wait(timeout=10)
+                self.proc.wait(timeout=30)
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()

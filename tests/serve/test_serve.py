@@ -158,7 +158,7 @@ def test_cli_prints_the_url_and_its_server_never_outlives_a_killed_caller(tiny):
         # killed outright (no atexit, no finally, no signal handler): the server dies with it (PR_SET_PDEATHSIG)
         cli.kill()
         cli.wait(timeout=30)
-        deadline = time.monotonic() + 15
+        deadline = time.monotonic() + 60  # a wait, not a verdict on speed: a loaded box reaps slower
         while (servers_on(port) or port_open(port)) and time.monotonic() < deadline:
             time.sleep(0.2)
         assert servers_on(port) == [] and not port_open(port)

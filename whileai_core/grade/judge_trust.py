@@ -460,12 +460,25 @@ class JudgeTrustReport(ReportMapping):
         elif self.kappa_ci is None:
             kappa = f"kappa {self.kappa:.2f} (no interval, n={self.n_labeled})"
         else:
+            flat = f"; zero width: {self._flat_kappa()}" if self.kappa_ci[0] == self.kappa_ci[1] else ""
             kappa = (f"kappa {self.kappa:.2f} ({level} {self.kappa_ci[0]:.2f}..{self.kappa_ci[1]:.2f}, "
-                     f"n={self.n_labeled}{'; zero width: every item agreed' if self.kappa_ci[0] == self.kappa_ci[1] else ''})")
+                     f"n={self.n_labeled}{flat})")
         return (f"judge trust: {head}: agreement {self.agreement:.0%} ({level} {lo:.0%}..{hi:.0%}, "
                 f"n={self.n_labeled}), {kappa}; floors on the lower bounds: agreement >= "
                 f"{self.floors['min_agreement']:.0%}, kappa >= {self.floors['min_kappa']:.2f}"
                 + (f"; {len(self.warnings)} warning(s)" if self.warnings else ""))
+
+    def _flat_kappa(self) -> str:
+        """Why every resample gave one kappa: all items agreed, or the judge gave one label throughout (kappa 0
+        in every resample, whatever the agreement: at 67% agreement "every item agreed" was false)."""
+        if self.agreement == 1.0:
+            return "every item agreed"
+        c = self.confusion or {}
+        said_pass, said_fail = c.get("tp", 0) + c.get("fp", 0), c.get("fn", 0) + c.get("tn", 0)
+        if not said_fail or not said_pass:
+            label = "pass" if not said_fail else "fail"
+            return f"the judge said {label} on every item, so kappa is 0 in every resample"
+        return "every resample gave the same kappa"
 
     def table(self) -> str:
         lines = [str(self)]

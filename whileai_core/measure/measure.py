@@ -250,12 +250,16 @@ class PassAt:
             groups += f", {self.n_groups_at_k} tasks at k"
         if self.n_groups_imputed:
             groups += f", {self.n_groups_imputed} short unanimous imputed"
-        line = (
-            f"pass@1 {_est(self.pass_at_1, self.ci95)} | "
-            f"pass^{k} (pass_pow_k) {_est(self.pass_pow_k, self.pass_pow_k_ci95)} | "
-            f"pass@{k} {_est(self.pass_at_k, self.pass_at_k_ci95)} | "
-            f"headroom {_est(self.headroom, self.headroom_ci95)} ({groups}, k={k if self.k is not None else 'n/a'}"
-        )
+        if k == 1 and self.pass_pow_k is None and self.pass_at_k is None:  # one rollout a task: pass^1 and
+            # pass@1 would print as "pass@1 0.68 ... | pass@1 n/a", the same name twice
+            line = f"pass@1 {_est(self.pass_at_1, self.ci95)} | pass^k, pass@k and headroom n/a ({groups}, k=1"
+        else:
+            line = (
+                f"pass@1 {_est(self.pass_at_1, self.ci95)} | "
+                f"pass^{k} (pass_pow_k) {_est(self.pass_pow_k, self.pass_pow_k_ci95)} | "
+                f"pass@{k} {_est(self.pass_at_k, self.pass_at_k_ci95)} | "
+                f"headroom {_est(self.headroom, self.headroom_ci95)} ({groups}, k={k if self.k is not None else 'n/a'}"
+            )
         if self.note:
             line += f"; {self.note}"
         return line + ")"
@@ -1019,8 +1023,12 @@ def delta_report(
     se = stats.mean_se(d)
     ci = b_ci = a_ci = None
     if n >= min_tasks:
-        ci, b_ci, a_ci = stats.bootstrap_mean_ci(np.stack([d, rb, ra], axis=1), level=level, draws=draws,
-                                                 seed=seed, method=method, min_n=min_tasks)
+        ci = stats.bootstrap_mean_ci(np.stack([d, rb, ra], axis=1), level=level, draws=draws, seed=seed,
+                                     method=method, min_n=min_tasks)[0]
+        # each side's pass@1 interval on its own, as pass_at draws it: the same rows print the same interval
+        # (drawn jointly with the differences, A's pass@1 read [0.525..0.675] here and [0.525..0.669] in pass_at)
+        b_ci, a_ci = (stats.bootstrap_mean_ci(r, level=level, draws=draws, seed=seed, method=method,
+                                              min_n=min_tasks) for r in (rb, ra))
     if np.any(a.n[ai] != b.n[bi]):
         notes.append("rollouts per task differ between sides; each side uses its own per-task rate")
     reason = _refusal(ci, delta, test.p_value, n=n, min_tasks=min_tasks, band=band, min_effect=min_effect,

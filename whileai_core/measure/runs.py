@@ -192,7 +192,7 @@ def compare_runs(a: Any, b: Any, *, metric: str = "pass_at_1", n_boot: int = BOO
     Args:
         a: the first run's graded rows (or a ScoredData).
         b: the second run's graded rows.
-        metric: "pass_at_1" (default) or "marker:<name>".
+        metric: ``"pass_at_1"`` (default) or ``"marker:<name>"``.
         n_boot: bootstrap resamples and sign flips (default ``defaults.BOOTSTRAP_DRAWS`` = 2000).
         seed: the seed of both (default 0).
         min_paired: shared tasks needed for the paired test (default ``defaults.MIN_PAIRED_TASKS`` = 5);
@@ -208,7 +208,7 @@ def compare_runs(a: Any, b: Any, *, metric: str = "pass_at_1", n_boot: int = BOO
         most ``EXACT_PERMUTATION_MAX`` (24) of them are non-zero, else ``n_boot`` random flips.
 
     Raises:
-        InvalidArgument: a ``metric`` other than "pass_at_1" or "marker:<name>", ``level`` outside (0, 1),
+        InvalidArgument: a ``metric`` other than ``"pass_at_1"`` or ``"marker:<name>"``, ``level`` outside (0, 1),
             ``n_boot`` or ``min_paired`` < 1 (a ``ValueError``); a rows file that is not JSONL.
         InvalidArgumentType: ``a`` or ``b`` is not rows (a single dict, a non-iterable, a non-dict row; a
             ``TypeError``).

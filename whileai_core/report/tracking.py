@@ -15,7 +15,7 @@ from typing import Any
 from whileai_core import defaults as D
 from whileai_core.report.inputs import as_inputs
 from whileai_core.report.view import build_view
-from whileai_core.train.curves import metric_name, mlflow_module, tracking_uri
+from whileai_core.train.curves import metric_name, mlflow_module, quiet_mlflow, tracking_uri
 
 
 def run_metrics(view: Mapping[str, Any]) -> dict[str, float]:
@@ -86,18 +86,19 @@ def log_mlflow(obj: Any, *, baseline: Any = None, gate: Any = None, uri: str | o
     view = build_view(inputs, level=level, prices=prices)
     client_uri = tracking_uri(uri)
     mlflow.set_tracking_uri(client_uri)
-    mlflow.set_experiment(experiment)
-    with mlflow.start_run(run_name=run_name) as run:
-        mlflow.log_metrics(run_metrics(view))
-        meta = {name: value[:500] for name, value in view["metadata"]}
-        mlflow.set_tags({**{f"whileai.{k}": v for k, v in meta.items()}, **dict(tags or {})})
-        if (view.get("gate") or {}).get("status"):
-            mlflow.set_tag("whileai.gate", view["gate"]["status"])
-        if view.get("scenarios") or view.get("slices"):
-            mlflow.log_table(scenario_table(view), artifact_file="scenarios.json")
-        if html:
-            _log_html(mlflow, obj, html, baseline=baseline, gate=gate, prices=prices, level=level)
-        return str(run.info.run_id)
+    with quiet_mlflow():
+        mlflow.set_experiment(experiment)
+        with mlflow.start_run(run_name=run_name) as run:
+            mlflow.log_metrics(run_metrics(view))
+            meta = {name: value[:500] for name, value in view["metadata"]}
+            mlflow.set_tags({**{f"whileai.{k}": v for k, v in meta.items()}, **dict(tags or {})})
+            if (view.get("gate") or {}).get("status"):
+                mlflow.set_tag("whileai.gate", view["gate"]["status"])
+            if view.get("scenarios") or view.get("slices"):
+                mlflow.log_table(scenario_table(view), artifact_file="scenarios.json")
+            if html:
+                _log_html(mlflow, obj, html, baseline=baseline, gate=gate, prices=prices, level=level)
+            return str(run.info.run_id)
 
 
 def _log_html(mlflow: Any, obj: Any, html: bool | str, **kw: Any) -> None:

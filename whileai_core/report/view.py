@@ -54,7 +54,7 @@ def _scenario_rows(current: Mapping[str, Any], baseline: Mapping[str, Any] | Non
                    level: float) -> list[dict[str, Any]]:
     """One forest row per scenario: the delta vs the baseline with Newcombe's interval (the terminal table's
     delta column), or without a baseline the pass@1 with its Wilson interval; largest drop first."""
-    from whileai_core.measure.stats import newcombe_interval, wilson_interval
+    from whileai_core.measure.stats import fisher_drop_pvalues, newcombe_interval, wilson_interval
 
     flagged = set((gate or {}).get("scenario_regressions") or [])
     base = baseline_index(baseline) if baseline else {}
@@ -66,13 +66,15 @@ def _scenario_rows(current: Mapping[str, Any], baseline: Mapping[str, Any] | Non
         b = base.get(e["key"])
         if b is not None:
             bc = counted(b)
-            delta, ci = e.get("delta"), e.get("delta_ci")
+            delta, ci, p = e.get("delta"), e.get("delta_ci"), e.get("p_value")
             if delta is None and bc["n_scored"] and e["n_scored"]:
                 delta = e["passes"] / e["n_scored"] - bc["passes"] / bc["n_scored"]
                 ci = list(newcombe_interval(e["passes"], e["n_scored"], bc["passes"], bc["n_scored"],  # type: ignore[arg-type]
                                             level=level))
+                p = float(fisher_drop_pvalues(bc["passes"], bc["n_scored"], e["passes"], e["n_scored"]))
             row.update(value=delta, ci=ci, text=f"{fmt(delta, signed=True)} {fmt_ci(ci, signed=True)}",
-                       n=f"{e['passes']}/{e['n_scored']} vs {bc['passes']}/{bc['n_scored']}")
+                       n=f"{e['passes']}/{e['n_scored']} vs {bc['passes']}/{bc['n_scored']}"
+                       + (f", one-sided p={fmt_p(p)}" if p is not None else ""))
         else:
             ci = e.get("ci") if e.get("metric", "pass@1") == "pass@1" else None
             ci = ci or (list(wilson_interval(e["passes"], e["n_scored"], level=level) or []) or None)

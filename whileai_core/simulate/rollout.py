@@ -20,6 +20,7 @@ import inspect
 import json
 import threading
 import time
+import warnings
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
@@ -28,7 +29,7 @@ from whileai_core import distribution_version
 from whileai_core.errors import BackendError, CassetteMiss, InvalidArgumentType
 from whileai_core.messages import chat_messages, flat_steps, loss_mask
 from whileai_core.redact import error_text
-from whileai_core.rows import json_safe
+from whileai_core.rows import json_safe, opaque
 from whileai_core.simulate.routing import Route, fault_fields, install_thread_context
 from whileai_core.simulate.situations import Scenario
 from whileai_core.simulate.world import CURRENT, World
@@ -44,6 +45,8 @@ def _check_output(out: Any) -> tuple[list[dict[str, Any]], str, dict[str, Any]]:
     if type(out) is not dict and not isinstance(out, Mapping):
         raise InvalidArgumentType(f"the agent returned {type(out).__name__}; the agent contract is a dict "
                         "{'steps': [{'tool', 'arguments', 'result'}, ...], 'final_text': str} (or a plain string)")
+    if "final_text" not in out and "steps" not in out:
+        raise InvalidArgumentType(_no_final_text(out))
     final_text = out.get("final_text", "")
     if not isinstance(final_text, str):
         raise InvalidArgumentType(f"the agent's final_text is {type(final_text).__name__}; it must be a string")
@@ -71,9 +74,26 @@ def _check_output(out: Any) -> tuple[list[dict[str, Any]], str, dict[str, Any]]:
                 decoded = None  # a model's broken JSON stays as it was sent: the judge should see the mistake
             if isinstance(decoded, dict):
                 step["arguments"] = decoded
+        odd = opaque(step.get("result"))
+        if odd:
+            warnings.warn(f"tool {step.get('tool')!r} returned a {odd}, which has no JSON form, so its row keeps "
+                          f"the repr (e.g. '<{odd} object at 0x...>'); return dicts, lists, strings, numbers, bools or "
+                          "None (datetime, date, Enum, UUID, Decimal, paths and dataclasses are converted: "
+                          "docs/rows.md)", UserWarning, stacklevel=2)
         clean.append(json_safe(step))
     extra = {k: json_safe(v) for k, v in out.items() if k not in ("steps", "final_text")}
     return clean, final_text, extra
+
+
+def _no_final_text(out: Mapping[str, Any]) -> str:
+    """The error for a dict with neither ``final_text`` nor ``steps`` (``{"reply": ...}``): graded as it was, the
+    reply would be empty and the judge blamed; the message names the key the text is read from."""
+    keys = ", ".join(repr(k) for k in list(out)[:8]) or "no keys"
+    texts = [k for k, v in out.items() if isinstance(v, str) and v.strip()]
+    fix = (f"rename {texts[0]!r} to 'final_text' (return {{'final_text': ...}})" if texts
+           else "return {'final_text': reply} (or a plain string)")
+    return (f"the agent returned a dict with {keys} but no 'final_text': the reply that is graded is read from "
+            f"'final_text' (and the tool calls from 'steps'); {fix}")
 
 
 def _is_infra_error(exc: BaseException) -> bool:

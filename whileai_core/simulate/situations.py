@@ -171,7 +171,7 @@ def rule_clauses(system_prompt: str | None, *, cap: int = RULE_AXIS_CAP) -> list
 
     Example:
         ```python
-        wai.rule_clauses("You are a support agent.\n- Only refund paid orders.\n"
+        wai.rule_clauses("You are a support agent.\\n- Only refund paid orders.\\n"
                          "- Confirm the order id before any change.")
         # ['Only refund paid orders.', 'Confirm the order id before any change.']
         ```

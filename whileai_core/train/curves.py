@@ -4,9 +4,12 @@ optional ``mlflow`` extra, imported only when called; a plain folder as tracking
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import os
 import re
-from collections.abc import Iterable, Mapping
+import warnings
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +41,35 @@ def tracking_uri(uri: str | os.PathLike[str] | None) -> str:
     return text
 
 
+@contextlib.contextmanager
+def quiet_mlflow() -> Iterator[None]:
+    """MLflow's own chatter held back while whileai logs: its INFO lines ("Experiment with name 'whileai' does
+    not exist. Creating a new experiment.", which under pytest lands on the ``[100%]`` progress line) and the
+    warnings raised inside MLflow's code (pandas' Pandas4Warning from ``log_table``), which are MLflow's to fix,
+    not the caller's. MLflow's warnings and errors still print."""
+    logger = logging.getLogger("mlflow")
+    level = logger.level
+    logger.setLevel(max(level, logging.WARNING))
+    try:
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", module=r"mlflow(\.|$)")
+            yield
+    finally:
+        logger.setLevel(level)
+
+
+def open_command(uri: str | os.PathLike[str] | None) -> str:
+    """The command that shows this store in MLflow's UI: a file store (a folder, the default ``./mlruns``) needs
+    ``MLFLOW_ALLOW_FILE_STORE=true`` there too, since MLflow 3 refuses that store without it."""
+    text = os.fspath(uri) if uri is not None else D.MLFLOW_TRACKING_URI
+    resolved = tracking_uri(text)
+    if resolved.startswith(("http://", "https://", "databricks")):
+        return f"open {resolved}"
+    if resolved.startswith("file:"):
+        return f"MLFLOW_ALLOW_FILE_STORE=true mlflow ui --backend-store-uri {text}"
+    return f"mlflow ui --backend-store-uri {text}"
+
+
 def metric_name(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_\-. /]", "_", text.replace("^", "_pow_").replace("@", "_at_"))
 
@@ -51,14 +83,15 @@ def log_training(history: Iterable[Mapping[str, Any]], *, uri: str | os.PathLike
     """
     mlflow = mlflow_module()
     mlflow.set_tracking_uri(tracking_uri(uri))
-    mlflow.set_experiment(experiment)
-    with mlflow.start_run(run_name=run_name) as run:
-        if params:
-            mlflow.log_params({str(k): str(v)[:500] for k, v in params.items()})
-        for i, entry in enumerate(history):
-            step = int(entry.get("step", i))
-            numbers = {metric_name(str(k)): float(v) for k, v in entry.items()
-                       if k != "step" and isinstance(v, (int, float)) and not isinstance(v, bool)}
-            if numbers:
-                mlflow.log_metrics(numbers, step=step)
-        return str(run.info.run_id)
+    with quiet_mlflow():
+        mlflow.set_experiment(experiment)
+        with mlflow.start_run(run_name=run_name) as run:
+            if params:
+                mlflow.log_params({str(k): str(v)[:500] for k, v in params.items()})
+            for i, entry in enumerate(history):
+                step = int(entry.get("step", i))
+                numbers = {metric_name(str(k)): float(v) for k, v in entry.items()
+                           if k != "step" and isinstance(v, (int, float)) and not isinstance(v, bool)}
+                if numbers:
+                    mlflow.log_metrics(numbers, step=step)
+            return str(run.info.run_id)
