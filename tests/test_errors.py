@@ -45,6 +45,13 @@ def test_the_whole_tree_is_on_the_facade():
         assert getattr(wai, name) is getattr(errors, name)
 
 
+#: not errors a caller sees: a class whose source is shipped into the CodeExec sandbox program (inspect.getsource;
+#: it cannot import whileai there), the candidate's own exception re-raised into the hidden test in the parent,
+#: and MathEqual's private signal for a hedged reply (caught where it is raised: the reply fails)
+SHIPPED_INTO_THE_SANDBOX = ("grade/verify/plaindata.py:Unplain", "grade/verify/split.py:CandidateRaised",
+                            "grade/verify/math_equal.py:_Hedge")
+
+
 def test_no_exception_class_is_defined_outside_errors_py():
     core = Path(errors.__file__).parent
     outside = []
@@ -53,7 +60,8 @@ def test_no_exception_class_is_defined_outside_errors_py():
             if isinstance(node, ast.ClassDef) and any(
                     isinstance(b, ast.Name) and (b.id.endswith(("Error", "Exception", "Miss")) or b.id == "WaiError")
                     and b.id != "BaseException"  # a control-flow signal (a deadline) is not an error callers see
-                    for b in node.bases) and path.name != "errors.py":
+                    for b in node.bases) and path.name != "errors.py" \
+                    and f"{path.relative_to(core)}:{node.name}" not in SHIPPED_INTO_THE_SANDBOX:
                 outside.append(f"{path.relative_to(core)}:{node.name}")
     assert outside == []
 

@@ -28,11 +28,6 @@ REASONS: tuple[str, ...] = get_args(UnscoredReason)
 POLICIES: tuple[str, ...] = get_args(UnscoredPolicy)
 FAILED_ALWAYS = ("agent_error",)  # reasons that are the agent's own failure: reward 0 under every policy
 
-REASON_TEXT = {
-    "judge_error": "the judge raised", "nan_verdict": "the judge returned NaN", "none_verdict": "the judge returned None",
-    "abstention": "the judge abstained", "infra_error": "the backend failed", "agent_error": "the agent raised",
-    "budget_stop": "the budget stopped the run", "deadline": "the deadline passed", "not_run": "not run",
-}
 
 
 def check_policy(policy: str) -> UnscoredPolicy:
