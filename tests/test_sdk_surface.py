@@ -133,7 +133,8 @@ def test_documented_keywords_work_or_name_the_difference(tmp_path):
         wai.compare(before, after, target="marker:hedging")
     with pytest.raises(wai.InvalidArgument, match=r"compare\(target='accuracy'\)"):
         wai.compare(before, after, target="accuracy")
-    for name in ("proxy", "train_runs", "lower_is_better", "balance_rollouts"):
+    assert wai.compare(before, after, proxy="marker:hedging")["proxy_verdict"] == "proxy_not_measured"
+    for name in ("train_runs", "lower_is_better", "balance_rollouts"):
         with pytest.raises(TypeError, match=rf"compare\({name}=\.\.\.\) is the whileai SDK's keyword.*docs/sdk.md"):
             wai.compare(before, after, **{name: 1})
     with pytest.raises(TypeError, match="unexpected keyword argument"):
