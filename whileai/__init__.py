@@ -155,6 +155,8 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "ScaleError": ("whileai_core.errors", "ScaleError"),
     # the hosted While service (a namespace, loaded only when used)
     "platform": ("whileai.platform", None),
+    # the Hugging Face Hub: wai.hub.push (a namespace)
+    "hub": ("whileai_core.hub", None),
     # numbers
     "defaults": ("whileai_core.defaults", None),
 }
@@ -164,7 +166,7 @@ __all__ = sorted([*_LAZY, "__version__"])
 if TYPE_CHECKING:  # generated from _LAZY (tests/test_facade.py checks it): each public name's real type
     from pytest_whileai.markers import scenarios as scenarios
     from whileai import platform as platform
-    from whileai_core import defaults as defaults, traces as traces
+    from whileai_core import defaults as defaults, hub as hub, traces as traces
     from whileai_core.adapters import agent as agent, register_adapter as register_adapter
     from whileai_core.adapters.base import AgentAdapter as AgentAdapter
     from whileai_core.adapters.mcp import mcp_tools as mcp_tools
