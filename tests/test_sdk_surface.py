@@ -148,7 +148,7 @@ def test_documented_keywords_work_or_name_the_difference(tmp_path):
         """Look up an order by id."""
         return {}
 
-    for name, value in (("temperature", 0.2), ("sampling", {}), ("timeout", 5), ("advanced", {}), ("n", 2),
+    for name, value in (("sampling", {}), ("timeout", 5), ("advanced", {}), ("n", 2),
                         ("patience", 3), ("hard_share", 0.4), ("reproducible", False), ("strategy", "broad")):
         with pytest.raises(TypeError, match=rf"simulate\({name}=\.\.\.\) is the whileai SDK's keyword.*docs/sdk.md"):
             wai.simulate(wai.seeded_agent([get_order]), tools=[get_order], simulator=False, budget=8, **{name: value})

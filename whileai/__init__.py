@@ -30,6 +30,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "preflight": ("whileai_core.simulate.situations", "preflight"),
     "covering_array": ("whileai_core.simulate.covering", "covering_array"),
     "simulate": ("whileai_core.simulate.run", "simulate"),
+    "Harness": ("whileai_core.simulate.harness", "Harness"),
     "agent": ("whileai_core.adapters", "agent"),
     "AgentAdapter": ("whileai_core.adapters.base", "AgentAdapter"),
     "register_adapter": ("whileai_core.adapters", "register_adapter"),
@@ -281,6 +282,7 @@ if TYPE_CHECKING:  # generated from _LAZY (tests/test_facade.py checks it): each
         SEEDED_BEHAVIORS as SEEDED_BEHAVIORS,
     )
     from whileai_core.simulate.covering import covering_array as covering_array
+    from whileai_core.simulate.harness import Harness as Harness
     from whileai_core.simulate.run import simulate as simulate, SimulationData as SimulationData
     from whileai_core.simulate.situations import (
         preflight as preflight,
