@@ -186,7 +186,7 @@ def compare(
         a_rows, _ = unique_rows(after, name="after", dedupe=True)
     else:  # delta_report has refused any repeated rollout already
         b_rows, a_rows = before, after
-    common = {"level": level, "draws": draws, "permutations": permutations, "seed": seed, "min_tasks": min_tasks}
+    common: dict[str, Any] = {"level": level, "draws": draws, "permutations": permutations, "seed": seed, "min_tasks": min_tasks}
     slices = _slices(b_rows, a_rows, by, **common) if by is not None else []
     guards = []
     for name, bad in _guard_names(must_not_regress):
@@ -201,7 +201,7 @@ def compare(
     guards = _holm(guards, alpha, lambda g: (g.delta > 0) == (g.bad == "up") and g.delta != 0)
     reasons = []
     if headline.worse:
-        reasons.append(f"pass@1 worse by {abs(headline.delta):.3f}")
+        reasons.append("pass@1 worse" + ("" if headline.delta is None else f" by {abs(headline.delta):.3f}"))
     reasons += [f"slice {by}={s.name} worse" for s in slices if s.flagged]
     reasons += [f"{g.name} regressed" for g in guards if g.flagged]
     return Comparison(headline, by, slices, guards, float(target), alpha, level, not reasons, reasons)
