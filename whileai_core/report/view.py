@@ -113,8 +113,8 @@ def _slice_rows(comparison: Mapping[str, Any] | None, current: Mapping[str, Any]
         from whileai_core.measure.compare import compare
 
         before, after = _rows_of(baseline), _rows_of(current)
-        for name in slice_fields(current, by):
-            found.append((name, compare(before, after, by=name, level=level).to_dict()["slices"]))
+        for field in slice_fields(current, by):
+            found.append((field, compare(before, after, by=field, level=level).to_dict()["slices"]))
     rows = []
     for name, slices in found:
         for s in slices:
