@@ -11,11 +11,10 @@ from __future__ import annotations
 import subprocess
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
-from types import SimpleNamespace
 from typing import Any
 
 from whileai_core import defaults as D
-from whileai_core.gate.compare import binarize, compute_gate
+from whileai_core.gate.compare import GateSettings, binarize, compute_gate
 from whileai_core.gate.document import baseline_index
 from whileai_core.gate.text import fmt, fmt_ci, fmt_p, power_text
 from whileai_core.report.cost import usage
@@ -42,9 +41,7 @@ def _label(e: Mapping[str, Any]) -> str:
 
 def default_gate(current: Mapping[str, Any], baseline: Mapping[str, Any], *, level: float) -> dict[str, Any]:
     """The suite gate with the defaults, for two documents that came without one (library input)."""
-    settings = SimpleNamespace(level=level, alpha=D.GATE_ALPHA, max_drop=D.GATE_MAX_DROP, draws=D.BOOTSTRAP_DRAWS,
-                               permutations=D.GATE_PERMUTATIONS, seed=D.GATE_SEED, power=D.GATE_POWER,
-                               trial_index=None)
+    settings = GateSettings(level=level)  # every other setting its default
     results = {sc["key"]: counted(sc) for sc in current.get("scenarios") or []}
     return compute_gate(results, baseline_index(baseline), baseline_name=baseline.get("name") or "baseline",
                         settings=settings).to_dict()
