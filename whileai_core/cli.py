@@ -34,7 +34,7 @@ def _gate(baseline: str, current: str, *, max_drop: float | None, alpha: float |
     from whileai_core.gate.compare import compare_documents
     from whileai_core.gate.document import load_document
 
-    kwargs = {k: v for k, v in (("max_drop", max_drop), ("alpha", alpha)) if v is not None}
+    kwargs: dict[str, Any] = {k: v for k, v in (("max_drop", max_drop), ("alpha", alpha)) if v is not None}
     try:
         verdict = compare_documents(load_document(baseline), load_document(current),
                                     baseline_name=baseline, current_name=current, **kwargs)
@@ -85,6 +85,7 @@ def _demo_runs(directory: str) -> tuple[str, str]:
     @wai.tool
     def get_order(order_id: str) -> dict:
         """Look up an order by id."""
+        raise NotImplementedError("a declared tool: the mock world answers its calls")
 
     paths = []
     for name, share in (("before", 1 / 3), ("after", 0.1)):
@@ -125,6 +126,7 @@ def _check_steps(directory: str) -> list[tuple[str, Callable[[dict[str, Any]], A
         @wai.tool
         def get_order(order_id: str) -> dict:
             """Look up an order by id."""
+            raise NotImplementedError("a declared tool: the mock world answers its calls")
 
         state["tools"] = [get_order]
 

@@ -256,7 +256,7 @@ def compare(
     drops = None if task_drops is False else _task_drops(task_drops, b_rows, a_rows, alpha=alpha, target=target)
     reasons = []
     if headline.worse:
-        reasons.append(f"pass@1 worse by {abs(headline.delta or 0.0):.3f}")
+        reasons.append("pass@1 worse" + ("" if headline.delta is None else f" by {abs(headline.delta):.3f}"))
     reasons += [f"slice {by}={s.name} worse" for s in slices if s.flagged]
     reasons += [f"{g.name} regressed" for g in guards if g.flagged]
     if drops is not None and drops.flagged:

@@ -95,6 +95,8 @@ _GRADED_ONLY = ("pass_at", "passes", "failures", "unjudged", "select", "export",
 class SimulationData:
     """The rows of one simulate() run, with the plan behind them. ``.grade(judge=...)`` scores them."""
 
+    runs: int  # simulate's ``runs=``: how many times the situations ran (simulate sets it)
+
     def __init__(self, rows: list[dict[str, Any]] | Rows, *, scenarios: list[Scenario], tools: list[Tool],
                  system_prompt: str | None, mode: str, repeat_policy: str, repeats: int, budget: int,
                  seed: int, run_id: str, coverage: dict[str, Any], warnings: list[str], notes: list[str],

@@ -15,7 +15,7 @@ import numbers
 from collections.abc import Mapping, Sequence
 from os import PathLike
 from pathlib import Path
-from typing import Any
+from typing import Any, SupportsInt, cast
 
 from whileai_core.arguments import refuse_sdk_keywords
 from whileai_core.defaults import EXPORT_MAX_ABS_REWARD, TRAINING_SCHEMA_VERSION
@@ -84,7 +84,7 @@ def training_rows(source: Any, *, mode: str = "rl", system_prompt: str | None = 
         rewards = [float(m["reward"]) for m in members
                    if isinstance(m.get("reward"), numbers.Real) and not isinstance(m.get("reward"), bool)]
         mean = math.fsum(rewards) / len(rewards) if rewards else None
-        sd = math.sqrt(math.fsum((r - mean) ** 2 for r in rewards) / len(rewards)) if rewards else None
+        sd = math.sqrt(math.fsum((r - mean) ** 2 for r in rewards) / len(rewards)) if mean is not None else None
         stamps[key] = {"group_id": hashlib.sha1(key.encode()).hexdigest()[:12],
                        "group": {"k": len(members), "n_pass": sum(1 for r in rewards if r > 0.5),
                                  "reward_mean": mean, "reward_std": sd},
@@ -96,7 +96,8 @@ def training_rows(source: Any, *, mode: str = "rl", system_prompt: str | None = 
     for i, row in enumerate(rows):
         reward = row.get("reward")
         if isinstance(reward, numbers.Real) and not isinstance(reward, (bool, int, float)):
-            reward = int(reward) if reward in (0, 1) else float(reward)  # numpy numbers: plain JSON numbers
+            # numpy numbers: plain JSON numbers (SupportsInt: a concrete Real has __int__; typeshed's Real omits it)
+            reward = int(cast(SupportsInt, reward)) if reward in (0, 1) else float(reward)
         msgs = row_messages(row, system_prompt=system_prompt)
         key = task_key(row)
         item: dict[str, Any] = {"schema_version": TRAINING_SCHEMA_VERSION, "task_id": key,
@@ -129,7 +130,7 @@ def _is_earlier_export(path: Path) -> bool:
 EXPORT_SDK_DIFFERENCES: dict[str, str] = {}
 
 
-def export(source: Any, path: str | Path | None = None, *, mode: str | None = None,
+def export(source: Any, path: str | PathLike[str] | None = None, *, mode: str | None = None,
            system_prompt: str | None = None, tools: Any = None, mask_mode: str = "assistant",
            overwrite: bool = False, validate: bool = True, format: str = "openai", unroll: bool = False,
            max_tool_output_chars: int | None = None, strip_think: bool = False, push_to: str | None = None,
