@@ -21,8 +21,10 @@ class Unplain(ValueError):
     """A value that is not plain data (or a malformed encoding of one)."""
 
 
-def encode(value: Any, max_nodes: int = 1_000_000, max_depth: int = 200, max_items: int = 100_000) -> Any:
-    """``value`` as tagged JSON-ready lists; ``Unplain`` for anything but built-in data (and bounded in size)."""
+def encode(value: Any, max_nodes: int = 1_000_000, max_depth: int = 200, max_items: int = 100_000,
+           hook: Any = None) -> Any:
+    """``value`` as tagged JSON-ready lists; ``Unplain`` for anything but built-in data (and bounded in size).
+    ``hook(v)``, when given, encodes what is not plain data instead (CodeExec's isolated mode: a handle)."""
     count = [0]
 
     def enc(v: Any, depth: int) -> Any:
@@ -52,6 +54,8 @@ def encode(value: Any, max_nodes: int = 1_000_000, max_depth: int = 200, max_ite
         if t is dict:
             return ["d", [[enc(k, depth + 1), enc(x, depth + 1)] for k, x in dict.items(v)]]
         if isinstance(v, (list, tuple, set, frozenset, dict)):
+            if hook is not None:
+                return hook(v)
             raise Unplain(f"a {t.__name__} (a subclass of a built-in container)")
         if t.__name__ in ("generator", "map", "filter", "zip", "enumerate", "range", "reversed",
                           "list_iterator", "tuple_iterator", "dict_keys", "dict_values", "dict_items",
@@ -62,13 +66,18 @@ def encode(value: Any, max_nodes: int = 1_000_000, max_depth: int = 200, max_ite
                 if len(items) > max_items:
                     raise Unplain("an iterator with too many items")
             return ["g", items]
+        if hook is not None:
+            return hook(v)
         raise Unplain(f"a {getattr(t, '__name__', 'value')}")
 
     return enc(value, 0)
 
 
-def decode(data: Any, max_nodes: int = 1_000_000, max_depth: int = 200, max_digits: int = 4300) -> Any:
-    """The built-in value ``data`` (from ``encode``) stands for; ``Unplain`` on anything malformed."""
+def decode(data: Any, max_nodes: int = 1_000_000, max_depth: int = 200, max_digits: int = 4300,
+           hook: Any = None) -> Any:
+    """The built-in value ``data`` (from ``encode``) stands for; ``Unplain`` on anything malformed. ``hook(tag,
+    payload)``, when given, decodes the tags ``H`` and ``C`` (isolated mode's handles; it raises ``Unplain`` for
+    what it does not know)."""
     count = [0]
     floats = {"inf": float("inf"), "-inf": float("-inf"), "nan": float("nan")}
 
@@ -123,6 +132,8 @@ def decode(data: Any, max_nodes: int = 1_000_000, max_depth: int = 200, max_digi
                 except TypeError:
                     raise Unplain("an unhashable dict key") from None
             return out
+        if hook is not None and tag in ("H", "C"):
+            return hook(tag, p)
         raise Unplain(f"an unknown or malformed tag {str(tag)[:10]!r}")
 
     return dec(data, 0)
