@@ -141,6 +141,7 @@ class CodeExec(Verifier):
         meta = _meta(res)
         verdict = self._verdict(res, report, hidden=self.tests is None)
         marks += [f"runtime: replaced {t}" for t in report.tampered]
+        marks += [f"shadows the builtin {n} (the tests used the real one)" for n in report.shadowed]
         if not report.valid and res.returncode == 0 and not res.timed_out:
             marks.append(f"report: {report.problem}")
         return {**verdict, **meta, "decided_by": mode, "hack_marks": marks,
@@ -167,7 +168,7 @@ class CodeExec(Verifier):
     def _split(self, code: str, tests: str) -> tuple[SandboxResult, Report | None, str]:
         """Split mode: the candidate in the sandbox, the tests here; (result, report, mode), report None when the
         tests need something that cannot cross as plain data."""
-        out = SplitOutcome()
+        out = SplitOutcome(self.entry_point)
         deadline = time.monotonic() + self.limits["timeout"]
         res = run_sandboxed(server_program(code), channel=lambda w, r: run_split(tests, w, r, deadline, out),
                             **self.limits)
@@ -189,7 +190,7 @@ class CodeExec(Verifier):
         results: dict[str, str] = {}
         res = None
         for unit in units:
-            out = SplitOutcome()
+            out = SplitOutcome(self.entry_point)
             deadline = time.monotonic() + self.limits["timeout"]
             res = run_sandboxed(object_server_program(code), **self.limits,
                                 channel=lambda w, r, u=unit, o=out, d=deadline: run_isolated(tests, u, w, r, d, o))
@@ -202,7 +203,7 @@ class CodeExec(Verifier):
                 return res, report
             results.update(report.results)
         assert res is not None
-        return res, Report(valid=True, status="ok", results=results)
+        return res, Report(valid=True, status="ok", results=results, shadowed=report.shadowed)
 
     def _verdict(self, res: SandboxResult, report: Any, *, hidden: bool) -> dict[str, Any]:
         """Reward and reason from the sandbox result and the cross-checked report."""
@@ -241,10 +242,11 @@ def _outcome_report(out: SplitOutcome, units: list[str]) -> Report:
     missing = set(units) - set(out.results)
     if not out.done or (out.status == "ok" and not out.protocol and missing):
         return Report(valid=False, problem="the tests did not finish (still running when the sandbox ended)",
-                      tampered=out.tampered)
+                      tampered=out.tampered, shadowed=out.shadowed)
     if out.protocol and out.status == "ok":
-        return Report(valid=False, problem=f"the sandbox broke the protocol ({out.protocol})", tampered=out.tampered)
-    return Report(valid=True, status=out.status, tampered=out.tampered, results=out.results)
+        return Report(valid=False, problem=f"the sandbox broke the protocol ({out.protocol})", tampered=out.tampered,
+                      shadowed=out.shadowed)
+    return Report(valid=True, status=out.status, tampered=out.tampered, results=out.results, shadowed=out.shadowed)
 
 
 def _io_tests(io_tests: Any) -> list[tuple[str, str]]:

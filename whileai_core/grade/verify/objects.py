@@ -47,6 +47,7 @@ from whileai_core.grade.verify.split import (
     _Link,
     _raised,
     _run_tests,
+    shadows_builtin,
 )
 
 __all__ = ["Handle", "object_server_program", "ops_table", "run_isolated"]
@@ -422,7 +423,7 @@ class ObjectLink:
             rep = {"re": "raise", "name": type(exc).__name__}
         self.send(rep)
 
-    def namespace(self, names: Any) -> dict[str, Any]:
+    def namespace(self, names: Any, out: SplitOutcome) -> dict[str, Any]:
         """The tests' namespace: the candidate's top-level names as plain values or handles."""
         import builtins
         ns: dict[str, Any] = {"__name__": "tests", "__builtins__": builtins}
@@ -431,6 +432,8 @@ class ObjectLink:
         for n, spec in names.items():
             if not (isinstance(n, str) and n.isidentifier() and isinstance(spec, list) and len(spec) in (2, 3)):
                 raise CandidateGone("a manifest that is not the protocol's")
+            if shadows_builtin(n, out):
+                continue
             try:
                 if spec[0] == "module" and len(spec) == 3:
                     # a module the parent has already imported (no import runs here on the candidate's word)
@@ -457,7 +460,7 @@ def run_isolated(tests: str, unit: str, req_fd: int, rep_fd: int, deadline: floa
         out.status = str(manifest.get("status", ""))[:100]
         tampered = manifest.get("tampered")
         out.tampered = [str(t)[:60] for t in tampered][:50] if isinstance(tampered, list) else []
-        ns = link.namespace(manifest.get("names"))
+        ns = link.namespace(manifest.get("names"), out)
         if out.status != "ok":
             return
         _run_tests(tests, ns, out, [unit] if unit else [])

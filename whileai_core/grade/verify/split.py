@@ -33,7 +33,8 @@ from typing import Any
 from whileai_core.grade.verify import plaindata
 from whileai_core.grade.verify.plaindata import Unplain, decode, encode
 
-__all__ = ["CandidateGone", "Report", "SplitOutcome", "Unsplittable", "run_split", "server_program", "test_units"]
+__all__ = ["CandidateGone", "Report", "SplitOutcome", "Unsplittable", "run_split", "server_program", "shadows_builtin",
+           "test_units"]
 
 REQUEST_FD = 3
 REPLY_FD = 4
@@ -56,7 +57,8 @@ class Report:
     "tests:<Exc>"), the built-ins the code replaced (``tampered``) and each test function's result."""
 
     def __init__(self, *, valid: bool, problem: str = "", status: str = "", tampered: list[str] | None = None,
-                 results: dict[str, str] | None = None) -> None:
+                 results: dict[str, str] | None = None, shadowed: list[str] | None = None) -> None:
+        self.shadowed = shadowed or []  # candidate names shadowing a builtin, kept from the tests
         self.valid = valid
         self.problem = problem
         self.status = status
@@ -284,7 +286,9 @@ def test_units(tests: str) -> list[str]:
 class SplitOutcome:
     """What the trusted side found: the import status, replaced names, per-test results, and the calls made."""
 
-    def __init__(self) -> None:
+    def __init__(self, entry: str | None = None) -> None:
+        self.entry = entry  # CodeExec's explicit entry_point=: the one name that may shadow a builtin
+        self.shadowed: list[str] = []  # candidate names that shadow a builtin, kept from the tests
         self.status = "ok"
         self.tampered: list[str] = []
         self.results: dict[str, str] = {}
@@ -295,13 +299,27 @@ class SplitOutcome:
         self.calls = 0
 
 
-def _namespace(link: _Link, names: Any) -> dict[str, Any]:
+_BUILTIN_NAMES = frozenset(dir(builtins))
+
+
+def shadows_builtin(name: str, out: SplitOutcome) -> bool:
+    """A candidate's top-level ``abs``/``len``/``sorted``... is never handed to the tests (they would compare with
+    the candidate's own ``abs``); recorded in ``out.shadowed``. Only an explicit ``entry_point=`` may."""
+    if name in _BUILTIN_NAMES and name != out.entry:
+        out.shadowed.append(name)
+        return True
+    return False
+
+
+def _namespace(link: _Link, names: Any, out: SplitOutcome) -> dict[str, Any]:
     ns: dict[str, Any] = {"__name__": "tests", "__builtins__": builtins}
     if not isinstance(names, dict):
         raise CandidateGone("a manifest that is not the protocol's")
     for n, spec in names.items():
         if not (isinstance(n, str) and n.isidentifier() and isinstance(spec, list) and len(spec) == 2):
             raise CandidateGone("a manifest that is not the protocol's")
+        if shadows_builtin(n, out):
+            continue
         kind, payload = spec
         if kind == "function":
             ns[n] = Remote(link, n)
@@ -341,7 +359,7 @@ def run_split(tests: str, req_fd: int, rep_fd: int, deadline: float, out: SplitO
         out.status = str(manifest.get("status", ""))[:100]
         out.tampered = [str(t)[:60] for t in manifest.get("tampered", [])][:50] \
             if isinstance(manifest.get("tampered"), list) else []
-        ns = _namespace(link, manifest.get("names"))
+        ns = _namespace(link, manifest.get("names"), out)
         if out.status != "ok":
             return
         _run_tests(tests, ns, out)
