@@ -17,6 +17,7 @@ pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the sandbox nee
 
 TESTS = """
 def check(candidate):
+    assert all(map(lambda x: candidate(x) == 2 * x, [2, 5]))
     assert candidate(2) == 4
     assert candidate(5) == 10
     assert abs(candidate(0.25) - 0.5) < 1e-9
@@ -225,6 +226,11 @@ def solve(x):
     "SystemExit in the call": """
 def solve(x):
     raise SystemExit(0)
+""",
+    # ours: StopIteration from the call would end the tests' map() early (all(map(...)) of nothing is True)
+    "StopIteration ends the tests' map": """
+def solve(x):
+    raise StopIteration
 """,
     # ours: kill everything else visible (the parent is out of the pid namespace)
     "kill the grader": """
@@ -504,6 +510,14 @@ def test_a_manifest_never_imports_a_module_with_side_effects_here(mode):
     assert "this" not in sys.modules
     v = CodeExec(tests="import sys\nassert solve(2) == 4\n", timeout=10, mode=mode)(_row(code))
     assert v["reward"] == 0 and "this" not in sys.modules, v["reason"]
+
+
+@pytest.mark.parametrize("mode", ["auto", "isolated"])
+def test_stop_iteration_from_a_call_cannot_end_the_tests_iteration(mode):
+    tests = "assert all(map(lambda x: solve(x) == 2 * x, [1, 2, 3]))\n"
+    v = CodeExec(tests=tests, timeout=10, mode=mode)(_row("def solve(x):\n    raise StopIteration\n"))
+    assert v["reward"] == 0 and "RuntimeError" in v["reason"], v["reason"]
+    assert CodeExec(tests=tests, timeout=10, mode=mode)(_row(CORRECT))["reward"] == 1
 
 
 def test_the_tests_never_enter_the_sandbox():

@@ -381,6 +381,8 @@ class ObjectLink:
     def _result(self, op: str, rep: dict[str, Any], args: tuple[Any, ...]) -> Any:
         kind = rep.get("re")
         if kind == "raise":
+            if op == "next" and rep.get("name") == "StopIteration":
+                raise StopIteration  # the end of a candidate iterator the tests iterate (Handle.__next__)
             _raised(op, str(rep.get("name")))
         if kind == "unplain":
             raise TypeError(f"{op} returned {str(rep.get('why'))[:80]}, which cannot cross the wall")

@@ -212,6 +212,10 @@ class _Link:
 def _raised(name: str, exc_name: str) -> None:
     """Re-raise here what the candidate's ``name`` raised: a built-in exception class as itself, an exit as the
     candidate gone, anything else as ``CandidateRaised``."""
+    if exc_name in ("StopIteration", "StopAsyncIteration"):
+        # as PEP 479 does for generators: re-raised as itself it would end the tests' map()/iterator early, so
+        # `all(map(check, cases))` would pass on a candidate that raises it at once
+        raise RuntimeError(f"the candidate's {name}() raised {exc_name}")
     cls = getattr(builtins, exc_name, None)
     if isinstance(cls, type) and issubclass(cls, Exception) and not issubclass(cls, Unsplittable):
         raise cls(f"raised by the candidate's {name}()")
