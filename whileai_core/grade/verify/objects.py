@@ -47,6 +47,7 @@ from whileai_core.grade.verify.split import (
     _Link,
     _raised,
     _run_tests,
+    overlay_setup,
     shadows_builtin,
 )
 
@@ -464,6 +465,8 @@ def run_isolated(tests: str, unit: str, req_fd: int, rep_fd: int, deadline: floa
         out.tampered = [str(t)[:60] for t in tampered][:50] if isinstance(tampered, list) else []
         ns = link.namespace(manifest.get("names"), out)
         if out.status != "ok":
+            return
+        if not overlay_setup(ns, out):
             return
         _run_tests(tests, ns, out, [unit] if unit else [])
         if link.callback_failures:

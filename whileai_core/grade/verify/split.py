@@ -33,8 +33,8 @@ from typing import Any
 from whileai_core.grade.verify import plaindata
 from whileai_core.grade.verify.plaindata import Unplain, decode, encode
 
-__all__ = ["CandidateGone", "Report", "SplitOutcome", "Unsplittable", "run_split", "server_program", "shadows_builtin",
-           "test_units"]
+__all__ = ["CandidateGone", "Report", "SplitOutcome", "Unsplittable", "overlay_setup", "run_split", "server_program",
+           "shadows_builtin", "test_units"]
 
 REQUEST_FD = 3
 REPLY_FD = 4
@@ -290,8 +290,9 @@ def test_units(tests: str) -> list[str]:
 class SplitOutcome:
     """What the trusted side found: the import status, replaced names, per-test results, and the calls made."""
 
-    def __init__(self, entry: str | None = None) -> None:
+    def __init__(self, entry: str | None = None, setup: str = "") -> None:
         self.entry = entry  # CodeExec's explicit entry_point=: the one name that may shadow a builtin
+        self.setup = setup  # CodeExec's setup=: the task's own code, trusted, whose helpers the tests keep
         self.shadowed: list[str] = []  # candidate names that shadow a builtin, kept from the tests
         self.status = "ok"
         self.tampered: list[str] = []
@@ -313,6 +314,36 @@ def shadows_builtin(name: str, out: SplitOutcome) -> bool:
         out.shadowed.append(name)
         return True
     return False
+
+
+def _stubs(setup: str) -> set[str]:
+    """Functions in ``setup`` with no body of their own (a docstring, ``pass`` or ``...``): the candidate's to write."""
+    try:
+        tree = ast.parse(setup)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return set()
+    return {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and all(isinstance(b, ast.Pass) or isinstance(b, ast.Expr) and isinstance(b.value, ast.Constant)
+                    for b in n.body)}
+
+
+def overlay_setup(ns: dict[str, Any], out: SplitOutcome) -> bool:
+    """The task's ``setup`` code run here, trusted: the names it defines (a prompt's helper, such as HumanEval/32's
+    ``poly``, that the tests call) replace the candidate's versions in the tests' namespace, so redefining a helper
+    the tests check with is no pass. Stubs and the explicit entry point stay the candidate's."""
+    if not out.setup.strip():
+        return True
+    trusted: dict[str, Any] = {"__name__": "tests", "__builtins__": builtins}
+    try:
+        exec(compile(out.setup, "setup.py", "exec"), trusted)  # noqa: S102 - the task's own code, like its tests
+    except Exception as exc:  # noqa: BLE001 - the task's setup failing here fails the row, named
+        out.status = "tests:" + _name(exc)
+        return False
+    keep = _stubs(out.setup) | {out.entry}
+    for n, v in trusted.items():
+        if not n.startswith("__") and n not in keep:
+            ns[n] = v
+    return True
 
 
 def _namespace(link: _Link, names: Any, out: SplitOutcome) -> dict[str, Any]:
@@ -366,7 +397,8 @@ def run_split(tests: str, req_fd: int, rep_fd: int, deadline: float, out: SplitO
         ns = _namespace(link, manifest.get("names"), out)
         if out.status != "ok":
             return
-        _run_tests(tests, ns, out)
+        if overlay_setup(ns, out):
+            _run_tests(tests, ns, out)
     except CandidateGone as exc:
         out.protocol = str(exc)
     except Unsplittable as exc:
