@@ -232,6 +232,8 @@ def solve(x):
 def solve(x):
     raise StopIteration
 """,
+    # ours: a manifest nested deeper than the grader's JSON parser can go
+    "deeply nested manifest": "import os\nos.write(4, b'[' * 200000 + b']' * 200000 + b'\\n')\n" + WRONG,
     # ours: kill everything else visible (the parent is out of the pid namespace)
     "kill the grader": """
 import os, signal

@@ -184,7 +184,7 @@ class _Link:
             raise CandidateGone("a reply over the size limit")
         try:
             obj = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: a line of "[[[[..." deeper than the parser's stack
             raise CandidateGone("a reply that is not the protocol's JSON") from None
         if not isinstance(obj, dict):
             raise CandidateGone("a reply that is not the protocol's JSON object")
