@@ -613,6 +613,19 @@ def pair():
     assert v["reward"] == 1 and v["decided_by"] == "split", v["reason"]
 
 
+def test_builtin_subclasses_cross_as_their_builtin_value():
+    tests = "assert count('aab') == {'a': 2, 'b': 1}\nassert pair() == (1, 2)\nassert evens() == [2, 4]\n"
+    code = ("from collections import Counter, namedtuple\nP = namedtuple('P', 'x y')\n"
+            "def count(s):\n    return Counter(s)\ndef pair():\n    return P(1, 2)\ndef evens():\n    return [2, 4]\n")
+    v = CodeExec(tests=tests, timeout=10)({"final_text": f"```python\n{code}\n```"})
+    assert v["reward"] == 1 and v["decided_by"] == "split", v["reason"]
+    # a subclass's own __eq__ and __iter__ do not cross: its stored items do
+    forged = code.replace("def evens():\n    return [2, 4]\n", "class L(list):\n    def __eq__(self, o):\n        return True\n"
+                          "    def __iter__(self):\n        return iter([2, 4])\ndef evens():\n    return L([7])\n")
+    v = CodeExec(tests=tests, timeout=10)({"final_text": f"```python\n{forged}\n```"})
+    assert v["reward"] == 0, v["reason"]
+
+
 def test_stdin_stdout_tasks_compare_in_the_parent():
     cases = [("3 4\n", "7\n"), ("10 -2\n", "8")]
     good = "a, b = map(int, input().split())\nprint(a + b)\n"
