@@ -7,19 +7,18 @@ reply), at the same concurrency, with the same tool work:
 * alone: the framework's own run (``Runner.run`` / ``graph.ainvoke`` / ``agent.run``) under an
   ``asyncio.Semaphore(concurrency)`` on the long-lived loop the adapters use too (as a service keeps one; an async
   client binds to the loop it first ran on); smolagents, which is synchronous: a thread pool of ``concurrency``,
-  a fresh agent per run around the one shared model client;
+  one agent per pool thread (its memory reset by each ``run``) around the one shared model client;
 * adapter: ``wai.simulate(obj, asks=messages, repeats=1, concurrency=..., execute=...)``: the rollout engine, the
   adapter's tool hook sending every call through the world, which (the asks schedule no fault) runs the same
   tool function through ``execute=``; each row built from the framework's record.
 
 Both sides run every message once per round; each side's tool function counts its calls and the benchmark
-checks that both made the same number of calls in every round (the same tool work; N for the three whose
-model reply ends the run after one call; smolagents' run, whose final answer the loopback model does not give
-in smolagents' text protocol, calls the tool until ``max_steps``) and that every adapter row is ``ok`` with
-the function's own result in its step. Rounds alternate (alone, adapter, alone, adapter, ...) after one warm-up
+checks that both made the same number of calls in every round (the same tool work: N, one call a run) and that
+every adapter row is ``ok`` with the function's own result in its step. Rounds alternate (alone, adapter, alone, adapter, ...) after one warm-up
 of each, and both sides run under the same garbage-collector threshold (the engine's ``relaxed_gc``), so the
 ratio is the adapter's own cost. It prints the median rollouts/s of each side, their ratio (adapter / alone;
-the issue's goal: >= 0.90), each round's ratio, and the median CPU milliseconds this process spent per rollout
+the issue's goal: >= 0.90), each round's ratio (a round's two sides run back to back, so their ratio shares the
+machine's load of the moment) and their median, and the median CPU milliseconds this process spent per rollout
 on each side (the loopback server runs in its own process; on a shared, loaded machine the CPU time is the
 steadier figure: where the run is CPU-bound, throughput is its inverse). Usage:
 ``python benchmarks/bench_frameworks.py [--n 200] [--concurrency 16] [--latency 0.01] [--rounds 3]
@@ -107,11 +106,17 @@ def smolagents(url: str) -> tuple[Any, Callable[[str], Any]]:
         return _get_order(order_id)
 
     model = OpenAIServerModel(model_id="m", api_base=url, api_key="-")  # one client, as the adapter's copies share
+    mine = threading.local()
 
     def make() -> Any:
         return ToolCallingAgent(tools=[get_order], model=model, verbosity_level=0, max_steps=2)
 
-    return make(), lambda message: make().run(message)
+    def run(message: str) -> Any:  # one agent per pool thread, its memory reset by each run (smolagents' default)
+        if not hasattr(mine, "agent"):
+            mine.agent = make()
+        return mine.agent.run(message)
+
+    return make(), run
 
 
 #: name -> (module that must be importable, builder, synchronous)
@@ -205,11 +210,12 @@ def main() -> None:
                 continue
             got = measure(name, url, messages, args.concurrency, args.rounds)
             own, ours = statistics.median(got["alone"]), statistics.median(got["adapter"])
-            per_round = " ".join(f"{a / b:.2f}" for a, b in zip(got["alone"], got["adapter"]))
+            rounds = [a / b for a, b in zip(got["alone"], got["adapter"])]
             cpu = [statistics.median(got[k]) * 1000 / args.n for k in ("cpu_alone", "cpu_adapter")]
-            print(f"{name:14s} alone {args.n / own:7.1f}   adapter {args.n / ours:7.1f}   ratio {own / ours:.2f} "
-                  f"(goal >= 0.90; rounds {per_round})   CPU ms/rollout alone {cpu[0]:.2f} adapter {cpu[1]:.2f}   "
-                  f"{got['calls']} tool calls a side a round", flush=True)
+            print(f"{name:14s} alone {args.n / own:7.1f}   adapter {args.n / ours:7.1f} rollouts/s   "
+                  f"ratio {own / ours:.2f}, median of rounds {statistics.median(rounds):.2f} (goal >= 0.90; rounds "
+                  f"{' '.join(f'{r:.2f}' for r in rounds)})   CPU ms/rollout alone {cpu[0]:.2f} adapter {cpu[1]:.2f} "
+                  f"(ratio {cpu[0] / cpu[1]:.2f})   {got['calls']} tool calls a side a round", flush=True)
     finally:
         proc.kill()
 

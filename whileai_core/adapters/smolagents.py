@@ -114,7 +114,9 @@ class SmolagentsAdapter(AgentAdapter):
         ``CodeAgent`` on the local executor also gets an executor of its own: one holds one run's variables)."""
         memory_cls = require("smolagents.memory", "smolagents").AgentMemory
         clone = copy.copy(self.obj)
-        clone.memory = memory_cls(self.obj.system_prompt)
+        # the prompt text the agent's memory holds (``agent.system_prompt`` renders its template again, ~2 ms, and
+        # ``run`` renders it into the memory anyway)
+        clone.memory = memory_cls(getattr(getattr(self.obj.memory, "system_prompt", None), "system_prompt", ""))
         clone.monitor = copy.copy(self.obj.monitor)
         clone.state = dict(getattr(self.obj, "state", {}) or {})
         if is_code_agent(self.obj) and getattr(self.obj, "executor_type", None) == "local":
