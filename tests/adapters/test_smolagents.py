@@ -124,3 +124,13 @@ def test_outside_a_rollout_the_tool_is_its_own():
     assert get_order(order_id="A1") == {"status": "shipped", "order_id": "A1"}
     assert get_order("A1") == {"status": "shipped", "order_id": "A1"}
     assert [t.name for t in wai.agent(make_agent("http://127.0.0.1:9/v1")).tools()] == ["get_order"]
+
+
+def test_the_runs_keep_the_engines_concurrency():
+    """smolagents is synchronous: each rollout takes a worker thread, from a pool that does not cap the run at
+    the event loop's default pool (min(32, cpus + 4) threads: 6 on a 2-core machine)."""
+    with FakeServer(latency_s=0.3) as srv:
+        data = wai.simulate(make_agent(srv.openai_url), simulator=False, budget=16, repeats=1, concurrency=16)
+        peak = srv.peak_in_flight
+    assert [r["status"] for r in data.rows] == ["ok"] * 16
+    assert peak >= 12, peak

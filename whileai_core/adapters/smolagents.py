@@ -5,8 +5,8 @@ subclass goes through it, also when a ``CodeAgent``'s code calls it, by keyword 
 the world answers a tool it knows (fault first; ``final_answer`` is never the world's); outside a rollout the
 tool runs its own code. smolagents is synchronous, and one agent object keeps one run's memory, so each rollout
 runs a shallow copy of the agent with a fresh memory (a ``CodeAgent`` with the local executor: a fresh Python
-executor too, so concurrent runs share no variables) in a worker thread (``asyncio.to_thread``: the rollout's
-context goes with it). The row's steps come from the copy's memory: for a ``ToolCallingAgent`` each
+executor too, so concurrent runs share no variables) in a worker thread (``in_thread``, one per rollout in
+flight: the rollout's context goes with it). The row's steps come from the copy's memory: for a ``ToolCallingAgent`` each
 ``ActionStep`` is one ``turn``, its ``tool_calls`` with their observation (python-literal text decoded; a step
 that failed carries ``"error": true`` and smolagents' error text). A ``CodeAgent``'s ``ActionStep`` records one
 ``python_interpreter`` call (its code), so the hook keeps each tool call the code made with the step it ran in:
@@ -19,11 +19,14 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import concurrent.futures
 import contextvars
 import copy
+import functools
 import threading
 from typing import Any
 
+from whileai_core import defaults as D
 from whileai_core.adapters.base import NOT_ROUTED, AgentAdapter, decoded, require, schema_tool, world_answer
 from whileai_core.tools import Tool
 
@@ -126,7 +129,7 @@ class SmolagentsAdapter(AgentAdapter):
     async def arun(self, message: str) -> dict[str, Any]:
         agent = self.fresh()
         if not is_code_agent(agent):
-            output = await asyncio.to_thread(agent.run, message)
+            output = await in_thread(agent.run, message)
             return trajectory(agent.memory.steps, output)
         calls: list[tuple[int, str, dict[str, Any], Any, bool]] = []
 
@@ -137,8 +140,24 @@ class SmolagentsAdapter(AgentAdapter):
             finally:
                 _CODE_RUN.reset(token)
 
-        output = await asyncio.to_thread(run)
+        output = await in_thread(run)
         return code_trajectory(agent.memory.steps, calls, output)
+
+
+_pool_lock = threading.Lock()
+_pool: concurrent.futures.ThreadPoolExecutor | None = None
+
+
+async def in_thread(fn: Any, *args: Any) -> Any:
+    """``asyncio.to_thread`` on a pool of up to ``MAX_CONCURRENCY`` threads (started as rollouts need them and
+    reused): the loop's default pool, ``min(32, cpus + 4)`` threads, would cap a run's concurrency (6 rollouts
+    at a time on 2 cores); the engine's ``concurrency`` bounds the rollouts in flight."""
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = concurrent.futures.ThreadPoolExecutor(D.MAX_CONCURRENCY, "whileai-smolagents")
+    ctx = contextvars.copy_context()
+    return await asyncio.get_running_loop().run_in_executor(_pool, functools.partial(ctx.run, fn, *args))
 
 
 def is_code_agent(obj: Any) -> bool:
