@@ -23,7 +23,7 @@ from whileai_core.gate import document
 from whileai_core.gate.document import scenario_incompatibility
 from whileai_core.gate.text import fmt, fmt_ci, fmt_p
 from whileai_core.measure.stats import fisher_drop_pvalues as drop_p_values
-from whileai_core.measure.stats import holm_adjust
+from whileai_core.measure.stats import holm_adjust, newcombe_interval, wilson_interval
 
 
 def binarize(rewards: Sequence[float | None], pass_reward: float = D.GATE_PASS_REWARD) -> list[int]:
@@ -266,8 +266,8 @@ def mark_incomplete(gate: Gate, why: str) -> Gate:
 def _suite_gate(results: Mapping[str, Mapping[str, Any]], baseline_index: Mapping[str, Mapping[str, Any]] | None,
                 *, baseline_name: str | None, settings: Any, baseline_note: str | None, min_paired_share: float,
                 require_baseline: bool, noise: Any = None, strict_reason: str | None = None) -> Gate:
-    common: dict[str, Any] = {"baseline": baseline_name, "level": settings.level, "alpha": settings.alpha,
-                                  "max_drop": settings.max_drop}
+    common: dict[str, Any] = dict(baseline=baseline_name, level=settings.level, alpha=settings.alpha,
+                                  max_drop=settings.max_drop)
     plan = None
     try:
         plan = trials_needed(results, drop=settings.max_drop, power=settings.power, alpha=settings.alpha)
@@ -315,6 +315,7 @@ def _paired_gate(results: Mapping[str, Mapping[str, Any]], baseline_index: Mappi
                  paired: list[str], *, settings: Any, common: dict[str, Any], noise: Any = None) -> Gate:
     """The suite delta and the Holm scenario drops over the paired scenarios."""
     from whileai_core.measure.measure import delta_report
+
     from whileai_core.measure.sequential import SequentialPlan
 
     before_rows, after_rows = [], []
@@ -335,11 +336,11 @@ def _paired_gate(results: Mapping[str, Mapping[str, Any]], baseline_index: Mappi
     holm, scen_reg, reach = scenario_drops(results, baseline_index, paired, alpha=settings.alpha,
                                            max_drop=settings.max_drop)
     suite_red = rep.verdict == "worse"
-    fields: dict[str, Any] = {"n_paired": rep.n_paired, "delta": rep.delta, "ci": _listed(rep.ci), "p_value": rep.p_value,
-                  "before": rep.before, "after": rep.after, "before_ci": _listed(rep.before_ci),
-                  "after_ci": _listed(rep.after_ci), "verdict": rep.verdict, "reason": rep.reason,
-                  "scenario_regressions": scen_reg, "holm": holm, "holm_reach": reach, "report": rep.to_dict(),
-                  "sequential": None if rep.sequential is None else rep.sequential.to_dict()}
+    fields: dict[str, Any] = dict(n_paired=rep.n_paired, delta=rep.delta, ci=_listed(rep.ci), p_value=rep.p_value,
+                  before=rep.before, after=rep.after, before_ci=_listed(rep.before_ci),
+                  after_ci=_listed(rep.after_ci), verdict=rep.verdict, reason=rep.reason,
+                  scenario_regressions=scen_reg, holm=holm, holm_reach=reach, report=rep.to_dict(),
+                  sequential=None if rep.sequential is None else rep.sequential.to_dict())
     text = _delta_text(rep, (len(before_rows), len(after_rows)))
     seq = rep.sequential
     if seq is not None:
