@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
-from interop_runs import inspect_runs_in, lm_eval_runs_in
+from interop_runs import inspect_runs_in, lm_eval_runs_in, promptfoo_runs_in
 
 
 @pytest.fixture(scope="session")
@@ -26,3 +26,12 @@ def lm_eval_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         for k, v in old.items():
             os.environ.pop(k, None) if v is None else os.environ.__setitem__(k, v)
 
+
+
+@pytest.fixture(scope="session")
+def promptfoo_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    import shutil
+
+    if shutil.which("promptfoo") is None:
+        pytest.skip("promptfoo is not installed (node + npm install -g promptfoo; .ci/run installs it)")
+    return promptfoo_runs_in(tmp_path_factory.mktemp("promptfoo"))

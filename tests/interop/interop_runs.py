@@ -9,6 +9,9 @@ Each run holds ``N_SAMPLES`` samples; the worse agent misses every sample whose 
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import subprocess
 from pathlib import Path
 
 N_SAMPLES = 30
@@ -114,4 +117,42 @@ def lm_eval_runs_in(root: Path) -> dict[str, Path]:
         for task_name in res["configs"]:
             tracker.save_results_samples(task_name=task_name, samples=res["samples"][task_name])
         out[name] = root / name
+    return out
+
+
+PROMPTFOO_PROVIDER = """class Adder {
+  constructor(options) { this.worse = (options.config || {}).worse; this.providerId = options.id || 'adder'; }
+  id() { return this.providerId; }
+  async callApi(prompt, context) {
+    const n = Number(context.vars.n);
+    if (this.worse && n === %(errored)d) { return { error: 'tool crashed' }; }
+    return { output: (this.worse && n %% %(miss)d === 0) ? '?' : String(2 * n) };
+  }
+}
+module.exports = Adder;
+""" % {"errored": ERRORED, "miss": MISS_EVERY}
+
+
+def promptfoo_config(worse: bool) -> str:
+    tests = "".join(f"  - vars: {{n: {i}, op: {['add', 'double'][i % 2]}}}\n"
+                    f"    assert: [{{type: equals, value: \"{2 * i}\"}}]\n" for i in range(N_SAMPLES))
+    return ("prompts: [\"What is {{n}}+{{n}}?\"]\nproviders:\n  - id: file://provider.js\n"
+            f"    label: adder\n    config: {{worse: {str(worse).lower()}}}\ntests:\n{tests}")
+
+
+def promptfoo_runs_in(root: Path) -> dict[str, Path]:
+    """Three ``promptfoo eval -o`` runs through its CLI, offline (a JS provider, no telemetry, no update check)."""
+    exe = shutil.which("promptfoo")
+    assert exe is not None
+    (root / "provider.js").write_text(PROMPTFOO_PROVIDER, encoding="utf-8")
+    env = {**os.environ, "PROMPTFOO_DISABLE_TELEMETRY": "1", "PROMPTFOO_DISABLE_UPDATE": "1",
+           "PROMPTFOO_CONFIG_DIR": str(root / "config"), "PROMPTFOO_DISABLE_SHARING": "1"}
+    out = {}
+    for name, worse in (("base", False), ("twin", False), ("worse", True)):
+        config = root / f"{name}.yaml"
+        config.write_text(promptfoo_config(worse), encoding="utf-8")
+        out[name] = root / f"{name}.json"
+        done = subprocess.run([exe, "eval", "-c", str(config), "-o", str(out[name]), "--no-cache",
+                               "--no-progress-bar"], cwd=root, env=env, capture_output=True, text=True, timeout=300)
+        assert out[name].is_file(), f"promptfoo eval wrote no {out[name].name}: {done.stderr[-2000:]}"
     return out

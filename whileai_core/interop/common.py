@@ -18,7 +18,7 @@ from typing import Any
 from whileai_core import defaults as D
 from whileai_core.errors import MissingExtra
 
-FORMATS = ("inspect_ai", "lm_eval")
+FORMATS = ("inspect_ai", "lm_eval", "promptfoo")
 EXTRA = {"inspect_ai": "inspect-ai", "lm_eval": "lm-eval", "deepeval": "deepeval", "promptfoo": None}
 
 
