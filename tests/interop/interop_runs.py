@@ -125,12 +125,12 @@ PROMPTFOO_PROVIDER = """class Adder {
   id() { return this.providerId; }
   async callApi(prompt, context) {
     const n = Number(context.vars.n);
-    if (this.worse && n === %(errored)d) { return { error: 'tool crashed' }; }
-    return { output: (this.worse && n %% %(miss)d === 0) ? '?' : String(2 * n) };
+    if (this.worse && n === ERRORED) { return { error: 'tool crashed' }; }
+    return { output: (this.worse && n % MISS === 0) ? '?' : String(2 * n) };
   }
 }
 module.exports = Adder;
-""" % {"errored": ERRORED, "miss": MISS_EVERY}
+""".replace("ERRORED", str(ERRORED)).replace("MISS", str(MISS_EVERY))
 
 
 def promptfoo_config(worse: bool) -> str:
@@ -153,6 +153,6 @@ def promptfoo_runs_in(root: Path) -> dict[str, Path]:
         config.write_text(promptfoo_config(worse), encoding="utf-8")
         out[name] = root / f"{name}.json"
         done = subprocess.run([exe, "eval", "-c", str(config), "-o", str(out[name]), "--no-cache",
-                               "--no-progress-bar"], cwd=root, env=env, capture_output=True, text=True, timeout=300)
+                               "--no-progress-bar"], check=False, cwd=root, env=env, capture_output=True, text=True, timeout=300)
         assert out[name].is_file(), f"promptfoo eval wrote no {out[name].name}: {done.stderr[-2000:]}"
     return out
