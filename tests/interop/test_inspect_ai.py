@@ -58,7 +58,7 @@ def test_compare_by_sample_metadata(inspect_runs):
     from whileai_core.measure.compare import compare
 
     before = load_results(inspect_runs["base"]).rows
-    after = [dict(r, reward=r["reward"] or 0.0) for r in load_results(inspect_runs["worse"]).rows]
+    after = load_results(inspect_runs["worse"]).gate_rows()  # the errored sample counts as failed, as in the gate
     result = compare(before, after, by="topic")
     assert [s.name for s in result.slices] == ["billing", "orders", "returns"]
     by_name = {s.name: s for s in result.slices}

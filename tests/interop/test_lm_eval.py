@@ -48,3 +48,12 @@ def test_a_line_that_is_not_a_sample_is_named(lm_eval_runs, tmp_path):
     assert len(got.rows) == N_SAMPLES
     assert [s.sample for s in got.report.skipped] == [f"{src.name} line {N_SAMPLES + 1}",
                                                       f"{src.name} line {N_SAMPLES + 2}"]
+
+
+def test_compare_by_doc_field(lm_eval_runs):
+    from whileai_core.measure.compare import compare
+
+    result = compare(load_results(lm_eval_runs["base"]).gate_rows(), load_results(lm_eval_runs["worse"]).gate_rows(),
+                     by="doc.op")
+    assert [s.name for s in result.slices] == ["add", "double"]
+    assert sum(s.n_tasks for s in result.slices) == N_SAMPLES

@@ -40,6 +40,6 @@ def test_gate_red_on_worse_green_on_a_a(promptfoo_runs, capsys):
 def test_compare_by_vars(promptfoo_runs):
     from whileai_core.measure.compare import compare
 
-    after = [dict(r, reward=r["reward"] or 0.0) for r in load_results(promptfoo_runs["worse"]).rows]
+    after = load_results(promptfoo_runs["worse"]).gate_rows()
     result = compare(load_results(promptfoo_runs["base"]).rows, after, by="op")
     assert [s.name for s in result.slices] == ["add", "double"]

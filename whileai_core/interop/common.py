@@ -30,7 +30,7 @@ def need(module: str, fmt: str) -> Any:
         return importlib.import_module(module)
     except ImportError as exc:
         package = EXTRA.get(fmt) or module
-        raise MissingExtra(f"reading {fmt} results needs {package} ({exc}); pip install 'whileai[interop]' or "
+        raise MissingExtra(f"reading {fmt} results needs {package} ({exc}); pip install 'pytest-whileai[interop]' or "
                            f"pip install {package}") from None
 
 
@@ -104,6 +104,15 @@ class Imported:
         from whileai_core.interop.document import to_document
 
         return to_document(self, **kwargs)
+
+    def gate_rows(self, policy: str = D.GATE_UNSCORED_POLICY) -> list[dict[str, Any]]:
+        """The rows with rewards as the gate counts them (``gate.ledger.gate_rewards``): an unscored trial is
+        0.0 under ``fail`` (the default) and stays None (left out) under ``drop``/``incomplete``; what
+        ``compare(before, after, by=...)`` should read to agree with the gate."""
+        from whileai_core.gate.ledger import check_policy, gate_rewards
+
+        check_policy(policy)
+        return [dict(r, reward=gate_rewards([r.get("reward")], [r.get("trial_state")], policy)[0]) for r in self.rows]
 
 
 def slice_fields(metadata: Any) -> dict[str, Any]:
