@@ -72,6 +72,9 @@ def read(path: str | os.PathLike[str], *, scorer: str | None = None, errors: str
         report.n_samples += 1
         seen.add((str(s.id), int(s.epoch)))
         label = f"{task}/{s.id} epoch {s.epoch}"
+        reward: float | None
+        state: str | None
+        detail: str | None
         if s.error:
             reward, state, detail = None, errors, s.error
         elif name is None or not s.scores or name not in s.scores:

@@ -74,7 +74,8 @@ def read(path: str | os.PathLike[str], *, scorer: str | None = None, errors: str
     records = doc["results"]["results"]
     report = ImportReport(str(p), FORMAT, scorer=scorer or "success")
     providers = {_provider(r) for r in records if isinstance(r, dict)}
-    rows, repeats = [], {}
+    rows: list[dict[str, Any]] = []
+    repeats: dict[tuple[str, str], int] = {}
     for i, rec in enumerate(records):
         if not isinstance(rec, dict):
             report.skip(f"results[{i}]", "not a result record")
