@@ -345,6 +345,8 @@ RAY_WAIT_S = 0.5  # seconds one ray.wait gathers finished shards before the call
 # Feed traces back (traces/)
 # --------------------------------------------------------------------------------------------------
 TRACE_REPORT_SKIPPED = 10  # skipped records a load report prints by name (all are in report.skipped); convention
+INTEROP_SLICE_CHARS = 40  # longest doc field value an lm-eval import keeps as a slice (subject, category; not the
+# question text, which would make one slice per sample); convention
 
 # --------------------------------------------------------------------------------------------------
 # The While platform client (platform/)

@@ -419,7 +419,10 @@ def compare_documents(baseline: Mapping[str, Any], current: Mapping[str, Any], *
     document.validate_document(current, source=current_name or "current")
     document.check_compatible(baseline, fingerprint_now=current.get("fingerprint") or {},
                               source=baseline_name or "baseline")
+    recorded = current.get("settings") or {}  # what the current run counted unscored trials as (gate.ledger)
     settings = GateSettings(level=level, alpha=alpha, max_drop=max_drop, draws=draws, permutations=permutations,
-                            seed=seed, power=power)
+                            seed=seed, power=power, unscored=recorded.get("unscored") or D.GATE_UNSCORED_POLICY,
+                            max_unscored=float(D.GATE_MAX_UNSCORED if recorded.get("max_unscored") is None
+                                               else recorded["max_unscored"]))
     return compute_gate(document.baseline_index(current), document.baseline_index(baseline),
                         baseline_name=baseline_name, settings=settings, min_paired_share=min_paired_share)
