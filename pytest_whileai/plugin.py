@@ -302,16 +302,20 @@ def pytest_runtestloop(session: pytest.Session) -> Any:
             session.config.hook.pytest_runtest_logreport(report=report)
     if wai is not None and not wai.worker and (wai.results or wai.baseline is not None or wai.failed_workers
                                                or wai.not_run):
+        from pytest_whileai.gate import plans
         from pytest_whileai.gate.verdict import forget_gate_failure, gate_reports
         from whileai_core.gate.compare import GateSettings, compute_gate
 
         s = wai.settings
+        known = plans.load(session.config)  # the power line's plans from earlier runs (pytest's cache)
+        n_known = len(known or ())
         wai.gate = compute_gate(wai.results, wai.baseline_index if wai.baseline is not None else None,
                                 baseline_name=s.baseline, settings=GateSettings.of(s), baseline_note=wai.baseline_note,
                                 min_paired_share=s.min_paired_share, require_baseline=bool(wai.strict),
                                 failed_workers=wai.failed_workers, strict_reason=wai.strict,
                                 not_run=list(wai.not_run.values()),
-                                noise=wai.history.noise if wai.history is not None else None)
+                                noise=wai.history.noise if wai.history is not None else None, plan_cache=known)
+        plans.store(session.config, known, n_known)
         reports = gate_reports(wai.gate)  # a red gate is a failed test that pytest counts, lists and writes
         session.testscollected += bool(reports)  # one more test, so the progress counter ends at 100%
         for report in reports:
