@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -19,10 +20,12 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ("README.md", "docs/simulate.md", "docs/measure.md", "docs/guards.md", "docs/traces.md", "docs/platform.md",
-        "docs/guides/simulator.md", "docs/guides/reward-gap.md", "docs/guides/security.md", "docs/agents.md")
+        "docs/guides/simulator.md", "docs/guides/reward-gap.md", "docs/guides/security.md", "docs/agents.md",
+        "docs/interop.md")
 NOT_RUN = re.compile(r"^<!--\s*not-run:\s*(?P<reason>.+?)\s*-->\s*$")
 OUTPUT = re.compile(r"^<!--\s*output\s*-->\s*$")
 #: ``<!-- needs: mod, mod -->`` before a fence: the block is skipped, naming the extra, when a module is missing
+#: (``cmd:NAME``: when the command NAME is not on PATH, e.g. promptfoo, a node program)
 NEEDS = re.compile(r"^<!--\s*needs:\s*(?P<modules>.+?)\s*-->\s*$")
 #: docs whose blocks import the repository's test helpers (tests/fakeserver.py, the loopback stand-in model)
 WITH_TEST_HELPERS = ("docs/agents.md",)
@@ -107,7 +110,12 @@ def test_python_block_runs(block: Block, tmp_path: Path):
     if block.skip is not None:
         pytest.skip(f"not-run: {block.skip}")
     for module in block.needs:
-        pytest.importorskip(module, reason=f"{block.id} needs {module}: pip install 'pytest-whileai[agents]'")
+        if module.startswith("cmd:"):
+            if shutil.which(module[4:]) is None:
+                pytest.skip(f"{block.id} needs the {module[4:]} command, which is not installed")
+            continue
+        pytest.importorskip(module, reason=f"{block.id} needs {module}: pip install 'pytest-whileai[agents]' "
+                            "(or [interop])")
     done = run_block(block.code, tmp_path, helpers=block.doc in WITH_TEST_HELPERS)
     assert done.returncode == 0, f"{block.id} exited {done.returncode}\n--- stderr ---\n{done.stderr[-4000:]}"
     if block.output is not None:
