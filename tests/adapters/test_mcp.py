@@ -133,3 +133,36 @@ def test_an_agents_own_mcp_client_meets_the_failing_world(http_url):
         assert "source" not in (step["result"] if isinstance(step["result"], dict) else {})  # the world's answer
     outside = asyncio.run(ask({"order_id": "A1"}))
     assert outside["source"] == "mcp"  # outside a rollout: the server's own
+
+
+def test_an_agents_sdk_agent_with_an_mcp_server_meets_the_failing_world(http_url):
+    """An OpenAI Agents SDK agent whose tools come from an MCP server (``mcp_servers=[...]``, passed
+    unconnected: the adapter connects it on its loop): the SDK's own MCP client calls are answered by the world,
+    and the row's steps are the SDK's record of them (its text content items)."""
+    pytest.importorskip("agents", reason="the agents extra (openai-agents) is not installed")
+    from agents import Agent, OpenAIChatCompletionsModel, set_tracing_disabled
+    from agents.mcp import MCPServerStreamableHttp
+    from openai import AsyncOpenAI
+
+    from tests.fakeserver import FakeServer
+    from whileai_core.adapters.base import adapters_loop
+
+    set_tracing_disabled(True)
+    server = MCPServerStreamableHttp(params={"url": http_url}, cache_tools_list=True)
+    try:
+        with wai.mcp_tools(http_url) as tools, FakeServer() as model_server:
+            model = OpenAIChatCompletionsModel(model="fake", openai_client=AsyncOpenAI(
+                base_url=model_server.openai_url, api_key="x"))
+            desk = Agent(name="desk", instructions="Help customers with orders.", mcp_servers=[server], model=model)
+            data = wai.simulate(desk, tools=list(tools), simulator=False, budget=12, repeats=1, concurrency=4)
+    finally:
+        asyncio.run_coroutine_threadsafe(server.cleanup(), adapters_loop()).result(MCP_CALL_TIMEOUT_S)
+    faulted = [r for r in data.rows if r["faults_scheduled"]]
+    assert all(r["status"] == "ok" for r in data.rows) and faulted
+    assert all(r["faults_delivered"] == 1 for r in faulted)
+    for r in data.rows:
+        (step,) = r["steps"]
+        text = step["result"]["text"]  # the SDK's record: the MCP result's text content
+        if r["faults_scheduled"] and r["faults"]["mode"] != "malformed":
+            assert json.loads(text)["status"] == r["faults"]["mode"]
+        assert "mcp" not in text  # the world's answer, never the server's ("source": "mcp")
