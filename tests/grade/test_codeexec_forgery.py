@@ -552,6 +552,20 @@ def test_redefining_the_tasks_helper_is_no_pass_when_it_is_setup(mode):
         CodeExec(tests=POLY_TESTS, setup="def (:")
 
 
+@pytest.mark.parametrize("mode", ["auto", "isolated"])
+def test_import_solution_in_the_tests_is_the_candidate_never_a_module_of_the_graders(mode, tmp_path, monkeypatch):
+    # a reference solution.py on the grader's path would otherwise pass every candidate
+    (tmp_path / "solution.py").write_text("def add(a, b):\n    return a + b\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    tests = "from solution import add\nimport solution\n\ndef test_add():\n    assert add(2, 3) == 5 and solution.add(1, 1) == 2\n"
+    grader = CodeExec(tests=tests, timeout=10, mode=mode)
+    wrong = grader({"final_text": "```python\ndef add(a, b):\n    return 0\n```"})
+    assert wrong["reward"] == 0, wrong["reason"]
+    right = grader({"final_text": "```python\ndef add(a, b):\n    return a + b\n```"})
+    assert right["reward"] == 1 and right["decided_by"] == ("split" if mode == "auto" else "isolated"), right["reason"]
+    assert "solution" not in sys.modules
+
+
 def test_the_tests_never_enter_the_sandbox():
     # a candidate that searches its whole process for the tests' expected value finds no test text
     code = """

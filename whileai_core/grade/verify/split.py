@@ -27,6 +27,7 @@ import os
 import sys
 import threading
 import time
+import types
 from collections.abc import Callable
 from typing import Any
 
@@ -34,7 +35,7 @@ from whileai_core.grade.verify import plaindata
 from whileai_core.grade.verify.plaindata import Unplain, decode, encode
 
 __all__ = ["CandidateGone", "Report", "SplitOutcome", "Unsplittable", "overlay_setup", "run_split", "server_program",
-           "shadows_builtin", "test_units"]
+           "shadows_builtin", "test_units", "with_solution_module"]
 
 REQUEST_FD = 3
 REPLY_FD = 4
@@ -346,6 +347,25 @@ def overlay_setup(ns: dict[str, Any], out: SplitOutcome) -> bool:
     return True
 
 
+def with_solution_module(ns: dict[str, Any]) -> None:
+    """Give the tests ``import solution`` / ``from solution import f``: the candidate's module as the tests see it
+    (its names from ``ns``: stand-ins, handles, plain values), through the tests' own ``__import__``. Never a
+    ``solution`` module on the grader's path (a reference solution there would pass every candidate), and no
+    change to this process's ``sys.modules``."""
+    mod = types.ModuleType("solution")
+    mod.__dict__.update({n: v for n, v in ns.items() if not n.startswith("__")})
+    real_import = builtins.__import__
+
+    def tests_import(name: str, globals: Any = None, locals: Any = None, fromlist: Any = (), level: int = 0) -> Any:
+        if level == 0 and (name == "solution" or name.startswith("solution.")):
+            if name != "solution":
+                raise ModuleNotFoundError(f"No module named {name!r}")
+            return mod
+        return real_import(name, globals, locals, fromlist, level)
+
+    ns["__builtins__"] = {**builtins.__dict__, "__import__": tests_import}
+
+
 def _namespace(link: _Link, names: Any, out: SplitOutcome) -> dict[str, Any]:
     ns: dict[str, Any] = {"__name__": "tests", "__builtins__": builtins}
     if not isinstance(names, dict):
@@ -398,6 +418,7 @@ def run_split(tests: str, req_fd: int, rep_fd: int, deadline: float, out: SplitO
         if out.status != "ok":
             return
         if overlay_setup(ns, out):
+            with_solution_module(ns)
             _run_tests(tests, ns, out)
     except CandidateGone as exc:
         out.protocol = str(exc)
