@@ -7,6 +7,8 @@ under the built-in namespaces fallback. A correct ``solve`` passes in both, as a
 from __future__ import annotations
 
 import sys
+import threading
+import time
 
 import pytest
 
@@ -564,6 +566,21 @@ def test_import_solution_in_the_tests_is_the_candidate_never_a_module_of_the_gra
     right = grader({"final_text": "```python\ndef add(a, b):\n    return a + b\n```"})
     assert right["reward"] == 1 and right["decided_by"] == ("split" if mode == "auto" else "isolated"), right["reason"]
     assert "solution" not in sys.modules
+
+
+@pytest.mark.parametrize("mode", ["auto", "isolated"])
+def test_tests_looping_on_a_huge_result_stop_at_the_deadline(mode):
+    # the tests run in the grader: a loop bounded by what the candidate returned must not outlive the run
+    tests = "def test_loop():\n    total = 0\n    for _ in range(count()):\n        total += 1\n    assert total == 3\n"
+    before = threading.active_count()
+    v = CodeExec(tests=tests, timeout=3, mode=mode)(_row("def count():\n    return 10**15\n"))
+    assert v["reward"] == 0 and "the tests ran past the timeout" in v["reason"], v["reason"]
+    for _ in range(50):
+        if threading.active_count() <= before:
+            break
+        time.sleep(0.1)
+    assert threading.active_count() <= before  # the grader's thread ended too
+    assert CodeExec(tests=tests, timeout=10, mode=mode)(_row("def count():\n    return 3\n"))["reward"] == 1
 
 
 def test_the_tests_never_enter_the_sandbox():

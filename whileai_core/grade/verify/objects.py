@@ -470,7 +470,7 @@ def run_isolated(tests: str, unit: str, req_fd: int, rep_fd: int, deadline: floa
         if not overlay_setup(ns, out):
             return
         with_solution_module(ns)
-        _run_tests(tests, ns, out, [unit] if unit else [])
+        _run_tests(tests, ns, out, [unit] if unit else [], deadline=deadline)
         if link.callback_failures:
             if unit and out.results.get(unit) == "ok":
                 out.results[unit] = "AssertionError"

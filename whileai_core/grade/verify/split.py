@@ -419,7 +419,7 @@ def run_split(tests: str, req_fd: int, rep_fd: int, deadline: float, out: SplitO
             return
         if overlay_setup(ns, out):
             with_solution_module(ns)
-            _run_tests(tests, ns, out)
+            _run_tests(tests, ns, out, deadline=deadline)
     except CandidateGone as exc:
         out.protocol = str(exc)
     except Unsplittable as exc:
@@ -433,8 +433,34 @@ def run_split(tests: str, req_fd: int, rep_fd: int, deadline: float, out: SplitO
             pass
 
 
-def _run_tests(tests: str, ns: dict[str, Any], out: SplitOutcome, units: list[str] | None = None) -> None:
-    """Run the tests' top level in ``ns``, then each of ``units`` (default: every top-level ``test_*``)."""
+def _deadline_tracer(deadline: float) -> Any:
+    """A trace function for the tests' own frames (``tests.py``) that ends them at the run's deadline, so a test
+    looping on what the candidate returned (``for _ in range(n)``, n = 10**15) cannot keep a thread of the grader
+    busy after the sandbox is gone. Other frames are not traced."""
+    def local(frame: Any, event: str, arg: Any) -> Any:
+        if time.monotonic() > deadline:
+            raise CandidateGone("timed out (the tests were still running at the deadline)")
+        return local
+
+    def start(frame: Any, event: str, arg: Any) -> Any:
+        return local if frame.f_code.co_filename == "tests.py" else None
+    return start
+
+
+def _run_tests(tests: str, ns: dict[str, Any], out: SplitOutcome, units: list[str] | None = None,
+               deadline: float | None = None) -> None:
+    """Run the tests' top level in ``ns``, then each of ``units`` (default: every top-level ``test_*``); past
+    ``deadline`` the tests' own code stops (``CandidateGone``)."""
+    if deadline is not None:
+        sys.settrace(_deadline_tracer(deadline))  # this thread only: the run's channel thread
+    try:
+        _run_units(tests, ns, out, units)
+    finally:
+        if deadline is not None:
+            sys.settrace(None)
+
+
+def _run_units(tests: str, ns: dict[str, Any], out: SplitOutcome, units: list[str] | None) -> None:
     try:
         exec(compile(tests, "tests.py", "exec"), ns)  # noqa: S102 - the task's own trusted tests, in the parent
     except (CandidateGone, Unsplittable):
