@@ -33,7 +33,8 @@ for iso in sys.argv[1:]:
     for mode in ("auto", "isolated"):
         v = CodeExec(tests="assert add(2, 3) == 5\nassert prefix() == %r\n" % sys.prefix, timeout=30,
                      isolation=iso, mode=mode)({"final_text": "```python\n" + code + "\n```"})
-        out[iso + "/" + mode] = [v["reward"], v["isolation"]["level"], v["decided_by"], v["reason"]]
+        out[iso + "/" + mode] = [v["reward"], v["isolation"]["level"], v["decided_by"], v["reason"],
+                                 v["isolation"]["host_fs_hidden"]]
 print(json.dumps(out))
 """
 
@@ -51,9 +52,10 @@ def test_codeexec_gives_verdicts_from_a_venv_anywhere(parent):
         out = __import__("json").loads(res.stdout.strip().splitlines()[-1])
         for iso in MODES:
             for mode, decided in (("auto", "split"), ("isolated", "isolated")):
-                reward, level, by, reason = out[f"{iso}/{mode}"]
-                # the candidate ran on the venv's interpreter (its sys.prefix), with numpy from the base packages
-                assert reward == 1 and level == iso and by == decided, (iso, mode, reason)
+                reward, level, by, reason, hidden = out[f"{iso}/{mode}"]
+                # the candidate ran on the venv's interpreter (its sys.prefix), with numpy from the base packages,
+                # and the host's files stayed hidden (a venv under /tmp once made the fallback's new root fail)
+                assert reward == 1 and level == iso and by == decided and hidden, (iso, mode, reason, hidden)
     finally:
         shutil.rmtree(venv, ignore_errors=True)
 

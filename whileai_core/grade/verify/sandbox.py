@@ -169,6 +169,14 @@ def minimal_root(fds):
                 open(new + f, "a").close()
                 if libc.mount(f.encode(), (new + f).encode(), None, MS_BIND, None) != 0:
                     return False
+        # /proc and the capped /tmp before the interpreter's paths: a venv under /tmp is bound on top of this /tmp
+        # (made after it, the bind would be hidden, and making /tmp again would fail)
+        os.makedirs(new + "/proc", 0o555)
+        os.makedirs(new + "/tmp", 0o1777)
+        opts = ("size=%dm,mode=1777" % cfg["tmpfs_mb"]).encode()
+        if libc.mount(b"proc", (new + "/proc").encode(), b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None) != 0 or \
+                libc.mount(b"tmpfs", (new + "/tmp").encode(), b"tmpfs", MS_NOSUID | MS_NODEV, opts) != 0:
+            return False
         for p, fd in fds:
             src = "/proc/self/fd/%d" % fd
             if os.path.isdir(src):
@@ -178,12 +186,6 @@ def minimal_root(fds):
                 open(new + p, "a").close()
             if not bind_ro(src, new + p):
                 return False
-        os.makedirs(new + "/proc", 0o555)
-        os.makedirs(new + "/tmp", 0o1777)
-        opts = ("size=%dm,mode=1777" % cfg["tmpfs_mb"]).encode()
-        if libc.mount(b"proc", (new + "/proc").encode(), b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None) != 0 or \
-                libc.mount(b"tmpfs", (new + "/tmp").encode(), b"tmpfs", MS_NOSUID | MS_NODEV, opts) != 0:
-            return False
         os.mkdir(new + "/.old")
         if libc.syscall(PIVOT_ROOT, new.encode(), (new + "/.old").encode()) != 0:
             return False
