@@ -455,6 +455,8 @@ def test_isolated_mode_objects_cross_as_handles_and_callbacks():
     assert v["reward"] == 1 and v["decided_by"] == "isolated", v["reason"]
     # handles: attributes, in-place mutation of the tests' lists, iteration, identity, errors as built-ins
     tests = """
+import itertools
+
 def test_handles():
     c = Counter()
     c.add(4)
@@ -465,6 +467,7 @@ def test_handles():
     sort_in_place(xs)
     assert xs == [1, 2, 3]
     assert list(Countdown(3)) == [3, 2, 1] and [x * 2 for x in Countdown(2)] == [4, 2]
+    assert list(itertools.islice(naturals(), 3)) == [0, 1, 2] and sorted(double_all(lambda: iter([2, 1]))) == [2, 4]
     same = c
     assert same is c and c == c
     try:
@@ -475,6 +478,11 @@ def test_handles():
         raise AssertionError
 """
     code = OBJ_CORRECT + """
+import itertools
+def naturals():
+    yield from itertools.count()
+def double_all(make):
+    return [2 * x for x in make()]
 def sort_in_place(xs):
     xs.sort()
 class Countdown:

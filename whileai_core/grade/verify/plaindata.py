@@ -69,6 +69,8 @@ def encode(value: Any, max_nodes: int = 1_000_000, max_depth: int = 200, max_ite
         if t.__name__ in ("generator", "map", "filter", "zip", "enumerate", "range", "reversed",
                           "list_iterator", "tuple_iterator", "dict_keys", "dict_values", "dict_items",
                           "set_iterator", "str_iterator", "range_iterator", "itertools.chain"):
+            if hook is not None:
+                return hook(v)  # isolated mode: iterated lazily through the handle (an endless generator works)
             items = []
             for x in v:
                 items.append(enc(x, depth + 1))

@@ -310,7 +310,10 @@ _BUILTIN_NAMES = frozenset(dir(builtins))
 
 def shadows_builtin(name: str, out: SplitOutcome) -> bool:
     """A candidate's top-level ``abs``/``len``/``sorted``... is never handed to the tests (they would compare with
-    the candidate's own ``abs``); recorded in ``out.shadowed``. Only an explicit ``entry_point=`` may."""
+    the candidate's own ``abs``); recorded in ``out.shadowed``. Only an explicit ``entry_point=`` may. Dunder names
+    (``__builtins__``, ``__name__``: only a forged manifest sends them) are dropped silently."""
+    if name.startswith("__"):
+        return True
     if name in _BUILTIN_NAMES and name != out.entry:
         out.shadowed.append(name)
         return True
