@@ -583,6 +583,7 @@ def test_tests_looping_on_a_huge_result_stop_at_the_deadline(mode):
     before = threading.active_count()
     v = CodeExec(tests=tests, timeout=3, mode=mode)(_row("def count():\n    return 10**15\n"))
     assert v["reward"] == 0 and "the tests ran past the timeout" in v["reason"], v["reason"]
+    assert v["hack_marks"] == [], v["hack_marks"]  # slow is not a hack
     for _ in range(50):
         if threading.active_count() <= before:
             break
