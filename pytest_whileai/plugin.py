@@ -147,8 +147,12 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
             item.stash[MARK_ERROR] = str(exc)  # the wai_eval fixture fails the item with it at setup
     from pytest_whileai.collect import refuse_shared_keys
 
-    refuse_shared_keys(items, WAI_KEY, MARK_ERROR)  # two tests with one baseline key: both error, naming each
     wai = _wai(config)
+    if wai is not None and wai.settings.import_path:
+        from pytest_whileai.imported import imported_items
+
+        items.extend(imported_items(session, wai.settings))  # --wai-import: each imported sample is a scenario
+    refuse_shared_keys(items, WAI_KEY, MARK_ERROR)  # two tests with one baseline key: both error, naming each
     if wai is not None and wai.settings.sequential:
         from pytest_whileai.collect import round_of
 

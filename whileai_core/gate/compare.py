@@ -1,5 +1,7 @@
 """The suite gate between two runs: is the current run significantly worse than its baseline?
 
+The verdict is ``measure.compare``'s (the object users call), with ``task_drops=`` the scenario counts:
+
 * The suite delta: ``measure.delta_report`` on the scenarios both runs share (paired by scenario key,
   scenario-bootstrap interval, sign-flip permutation p), ``min_effect=max_drop``. Red only on a "worse" verdict
   (interval excludes 0, p <= alpha, drop >= max_drop); noise stays green.
@@ -22,8 +24,7 @@ from whileai_core import defaults as D
 from whileai_core.gate import document
 from whileai_core.gate.document import scenario_incompatibility
 from whileai_core.gate.text import fmt, fmt_ci, fmt_p
-from whileai_core.measure.stats import fisher_drop_pvalues as drop_p_values
-from whileai_core.measure.stats import holm_adjust, newcombe_interval, wilson_interval
+from whileai_core.measure.compare import compare  # the gate's verdict is compare's
 
 
 def binarize(rewards: Sequence[float | None], pass_reward: float = D.GATE_PASS_REWARD) -> list[int]:
@@ -194,26 +195,19 @@ def holm_reach(counts: Sequence[tuple[int, int]], *, alpha: float) -> dict[str, 
             "text": text}
 
 
-def scenario_drops(results: Mapping[str, Mapping[str, Any]], baseline_index: Mapping[str, Mapping[str, Any]],
-                   paired: Sequence[str], *, alpha: float, max_drop: float
-                   ) -> tuple[dict[str, float], list[str], dict[str, Any]]:
-    """Scenario by scenario: one-sided exact drops, Holm at alpha/2, each scenario binarized at its own
-    pass_reward on both sides. Returns the Holm-adjusted p by key, the keys flagged, and ``holm_reach``."""
-    import numpy as np
-
+def scenario_counts(results: Mapping[str, Mapping[str, Any]], baseline_index: Mapping[str, Mapping[str, Any]],
+                    paired: Sequence[str], *, max_drop: float) -> dict[str, tuple[int, int, int, int, float]]:
+    """Each paired scenario's (before passes, before trials, after passes, after trials, min drop), binarized at
+    its own pass_reward on both sides; a pooled baseline counts its effective trials (history.design_effect).
+    These are ``compare(task_drops=)``'s counts: the gate's scenario family is compare's task family."""
     from whileai_core.measure.history import effective_counts
 
-    before = [effective_counts(baseline_index[k], results[k].get("pass_reward", D.GATE_PASS_REWARD)) for k in paired]
-    bp = np.array([c for c, _ in before])  # a pooled baseline counts its effective trials (history.design_effect)
-    bn = np.array([n for _, n in before])
-    ap = np.array([results[k]["passes"] for k in paired])
-    an = np.array([results[k]["n_scored"] for k in paired])
-    adjusted = holm_adjust(drop_p_values(bp, bn, ap, an))
-    holm = {k: float(v) for k, v in zip(paired, adjusted)}
-    drops = ap / an - bp / bn
-    flagged = [k for k, adj, d in zip(paired, adjusted, drops)
-               if adj <= alpha / 2 and -d >= float(results[k].get("max_drop", max_drop))]
-    return holm, flagged, holm_reach(list(zip(bn.tolist(), an.tolist())), alpha=alpha)
+    out = {}
+    for k in paired:
+        bp, bn = effective_counts(baseline_index[k], results[k].get("pass_reward", D.GATE_PASS_REWARD))
+        out[k] = (int(bp), int(bn), int(results[k]["passes"]), int(results[k]["n_scored"]),
+                  float(results[k].get("max_drop", max_drop)))
+    return out
 
 
 def compute_gate(results: Mapping[str, Mapping[str, Any]], baseline_index: Mapping[str, Mapping[str, Any]] | None,
@@ -305,8 +299,8 @@ def mark_incomplete(gate: Gate, why: str) -> Gate:
 def _suite_gate(results: Mapping[str, Mapping[str, Any]], baseline_index: Mapping[str, Mapping[str, Any]] | None,
                 *, baseline_name: str | None, settings: GateSettings, baseline_note: str | None, min_paired_share: float,
                 require_baseline: bool, noise: Any = None, strict_reason: str | None = None) -> Gate:
-    common: dict[str, Any] = dict(baseline=baseline_name, level=settings.level, alpha=settings.alpha,
-                                  max_drop=settings.max_drop)
+    common: dict[str, Any] = {"baseline": baseline_name, "level": settings.level, "alpha": settings.alpha,
+                              "max_drop": settings.max_drop}
     plan = None
     try:
         plan = trials_needed(results, drop=settings.max_drop, power=settings.power, alpha=settings.alpha)
@@ -353,8 +347,6 @@ def _suite_gate(results: Mapping[str, Mapping[str, Any]], baseline_index: Mappin
 def _paired_gate(results: Mapping[str, Mapping[str, Any]], baseline_index: Mapping[str, Mapping[str, Any]],
                  paired: list[str], *, settings: GateSettings, common: dict[str, Any], noise: Any = None) -> Gate:
     """The suite delta and the Holm scenario drops over the paired scenarios."""
-    from whileai_core.measure.measure import delta_report
-
     from whileai_core.measure.sequential import SequentialPlan
 
     before_rows, after_rows = [], []
@@ -369,24 +361,28 @@ def _paired_gate(results: Mapping[str, Mapping[str, Any]], baseline_index: Mappi
     plan = None
     if settings.sequential:
         plan = SequentialPlan(settings.round_trials, max(int(results[k]["k"]) for k in paired))
-    rep = delta_report(before_rows, after_rows, level=settings.level, draws=settings.draws,
-                       permutations=settings.permutations, seed=settings.seed, alpha=settings.alpha,
-                       min_effect=settings.max_drop, sequential=plan, noise=noise)
-    holm, scen_reg, reach = scenario_drops(results, baseline_index, paired, alpha=settings.alpha,
-                                           max_drop=settings.max_drop)
-    suite_red = rep.verdict == "worse"
-    fields: dict[str, Any] = dict(n_paired=rep.n_paired, delta=rep.delta, ci=_listed(rep.ci), p_value=rep.p_value,
-                  before=rep.before, after=rep.after, before_ci=_listed(rep.before_ci),
-                  after_ci=_listed(rep.after_ci), verdict=rep.verdict, reason=rep.reason,
-                  scenario_regressions=scen_reg, holm=holm, holm_reach=reach, report=rep.to_dict(),
-                  sequential=None if rep.sequential is None else rep.sequential.to_dict())
+    counts = scenario_counts(results, baseline_index, paired, max_drop=settings.max_drop)
+    verdict = compare(before_rows, after_rows, target=settings.max_drop, level=settings.level,  # the user's call
+                      draws=settings.draws, permutations=settings.permutations, seed=settings.seed,
+                      alpha=settings.alpha, sequential=plan, noise=noise, task_drops=counts)
+    rep, drops = verdict.headline, verdict.task_drops
+    assert drops is not None  # task_drops= was given
+    holm, scen_reg = drops.holm, drops.flagged
+    reach = holm_reach([(c[1], c[3]) for c in counts.values()], alpha=settings.alpha)
+    suite_red = rep.worse
+    fields: dict[str, Any] = {
+        "n_paired": rep.n_paired, "delta": rep.delta, "ci": _listed(rep.ci), "p_value": rep.p_value,
+        "before": rep.before, "after": rep.after, "before_ci": _listed(rep.before_ci),
+        "after_ci": _listed(rep.after_ci), "verdict": rep.verdict, "reason": rep.reason,
+        "scenario_regressions": scen_reg, "holm": holm, "holm_reach": reach, "report": rep.to_dict(),
+        "sequential": None if rep.sequential is None else rep.sequential.to_dict()}
     text = _delta_text(rep, (len(before_rows), len(after_rows)))
     seq = rep.sequential
     if seq is not None:
         text += (f"; sequential ({seq.spending} spending): {seq.decision} after round {seq.round} of {seq.rounds}, "
                  f"{seq.reason} (repeated interval {fmt_ci(seq.looks[-1].ci, 3, signed=True)}); {seq.trials_run} of "
                  f"{seq.trials_fixed} trials of the fixed design run")
-    if suite_red or scen_reg:
+    if not verdict.ok:  # compare's verdict: the suite delta is worse, or a scenario dropped after Holm
         parts = []
         if suite_red:
             parts.append(text if seq is not None else f"{text}; the drop clears the noise and max_drop={settings.max_drop:g}")
@@ -423,7 +419,10 @@ def compare_documents(baseline: Mapping[str, Any], current: Mapping[str, Any], *
     document.validate_document(current, source=current_name or "current")
     document.check_compatible(baseline, fingerprint_now=current.get("fingerprint") or {},
                               source=baseline_name or "baseline")
+    recorded = current.get("settings") or {}  # what the current run counted unscored trials as (gate.ledger)
     settings = GateSettings(level=level, alpha=alpha, max_drop=max_drop, draws=draws, permutations=permutations,
-                            seed=seed, power=power)
+                            seed=seed, power=power, unscored=recorded.get("unscored") or D.GATE_UNSCORED_POLICY,
+                            max_unscored=float(D.GATE_MAX_UNSCORED if recorded.get("max_unscored") is None
+                                               else recorded["max_unscored"]))
     return compute_gate(document.baseline_index(current), document.baseline_index(baseline),
                         baseline_name=baseline_name, settings=settings, min_paired_share=min_paired_share)

@@ -127,14 +127,14 @@ def _is_earlier_export(path: Path) -> bool:
 
 
 # the SDK's export keywords not taken here, each with why (docs/sdk.md's table)
-EXPORT_SDK_DIFFERENCES = {"push_to": "no Hugging Face Hub push is built here yet; export to a file and push it "
-                                     "with huggingface_hub (HfApi().upload_file)"}
+EXPORT_SDK_DIFFERENCES: dict[str, str] = {}
 
 
 def export(source: Any, path: str | PathLike[str] | None = None, *, mode: str | None = None,
            system_prompt: str | None = None, tools: Any = None, mask_mode: str = "assistant",
            overwrite: bool = False, validate: bool = True, format: str = "openai", unroll: bool = False,
-           max_tool_output_chars: int | None = None, strip_think: bool = False, **sdk: Any) -> dict[str, Any]:
+           max_tool_output_chars: int | None = None, strip_think: bool = False, push_to: str | None = None,
+           **sdk: Any) -> dict[str, Any]:
     """Write trainer-ready JSONL to ``path`` (or only build it, with ``path=None``); returns a report dict.
 
     ``format``: "openai" (default; messages, loss_mask, tools, reward, group stamp), "trl" (TRL's SFT rows,
@@ -156,7 +156,9 @@ def export(source: Any, path: str | PathLike[str] | None = None, *, mode: str | 
             ``mask_mode`` then reads ``"<mask_mode> (unrolled)"``.
         strip_think: remove ``<think>...</think>`` blocks from assistant turns (default False here; the SDK's is
             True: docs/sdk.md).
-        **sdk: the SDK's ``push_to=`` raises, naming the difference (``EXPORT_SDK_DIFFERENCES``).
+        push_to: ``"namespace/name"``: push the written file to that Hugging Face Hub dataset repo
+            (``hub.push``); needs ``path``. The report's ``hub`` is the push report.
+        **sdk: another SDK keyword raises, naming the difference (``EXPORT_SDK_DIFFERENCES``).
         max_tool_output_chars: cut each tool message to this many characters (>= 1), marking the cut in the
             text and counting it in the report (default None: no cut).
 
@@ -186,6 +188,8 @@ def export(source: Any, path: str | PathLike[str] | None = None, *, mode: str | 
         raise InvalidArgumentType(f"path= must be a file path (str or Path), or None to only build the rows; got "
                         f"{type(path).__name__}")
     refuse_sdk_keywords("export", sdk, EXPORT_SDK_DIFFERENCES)
+    if push_to is not None and path is None:
+        raise InvalidArgument(f"push_to needs an output path: export(rows, 'train.jsonl', push_to={push_to!r})")
     tools = tools if tools is not None else getattr(source, "tools", None)
     source_rows = as_rows(source, name="source")  # read once (a JSONL path is not read twice)
     items = training_rows(source_rows, mode=mode, system_prompt=system_prompt, tools=tools, mask_mode=mask_mode)
@@ -239,4 +243,8 @@ def export(source: Any, path: str | PathLike[str] | None = None, *, mode: str | 
         report.update(path=str(written), n_written=len(lines))
     else:
         report["rows"] = formats.reshape(items, format)
+    if push_to is not None:
+        from whileai_core.hub import push as hub_push
+
+        report["hub"] = hub_push(report["path"], push_to)
     return report
