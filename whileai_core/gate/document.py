@@ -107,6 +107,7 @@ class RunDocument(TypedDict, total=False):
     sequential: dict[str, Any]  # --wai-sequential: rounds run and why it stopped
     baseline_history: dict[str, Any]  # a pooled baseline (BRANCH~N): its runs and noise
     outcome: dict[str, Any]  # the session's exit status, green, complete
+    imported: dict[str, Any]  # another framework's results as a run document: their load report (interop)
     content_hash: str  # HASH_FIELD, written last
 
 
