@@ -326,7 +326,7 @@ def as_rows(source: Any, *, name: str = "rows") -> list[Row]:
     for i, row in enumerate(rows):
         if type(row) is not dict and not isinstance(row, Mapping):
             raise InvalidArgumentType(f"{name}[{i}] is {type(row).__name__}, not a row dict")
-    return rows  # type: ignore[return-value]
+    return rows
 
 
 _LEAVES = frozenset({str, int, bool, type(None)})  # json_safe returns these exact types as they are
