@@ -135,7 +135,11 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         if not any(n in names for n in whileai_names):
             continue  # not a whileai test: nothing to do (keeps plain suites at plain speed)
         item.add_marker(marker)
-        wai_mark, scen, key_mark = (item.get_closest_marker(m) for m in ("wai", "wai_scenarios", "wai_key"))
+        closest: dict[str, Any] = {}  # get_closest_marker of each name, in one walk over the item's markers
+        for mark in item.iter_markers():
+            if mark.name in ("wai", "wai_scenarios", "wai_key"):
+                closest.setdefault(mark.name, mark)
+        wai_mark, scen, key_mark = closest.get("wai"), closest.get("wai_scenarios"), closest.get("wai_key")
         # the items of one parametrized test share these marker objects: parse them once (the cache holds the
         # markers, so an id cannot be reused); a bad marker is not cached, each item gets its own error
         ids = (id(wai_mark), id(scen), id(key_mark))

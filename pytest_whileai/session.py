@@ -317,10 +317,10 @@ class WaiSession:
     def rejudge_rounds(self) -> list[dict[str, Any]]:
         """Under ``--wai-sequential``: every merged scenario judged on its per-item rules; the entries that fail a
         rule their round items did not report (each with ``fresh_failures``)."""
+        if self.rounds is None:
+            return []  # (before the import: a run without whileai tests imports no numpy)
         from pytest_whileai.gate.scenario import rejudge_merged
 
-        if self.rounds is None:
-            return []
         index = self.baseline_index if self.baseline is not None else {}
         family = max(1, sum(1 for key in self.results if key in index))
         failed = []
