@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
+from pytest_whileai.gate.lines import first_line, summary_line
 from pytest_whileai.keys import MARK_ERROR, WAI_KEY, WAI_RESULT, WAI_SESSION, WAI_THRESHOLDS
 from pytest_whileai.markers import Thresholds, parse_scenarios_marker
-from pytest_whileai.report.lines import first_line, summary_line
 from whileai_core import defaults as D
 from whileai_core.errors import InvalidArgument
 from whileai_core.redact import error_text

@@ -32,7 +32,7 @@ def build(results: Mapping[str, Mapping[str, Any]], gate: Any, *, baseline: str 
     from junitparser import Failure
     from junitparser.xunit2 import JUnitXml, TestCase, TestSuite
 
-    from pytest_whileai.report.lines import summary_line
+    from pytest_whileai.gate.lines import summary_line
 
     suite = TestSuite(SUITE_NAME)
     flagged = set(getattr(gate, "scenario_regressions", []) or [])
