@@ -38,20 +38,20 @@ def detect(path: str | os.PathLike[str]) -> str | None:
     head = _json_head(p)
     if not isinstance(head, dict):
         return None
-    from whileai_core.interop import inspect_log, lm_eval_log, promptfoo_out
+    from whileai_core.interop import deepeval_run, inspect_log, lm_eval_log, promptfoo_out
 
     checks: list[tuple[str, Callable[[dict[str, Any]], bool]]] = [
         ("whileai", lambda h: str(h.get("schema", "")).startswith("whileai.run/")),
         ("inspect_ai", inspect_log.is_inspect_json), ("promptfoo", promptfoo_out.is_promptfoo_json),
-        ("lm_eval", lm_eval_log.is_results_json)]
+        ("deepeval", deepeval_run.is_test_run), ("lm_eval", lm_eval_log.is_results_json)]
     return next((fmt for fmt, check in checks if check(head)), None)
 
 
 def _reader(fmt: str) -> Callable[..., tuple[list[dict[str, Any]], ImportReport]]:
-    from whileai_core.interop import inspect_log, lm_eval_log, promptfoo_out
+    from whileai_core.interop import deepeval_run, inspect_log, lm_eval_log, promptfoo_out
 
     readers: dict[str, Any] = {"inspect_ai": inspect_log.read, "lm_eval": lm_eval_log.read,
-                               "promptfoo": promptfoo_out.read}
+                               "promptfoo": promptfoo_out.read, "deepeval": deepeval_run.read}
     return readers[fmt]
 
 
