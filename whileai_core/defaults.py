@@ -343,6 +343,8 @@ RAY_WAIT_S = 0.5  # seconds one ray.wait gathers finished shards before the call
 # Feed traces back (traces/)
 # --------------------------------------------------------------------------------------------------
 TRACE_REPORT_SKIPPED = 10  # skipped records a load report prints by name (all are in report.skipped); convention
+INTEROP_DETECT_FULL_BYTES = 16 * 1024 * 1024  # a JSON result file up to this size is parsed whole to detect its
+# format; a larger one has only its top-level keys streamed (a 100k-sample inspect .json log is 604 MB); convention
 INTEROP_SLICE_CHARS = 40  # longest doc field value an lm-eval import keeps as a slice (subject, category; not the
 # question text, which would make one slice per sample); convention
 

@@ -35,3 +35,10 @@ def test_gate_red_on_worse_green_on_a_a(deepeval_runs, capsys):
     assert red.delta == -sum(1 for i in range(N_SAMPLES) if i % MISS_EVERY == 0 or i == ERRORED) / N_SAMPLES
     assert main(["gate", str(deepeval_runs["base"].parent), str(deepeval_runs["worse"].parent)]) == 1
     assert capsys.readouterr().out.startswith("REGRESSION")
+
+
+def test_detected_from_streamed_top_level_keys(deepeval_runs, monkeypatch):
+    from whileai_core import defaults as D
+
+    monkeypatch.setattr(D, "INTEROP_DETECT_FULL_BYTES", 0)
+    assert detect(deepeval_runs["base"]) == "deepeval"

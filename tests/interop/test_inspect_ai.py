@@ -80,3 +80,14 @@ def test_a_json_log_streams_to_the_same_trials(inspect_runs, tmp_path):
 
     assert trials(from_json.rows) == trials(from_eval.rows)
     assert sorted(map(str, from_json.report.unscored)) == sorted(map(str, from_eval.report.unscored))
+
+
+def test_a_large_json_log_is_detected_from_its_top_level_keys(inspect_runs, tmp_path, monkeypatch):
+    from inspect_ai.log import read_eval_log, write_eval_log
+
+    from whileai_core import defaults as D
+
+    json_log = tmp_path / "base.json"
+    write_eval_log(read_eval_log(str(inspect_runs["base"])), str(json_log), format="json")
+    monkeypatch.setattr(D, "INTEROP_DETECT_FULL_BYTES", 0)  # every file counts as large: streamed keys only
+    assert detect(json_log) == "inspect_ai"

@@ -29,7 +29,7 @@ TASK = "deepeval"
 
 
 def is_test_run(head: dict[str, Any]) -> bool:
-    return isinstance(head.get("testCases"), list) and ("testPassed" in head or "metricsScores" in head)
+    return isinstance(head.get("testCases"), list) and "evalId" not in head
 
 
 def _validated(doc: dict[str, Any], report: ImportReport) -> dict[str, Any]:
