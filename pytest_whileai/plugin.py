@@ -298,11 +298,11 @@ def pytest_runtestloop(session: pytest.Session) -> Any:
     if wai is not None and not wai.worker and (wai.results or wai.baseline is not None or wai.failed_workers
                                                or wai.not_run):
         from pytest_whileai.gate.verdict import forget_gate_failure, gate_reports
-        from whileai_core.gate.compare import compute_gate
+        from whileai_core.gate.compare import GateSettings, compute_gate
 
         s = wai.settings
         wai.gate = compute_gate(wai.results, wai.baseline_index if wai.baseline is not None else None,
-                                baseline_name=s.baseline, settings=s, baseline_note=wai.baseline_note,
+                                baseline_name=s.baseline, settings=GateSettings.of(s), baseline_note=wai.baseline_note,
                                 min_paired_share=s.min_paired_share, require_baseline=bool(wai.strict),
                                 failed_workers=wai.failed_workers, strict_reason=wai.strict,
                                 not_run=list(wai.not_run.values()),

@@ -184,3 +184,23 @@ def test_readme_install_puts_the_working_install_first():
     assert first.code.splitlines()[0].startswith("python -m pip install -e '.[dev]'"), first.code
     assert "install pytest-whileai" not in first.code
     assert "not published yet" in section and "once the\ndistribution is published" in section
+
+
+def test_the_agents_page_runs_a_block_in_every_framework_section():
+    """docs/agents.md (issue 27): one section per framework, each with a python block the tests run (a missing
+    extra only skips, naming the install line); a block marked not-run names the test that runs it (the pytest
+    suite file of "In CI" runs under pytest, read from this page)."""
+    lines = (ROOT / "docs/agents.md").read_text(encoding="utf-8").splitlines()
+    heads = {i + 1: line[3:] for i, line in enumerate(lines) if line.startswith("## ")}
+    blocks = [b for b in fenced_blocks("docs/agents.md") if b.lang == "python"]
+    for b in blocks:
+        if b.skip is not None:
+            runner = re.search(r"tests/[\w/]+\.py", b.skip)
+            assert runner and "docs/agents.md" in (ROOT / runner.group(0)).read_text(encoding="utf-8"), b.id
+
+    def section(block: Block) -> str:
+        return heads[max(n for n in heads if n < block.line)]
+
+    ran = {section(b) for b in blocks}
+    for framework in ("OpenAI Agents SDK", "LangGraph / LangChain", "pydantic-ai", "smolagents", "MCP tools"):
+        assert framework in ran, f"docs/agents.md has no runnable block under '## {framework}'"

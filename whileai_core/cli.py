@@ -36,7 +36,7 @@ def _gate(baseline: str, current: str, *, max_drop: float | None, alpha: float |
     from whileai_core.gate.compare import compare_documents
     from whileai_core.interop.load import load_run
 
-    kwargs = {k: v for k, v in (("max_drop", max_drop), ("alpha", alpha)) if v is not None}
+    kwargs: dict[str, Any] = {k: v for k, v in (("max_drop", max_drop), ("alpha", alpha)) if v is not None}
     try:
         docs = []
         for path in (baseline, current):
@@ -92,6 +92,7 @@ def _demo_runs(directory: str) -> tuple[str, str]:
     @wai.tool
     def get_order(order_id: str) -> dict:
         """Look up an order by id."""
+        raise NotImplementedError("a declared tool: the mock world answers its calls")
 
     paths = []
     for name, share in (("before", 1 / 3), ("after", 0.1)):
@@ -132,6 +133,7 @@ def _check_steps(directory: str) -> list[tuple[str, Callable[[dict[str, Any]], A
         @wai.tool
         def get_order(order_id: str) -> dict:
             """Look up an order by id."""
+            raise NotImplementedError("a declared tool: the mock world answers its calls")
 
         state["tools"] = [get_order]
 
