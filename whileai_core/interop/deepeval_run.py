@@ -69,6 +69,9 @@ def read(path: str | os.PathLike[str], *, scorer: str | None = None, errors: str
         seen[sid] = epoch + 1
         metric, part = _metric(case, scorer)
         report.scorer = report.scorer or (None if metric is None else f"{metric.get('name')}:{part}")
+        reward: float | None
+        state: str | None
+        detail: Any
         if metric is None:
             reward, state, detail = None, "none_verdict", f"no metric {scorer or ''}".strip()
         elif metric.get("error"):
