@@ -126,7 +126,12 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
     from pytest_whileai.collect import baseline_key
     from pytest_whileai.keys import EVAL_FIXTURES, MARK_ERROR, WAI_KEY, WAI_THRESHOLDS
-    from pytest_whileai.markers import WaiMarkerError, parse_key_marker, parse_scenarios_marker, parse_wai_marker
+    from pytest_whileai.markers import (
+        WaiMarkerError,
+        parse_key_marker,
+        parse_scenarios_marker,
+        parse_wai_marker,
+    )
 
     marker = pytest.mark.whileai
     for item in items:
@@ -242,6 +247,9 @@ def _why_passed(entry: dict[str, Any]) -> str:
             f"interval {fmt_ci(ci)} still reaches it: not yet a failure, more trials decide")
 
 
+XDIST_CRASHED_WHEN = "???"  # the ``when`` of the report xdist makes for the item a crashed worker was running
+
+
 class ControllerHooks:
     """Hooks bound to one session's ``WaiSession`` (a report carries no config), registered on the controller."""
 
@@ -254,9 +262,7 @@ class ControllerHooks:
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         """Gather each scenario's entry as its report arrives (from this process or an xdist worker)."""
-        from pytest_whileai.session import ENTRY_ATTR
-
-        from pytest_whileai.session import NOT_RUN_ATTR
+        from pytest_whileai.session import ENTRY_ATTR, NOT_RUN_ATTR
 
         entry = getattr(report, ENTRY_ATTR, None)
         if isinstance(entry, dict) and "key" in entry:
@@ -266,7 +272,10 @@ class ControllerHooks:
             self.wai.not_run.setdefault(str(lost["id"]), {k: v for k, v in lost.items() if k != "id"})
         if report.when == "teardown":
             self.wai.finished.add(report.nodeid)
-        if self.wai.rounds is not None and report.when == "teardown" and report.nodeid in self.wai.rounds.items:
+        # an item is over at its teardown, or when its xdist worker crashed under it (xdist's report says "???"):
+        # a round with a crashed item is still decided, or the other workers would wait for it (issue 26 fuzzer)
+        over = report.when == "teardown" or report.when == XDIST_CRASHED_WHEN
+        if self.wai.rounds is not None and over and report.nodeid in self.wai.rounds.items:
             self.wai.rounds.finish(report.nodeid, self.wai.baseline_index if self.wai.baseline is not None else None)
 
 
@@ -351,7 +360,7 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     red = wai.gate is not None and wai.gate.red
     loud = wai.gate is not None and bool(wai.gate.warning or wai.gate.failed_workers)
     for line in summary_lines(wai):
-        gate_line = line.startswith("suite gate") or line.startswith("WARNING")
+        gate_line = line.startswith(("suite gate", "WARNING"))
         terminalreporter.write_line(line, red=red and gate_line, yellow=loud and not red and gate_line)
     for err in wai.write_errors:
         terminalreporter.write_line(f"ERROR: whileai: {err}", red=True)

@@ -109,3 +109,38 @@ def test_a_pooled_baseline_passes_its_between_run_noise_to_the_gate(pytester: py
     band = doc["baseline_history"]["noise"]["band"]
     assert band is not None and band > 0
     assert doc["gate"]["report"]["noise_band"] is not None and doc["gate"]["report"]["noise_band"] > 0
+
+
+CRASHING = '''
+import os
+import pytest
+
+ASKS = [f"ask number {i}" for i in range(6)]
+
+@pytest.mark.wai_scenarios(ASKS)
+@pytest.mark.wai(trials=4)
+def test_agent(wai_eval):
+    flag = os.path.join(os.path.dirname(__file__), "crashed.flag")
+    if "number-2-" in wai_eval.key and not os.path.exists(flag):
+        open(flag, "w").write(os.environ["PYTEST_XDIST_WORKER"])
+        os._exit(3)  # the worker dies under a round-1 item
+    wai_eval.record([1.0] * len(wai_eval.trial_indices()))
+'''
+
+
+def test_a_crashed_worker_under_sequential_xdist_is_incomplete_and_does_not_hang(pytester: pytest.Pytester):
+    """Fuzz seed 4 (issue 26): a worker that died under a round-1 item never sent its teardown, so round 1 was
+    never decided and the other worker waited SEQ_WAIT_S (300 s) before each later-round item. The crashed
+    item's report now ends it, the round is decided, and the run is red INCOMPLETE within seconds."""
+    pytester.makepyfile(test_agent=CRASHING)
+    res = pytester.runpytest_subprocess("-n", "2", "-p", "no:cacheprovider", "--junitxml=junit.xml",
+                                        "--wai-json=run.json", "--wai-sequential", "--wai-round-trials=2",
+                                        "--wai-save=main", timeout=120)
+    assert (pytester.path / "crashed.flag").exists()
+    assert res.ret == 1 and "failed" in _final(res)
+    worker = (pytester.path / "crashed.flag").read_text()
+    res.stdout.fnmatch_lines([f"*suite gate: INCOMPLETE: xdist worker(s) {worker} crashed*",
+                              f"*not saving a baseline: xdist worker(s) {worker} crashed*"])
+    assert "suite_gate" in _junit_failures(pytester)
+    assert not (pytester.path / ".whileai" / "baselines" / "main.json").exists()
+    assert json.loads((pytester.path / "run.json").read_text())["gate"]["status"] == "incomplete"
