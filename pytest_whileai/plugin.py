@@ -259,6 +259,7 @@ class ControllerHooks:
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:  # a suite that did not collect whole is never saved as a baseline
             self.wai.refuse_save(f"collection error in {report.nodeid or 'the session'}")
+            self.wai.collect_errors.append(report.nodeid or "the session")  # and the scenario JUnit says so
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         """Gather each scenario's entry as its report arrives (from this process or an xdist worker)."""

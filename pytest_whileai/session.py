@@ -115,6 +115,7 @@ class WaiSession:
         self.save_refusals: list[str] = []
         self.stopped: str | None = None  # why the run loop stopped early (-x, --maxfail), before the gate's reports
         self.deselected = 0
+        self.collect_errors: list[str] = []  # files (node ids) that did not collect: the suite is not whole
         self.planned: list[str] = []  # whileai test ids collected in this process (empty on an xdist controller)
         self.finished: set[str] = set()  # test ids whose teardown was reported
         self.exit_status: int | None = None

@@ -61,7 +61,8 @@ def write_outputs(wai: Any) -> None:
     if s.junitxml:
         from pytest_whileai.report import junit
 
-        jobs.append(("junitxml", lambda: junit.write(s.junitxml, wai.results, wai.gate, baseline=s.baseline)))
+        jobs.append(("junitxml", lambda: junit.write(s.junitxml, wai.results, wai.gate, baseline=s.baseline,
+                                                              collect_errors=wai.collect_errors)))
     if s.html:
         jobs.append(("html", lambda: _write_html(wai, document())))
     if s.mlflow:
