@@ -204,7 +204,13 @@ OPTIONS: tuple[_Opt, ...] = (
          "run is red INCOMPLETE with the counts by reason", metavar="S"),
     _Opt("round-trials", _int_at_least(1), D.SEQ_ROUND_TRIALS, "trials per scenario in each round of "
          "--wai-sequential", metavar="M"),
+    # issue 33: another eval framework's results as this run's scenarios (docs/interop.md)
+    _Opt("import", _text, None, "an inspect_ai log, lm-eval --log_samples output, promptfoo -o results.json (file or "
+         "folder): each sample becomes a scenario, its epochs its trials, gated like any other", metavar="PATH"),
+    _Opt("import-scorer", _text, None, "which score --wai-import reads (inspect scorer, lm-eval metric[,filter], "
+         "promptfoo score or named metric; default the framework's first/verdict)", metavar="NAME"),
 )
+FIELD_NAMES = {"import": "import_path"}  # an option whose Settings field is not its name (import is a keyword)
 
 
 def dest(opt: _Opt) -> str:
@@ -264,6 +270,8 @@ class Settings:
     unscored: str = D.GATE_UNSCORED_POLICY
     max_unscored: float = D.GATE_MAX_UNSCORED
     allow_missing_baseline: bool = False
+    import_path: str | None = None
+    import_scorer: str | None = None
 
     def strict_baseline(self, env: Mapping[str, str] | None = None) -> str | None:
         """Why a named baseline that cannot gate this run is red (None when it only warns): the flag
@@ -309,4 +317,7 @@ def resolve(config: pytest.Config) -> Settings:
             raise pytest.UsageError(f"ini option {key} {exc}; fix it in your pytest config") from None
     if values["record"] and values["replay"]:
         raise pytest.UsageError("--wai-record and --wai-replay exclude each other; pass one of them")
-    return Settings(**values)
+    if values["import"] and values["sequential"]:
+        raise pytest.UsageError("--wai-import and --wai-sequential exclude each other: sequential stopping decides "
+                                "how many trials to run, and an imported run has run all of its epochs already")
+    return Settings(**{FIELD_NAMES.get(k, k): v for k, v in values.items()})

@@ -152,8 +152,12 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
             item.stash[MARK_ERROR] = str(exc)  # the wai_eval fixture fails the item with it at setup
     from pytest_whileai.collect import refuse_shared_keys
 
-    refuse_shared_keys(items, WAI_KEY, MARK_ERROR)  # two tests with one baseline key: both error, naming each
     wai = _wai(config)
+    if wai is not None and wai.settings.import_path:
+        from pytest_whileai.imported import imported_items
+
+        items.extend(imported_items(session, wai.settings))  # --wai-import: each imported sample is a scenario
+    refuse_shared_keys(items, WAI_KEY, MARK_ERROR)  # two tests with one baseline key: both error, naming each
     if wai is not None and wai.settings.sequential:
         from pytest_whileai.collect import round_of
 
@@ -304,11 +308,11 @@ def pytest_runtestloop(session: pytest.Session) -> Any:
     if wai is not None and not wai.worker and (wai.results or wai.baseline is not None or wai.failed_workers
                                                or wai.not_run):
         from pytest_whileai.gate.verdict import forget_gate_failure, gate_reports
-        from whileai_core.gate.compare import compute_gate
+        from whileai_core.gate.compare import GateSettings, compute_gate
 
         s = wai.settings
         wai.gate = compute_gate(wai.results, wai.baseline_index if wai.baseline is not None else None,
-                                baseline_name=s.baseline, settings=s, baseline_note=wai.baseline_note,
+                                baseline_name=s.baseline, settings=GateSettings.of(s), baseline_note=wai.baseline_note,
                                 min_paired_share=s.min_paired_share, require_baseline=bool(wai.strict),
                                 failed_workers=wai.failed_workers, strict_reason=wai.strict,
                                 not_run=list(wai.not_run.values()),

@@ -57,6 +57,8 @@ def default_reply(request: Mapping[str, Any], protocol: str) -> Reply:
     last user message (else the first tool), filling required parameters with the first id-like token.
     After a tool result it replies ``"Done: <tool> returned <status>."``; with no tools it echoes.
     """
+    if protocol == "openai" and is_smolagents(request):
+        return smolagents_reply(request, protocol)
     messages = request.get("messages") or []
     tools = request.get("tools") or []
     names, required = [], []
@@ -107,6 +109,58 @@ def default_reply(request: Mapping[str, Any], protocol: str) -> Reply:
     ident = found.group(0) if found else "the record"
     args = {p: ident for p in required[pick]}
     return {"tool_calls": [{"name": names[pick], "arguments": args}]}
+
+
+_SMOL_STATUS = re.compile(r"'status': '(\w+)'")
+_SMOL_DEF = re.compile(r"^def (\w+)\((.*?)\)", re.MULTILINE)
+
+
+def message_texts(request: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """(role, text) of each message (content blocks joined)."""
+    return [(str(m.get("role")), _user_text(m.get("content")) if not isinstance(m.get("content"), list) else
+             "".join(str(b.get("text", "")) for b in m["content"] if isinstance(b, dict)))
+            for m in request.get("messages") or []]
+
+
+def is_smolagents(request: Mapping[str, Any]) -> bool:
+    """Whether a chat-completions request comes from a smolagents agent: a ``ToolCallingAgent`` declares its
+    ``final_answer`` tool; a ``CodeAgent`` sends no tools and stops at ``Calling tools:``."""
+    names = {(t.get("function") or {}).get("name") for t in request.get("tools") or ()}
+    return "final_answer" in names or "Calling tools:" in (request.get("stop") or ())
+
+
+def smolagents_reply(request: Mapping[str, Any], protocol: str, *, worse: bool = False) -> Reply:
+    """The stand-in model in smolagents' own text protocol (its memory comes back as ``Observation:`` user
+    messages): call the tool the task names, then give the final answer ``Done: <tool> returned <status>.``
+    (``worse``: always ``ok``). A ``ToolCallingAgent`` gets tool calls (``final_answer`` last); a
+    ``CodeAgent`` gets ``<code>`` blocks that call the tool and print its result, then ``final_answer(...)``."""
+    texts = message_texts(request)
+    last = texts[-1][1] if texts else ""
+    code = not any((t.get("function") or {}).get("name") == "final_answer" for t in request.get("tools") or ())
+    if last.startswith("Observation:"):
+        seen = _SMOL_STATUS.search(last)
+        called = re.findall(r"'name': '(\w+)'", next((t for r, t in reversed(texts) if r == "assistant"), ""))
+        tool = next((n for n in called if n not in ("final_answer", "python_interpreter")), None)
+        if tool is None:  # a CodeAgent: the tool its code called
+            found = re.search(r"(\w+)\(", next((t for r, t in reversed(texts) if r == "assistant"), ""))
+            tool = found.group(1) if found else "tool"
+        answer = f"Done: {tool} returned {'ok' if worse else (seen.group(1) if seen else 'unreadable')}."
+        if code:
+            return {"text": f"<code>\nfinal_answer({answer!r})\n</code>"}
+        return {"tool_calls": [{"name": "final_answer", "arguments": {"answer": answer}}]}
+    task = {**request, "stop": None, "messages": [{"role": "user", "content": last.removeprefix("New task:\n")}]}
+    if not code:
+        task["tools"] = [t for t in request.get("tools") or () if t["function"]["name"] != "final_answer"]
+        return default_reply(task, protocol)
+    system = next((t for r, t in texts if r == "system"), "")
+    task["tools"] = [{"function": {"name": name, "parameters": {"required": [
+        p.split(":")[0].strip() for p in params.split(",") if p.strip()]}}}
+        for name, params in _SMOL_DEF.findall(system) if name != "final_answer"]
+    call = (default_reply(task, protocol).get("tool_calls") or [{}])[0]
+    if not call:
+        return {"text": "<code>\nfinal_answer('no tool')\n</code>"}
+    args = ", ".join(f"{k}={v!r}" for k, v in call["arguments"].items())
+    return {"text": f"Thought: look it up.\n<code>\nresult = {call['name']}({args})\nprint(result)\n</code>"}
 
 
 class FakeServer:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -19,10 +20,12 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ("README.md", "docs/simulate.md", "docs/measure.md", "docs/guards.md", "docs/traces.md", "docs/platform.md",
-        "docs/guides/simulator.md", "docs/guides/reward-gap.md", "docs/guides/security.md", "docs/agents.md")
+        "docs/guides/simulator.md", "docs/guides/reward-gap.md", "docs/guides/security.md", "docs/agents.md",
+        "docs/interop.md")
 NOT_RUN = re.compile(r"^<!--\s*not-run:\s*(?P<reason>.+?)\s*-->\s*$")
 OUTPUT = re.compile(r"^<!--\s*output\s*-->\s*$")
 #: ``<!-- needs: mod, mod -->`` before a fence: the block is skipped, naming the extra, when a module is missing
+#: (``cmd:NAME``: when the command NAME is not on PATH, e.g. promptfoo, a node program)
 NEEDS = re.compile(r"^<!--\s*needs:\s*(?P<modules>.+?)\s*-->\s*$")
 #: docs whose blocks import the repository's test helpers (tests/fakeserver.py, the loopback stand-in model)
 WITH_TEST_HELPERS = ("docs/agents.md",)
@@ -107,7 +110,12 @@ def test_python_block_runs(block: Block, tmp_path: Path):
     if block.skip is not None:
         pytest.skip(f"not-run: {block.skip}")
     for module in block.needs:
-        pytest.importorskip(module, reason=f"{block.id} needs {module}: pip install 'pytest-whileai[agents]'")
+        if module.startswith("cmd:"):
+            if shutil.which(module[4:]) is None:
+                pytest.skip(f"{block.id} needs the {module[4:]} command, which is not installed")
+            continue
+        pytest.importorskip(module, reason=f"{block.id} needs {module}: pip install 'pytest-whileai[agents]' "
+                            "(or [interop])")
     done = run_block(block.code, tmp_path, helpers=block.doc in WITH_TEST_HELPERS)
     assert done.returncode == 0, f"{block.id} exited {done.returncode}\n--- stderr ---\n{done.stderr[-4000:]}"
     if block.output is not None:
@@ -171,3 +179,23 @@ def test_readme_install_puts_the_working_install_first():
     assert first.code.splitlines()[0].startswith("python -m pip install -e '.[dev]'"), first.code
     assert "install pytest-whileai" not in first.code
     assert "not published yet" in section and "once the\ndistribution is published" in section
+
+
+def test_the_agents_page_runs_a_block_in_every_framework_section():
+    """docs/agents.md (issue 27): one section per framework, each with a python block the tests run (a missing
+    extra only skips, naming the install line); a block marked not-run names the test that runs it (the pytest
+    suite file of "In CI" runs under pytest, read from this page)."""
+    lines = (ROOT / "docs/agents.md").read_text(encoding="utf-8").splitlines()
+    heads = {i + 1: line[3:] for i, line in enumerate(lines) if line.startswith("## ")}
+    blocks = [b for b in fenced_blocks("docs/agents.md") if b.lang == "python"]
+    for b in blocks:
+        if b.skip is not None:
+            runner = re.search(r"tests/[\w/]+\.py", b.skip)
+            assert runner and "docs/agents.md" in (ROOT / runner.group(0)).read_text(encoding="utf-8"), b.id
+
+    def section(block: Block) -> str:
+        return heads[max(n for n in heads if n < block.line)]
+
+    ran = {section(b) for b in blocks}
+    for framework in ("OpenAI Agents SDK", "LangGraph / LangChain", "pydantic-ai", "smolagents", "MCP tools"):
+        assert framework in ran, f"docs/agents.md has no runnable block under '## {framework}'"

@@ -113,7 +113,7 @@ def test_sdk_program_runs_offline_unchanged(name, tmp_path):
     for var in ("OPENAI_API_KEY", "WHILEAI_AGENT", "WHILEAI_API_KEY"):  # offline: no key, no model
         env.pop(var, None)
     proc = subprocess.run([sys.executable, str(PROGRAMS / name)], cwd=tmp_path, env=env, capture_output=True,
-                          text=True, timeout=120)
+                          text=True, timeout=120, check=False)
     assert proc.returncode == 0, proc.stderr[-3000:]
     CHECKS[name](proc.stdout.splitlines(), tmp_path)
 
@@ -121,14 +121,9 @@ def test_sdk_program_runs_offline_unchanged(name, tmp_path):
 # Programs of tests/sdk_programs/reference/ (one per documented call, keyword and printed format, written from the
 # SDK reference) that do not run as documented: each is a row of docs/sdk.md, with the error a user sees.
 REFERENCE_DIFFERENCES = {
-    "compare_proxy": "compare(proxy=...) is the whileai SDK's keyword",
-    "export_push_to": "export(push_to=...) is the whileai SDK's keyword",
     "simulate_default_repeats_1": "budget=2 is smaller than repeats=4",
-    "simulate_temperature": "simulate(temperature=...) is the whileai SDK's keyword",
-    "top_level_harness": "module 'whileai' has no attribute 'Harness'",
-    "top_level_hub": "module 'whileai' has no attribute 'hub'",
 }
-REFERENCE_MIN_SHARE = 0.85  # measured 47 of 53 (89%) with issue 29; the rest are REFERENCE_DIFFERENCES
+REFERENCE_MIN_SHARE = 0.90  # measured 52 of 53 (98%) with issue 29; the rest are REFERENCE_DIFFERENCES
 
 
 def test_reference_programs_run_as_documented_or_are_listed():

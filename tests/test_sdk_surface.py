@@ -133,7 +133,8 @@ def test_documented_keywords_work_or_name_the_difference(tmp_path):
         wai.compare(before, after, target="marker:hedging")
     with pytest.raises(wai.InvalidArgument, match=r"compare\(target='accuracy'\)"):
         wai.compare(before, after, target="accuracy")
-    for name in ("proxy", "train_runs", "lower_is_better", "balance_rollouts"):
+    assert wai.compare(before, after, proxy="marker:hedging")["proxy_verdict"] == "proxy_not_measured"
+    for name in ("train_runs", "lower_is_better", "balance_rollouts"):
         with pytest.raises(TypeError, match=rf"compare\({name}=\.\.\.\) is the whileai SDK's keyword.*docs/sdk.md"):
             wai.compare(before, after, **{name: 1})
     with pytest.raises(TypeError, match="unexpected keyword argument"):
@@ -147,7 +148,7 @@ def test_documented_keywords_work_or_name_the_difference(tmp_path):
         """Look up an order by id."""
         return {}
 
-    for name, value in (("temperature", 0.2), ("sampling", {}), ("timeout", 5), ("advanced", {}), ("n", 2),
+    for name, value in (("sampling", {}), ("timeout", 5), ("advanced", {}), ("n", 2),
                         ("patience", 3), ("hard_share", 0.4), ("reproducible", False), ("strategy", "broad")):
         with pytest.raises(TypeError, match=rf"simulate\({name}=\.\.\.\) is the whileai SDK's keyword.*docs/sdk.md"):
             wai.simulate(wai.seeded_agent([get_order]), tools=[get_order], simulator=False, budget=8, **{name: value})
@@ -164,8 +165,8 @@ def test_documented_keywords_work_or_name_the_difference(tmp_path):
     stripped = wai.export(think, tmp_path / "strip.jsonl", strip_think=True)
     assert kept["n"] == stripped["n"] == 4
     assert "<think>" in (tmp_path / "keep.jsonl").read_text() and "<think>" not in (tmp_path / "strip.jsonl").read_text()
-    with pytest.raises(TypeError, match=r"export\(push_to=\.\.\.\).*huggingface_hub"):
-        after.rows.export(tmp_path / "hub.jsonl", push_to="me/data")
+    with pytest.raises(ValueError, match="push_to needs an output path"):  # the push itself: tests/test_hub.py
+        wai.export(after.rows, None, push_to="me/data")
 
 
 def test_tasks_replays_each_task_once_and_grader_grades_in_place():

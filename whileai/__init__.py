@@ -30,6 +30,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "preflight": ("whileai_core.simulate.situations", "preflight"),
     "covering_array": ("whileai_core.simulate.covering", "covering_array"),
     "simulate": ("whileai_core.simulate.run", "simulate"),
+    "Harness": ("whileai_core.simulate.harness", "Harness"),
     "agent": ("whileai_core.adapters", "agent"),
     "AgentAdapter": ("whileai_core.adapters.base", "AgentAdapter"),
     "register_adapter": ("whileai_core.adapters", "register_adapter"),
@@ -134,6 +135,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "InvalidArgument": ("whileai_core.errors", "InvalidArgument"),
     "AnswerTooLarge": ("whileai_core.errors", "AnswerTooLarge"),
     "InvalidArgumentType": ("whileai_core.errors", "InvalidArgumentType"),
+    "IsolationUnavailable": ("whileai_core.errors", "IsolationUnavailable"),
     "BackendError": ("whileai_core.errors", "BackendError"),
     "CassetteMiss": ("whileai_core.errors", "CassetteMiss"),
     "MissingKey": ("whileai_core.errors", "MissingKey"),
@@ -155,6 +157,8 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "ScaleError": ("whileai_core.errors", "ScaleError"),
     # the hosted While service (a namespace, loaded only when used)
     "platform": ("whileai.platform", None),
+    # the Hugging Face Hub: wai.hub.push (a namespace)
+    "hub": ("whileai_core.hub", None),
     # numbers
     "defaults": ("whileai_core.defaults", None),
 }
@@ -164,7 +168,7 @@ __all__ = sorted([*_LAZY, "__version__"])
 if TYPE_CHECKING:  # generated from _LAZY (tests/test_facade.py checks it): each public name's real type
     from pytest_whileai.markers import scenarios as scenarios
     from whileai import platform as platform
-    from whileai_core import defaults as defaults, traces as traces
+    from whileai_core import defaults as defaults, hub as hub, traces as traces
     from whileai_core.adapters import agent as agent, register_adapter as register_adapter
     from whileai_core.adapters.base import AgentAdapter as AgentAdapter
     from whileai_core.adapters.mcp import mcp_tools as mcp_tools
@@ -179,6 +183,7 @@ if TYPE_CHECKING:  # generated from _LAZY (tests/test_facade.py checks it): each
         IncompatibleBaseline as IncompatibleBaseline,
         InvalidArgument as InvalidArgument,
         InvalidArgumentType as InvalidArgumentType,
+        IsolationUnavailable as IsolationUnavailable,
         JudgeError as JudgeError,
         JudgeReplyError as JudgeReplyError,
         LoginError as LoginError,
@@ -279,6 +284,7 @@ if TYPE_CHECKING:  # generated from _LAZY (tests/test_facade.py checks it): each
         SEEDED_BEHAVIORS as SEEDED_BEHAVIORS,
     )
     from whileai_core.simulate.covering import covering_array as covering_array
+    from whileai_core.simulate.harness import Harness as Harness
     from whileai_core.simulate.run import simulate as simulate, SimulationData as SimulationData
     from whileai_core.simulate.situations import (
         preflight as preflight,

@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 from whileai_core.errors import InvalidArgument, InvalidArgumentType
 
@@ -29,14 +29,15 @@ def fraction(name: str, value: Any, *, closed: bool) -> float:
     bounds = "[0, 1]" if closed else "(0, 1)"
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
         raise InvalidArgument(f"{name}= must be a number in {bounds}; got {value!r}")
-    if not (0 <= value <= 1 if closed else 0 < value < 1):
+    real = cast(float, value)  # a numbers.Real compares like a float (typeshed's Real lacks __ge__ and __gt__)
+    if not (0 <= real <= 1 if closed else 0 < real < 1):
         raise InvalidArgument(f"{name}= must be a number in {bounds}; got {value!r}")
     return float(value)
 
 
 def positive(name: str, value: Any) -> float:
     """A finite number ``> 0``."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value) or not value > 0:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value) or value <= 0:
         raise InvalidArgument(f"{name}= must be a positive number; got {value!r}")
     return float(value)
 

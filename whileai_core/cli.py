@@ -29,16 +29,23 @@ def _defaults() -> int:
     return 0
 
 
-def _gate(baseline: str, current: str, *, max_drop: float | None, alpha: float | None) -> int:
-    from whileai_core.errors import BaselineError
+def _gate(baseline: str, current: str, *, max_drop: float | None, alpha: float | None, scorer: str | None = None,
+          unscored: str | None = None) -> int:
+    """Gate two runs: whileai run documents, or any eval framework's result files or folders (docs/interop.md)."""
+    from whileai_core.errors import BaselineError, MissingExtra
     from whileai_core.gate.compare import compare_documents
-    from whileai_core.gate.document import load_document
+    from whileai_core.interop.load import load_run
 
-    kwargs = {k: v for k, v in (("max_drop", max_drop), ("alpha", alpha)) if v is not None}
+    kwargs: dict[str, Any] = {k: v for k, v in (("max_drop", max_drop), ("alpha", alpha)) if v is not None}
     try:
-        verdict = compare_documents(load_document(baseline), load_document(current),
-                                    baseline_name=baseline, current_name=current, **kwargs)
-    except (OSError, ValueError, BaselineError) as exc:
+        docs = []
+        for path in (baseline, current):
+            doc, report = load_run(path, scorer=scorer, policy=unscored)
+            if report is not None:
+                print(report.summary(), file=sys.stderr)
+            docs.append(doc)
+        verdict = compare_documents(docs[0], docs[1], baseline_name=baseline, current_name=current, **kwargs)
+    except (OSError, ValueError, BaselineError, MissingExtra) as exc:
         print(f"whileai gate: {exc}", file=sys.stderr)
         return 2
     print(verdict)
@@ -85,6 +92,7 @@ def _demo_runs(directory: str) -> tuple[str, str]:
     @wai.tool
     def get_order(order_id: str) -> dict:
         """Look up an order by id."""
+        raise NotImplementedError("a declared tool: the mock world answers its calls")
 
     paths = []
     for name, share in (("before", 1 / 3), ("after", 0.1)):
@@ -125,6 +133,7 @@ def _check_steps(directory: str) -> list[tuple[str, Callable[[dict[str, Any]], A
         @wai.tool
         def get_order(order_id: str) -> dict:
             """Look up an order by id."""
+            raise NotImplementedError("a declared tool: the mock world answers its calls")
 
         state["tools"] = [get_order]
 
@@ -203,10 +212,15 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser("version", help="print the installed version")
     sub.add_parser("self-check", help="run the offline loop step by step to check this install (exit 1 on a "
                    "failed step)")
-    gate = sub.add_parser("gate", help="the CI regression gate between two stored run documents "
-                          "(exit 1 on a significant drop)")
-    gate.add_argument("baseline", help="the baseline run document (e.g. .whileai/baselines/main.json)")
-    gate.add_argument("current", help="the run document to judge")
+    gate = sub.add_parser("gate", help="the CI regression gate between two runs: whileai run documents, or "
+                          "inspect_ai / lm-eval / promptfoo result files or folders (exit 1 on a significant drop)")
+    gate.add_argument("baseline", help="the baseline: a run document (e.g. .whileai/baselines/main.json) or an eval "
+                      "framework's results (file or folder, format detected)")
+    gate.add_argument("current", help="the run to judge (same kinds)")
+    gate.add_argument("--scorer", default=None, help="imported results: which score to read (inspect scorer name, "
+                      "lm-eval metric[,filter])")
+    gate.add_argument("--unscored", default=None, choices=("fail", "incomplete", "drop"),
+                      help="imported results: what an unscored trial counts as (default fail)")
     gate.add_argument("--max-drop", type=float, default=None, help="smallest pass@1 drop that can fail the gate")
     gate.add_argument("--alpha", type=float, default=None, help="significance level of the gate")
     srv = sub.add_parser("serve", help="serve a local checkpoint behind an OpenAI-compatible server until Ctrl-C "
@@ -249,7 +263,8 @@ def _run(argv: Sequence[str] | None) -> int:
         return _serve(args.checkpoint, engine=args.engine, port=args.port, host=args.host or defaults.SERVE_HOST,
                       timeout=args.timeout or defaults.SERVE_START_TIMEOUT_S)
     if args.command == "gate":
-        return _gate(args.baseline, args.current, max_drop=args.max_drop, alpha=args.alpha)
+        return _gate(args.baseline, args.current, max_drop=args.max_drop, alpha=args.alpha, scorer=args.scorer,
+                     unscored=args.unscored)
     if args.command == "compare":
         return _compare(args.before, args.after, demo=args.demo)
     if args.command == "self-check":

@@ -74,6 +74,8 @@ USER_MAX_TURNS = 2  # simulated-user replies per rollout when a user model plays
 AGENT_TEMPERATURE = 0.7  # whileai SDK complete() default temperature; convention, untested
 AGENT_MAX_TOKENS = 1024  # whileai SDK COMPLETE_MAX_TOKENS; convention
 ANTHROPIC_MAX_TEMPERATURE = 1.0  # the Messages API accepts temperature in [0, 1] (Anthropic API docs)
+HARNESS_HASH_HEX = 12  # wai.Harness's fingerprint: sha256 over model + instructions + sorted tools, first 12 hex (the SDK's)
+SAMPLING_MAX_TEMPERATURE = 2.0  # simulate(temperature=) bound: the OpenAI chat API accepts [0, 2] (the SDK's user_temperature too)
 HTTP_TIMEOUT_S = 120.0  # total deadline of one request (connect to last body byte); whileai SDK PLATFORM_REQUEST_TIMEOUT_S 120; convention, untested
 RETRY_BUDGET_S = 300.0  # seconds all retries of one call may add after its first attempt (waits + tries); convention, untested
 EVENT_LOOP = "uvloop"  # the engine's event loop when uvloop is installed (asyncio's otherwise); uvloop README: libuv-based, 2-4x asyncio on sockets; measured in benchmarks/bench_simulate.py
@@ -344,6 +346,8 @@ RAY_WAIT_S = 0.5  # seconds one ray.wait gathers finished shards before the call
 # Feed traces back (traces/)
 # --------------------------------------------------------------------------------------------------
 TRACE_REPORT_SKIPPED = 10  # skipped records a load report prints by name (all are in report.skipped); convention
+INTEROP_SLICE_CHARS = 40  # longest doc field value an lm-eval import keeps as a slice (subject, category; not the
+# question text, which would make one slice per sample); convention
 
 # --------------------------------------------------------------------------------------------------
 # The While platform client (platform/)

@@ -13,6 +13,7 @@ everything the engine raises on purpose::
     ├── JudgeError (ValueError)           the judge raised or broke the judge contract on a named row
     ├── JudgeReplyError (ValueError)      an LLM judge's reply could not be read as {"reason", "score"}
     ├── VerifierError                     a row cannot be checked by a verifier (its reward is None)
+    ├── IsolationUnavailable (RuntimeError)  nothing on this host can sandbox model-written code (names the fix)
     ├── PlatformError (RuntimeError)      the While service refused or failed a call: ``status`` and its message
     │   └── LoginError                    the device login was denied, expired or never finished
     ├── TrainingSelectionError (ValueError)  platform.train's pre-flight: the dataset cannot train that method
@@ -43,6 +44,7 @@ __all__ = [
     "IncompatibleBaseline",
     "InvalidArgument",
     "InvalidArgumentType",
+    "IsolationUnavailable",
     "JudgeError",
     "JudgeReplyError",
     "LoginError",
@@ -112,6 +114,12 @@ class JudgeReplyError(WaiError, ValueError):
 
 class VerifierError(WaiError):
     """Raised by ``check`` when the row cannot be checked (bad reference, sandbox failure): reward None."""
+
+
+class IsolationUnavailable(WaiError, RuntimeError):
+    """Neither bubblewrap nor namespaces can isolate model-written code here (or the backend asked for is missing):
+    CodeExec refuses to run it instead of running it unsandboxed. Raised, not a row's abstention: the host needs
+    fixing (the message names how), or the caller passes ``isolation="none"`` to accept rlimits only."""
 
 
 class PlatformError(WaiError, RuntimeError):

@@ -16,12 +16,14 @@ import os
 import tempfile
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeGuard, TypeVar, cast
 
 from whileai_core.defaults import ROW_SCHEMA_VERSION
 from whileai_core.errors import InvalidArgument, InvalidArgumentType
 
 Row = dict[str, Any]
+#: a row of any mapping type: what a function that keeps its rows' objects gives back (``group_rows``)
+RowT = TypeVar("RowT", bound=Mapping[str, Any])
 
 #: fields the judge may read but the policy never sees; scrubbed from every export.
 PRIVILEGED_FIELDS = ("privileged",)
@@ -31,10 +33,16 @@ REFERENCE_FIELDS = ("reference", "answer", "target", "solution", "label", "expec
 _sorted_json = json.JSONEncoder(sort_keys=True, default=str).encode
 
 
-def is_mapping(value: Any) -> bool:
+def is_mapping(value: Any) -> TypeGuard[Mapping[str, Any]]:
     """``isinstance(value, Mapping)`` with a plain dict answered first (the ABC check costs ~0.3 us a call)."""
     kind = type(value)
     return kind is dict or (kind is not type(None) and isinstance(value, Mapping))
+
+
+def mapping_field(row: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    """``row[key]`` when it is a mapping (``lineage``, ``judge_meta``, ``markers``...), else a new empty dict."""
+    value = row.get(key)
+    return value if is_mapping(value) else {}
 
 
 def task_key(row: Mapping[str, Any]) -> str:
@@ -101,7 +109,8 @@ def reward_of(row: Mapping[str, Any]) -> float | None:
     value = row.get("reward")
     if isinstance(value, bool):
         return float(value)
-    if isinstance(value, numbers.Real) and value == value and 0.0 <= value <= 1.0:  # numpy numbers count
+    # numpy numbers count; the cast only tells mypy that a Real compares like a float (typeshed's Real lacks __ge__)
+    if isinstance(value, numbers.Real) and value == value and 0.0 <= cast(float, value) <= 1.0:
         return float(value)
     return None
 
@@ -111,7 +120,7 @@ def binary_reward(row: Mapping[str, Any]) -> int | None:
     value = row.get("reward")
     if isinstance(value, bool) or not isinstance(value, numbers.Real):  # numpy ints and floats count
         return None
-    return int(value) if value in (0, 1) else None
+    return int(float(value)) if value in (0, 1) else None
 
 
 def stable_id(*parts: Any, length: int = 10) -> str:
@@ -132,12 +141,12 @@ def rollout_row(prompt: str, final_text: str, *, messages: list[dict[str, Any]],
     return row
 
 
-def group_rows(rows: Iterable[Mapping[str, Any]]) -> dict[str, list[Mapping[str, Any]]]:
+def group_rows(rows: Iterable[RowT]) -> dict[str, list[RowT]]:
     """Rows grouped by task key, groups and members in first-seen order.
 
     A task id that appears as two types (``1`` and ``"1"``) is an error (``TaskKeyTypes``), not one task.
     """
-    groups: dict[str, list[Mapping[str, Any]]] = {}
+    groups: dict[str, list[RowT]] = {}
     types = TaskKeyTypes()
     for i, row in enumerate(rows):
         try:

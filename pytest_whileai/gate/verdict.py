@@ -10,7 +10,7 @@ message (delta, interval, p and n). A green gate sends nothing, so a plain run's
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from pytest import TestReport
 
@@ -79,9 +79,11 @@ def gate_reports(gate: Any) -> list[TestReport]:
     if gate is None or not gate.red:
         return []
     location = (GATE_FILE, None, GATE_NAME)
-    keywords = {GATE_NAME: 1, "whileai": 1}
-    call = TestReport(D.GATE_NODEID, location, keywords, "failed", GateRepr(gate.message, gate_details(gate)),
-                      "call", user_properties=gate_properties(gate))
+    keywords: dict[str, Literal[1]] = {GATE_NAME: 1, "whileai": 1}
+    # pytest types longrepr as its private TerminalRepr class; GateRepr has that class's protocol (toterminal, str)
+    longrepr: Any = GateRepr(gate.message, gate_details(gate))
+    call = TestReport(D.GATE_NODEID, location, keywords, "failed", longrepr, "call",
+                      user_properties=gate_properties(gate))
     teardown = TestReport(D.GATE_NODEID, location, keywords, "passed", None, "teardown",
                           user_properties=gate_properties(gate))
     return [call, teardown]

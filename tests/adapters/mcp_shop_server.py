@@ -1,4 +1,7 @@
-"""A small MCP server over stdio for the MCP adapter's tests (started and stopped by the test)."""
+"""A small MCP server for the MCP adapter's tests (started and stopped by the test): over stdio, or with
+``--http PORT`` over streamable HTTP on 127.0.0.1 only."""
+
+import sys
 
 from mcp.server.mcpserver import MCPServer
 
@@ -12,4 +15,7 @@ def get_order(order_id: str) -> dict:
 
 
 if __name__ == "__main__":
-    app.run()
+    if sys.argv[1:2] == ["--http"]:
+        app.run(transport="streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+    else:
+        app.run()

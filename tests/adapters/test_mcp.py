@@ -1,9 +1,13 @@
-"""MCP adapter (issue 27 item 2): tools listed from an MCP server the test starts over stdio become whileai
-tools; their calls pass through the world (faults first), the server answering the rest under execute=."""
+"""MCP adapter (issue 27 item 2): tools listed from an MCP server the test starts, over stdio or over
+streamable HTTP on 127.0.0.1, become whileai tools; their calls pass through the world (faults first), the
+server answering the rest under execute=."""
 
 from __future__ import annotations
 
+import socket
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -12,15 +16,53 @@ pytest.importorskip("mcp", reason="the agents extra (mcp) is not installed: pip 
 
 import whileai as wai
 from tests.adapters.harness import check_framework
+from whileai_core.defaults import MCP_CALL_TIMEOUT_S
+from whileai_core.errors import BackendError, InvalidArgument
 from whileai_core.models.backends import Endpoint
 
 SERVER = str(Path(__file__).with_name("mcp_shop_server.py"))
 
 
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _listening(port: int, proc: subprocess.Popen) -> None:
+    """Wait (at most MCP_CALL_TIMEOUT_S) until the server accepts connections on 127.0.0.1:port."""
+    deadline = time.monotonic() + MCP_CALL_TIMEOUT_S
+    while time.monotonic() < deadline and proc.poll() is None:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+            return
+        except OSError:
+            time.sleep(0.1)
+    raise AssertionError(f"the MCP server did not listen on 127.0.0.1:{port} (exit {proc.poll()})")
+
+
 @pytest.fixture(scope="module")
-def shop():
-    with wai.mcp_tools(sys.executable, SERVER) as tools:
-        yield tools
+def http_url():
+    """An MCP server over streamable HTTP on 127.0.0.1 (a child process, killed at the end)."""
+    port = _free_port()
+    proc = subprocess.Popen([sys.executable, SERVER, "--http", str(port)], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    try:
+        _listening(port, proc)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        proc.kill()
+        proc.wait(timeout=MCP_CALL_TIMEOUT_S)
+
+
+@pytest.fixture(scope="module", params=["stdio", "http"])
+def shop(request):
+    if request.param == "stdio":
+        with wai.mcp_tools(sys.executable, SERVER) as tools:
+            yield tools
+    else:
+        with wai.mcp_tools(request.getfixturevalue("http_url")) as tools:
+            yield tools
 
 
 def test_mcp_tools_are_listed_and_called_outside_a_rollout(shop):
@@ -49,3 +91,10 @@ def test_the_server_answers_what_the_faults_let_through(shop):
                                                                      "state": "shipped", "source": "mcp"}
         else:
             assert step["result"]["source"] == "mcp"  # the real server's answer
+
+
+def test_an_http_url_takes_no_arguments_and_a_closed_port_is_a_backend_error():
+    with pytest.raises(InvalidArgument, match="no arguments"):
+        wai.mcp_tools("http://127.0.0.1:9/mcp", "--flag")
+    with pytest.raises(BackendError, match="did not start or list its tools: .*Connect"):
+        wai.mcp_tools(f"http://127.0.0.1:{_free_port()}/mcp", timeout_s=10)

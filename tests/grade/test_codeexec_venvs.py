@@ -31,7 +31,7 @@ out = {}
 for iso in sys.argv[1:]:
     v = CodeExec(tests="assert add(2, 3) == 5\nassert prefix() == %r\n" % sys.prefix, timeout=30,
                  isolation=iso)({"final_text": "```python\n" + code + "\n```"})
-    out[iso] = [v["reward"], v["isolation"]["level"], v["decided_by"], v["reason"]]
+    out[iso] = [v["reward"], v["isolation"]["level"], v["decided_by"], v["reason"], v["isolation"]["host_fs_hidden"]]
 print(json.dumps(out))
 """
 
@@ -48,9 +48,10 @@ def test_codeexec_gives_verdicts_from_a_venv_anywhere(parent):
         assert res.returncode == 0, res.stderr[-2000:]
         out = __import__("json").loads(res.stdout.strip().splitlines()[-1])
         for iso in MODES:
-            reward, level, mode, reason = out[iso]
-            # the candidate ran on the venv's interpreter (its sys.prefix), with numpy from the base packages
-            assert reward == 1 and level == iso and mode == "split", (iso, reason)
+            reward, level, mode, reason, hidden = out[iso]
+            # the candidate ran on the venv's interpreter (its sys.prefix), with numpy from the base packages,
+            # and the host's files stayed hidden (a venv under /tmp once made the fallback's new root fail)
+            assert reward == 1 and level == iso and mode == "split" and hidden, (iso, reason, hidden)
     finally:
         shutil.rmtree(venv, ignore_errors=True)
 

@@ -88,3 +88,87 @@ def test_the_facade_compare_is_this_compare():
     cmp = wai.compare(run(1), run(2))
     assert cmp.ok and cmp.slices == [] and cmp.verdict == cmp.headline.verdict
     assert cmp.to_dict()["headline"]["n_paired"] == 60
+
+
+# ------------------------------------------------------------------------------------------------
+# issue 30 item 9: the plugin gate's verdict is compare's
+# ------------------------------------------------------------------------------------------------
+def _gate_doc(passes, k):
+    return {"schema": "whileai.run/1", "fingerprint": {}, "scenarios": [
+        {"key": f"s{i:02d}", "k": k, "judge": "j", "pass_reward": 1.0, "n_scored": k, "passes": int(c),
+         "rewards": [float(t < c) for t in range(k)]} for i, c in enumerate(passes)]}
+
+
+def _gate_rows(doc):
+    return [{"task_id": sc["key"], "rollout_index": t, "reward": int(r)} for sc in doc["scenarios"]
+            for t, r in enumerate(sc["rewards"])]
+
+
+@pytest.mark.parametrize("case", ["same", "suite drop", "one scenario collapses", "small drop", "better"])
+def test_the_gate_verdict_is_compares_on_the_same_rows(case):
+    """compare_documents (the plugin gate's engine) against wai.compare(before, after, target=max_drop,
+    task_drops=True) on the same scenarios: one verdict, the same headline, Holm p's and flagged scenarios."""
+    from whileai_core.gate.compare import compare_documents
+
+    rng = np.random.default_rng(["same", "suite drop", "one scenario collapses", "small drop", "better"].index(case))
+    k, rate = 20, rng.uniform(0.5, 0.95, size=40)
+    shift = {"same": 0.0, "suite drop": -0.25, "one scenario collapses": 0.0, "small drop": -0.04,
+             "better": 0.2}[case]
+    before = rng.binomial(k, rate)
+    after = rng.binomial(k, np.clip(rate + shift, 0, 1))
+    if case == "one scenario collapses":
+        before[7], after[7] = k, 0
+    base, cur = _gate_doc(before, k), _gate_doc(after, k)
+    gate = compare_documents(base, cur, max_drop=0.05)
+    cmp = wai.compare(_gate_rows(base), _gate_rows(cur), target=0.05, seed=0, permutations=2000,
+                      task_drops=True)
+    assert gate.red == (not cmp.ok)
+    assert (gate.delta, gate.ci, gate.p_value, gate.verdict) == (cmp.delta, list(cmp.ci), cmp.p_value, cmp.verdict)
+    assert gate.holm == pytest.approx(cmp.task_drops.holm) and gate.scenario_regressions == cmp.task_drops.flagged
+    expected = {"same": ("ok", []), "suite drop": ("regression", None), "small drop": ("ok", []),
+                "one scenario collapses": ("regression", ["s07"]), "better": ("improved", [])}[case]
+    assert gate.status == expected[0] and (expected[1] is None or cmp.task_drops.flagged == expected[1])
+    if case == "one scenario collapses":  # the scenario family alone turns both red, with the same reason
+        assert not cmp.headline.worse and cmp.reasons == ["1 task(s) dropped significantly after Holm (alpha/2)"]
+        assert "1 of 40 tasks dropped: s07" in str(cmp)
+
+
+def test_task_drops_counts_given_and_refused():
+    given = {"t0": (8, 8, 0, 8), "t1": (4, 8, 4, 8), "t2": (8, 8, 0, 8, 1.5)}  # t2's own min drop is out of reach
+    cmp = compare(run(1), run(2), task_drops=given)
+    assert list(cmp.task_drops.holm) == ["t0", "t1", "t2"] and cmp.task_drops.flagged == ["t0"]
+    assert cmp.task_drops.holm["t0"] == pytest.approx(3 * stats.fisher_drop_pvalues(8, 8, 0, 8))  # Holm: 3 x 1/C(16,8)
+    assert not cmp.ok and "1 task(s) dropped significantly after Holm (alpha/2)" in cmp.reasons
+    assert "task_drops" in cmp.to_dict() and "task_drops" not in compare(run(1), run(2)).to_dict()
+    with pytest.raises(ValueError, match=r"task_drops\['t0'\] is \(before_passes"):
+        compare(run(1), run(2), task_drops={"t0": (8, 8)})
+    with pytest.raises(ValueError, match="task_drops= is True or a mapping"):
+        compare(run(1), run(2), task_drops=[(8, 8, 0, 8)])
+
+
+def _with_marker(rows, share, seed):
+    """Each row gets marker 'polite' = 1 with probability ``share`` (the training reward a proxy would be)."""
+    draw = np.random.default_rng(seed)
+    return [dict(r, markers={"polite": float(draw.random() < share)}) for r in rows]
+
+
+def test_proxy_that_climbs_while_pass_at_1_does_not_is_over_optimized():
+    """The SDK's compare(proxy=) (Gao et al. 2022): a proxy up significantly while the target is flat fails
+    ``ok``; a flat proxy does not; a proxy that is the target or is not measured is a note, never a failure."""
+    before, after = _with_marker(run(1), 0.3, 1), _with_marker(run(2), 0.8, 2)
+    cmp = compare(before, after, proxy="marker:polite")
+    assert cmp.proxy_verdict == "moved" and cmp.over_optimized and not cmp.ok
+    assert cmp["over_optimized"] and cmp["proxy_delta"] == pytest.approx(cmp.proxy_result.delta)
+    assert cmp.proxy_result.delta == pytest.approx(np.mean([r["markers"]["polite"] for r in after])
+                                                   - np.mean([r["markers"]["polite"] for r in before]))
+    assert cmp.reasons[-1].startswith("OVER-OPTIMIZED: marker:polite up +0.")
+    assert "Gao et al. 2022" in cmp.reasons[-1] and "  OVER-OPTIMIZED" in str(cmp).splitlines()[1]
+    flat = compare(before, _with_marker(run(2), 0.3, 3), proxy="polite")
+    assert flat.proxy_verdict == "no_change_detected" and not flat.over_optimized and flat.ok
+    missing = compare(run(1), run(2), proxy="marker:hedging")
+    assert missing.proxy_verdict == "proxy_not_measured" and missing.ok and missing.proxy_result is None
+    assert "no over-optimisation check" in missing["warnings"][0] and "note: proxy=" in str(missing)
+    same = compare(run(1), run(2), proxy="pass_at_1")
+    assert same.proxy_verdict == "proxy_is_target" and same.ok
+    with pytest.raises(ValueError, match="proxy= names the training reward"):
+        compare(run(1), run(2), proxy=3)

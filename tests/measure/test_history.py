@@ -29,7 +29,8 @@ from whileai_core.measure.sequential import sequential_paths
 from whileai_core.measure.stats import wilson_interval
 
 ALPHA = 0.05
-LONG = os.environ.get("WHILEAI_STATS_LONG") == "1"  # long mode: more simulated suites, figures for the record
+# long mode (WHILEAI_LONG=1; the older WHILEAI_STATS_LONG=1 too): more replications, figures for the record
+LONG = "1" in (os.environ.get("WHILEAI_LONG"), os.environ.get("WHILEAI_STATS_LONG"))
 
 
 def test_design_effect_closed_forms():
@@ -130,12 +131,13 @@ def _stable_suite(m, seed):
 def test_flakiness_flags_8_0_8_0_8_among_200_scenarios_and_rarely_a_stable_one():
     """Issue 30 item 2: the 8/0/8/0/8 scenario is flagged at m = 200 (the old 2,000 reshuffles could not flag
     anything past m = 100), and suites of 200 stable scenarios are flagged at most alpha of the time."""
-    docs = _stable_suite(199, seed=0)
-    for j, doc in enumerate(docs):
-        doc["scenarios"].append({"key": "flaky", "k": 8, "judge": None, "rewards": [float(j % 2 == 0)] * 8})
-    hist = pool_runs(docs)
-    assert hist.flaky == ["flaky"] and hist.scenarios["flaky"].flaky_p_holm < 1e-6
-    suites = 200 if LONG else 40
+    for seed in range(50 if LONG else 1):  # among other stable scenarios each time
+        docs = _stable_suite(199, seed=seed)
+        for j, doc in enumerate(docs):
+            doc["scenarios"].append({"key": "flaky", "k": 8, "judge": None, "rewards": [float(j % 2 == 0)] * 8})
+        hist = pool_runs(docs)
+        assert "flaky" in hist.flaky and hist.scenarios["flaky"].flaky_p_holm < 1e-6
+    suites = 1000 if LONG else 40
     flagged = sum(bool(pool_runs(_stable_suite(200, seed=100 + s)).flaky) for s in range(suites))
     print(f"stable suites of 200 scenarios with a false flag: {flagged} of {suites}")
     assert flagged / suites <= ALPHA
@@ -256,6 +258,14 @@ def test_pooled_aa_holds_its_level_under_run_shifts_and_drift(setting):
           f"naive {_naive_red(base, cur, k).mean():.4f}")
     assert red.mean() <= 0.03  # nominal one-sided 0.025
     assert _naive_red(base, cur, k).mean() >= 0.06  # the old rule fails here: the test has teeth
+    refused = np.flatnonzero(pooling_weights((base / k).mean(axis=-1), alpha=ALPHA)[0][:, 0] == 0)
+    for i in [*range(8), *refused[:4]]:  # the simulated rule is pool_runs': same weights (drift refusal), band
+        docs = [{"scenarios": [{"key": f"s{s}", "k": k, "judge": None, "rewards": [float(t < c) for t in range(k)]}
+                               for s, c in enumerate(run)]} for run in base[i]]
+        hist = pool_runs(docs)
+        weights, _ = pooling_weights((base[i] / k).mean(axis=-1), alpha=ALPHA)
+        assert bool(hist.refused) == (weights[0] == 0) and len(hist.kept) == int(weights.sum())
+        assert hist.noise.band() == pytest.approx(float(prediction_band(base[i] / k, weights)[0]))
 
 
 def test_pool_runs_band_is_the_vectorized_rule_and_delta_report_uses_it():

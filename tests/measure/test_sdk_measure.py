@@ -14,7 +14,8 @@ from scipy import stats as sps
 
 import whileai as wai
 
-LONG = os.environ.get("WHILEAI_STATS_LONG") == "1"  # long mode: more simulated runs, figures for the record
+# long mode (WHILEAI_LONG=1; the older WHILEAI_STATS_LONG=1 too): more replications, figures for the record
+LONG = "1" in (os.environ.get("WHILEAI_LONG"), os.environ.get("WHILEAI_STATS_LONG"))
 
 
 def _rows(p_by_task, k, seed, prefix="t"):

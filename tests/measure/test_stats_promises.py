@@ -11,7 +11,8 @@ import pytest
 from whileai_core import rows as rows_mod
 from whileai_core.measure.measure import delta_report, eval_variance, pass_at, task_counts
 
-LONG = os.environ.get("WHILEAI_STATS_LONG") == "1"  # long mode: more simulated runs, figures for the record
+# long mode (WHILEAI_LONG=1; the older WHILEAI_STATS_LONG=1 too): more replications, figures for the record
+LONG = "1" in (os.environ.get("WHILEAI_LONG"), os.environ.get("WHILEAI_STATS_LONG"))
 
 
 def run_rows(counts, k, prefix="t"):

@@ -29,7 +29,7 @@ def cancel_order(order_id: str) -> dict:
 
 
 TOOLS = [get_order]
-FAST = dict(backoff_s=0.001, backoff_cap_s=0.002, timeout=2.0)
+FAST = {"backoff_s": 0.001, "backoff_cap_s": 0.002, "timeout": 2.0}
 
 
 pytestmark = pytest.mark.usefixtures("clean_config")  # tests/conftest.py: no configured model leaks in
@@ -164,6 +164,57 @@ def test_user_model_with_a_callable_agent_is_warned_never_silently_dropped():
     with pytest.warns(UserWarning, match="user_model= plays the user for a model agent"):
         data = sim(user_model="openai:gpt-4.1-mini", repeats=1, budget=2)
     assert any("user_model=" in w for w in data.warnings)
+
+
+# -- temperature= -----------------------------------------------------------------------------------
+def test_temperature_reaches_the_model_agents_requests(srv):
+    """The SDK's simulate(temperature=) (a knob routed to the model's sampling): every agent request carries it;
+    without it, the backend call's default (defaults.AGENT_TEMPERATURE)."""
+    from whileai_core.defaults import AGENT_TEMPERATURE
+
+    for given, sent in ((0.0, 0.0), (1.3, 1.3), (None, AGENT_TEMPERATURE)):
+        srv.requests.clear()
+        kw = {} if given is None else {"temperature": given}
+        data = wai.simulate(wai.Endpoint("agent-m", url=srv.openai_url, **FAST), tools=TOOLS, asks=["hi", "where"],
+                            repeats=1, concurrency=1, cache=False, **kw)
+        assert len(data.rows) == 2 and srv.requests
+        assert {r["body"]["temperature"] for r in srv.requests} == {sent}
+
+
+def test_temperature_with_a_callable_agent_is_warned_and_a_bad_one_refused():
+    with pytest.warns(UserWarning, match="temperature= sets a model agent's sampling"):
+        data = sim(temperature=0.0, repeats=1, budget=2)
+    assert any("temperature=" in w for w in data.warnings)
+    for bad in (-0.1, 2.5, "hot", True):
+        with pytest.raises(ValueError, match=r"temperature= is a number in \[0, 2\]"):
+            sim(temperature=bad, repeats=1, budget=2)
+
+
+# -- Harness ----------------------------------------------------------------------------------------
+def test_a_harness_plays_where_an_agent_goes_and_stamps_every_row(srv):
+    """The SDK's wai.Harness (model + instructions + tools + optional callable): its model plays with its
+    instructions as the system prompt and its tools as the world's; every row carries harness={label, hash,
+    model, kind}; the hash is sha256 over model, instructions and sorted tool names, first 12 hex."""
+    import hashlib
+
+    srv.script({"text": "It has shipped."}, {"text": "Shipped."})
+    h = wai.Harness(wai.Endpoint("agent-m", url=srv.openai_url, **FAST), instructions="Be brief.", tools=TOOLS,
+                    label="brief")
+    data = wai.simulate(h, asks=["where is my order", "status?"], repeats=1, concurrency=1, cache=False)
+    assert [r["harness"] for r in data.rows] == [{"label": "brief", "hash": h.hash, "model": "agent-m",
+                                                 "kind": "model"}] * 2
+    assert h.hash == hashlib.sha256(b'["agent-m","Be brief.",["get_order"]]').hexdigest()[:12]
+    assert srv.requests[0]["body"]["messages"][0] == {"role": "system", "content": "Be brief."}
+    assert [t["function"]["name"] for t in srv.requests[0]["body"]["tools"]] == ["get_order"]
+    seeded = wai.Harness(agent=wai.seeded_agent(TOOLS), instructions="Help.", tools=TOOLS)
+    rows = wai.simulate(seeded, budget=8).rows
+    assert {r["harness"]["kind"] for r in rows} == {"callable"} and rows[0]["harness"]["label"] == seeded.hash
+    assert seeded.hash != wai.Harness(agent=wai.seeded_agent(TOOLS), instructions="Help!", tools=TOOLS).hash
+    assert "harness" not in sim(budget=4).rows[0]  # a plain agent: no stamp
+    with pytest.raises(ValueError, match="two system prompts"):
+        wai.simulate(seeded, system_prompt="Other.", budget=4)
+    with pytest.raises(ValueError, match="a model .* or an agent callable"):
+        wai.Harness(instructions="Help.")
 
 
 # -- keyless backends -------------------------------------------------------------------------------

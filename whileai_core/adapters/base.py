@@ -163,7 +163,10 @@ class AgentAdapter:
 
         def start() -> None:
             task = ctx.run(loop.create_task, self.arun(str(message)))  # the task runs in (a copy of) ctx
-            done.add_done_callback(lambda f: task.cancel() if f.cancelled() else None)
+            # the caller cancels ``done`` on its own thread: the task is cancelled on the adapters' loop's
+            # (a task is not thread-safe)
+            done.add_done_callback(lambda f: loop.call_soon_threadsafe(task.cancel) if f.cancelled()
+                                   and not loop.is_closed() else None)
             task.add_done_callback(lambda t: _settle(t, done))
 
         loop.call_soon_threadsafe(start)
@@ -196,14 +199,19 @@ def adapters_loop() -> asyncio.AbstractEventLoop:
 
 
 def _settle(task: asyncio.Task[Any], done: concurrent.futures.Future[Any]) -> None:
+    """Hand the task's outcome to the caller's future (which the caller may cancel at any moment, on its own
+    thread: a future settled meanwhile is left as it is)."""
     if done.done():
         return
-    if task.cancelled():
-        done.cancel()
-    elif task.exception() is not None:
-        done.set_exception(task.exception())  # type: ignore[arg-type]
-    else:
-        done.set_result(task.result())
+    try:
+        if task.cancelled():
+            done.cancel()
+        elif task.exception() is not None:
+            done.set_exception(task.exception())  # type: ignore[arg-type]
+        else:
+            done.set_result(task.result())
+    except concurrent.futures.InvalidStateError:
+        pass  # the caller cancelled it between the check and the hand-off
 
 
 def tool_steps(calls: Sequence[Mapping[str, Any]], results: Mapping[str, Any]) -> list[dict[str, Any]]:

@@ -1,8 +1,9 @@
 """MCP: the tools an MCP server lists become whileai tools whose calls pass through the rollout's world.
 
-``wai.mcp_tools(command, *args)`` starts the server over stdio (``mcp``'s ``stdio_client``) on a helper thread's
-event loop, lists its tools and gives them back as ``wai.Tool`` s (name, description and input schema as the
-server declares them). Called outside a rollout, a tool calls the server. Inside a rollout the world answers it
+``wai.mcp_tools(command, *args)`` starts the server over stdio (``mcp``'s ``stdio_client``), or
+``wai.mcp_tools("http://127.0.0.1:8000/mcp")`` connects to a server already listening over streamable HTTP
+(``streamable_http_client``), on a helper thread's event loop, lists its tools and gives them back as
+``wai.Tool`` s (name, description and input schema as the server declares them). Called outside a rollout, a tool calls the server. Inside a rollout the world answers it
 first: its scheduled fault, then the mock world's record, or, with ``simulate(..., execute=tools.execute)``,
 the server's own answer. Any agent can use them: a model agent (``simulate("openai:...", tools=tools)``), your
 own code calling ``tool(order_id=...)``, or a framework agent given ``tools``.
@@ -24,7 +25,7 @@ from typing import Any
 
 from whileai_core.adapters.base import require, schema_tool
 from whileai_core.defaults import MCP_CALL_TIMEOUT_S
-from whileai_core.errors import BackendError
+from whileai_core.errors import BackendError, InvalidArgument
 from whileai_core.tools import Tool
 
 
@@ -35,6 +36,13 @@ def _signature(parameters: Mapping[str, Any]) -> inspect.Signature:
                                 default=inspect.Parameter.empty if name in required else None)
               for name in sorted(parameters.get("properties") or {}, key=lambda n: n not in required)]
     return inspect.Signature(params)
+
+
+def _first_error(exc: BaseException) -> str:
+    """The innermost first error of an exception group (anyio's task groups wrap a transport's error)."""
+    while isinstance(getattr(exc, "exceptions", None), (list, tuple)) and exc.exceptions:  # type: ignore[attr-defined]
+        exc = exc.exceptions[0]  # type: ignore[attr-defined]
+    return f"{type(exc).__name__}: {exc}"
 
 
 def _result(answer: Any) -> Any:
@@ -53,22 +61,33 @@ def _result(answer: Any) -> Any:
         return text
 
 
+def is_url(command: str) -> bool:
+    """Whether ``mcp_tools``' first argument is a streamable-HTTP endpoint rather than a command."""
+    return command.startswith(("http://", "https://"))
+
+
 class MCPTools:
-    """The tools of one MCP server started over stdio (see the module docstring); a list of ``wai.Tool`` s
-    (iterate, index, ``len``), a context manager, and ``execute`` for ``simulate(execute=...)``.
+    """The tools of one MCP server, started over stdio or reached over streamable HTTP (see the module
+    docstring); a list of ``wai.Tool`` s (iterate, index, ``len``), a context manager, and ``execute`` for
+    ``simulate(execute=...)``.
 
     Args:
-        command: the server's executable (e.g. ``sys.executable``).
-        *args: its arguments (e.g. the server script's path).
-        env: its environment (default: the MCP SDK's safe default).
+        command: the server's executable (e.g. ``sys.executable``), or its streamable-HTTP URL
+            (``http://127.0.0.1:8000/mcp``).
+        *args: its arguments (e.g. the server script's path); none with a URL.
+        env: its environment (default: the MCP SDK's safe default); not with a URL.
         timeout_s: the longest a call may take.
     """
 
     def __init__(self, command: str, *args: str, env: Mapping[str, str] | None = None,
                  timeout_s: float = MCP_CALL_TIMEOUT_S) -> None:
         self.mcp = require("mcp", "mcp")
-        self.params = self.mcp.StdioServerParameters(command=command, args=list(args),
-                                                     env=dict(env) if env is not None else None)
+        self.url = command if is_url(command) else None
+        if self.url is not None and (args or env is not None):
+            raise InvalidArgument("mcp_tools(url) connects to a server already listening: no arguments or env")
+        self.params = None if self.url is not None else self.mcp.StdioServerParameters(
+            command=command, args=list(args), env=dict(env) if env is not None else None)
+        self.where = self.url or command
         self.timeout_s = timeout_s
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, name="whileai-mcp", daemon=True)
@@ -79,6 +98,12 @@ class MCPTools:
         self._serving = asyncio.run_coroutine_threadsafe(self._serve(), self.loop)
         try:
             listed = self._wait(self._listed)
+        except Exception as exc:
+            self.close()
+            if isinstance(exc, BackendError):
+                raise
+            raise BackendError(f"the MCP server {self.where} did not start or list its tools: "
+                               f"{_first_error(exc)}") from exc
         except BaseException:
             self.close()
             raise
@@ -88,8 +113,7 @@ class MCPTools:
         """Hold the session open on the helper loop until ``close``."""
         self._stop = asyncio.Event()
         try:
-            async with self.mcp.stdio_client(self.params) as (read, write), \
-                    self.mcp.ClientSession(read, write) as session:
+            async with self._transport() as streams, self.mcp.ClientSession(streams[0], streams[1]) as session:
                 await session.initialize()
                 self.session = session
                 self._listed.set_result((await session.list_tools()).tools)
@@ -98,11 +122,18 @@ class MCPTools:
             if not self._listed.done():
                 self._listed.set_exception(exc)
 
+    def _transport(self) -> Any:
+        """The client transport: stdio to the started server, or streamable HTTP to the URL."""
+        if self.url is None:
+            return self.mcp.stdio_client(self.params)
+        http = require("mcp.client.streamable_http", "mcp")
+        return http.streamable_http_client(self.url)
+
     def _wait(self, future: Any) -> Any:
         try:
             return future.result(timeout=self.timeout_s)
         except (TimeoutError, concurrent.futures.TimeoutError):
-            raise BackendError(f"the MCP server {self.params.command} did not answer in {self.timeout_s} s") from None
+            raise BackendError(f"the MCP server {self.where} did not answer in {self.timeout_s} s") from None
 
     def _tool(self, listed: Any) -> Tool:
         schema = getattr(listed, "input_schema", None) or getattr(listed, "inputSchema", None) or {}
@@ -159,12 +190,14 @@ class MCPTools:
 
 def mcp_tools(command: str, *args: str, env: Mapping[str, str] | None = None,
               timeout_s: float = MCP_CALL_TIMEOUT_S) -> MCPTools:
-    """Start an MCP server over stdio and give back its tools as whileai tools (see ``MCPTools``).
+    """Start an MCP server over stdio (or connect to one over streamable HTTP) and give back its tools as
+    whileai tools (see ``MCPTools``).
 
     Args:
-        command: the server's executable.
-        *args: its arguments.
-        env: its environment.
+        command: the server's executable, or the URL of a server listening over streamable HTTP
+            (``http://127.0.0.1:8000/mcp``).
+        *args: its arguments (none with a URL).
+        env: its environment (not with a URL).
         timeout_s: the longest a call may take (default ``MCP_CALL_TIMEOUT_S``).
 
     Returns:
@@ -172,7 +205,8 @@ def mcp_tools(command: str, *args: str, env: Mapping[str, str] | None = None,
 
     Raises:
         MissingExtra: the ``mcp`` package is not installed.
-        BackendError: the server did not start or list its tools in time.
+        BackendError: the server did not start (or answer at the URL) or list its tools in time.
+        InvalidArgument: a URL with arguments or ``env``.
 
     Example:
         ```python

@@ -1,5 +1,7 @@
 """The suite gate between two runs: is the current run significantly worse than its baseline?
 
+The verdict is ``measure.compare``'s (the object users call), with ``task_drops=`` the scenario counts:
+
 * The suite delta: ``measure.delta_report`` on the scenarios both runs share (paired by scenario key,
   scenario-bootstrap interval, sign-flip permutation p), ``min_effect=max_drop``. Red only on a "worse" verdict
   (interval excludes 0, p <= alpha, drop >= max_drop); noise stays green.
@@ -16,14 +18,13 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from whileai_core import defaults as D
 from whileai_core.gate import document
 from whileai_core.gate.document import scenario_incompatibility
 from whileai_core.gate.text import fmt, fmt_ci, fmt_p
-from whileai_core.measure.stats import fisher_drop_pvalues as drop_p_values
-from whileai_core.measure.stats import holm_adjust, newcombe_interval, wilson_interval
+from whileai_core.measure.compare import compare  # the gate's verdict is compare's
 
 
 def binarize(rewards: Sequence[float | None], pass_reward: float = D.GATE_PASS_REWARD) -> list[int]:
@@ -31,11 +32,48 @@ def binarize(rewards: Sequence[float | None], pass_reward: float = D.GATE_PASS_R
     return [int(r >= pass_reward) for r in rewards if r is not None]
 
 
+#: the gate's status: red ones (regression, incompatible, incomplete; unpaired and not evaluated under
+#: --wai-require-baseline), failed (green gate, a scenario missed its own thresholds), and the rest green or grey
+GateStatus = Literal["regression", "incompatible", "unpaired", "incomplete", "failed", "ok", "improved",
+                     "not evaluated", "off"]
+
+
+@dataclass(frozen=True)
+class GateSettings:
+    """What the suite gate reads of a run's settings. The plugin builds it from its ``Settings``
+    (``GateSettings.of``), ``compare_documents`` from its keywords; the defaults are ``defaults.py``'s."""
+
+    level: float = D.CI_LEVEL
+    alpha: float = D.GATE_ALPHA
+    max_drop: float = D.GATE_MAX_DROP
+    draws: int = D.BOOTSTRAP_DRAWS
+    permutations: int = D.GATE_PERMUTATIONS
+    seed: int = D.GATE_SEED
+    power: float = D.GATE_POWER
+    trial_index: int | None = None  # reproduce mode (--wai-trial-index): the gate is off
+    sequential: bool = False  # --wai-sequential: the suite delta is a group-sequential test
+    round_trials: int = D.SEQ_ROUND_TRIALS
+    unscored: str = D.GATE_UNSCORED_POLICY  # ledger.POLICIES
+    max_unscored: float = D.GATE_MAX_UNSCORED
+
+    @classmethod
+    def of(cls, settings: Any) -> GateSettings:
+        """``settings`` itself when it is one, else its attributes of these names (the plugin's ``Settings``);
+        the sequential and unscored ones default when it lacks them."""
+        if isinstance(settings, GateSettings):
+            return settings
+        optional = {name: getattr(settings, name) for name in ("sequential", "round_trials", "unscored",
+                                                               "max_unscored") if hasattr(settings, name)}
+        return cls(level=settings.level, alpha=settings.alpha, max_drop=settings.max_drop, draws=settings.draws,
+                   permutations=settings.permutations, seed=settings.seed, power=settings.power,
+                   trial_index=settings.trial_index, **optional)
+
+
 @dataclass
 class Gate:
     """The suite verdict: paired delta vs the baseline plus the Holm-corrected scenario drops."""
 
-    status: str  # regression | incompatible | unpaired | incomplete | failed | ok | improved | not evaluated | off
+    status: GateStatus
     red: bool
     message: str
     baseline: str | None = None
@@ -157,30 +195,23 @@ def holm_reach(counts: Sequence[tuple[int, int]], *, alpha: float) -> dict[str, 
             "text": text}
 
 
-def scenario_drops(results: Mapping[str, Mapping[str, Any]], baseline_index: Mapping[str, Mapping[str, Any]],
-                   paired: Sequence[str], *, alpha: float, max_drop: float
-                   ) -> tuple[dict[str, float], list[str], dict[str, Any]]:
-    """Scenario by scenario: one-sided exact drops, Holm at alpha/2, each scenario binarized at its own
-    pass_reward on both sides. Returns the Holm-adjusted p by key, the keys flagged, and ``holm_reach``."""
-    import numpy as np
-
+def scenario_counts(results: Mapping[str, Mapping[str, Any]], baseline_index: Mapping[str, Mapping[str, Any]],
+                    paired: Sequence[str], *, max_drop: float) -> dict[str, tuple[int, int, int, int, float]]:
+    """Each paired scenario's (before passes, before trials, after passes, after trials, min drop), binarized at
+    its own pass_reward on both sides; a pooled baseline counts its effective trials (history.design_effect).
+    These are ``compare(task_drops=)``'s counts: the gate's scenario family is compare's task family."""
     from whileai_core.measure.history import effective_counts
 
-    before = [effective_counts(baseline_index[k], results[k].get("pass_reward", D.GATE_PASS_REWARD)) for k in paired]
-    bp = np.array([c for c, _ in before])  # a pooled baseline counts its effective trials (history.design_effect)
-    bn = np.array([n for _, n in before])
-    ap = np.array([results[k]["passes"] for k in paired])
-    an = np.array([results[k]["n_scored"] for k in paired])
-    adjusted = holm_adjust(drop_p_values(bp, bn, ap, an))
-    holm = {k: float(v) for k, v in zip(paired, adjusted)}
-    drops = ap / an - bp / bn
-    flagged = [k for k, adj, d in zip(paired, adjusted, drops)
-               if adj <= alpha / 2 and -d >= float(results[k].get("max_drop", max_drop))]
-    return holm, flagged, holm_reach(list(zip(bn.tolist(), an.tolist())), alpha=alpha)
+    out = {}
+    for k in paired:
+        bp, bn = effective_counts(baseline_index[k], results[k].get("pass_reward", D.GATE_PASS_REWARD))
+        out[k] = (int(bp), int(bn), int(results[k]["passes"]), int(results[k]["n_scored"]),
+                  float(results[k].get("max_drop", max_drop)))
+    return out
 
 
 def compute_gate(results: Mapping[str, Mapping[str, Any]], baseline_index: Mapping[str, Mapping[str, Any]] | None,
-                 *, baseline_name: str | None, settings: Any, baseline_note: str | None = None,
+                 *, baseline_name: str | None, settings: GateSettings, baseline_note: str | None = None,
                  min_paired_share: float = D.GATE_MIN_PAIRED_SHARE, require_baseline: bool = False,
                  failed_workers: Sequence[str] = (), not_run: Sequence[Mapping[str, Any]] = (),
                  noise: Any = None, strict_reason: str | None = None) -> Gate:
@@ -192,8 +223,10 @@ def compute_gate(results: Mapping[str, Mapping[str, Any]], baseline_index: Mappi
     (``not_run``: the ledgers of planned scenarios that never ran) makes it red ``incomplete`` when its
     unscored share is above ``settings.max_unscored`` (``gate.ledger``). ``noise``: a pooled baseline's
     between-run variance (``History.noise``), passed to ``delta_report(noise=)`` so the suite delta must clear
-    its band.
+    its band. ``settings``: a ``GateSettings`` (an object with its attribute names is read through
+    ``GateSettings.of``: the plugin's ``Settings``).
     """
+    settings = GateSettings.of(settings)
     band_note = None
     runs = getattr(noise, "n_runs", None)
     if noise is not None and runs is not None and runs < D.POOLED_BAND_MIN_RUNS:
@@ -233,14 +266,14 @@ def _check_items(gate: Gate, results: Mapping[str, Mapping[str, Any]]) -> None:
 
 
 def _check_ledger(gate: Gate, results: Mapping[str, Mapping[str, Any]],
-                  baseline_index: Mapping[str, Mapping[str, Any]] | None, *, settings: Any,
+                  baseline_index: Mapping[str, Mapping[str, Any]] | None, *, settings: GateSettings,
                   not_run: Sequence[Mapping[str, Any]]) -> None:
     """Count every planned trial; red ``incomplete`` with the counts by reason when too many are unscored, and
     the unscored share named in the message whenever there is one (with what the policy did with it)."""
     from whileai_core.gate.ledger import suite_ledger, unscored_text, unscored_verdict
 
-    policy = getattr(settings, "unscored", D.GATE_UNSCORED_POLICY)
-    limit = float(getattr(settings, "max_unscored", D.GATE_MAX_UNSCORED))
+    policy = settings.unscored
+    limit = float(settings.max_unscored)
     current = suite_ledger(results.values(), not_run)
     base = suite_ledger(baseline_index.values()) if baseline_index else None
     gate.ledger = {"policy": policy, "max_unscored": limit, "current": current.to_dict(),
@@ -264,10 +297,10 @@ def mark_incomplete(gate: Gate, why: str) -> Gate:
 
 
 def _suite_gate(results: Mapping[str, Mapping[str, Any]], baseline_index: Mapping[str, Mapping[str, Any]] | None,
-                *, baseline_name: str | None, settings: Any, baseline_note: str | None, min_paired_share: float,
+                *, baseline_name: str | None, settings: GateSettings, baseline_note: str | None, min_paired_share: float,
                 require_baseline: bool, noise: Any = None, strict_reason: str | None = None) -> Gate:
-    common: dict[str, Any] = dict(baseline=baseline_name, level=settings.level, alpha=settings.alpha,
-                                  max_drop=settings.max_drop)
+    common: dict[str, Any] = {"baseline": baseline_name, "level": settings.level, "alpha": settings.alpha,
+                              "max_drop": settings.max_drop}
     plan = None
     try:
         plan = trials_needed(results, drop=settings.max_drop, power=settings.power, alpha=settings.alpha)
@@ -300,7 +333,7 @@ def _suite_gate(results: Mapping[str, Mapping[str, Any]], baseline_index: Mappin
     common.update(warning=warning, paired_share=len(paired) / could if could else 0.0)
     strict = f" (red: {strict_reason or '--wai-require-baseline'})" if require_baseline else ""
     if len(paired) < D.GATE_MIN_PAIRED:
-        status = "unpaired" if warning else "not evaluated"
+        status: GateStatus = "unpaired" if warning else "not evaluated"
         text = f"gate not evaluated: {len(paired)} scenario(s) pair with the baseline (need >= {D.GATE_MIN_PAIRED})"
         return Gate(status, require_baseline, (f"UNPAIRED: {warning}; " if warning else "") + text + strict,
                     n_paired=len(paired), **common)
@@ -312,10 +345,8 @@ def _suite_gate(results: Mapping[str, Mapping[str, Any]], baseline_index: Mappin
 
 
 def _paired_gate(results: Mapping[str, Mapping[str, Any]], baseline_index: Mapping[str, Mapping[str, Any]],
-                 paired: list[str], *, settings: Any, common: dict[str, Any], noise: Any = None) -> Gate:
+                 paired: list[str], *, settings: GateSettings, common: dict[str, Any], noise: Any = None) -> Gate:
     """The suite delta and the Holm scenario drops over the paired scenarios."""
-    from whileai_core.measure.measure import delta_report
-
     from whileai_core.measure.sequential import SequentialPlan
 
     before_rows, after_rows = [], []
@@ -328,26 +359,30 @@ def _paired_gate(results: Mapping[str, Mapping[str, Any]], baseline_index: Mappi
             if r is not None:  # the trial index, so a sequential run's rounds are found again
                 after_rows.append({"task_id": k, "rollout_index": int(i), "reward": int(r >= pr)})
     plan = None
-    if getattr(settings, "sequential", False):
+    if settings.sequential:
         plan = SequentialPlan(settings.round_trials, max(int(results[k]["k"]) for k in paired))
-    rep = delta_report(before_rows, after_rows, level=settings.level, draws=settings.draws,
-                       permutations=settings.permutations, seed=settings.seed, alpha=settings.alpha,
-                       min_effect=settings.max_drop, sequential=plan, noise=noise)
-    holm, scen_reg, reach = scenario_drops(results, baseline_index, paired, alpha=settings.alpha,
-                                           max_drop=settings.max_drop)
-    suite_red = rep.verdict == "worse"
-    fields: dict[str, Any] = dict(n_paired=rep.n_paired, delta=rep.delta, ci=_listed(rep.ci), p_value=rep.p_value,
-                  before=rep.before, after=rep.after, before_ci=_listed(rep.before_ci),
-                  after_ci=_listed(rep.after_ci), verdict=rep.verdict, reason=rep.reason,
-                  scenario_regressions=scen_reg, holm=holm, holm_reach=reach, report=rep.to_dict(),
-                  sequential=None if rep.sequential is None else rep.sequential.to_dict())
+    counts = scenario_counts(results, baseline_index, paired, max_drop=settings.max_drop)
+    verdict = compare(before_rows, after_rows, target=settings.max_drop, level=settings.level,  # the user's call
+                      draws=settings.draws, permutations=settings.permutations, seed=settings.seed,
+                      alpha=settings.alpha, sequential=plan, noise=noise, task_drops=counts)
+    rep, drops = verdict.headline, verdict.task_drops
+    assert drops is not None  # task_drops= was given
+    holm, scen_reg = drops.holm, drops.flagged
+    reach = holm_reach([(c[1], c[3]) for c in counts.values()], alpha=settings.alpha)
+    suite_red = rep.worse
+    fields: dict[str, Any] = {
+        "n_paired": rep.n_paired, "delta": rep.delta, "ci": _listed(rep.ci), "p_value": rep.p_value,
+        "before": rep.before, "after": rep.after, "before_ci": _listed(rep.before_ci),
+        "after_ci": _listed(rep.after_ci), "verdict": rep.verdict, "reason": rep.reason,
+        "scenario_regressions": scen_reg, "holm": holm, "holm_reach": reach, "report": rep.to_dict(),
+        "sequential": None if rep.sequential is None else rep.sequential.to_dict()}
     text = _delta_text(rep, (len(before_rows), len(after_rows)))
     seq = rep.sequential
     if seq is not None:
         text += (f"; sequential ({seq.spending} spending): {seq.decision} after round {seq.round} of {seq.rounds}, "
                  f"{seq.reason} (repeated interval {fmt_ci(seq.looks[-1].ci, 3, signed=True)}); {seq.trials_run} of "
                  f"{seq.trials_fixed} trials of the fixed design run")
-    if suite_red or scen_reg:
+    if not verdict.ok:  # compare's verdict: the suite delta is worse, or a scenario dropped after Holm
         parts = []
         if suite_red:
             parts.append(text if seq is not None else f"{text}; the drop clears the noise and max_drop={settings.max_drop:g}")
@@ -380,13 +415,14 @@ def compare_documents(baseline: Mapping[str, Any], current: Mapping[str, Any], *
         gate = compare_documents(load_document("base.json"), load_document("run.json"), baseline_name="main")
         print(gate)  # REGRESSION: pass@1 0.90 -> 0.60, delta -0.30 [-0.45, -0.15] (95% ...), p=..., n=12 ...
     """
-    from types import SimpleNamespace
-
     document.validate_document(baseline, source=baseline_name or "baseline")
     document.validate_document(current, source=current_name or "current")
     document.check_compatible(baseline, fingerprint_now=current.get("fingerprint") or {},
                               source=baseline_name or "baseline")
-    settings = SimpleNamespace(level=level, alpha=alpha, max_drop=max_drop, draws=draws, permutations=permutations,
-                               seed=seed, power=power, trial_index=None)
+    recorded = current.get("settings") or {}  # what the current run counted unscored trials as (gate.ledger)
+    settings = GateSettings(level=level, alpha=alpha, max_drop=max_drop, draws=draws, permutations=permutations,
+                            seed=seed, power=power, unscored=recorded.get("unscored") or D.GATE_UNSCORED_POLICY,
+                            max_unscored=float(D.GATE_MAX_UNSCORED if recorded.get("max_unscored") is None
+                                               else recorded["max_unscored"]))
     return compute_gate(document.baseline_index(current), document.baseline_index(baseline),
                         baseline_name=baseline_name, settings=settings, min_paired_share=min_paired_share)

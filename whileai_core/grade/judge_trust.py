@@ -20,7 +20,7 @@ import hashlib
 import inspect
 import math
 import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from statistics import NormalDist
 from typing import Any, ClassVar
@@ -121,12 +121,17 @@ def _binary(value: Any) -> int | None:
     return None
 
 
+async def _awaited(value: Awaitable[Any]) -> Any:
+    """Any awaitable as a coroutine (the shared loop runs coroutines; a judge may return a future or a task)."""
+    return await value
+
+
 def _judge_reward(judge: Judge, row: Row) -> float | None:
     """Call the judge and read its reward under the contract; None when it fails or returns no reward."""
     try:
         out = judge(row)
         if inspect.isawaitable(out):  # an ``async def`` judge: its verdict, awaited on the shared HTTP loop
-            out = http.run_sync(out)
+            out = http.run_sync(_awaited(out))
     except Exception:  # noqa: BLE001 - a judge that raises on a probe counts as an error there, not a verdict
         return None
     if isinstance(out, Mapping):
@@ -537,7 +542,7 @@ def _gold_kind(rows: list[Row]) -> str:
     return "mixed"
 
 
-def _labeled(data: list[Row], golds: list[Any]) -> tuple[list[tuple[Row, int, int]], int, list[Row]]:
+def _labeled(data: Sequence[Row], golds: list[Any]) -> tuple[list[tuple[Row, int, int]], int, list[Row]]:
     """(rows with a 0/1 judge reward and a 0/1 gold as (row, judge, gold), gold rows whose reward is not 0/1,
     every row with a 0/1 gold)."""
     labeled: list[tuple[Row, int, int]] = []
@@ -607,7 +612,7 @@ def _length_bias(labeled: list[tuple[Row, int, int]], j: np.ndarray, g: np.ndarr
     return length
 
 
-def _rejudge(judge: Judge, data: list[Row], labeled: list[tuple[Row, int, int]], *, sample: int, seed: int,
+def _rejudge(judge: Judge, data: Sequence[Row], labeled: list[tuple[Row, int, int]], *, sample: int, seed: int,
              probes: Any, rubric: str | None, level: float, flip_flag: float, sign_alpha: float,
              warnings: list[str]) -> tuple[dict[str, Any], Any, bool]:
     """Run the judge again: is it the judge that graded the rows, does it flip on the same rows, does filler move

@@ -55,9 +55,9 @@ def make_rows(
     prompts, completions = checked
     if len(prompts) != len(completions):
         raise InvalidArgument(f"prompts has {len(prompts)} items and completions {len(completions)}; they must match")
-    for name, seq in (("task_ids", task_ids), ("references", references)):
-        if seq is not None and len(seq) != len(prompts):
-            raise InvalidArgument(f"{name} has {len(seq)} items, prompts {len(prompts)}; they must match")
+    for name, given in (("task_ids", task_ids), ("references", references)):
+        if given is not None and len(given) != len(prompts):
+            raise InvalidArgument(f"{name} has {len(given)} items, prompts {len(prompts)}; they must match")
     counts: dict[str, int] = {}
     out = RowList()
     for i, (prompt, completion) in enumerate(zip(prompts, completions)):
@@ -76,5 +76,5 @@ def make_rows(
     values = list(reward)
     if len(values) != len(out):
         raise InvalidArgument(f"reward has {len(values)} items, prompts {len(out)}; they must match")
-    return run_judge(out, lambda row, _v=dict(zip((r["row_id"] for r in out), values)): _v[row["row_id"]],
-                     judge_name="given")
+    by_id: dict[str, Any] = dict(zip((r["row_id"] for r in out), values))
+    return run_judge(out, lambda row: by_id[row["row_id"]], judge_name="given")

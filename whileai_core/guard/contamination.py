@@ -255,7 +255,7 @@ class DecontaminationReport(ReportMapping):
         }
 
 
-def _check_fields(fields: Any, data: list[Row]) -> list[str]:
+def _check_fields(fields: Any, data: Sequence[Row]) -> list[str]:
     field_list = [fields] if isinstance(fields, str) else list(fields)
     if not field_list or not all(isinstance(f, str) and f for f in field_list):
         raise InvalidArgument(f"fields= must be a row field name or a list of names, e.g. ('prompt',); got {fields!r}")
@@ -282,7 +282,7 @@ def _example(i: int, fname: str, exact: bool, coverage: float, hit: np.ndarray, 
     return d
 
 
-def _same_task(data: list[Row], eval_ids: list[str | None], eval_texts: list[str], reason: list[str | None],
+def _same_task(data: Sequence[Row], eval_ids: list[str | None], eval_texts: list[str], reason: list[str | None],
                detail: dict[int, dict[str, Any]], rules_skipped: dict[str, str]) -> None:
     """Rule 1: a training row whose task id is an eval row's id."""
     ids_eval = {i for i in eval_ids if i}
@@ -316,7 +316,7 @@ def _unit_vectors(embed: Callable[[list[str]], Any], texts: list[str], what: str
     return np.divide(vecs, norms, out=np.zeros_like(vecs), where=norms > 0)
 
 
-def _semantic(data: list[Row], field_list: list[str], embed: Callable[[list[str]], Any], eval_texts: list[str],
+def _semantic(data: Sequence[Row], field_list: list[str], embed: Callable[[list[str]], Any], eval_texts: list[str],
               eval_ids: list[str | None], reason: list[str | None], detail: dict[int, dict[str, Any]], *,
               similarity: float, quantile: float, notes: list[str], rules_skipped: dict[str, str]) -> float | None:
     """Rule 4: rows the n-gram rules left clean whose embedding sits within ``similarity`` cosine of an eval
@@ -355,7 +355,7 @@ def _semantic(data: list[Row], field_list: list[str], embed: Callable[[list[str]
     return calibration
 
 
-def _ngram_rules(data: list[Row], field_list: list[str], ev: _Corpus, eval_texts: list[str],
+def _ngram_rules(data: Sequence[Row], field_list: list[str], ev: _Corpus, eval_texts: list[str],
                  reason: list[str | None], detail: dict[int, dict[str, Any]], *, n: int, overlap: float,
                  examples: int) -> tuple[np.ndarray, list[np.ndarray]]:
     """Rules 2 and 3 (exact text, n-gram overlap) on each field; returns the best coverage per row and the eval

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import fnmatch
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from statistics import NormalDist
 from typing import Any, ClassVar
@@ -359,7 +359,7 @@ def _withhold_text_flags(flagged: list[tuple[str, float]], distinct: float, min_
     return ("reward hack" if flagged else "no signal"), flagged, candidates
 
 
-def _informative_tasks(graded: list[tuple[Row, float]], warnings: list[str]) -> tuple[np.ndarray, list[list[int]]]:
+def _informative_tasks(graded: Sequence[tuple[Row, float]], warnings: list[str]) -> tuple[np.ndarray, list[list[int]]]:
     """All rewards, and the tasks (as row indices) with >= 2 graded rows whose rewards differ."""
     by_task: dict[str, list[int]] = {}
     for i, (row, _) in enumerate(graded):
@@ -573,8 +573,8 @@ def hack_scan_diff(before: Any, after: Any, *, endorsed: str | Iterable[str] = (
     rb = before if isinstance(before, HackScanReport) else hack_scan(before, endorsed=names, **scan_kwargs)
     ra = after if isinstance(after, HackScanReport) else hack_scan(after, endorsed=names, **scan_kwargs)
     fb, fa = {**rb.features, **rb.endorsed_features}, {**ra.features, **ra.endorsed_features}
-    moved = [{"feature": f, "before": fb.get(f), "after": fa.get(f), "change": (fa.get(f) or 0.0) - (fb.get(f) or 0.0)}
-             for f in sorted(set(fb) | set(fa))]
+    moved: list[dict[str, Any]] = [{"feature": f, "before": fb.get(f), "after": fa.get(f),
+                                    "change": (fa.get(f) or 0.0) - (fb.get(f) or 0.0)} for f in sorted(set(fb) | set(fa))]
     moved.sort(key=lambda m: (-abs(m["change"]), m["feature"]))
     gained = [f for f, _ in ra.flagged if f not in {g for g, _ in rb.flagged}]
     lost = [f for f, _ in rb.flagged if f not in {g for g, _ in ra.flagged}]

@@ -294,10 +294,11 @@ class HackMonitor:
         proxies = [as_number(v) for v in self.proxy(prompts=prompts, completions=completions)] if self.proxy else []
         g = [x for x in golds if x is not None]
         p = [x for x in proxies if x is not None]
-        entry = {"step": self.n_seen if step is None else step, "n": len(prompts), "n_prompts": len(base),
-                 "gold_mean": float(np.mean(g)) if g else None, "n_gold": len(g),
-                 "proxy_mean": float(np.mean(p)) if p else None, "n_proxy": len(p),
-                 "length_mean": float(np.mean([len(_text(c)) for c in completions]))}
+        entry: dict[str, Any] = {
+            "step": self.n_seen if step is None else step, "n": len(prompts), "n_prompts": len(base),
+            "gold_mean": float(np.mean(g)) if g else None, "n_gold": len(g),
+            "proxy_mean": float(np.mean(p)) if p else None, "n_proxy": len(p),
+            "length_mean": float(np.mean([len(_text(c)) for c in completions]))}
         self.holdout_history.append(entry)
         entry["alarms"] = self._holdout_alarms(entry)
         return entry

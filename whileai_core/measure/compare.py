@@ -8,8 +8,11 @@
   over the slices;
 * per guard metric: the paired per-task delta of that metric (a row field, a marker, or a ``<flag>_rate``),
   with its interval, p and Holm adjustment over the guards, in the metric's bad direction;
+* per task, with ``task_drops=``: a one-sided exact (Fisher) test of each task's drop, Holm over the tasks at
+  alpha/2 (the plugin gate's scenario family; the gate computes its verdict with this function);
 * ``ok``: False when the headline is "worse", a slice is significantly worse after Holm (and by at least
-  ``target``), or a guard moved significantly in its bad direction. ``reasons`` says which.
+  ``target``), a guard moved significantly in its bad direction, or a task dropped significantly after Holm.
+  ``reasons`` says which.
 
 A guard's name resolves, first match wins: ``<p>_rate`` -> the share of a task's rows whose ``trace_flags``
 hold a flag ``p`` or ``p.*`` (``wai.trace_markers`` writes them), else whose ``markers`` built from such flags
@@ -64,11 +67,32 @@ class PairedDelta:
 
 
 @dataclass(frozen=True)
+class TaskDrops:
+    """Task by task: one-sided exact (Fisher) drop p's, Holm (1979) over the tasks, flagged at alpha/2.
+
+    ``counts``: (before passes, before trials, after passes, after trials) by task; ``holm``: the adjusted p by
+    task; ``flagged``: the tasks whose adjusted p <= alpha/2 and whose drop reaches their min drop.
+    """
+
+    counts: dict[str, tuple[int, int, int, int]]
+    holm: dict[str, float]
+    flagged: list[str]
+
+    def line(self, alpha: float) -> str:
+        head = (f"per task ({len(self.counts)} tasks, one-sided exact drops, Holm at alpha/2): "
+                f"{len(self.flagged)} of {len(self.counts)} tasks dropped")
+        return head + (": " + ", ".join(self.flagged[:10]) + (" ..." if len(self.flagged) > 10 else "")
+                       if self.flagged else "")
+
+
+@dataclass(frozen=True)
 class Comparison(ReportMapping):
     """The headline delta, the per-slice table, the guards, and one verdict (``ok``) with its ``reasons``."""
 
     SDK_KEYS: ClassVar[dict[str, Any]] = {  # the SDK's delta_report keys: the headline's, then ours
-        **DeltaReport.SDK_KEYS, "ok": "ok", "warnings": "reasons",
+        **DeltaReport.SDK_KEYS, "ok": "ok", "warnings": lambda c: [*c.reasons, *c.notes],
+        "proxy_delta": lambda c: None if c.proxy_result is None else c.proxy_result.delta,
+        "proxy_ci95": lambda c: None if c.proxy_result is None else c.proxy_result.ci,
         **{f.name: f.name for f in fields(DeltaReport)},  # read through to the headline
     }
 
@@ -81,6 +105,12 @@ class Comparison(ReportMapping):
     level: float
     ok: bool
     reasons: list[str] = field(default_factory=list)
+    task_drops: TaskDrops | None = None  # compare(task_drops=...): the per-task family
+    proxy: str | None = None  # compare(proxy=...): the training reward, checked for over-optimisation
+    proxy_result: PairedDelta | None = None
+    proxy_verdict: str | None = None  # moved | no_change_detected | moved_the_wrong_way | proxy_is_target | ...
+    over_optimized: bool = False
+    notes: list[str] = field(default_factory=list)  # warnings that do not fail the comparison
 
     def __getattr__(self, name: str) -> Any:  # the headline's fields (delta, ci, verdict, ...) read through
         if name.startswith("_") or name == "headline":
@@ -90,6 +120,12 @@ class Comparison(ReportMapping):
     def __str__(self) -> str:
         verdict = "ok" if self.ok else "FAIL (" + "; ".join(self.reasons) + ")"
         lines = [f"{verdict}: {self.headline}"]
+        if self.proxy is not None:
+            r = self.proxy_result
+            moved = "" if r is None else f" ({_est(r.delta, r.ci, 3, signed=True)}, {r.n_tasks} tasks)"
+            lines.append(f"proxy {self.proxy}: {self.proxy_verdict}{moved}" + ("  OVER-OPTIMIZED" if
+                                                                             self.over_optimized else ""))
+        lines += [f"note: {n}" for n in self.notes]
         width = max([len(s.name) for s in self.slices + self.guards] + [8])
         if self.slices:
             lines.append(f"by {self.by} ({len(self.slices)} slice{'' if len(self.slices) == 1 else 's'}, pass@1, {self.level:.0%} intervals, "
@@ -99,6 +135,8 @@ class Comparison(ReportMapping):
             n = len(self.guards)
             lines.append(f"must not regress ({n} guard{'' if n == 1 else 's'}, Holm over guards):")
             lines += [g.line(width) for g in self.guards]
+        if self.task_drops is not None:
+            lines.append(self.task_drops.line(self.alpha))
         return "\n".join(lines)
 
     def to_dict(self) -> dict[str, Any]:
@@ -106,7 +144,12 @@ class Comparison(ReportMapping):
 
         return {"ok": self.ok, "reasons": list(self.reasons), "by": self.by, "target": self.target,
                 "alpha": self.alpha, "level": self.level, "headline": self.headline.to_dict(),
-                "slices": [asdict(s) for s in self.slices], "guards": [asdict(g) for g in self.guards]}
+                "slices": [asdict(s) for s in self.slices], "guards": [asdict(g) for g in self.guards],
+                **({} if self.task_drops is None else {"task_drops": asdict(self.task_drops)}),
+                **({} if self.proxy is None else {
+                    "proxy": self.proxy, "proxy_verdict": self.proxy_verdict, "over_optimized": self.over_optimized,
+                    "proxy_result": None if self.proxy_result is None else asdict(self.proxy_result)}),
+                "notes": list(self.notes)}
 
 
 def compare(
@@ -127,6 +170,8 @@ def compare(
     sequential: Any = None,
     run_std: float | None = None,
     run_std_runs: int | None = None,
+    task_drops: Any = False,
+    proxy: str | None = None,
     **sdk: Any,
 ) -> Comparison:
     """Compare two runs of the same tasks: headline pass@1 delta, per-slice deltas, guard metrics, a verdict.
@@ -156,6 +201,15 @@ def compare(
         sequential: a ``SequentialPlan`` or a round size for the headline (as in ``delta_report``); None: fixed.
         run_std: the SDK's bare run-to-run sd (as ``delta_report(run_std=)``).
         run_std_runs: the re-runs ``run_std`` was measured on (>= 2; its band then uses the t quantile).
+        task_drops: the per-task family (the plugin gate's): ``True`` counts each paired task's passes from the
+            rows; a mapping ``{task: (before_passes, before_n, after_passes, after_n[, min_drop])}`` gives the
+            counts (a pooled baseline's effective trials) and each task's own min drop (default ``target``).
+            A task is flagged when its Holm-adjusted one-sided exact p <= alpha/2 and its drop >= its min drop.
+        proxy: the training reward, as ``"marker:<m>"`` or a metric name (the SDK's over-optimisation check,
+            Gao et al. 2022): its paired delta is measured like a guard; when it rose significantly while pass@1
+            did not, or its interval sits entirely above pass@1's, ``over_optimized`` is True and ``ok`` False.
+            A proxy that is the target, or not measured on these rows, is a note (``proxy_is_target`` /
+            ``proxy_not_measured``), not a failure.
         **sdk: the SDK's ``delta_report`` spellings: ``target="pass_at_1"`` (the headline) or ``"marker:<m>"``
             (the marker joins ``must_not_regress``), ``min_effect=`` (our ``target=`` number), ``n_boot=``
             (``draws=``); its other keywords raise, naming the difference (``COMPARE_SDK_DIFFERENCES``).
@@ -186,7 +240,7 @@ def compare(
         a_rows, _ = unique_rows(after, name="after", dedupe=True)
     else:  # delta_report has refused any repeated rollout already
         b_rows, a_rows = before, after
-    common = {"level": level, "draws": draws, "permutations": permutations, "seed": seed, "min_tasks": min_tasks}
+    common: dict[str, Any] = {"level": level, "draws": draws, "permutations": permutations, "seed": seed, "min_tasks": min_tasks}
     slices = _slices(b_rows, a_rows, by, **common) if by is not None else []
     guards = []
     for name, bad in _guard_names(must_not_regress):
@@ -199,12 +253,75 @@ def compare(
         guards.append(_paired(name, b_values, a_values, bad=bad or natural, **common))
     slices = _holm(slices, alpha, lambda s: s.delta < 0 and abs(s.delta) >= target)
     guards = _holm(guards, alpha, lambda g: (g.delta > 0) == (g.bad == "up") and g.delta != 0)
+    drops = None if task_drops is False else _task_drops(task_drops, b_rows, a_rows, alpha=alpha, target=target)
     reasons = []
     if headline.worse:
-        reasons.append(f"pass@1 worse by {abs(headline.delta):.3f}")
+        reasons.append("pass@1 worse" + ("" if headline.delta is None else f" by {abs(headline.delta):.3f}"))
     reasons += [f"slice {by}={s.name} worse" for s in slices if s.flagged]
     reasons += [f"{g.name} regressed" for g in guards if g.flagged]
-    return Comparison(headline, by, slices, guards, float(target), alpha, level, not reasons, reasons)
+    if drops is not None and drops.flagged:
+        reasons.append(f"{len(drops.flagged)} task(s) dropped significantly after Holm (alpha/2)")
+    checked = _proxy(proxy, b_rows, a_rows, headline, alpha=alpha, **common) if proxy is not None else None
+    result, proxy_verdict, over, notes = checked or (None, None, False, [])
+    if over:
+        reasons.append(notes.pop())
+    return Comparison(headline, by, slices, guards, float(target), alpha, level, not reasons, reasons, drops,
+                      proxy, result, proxy_verdict, over, notes)
+
+
+def _proxy(name: Any, before: list, after: list, headline: DeltaReport, *, alpha: float, **common: Any
+           ) -> tuple[PairedDelta | None, str, bool, list[str]]:
+    """``compare(proxy=)``: the proxy's paired delta, its verdict word, whether it is over-optimised, notes (the
+    over-optimisation text last). Over-optimised (Gao et al. 2022, arXiv:2210.10760): the proxy rose
+    significantly while pass@1 did not, or the proxy's interval sits entirely above pass@1's."""
+    if not isinstance(name, str) or not name.strip():
+        raise InvalidArgument(f"proxy= names the training reward: 'marker:<name>' or a metric; got {name!r}")
+    metric = name.removeprefix("marker:")
+    if metric in ("pass_at_1", "reward"):
+        return None, "proxy_is_target", False, [f"proxy={name!r} is the target (pass@1): no over-optimisation check"]
+    try:
+        b_values, a_values, _ = _metric(before, after, metric)
+        result = _paired(metric, b_values, a_values, bad="down", **common)
+    except InvalidArgument as exc:
+        note = f"proxy={name!r} is not measured on both runs, so there is no over-optimisation check ({exc})"
+        return None, "proxy_not_measured", False, [note]
+    ci = result.ci
+    up = ci is not None and result.p_value <= alpha and ci[0] > 0
+    down = ci is not None and result.p_value <= alpha and ci[1] < 0
+    verdict = "moved" if up else "moved_the_wrong_way" if down else "no_change_detected"
+    above = ci is not None and headline.ci is not None and ci[0] > headline.ci[1]
+    over = bool((up and headline.verdict != "better") or above)
+    if not over:
+        return result, verdict, False, []
+    text = (f"OVER-OPTIMIZED: {name} up {_est(result.delta, result.ci, 3, signed=True)} while pass@1 "
+            f"{_est(headline.delta, headline.ci, 3, signed=True)}: the policy learned something the target does "
+            "not credit (Gao et al. 2022, arXiv:2210.10760)")
+    return result, verdict, True, [text]
+
+
+def _task_drops(spec: Any, before: list, after: list, *, alpha: float, target: float) -> TaskDrops:
+    """``compare(task_drops=)``: the counts (from the rows, or given), their exact drop p's and Holm."""
+    if spec is True:
+        b, a = task_counts(before, name="before"), task_counts(after, name="after")
+        a_counts = {k: (int(c), int(n)) for k, c, n in zip(a.keys, a.c, a.n)}
+        spec = {k: (int(c), int(n), *a_counts[k]) for k, c, n in zip(b.keys, b.c, b.n) if k in a_counts}
+    if not isinstance(spec, Mapping):
+        raise InvalidArgument(f"task_drops= is True or a mapping {{task: (before_passes, before_n, after_passes, "
+                              f"after_n[, min_drop])}}; got {type(spec).__name__}")
+    keys = list(spec)
+    for k in keys:
+        if not isinstance(spec[k], (tuple, list)) or len(spec[k]) not in (4, 5):
+            raise InvalidArgument(f"task_drops[{k!r}] is (before_passes, before_n, after_passes, after_n"
+                                  f"[, min_drop]); got {spec[k]!r}")
+    if not keys:
+        return TaskDrops({}, {}, [])
+    bp, bn, ap, an = (np.array([int(spec[k][i]) for k in keys]) for i in range(4))
+    adjusted = stats.holm_adjust(stats.fisher_drop_pvalues(bp, bn, ap, an))
+    drops = ap / an - bp / bn
+    least = [float(spec[k][4]) if len(spec[k]) == 5 else target for k in keys]
+    flagged = [k for k, adj, d, m in zip(keys, adjusted, drops, least) if adj <= alpha / 2 and -d >= m]
+    counts = {k: (int(b1), int(b2), int(a1), int(a2)) for k, b1, b2, a1, a2 in zip(keys, bp, bn, ap, an)}
+    return TaskDrops(counts, {k: float(v) for k, v in zip(keys, adjusted)}, flagged)
 
 
 # the SDK's delta_report keywords compare does not take, each with why (docs/sdk.md's table)
@@ -212,7 +329,6 @@ COMPARE_SDK_DIFFERENCES = {
     "lower_is_better": "a guard's direction is given in must_not_regress={name: 'up'|'down'}",
     "markers": "markers are measured as guards: must_not_regress=['hedging', ...]",
     "train_runs": "the training-seed band is not built here; pass noise= (an eval_variance result or History.noise)",
-    "proxy": "no proxy-metric check here; compare the proxy's runs with a second compare call",
     "balance_rollouts": "repeated rollouts raise unless dedupe=True (dropped and counted); no random trimming",
     "power": "power is planned before the run: wai.holdout_size(effect, power=) or wai.eval_power",
     "ceiling_pass_rate": "the ceiling is holdout_size's and eval_power's (saturated), not compare's",

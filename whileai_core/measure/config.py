@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from whileai_core.messages import reply_text
-from whileai_core.rows import as_rows, is_mapping
+from whileai_core.rows import as_rows, mapping_field
 
 _THINK = re.compile(r"<think>.*?</think>", re.DOTALL)
 #: writers that carry no model (a template, a pinned list): ignored when reading writer_model
@@ -30,7 +30,7 @@ def _agreed(values: list[Any]) -> tuple[Any, bool]:
 
 
 def _prompt_hash(row: Mapping[str, Any]) -> Any:
-    lineage = row.get("lineage") if is_mapping(row.get("lineage")) else {}
+    lineage = mapping_field(row, "lineage")
     if lineage.get("system_prompt_sha"):
         return lineage["system_prompt_sha"]
     pv = row.get("policy_version")
@@ -38,8 +38,8 @@ def _prompt_hash(row: Mapping[str, Any]) -> Any:
 
 
 def _judge_version(row: Mapping[str, Any]) -> Any:
-    meta = row.get("judge_meta") if is_mapping(row.get("judge_meta")) else {}
-    lineage = row.get("lineage") if is_mapping(row.get("lineage")) else {}
+    meta = mapping_field(row, "judge_meta")
+    lineage = mapping_field(row, "lineage")
     return meta.get("version") or lineage.get("judge_version")
 
 

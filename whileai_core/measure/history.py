@@ -335,9 +335,9 @@ def pool_runs(docs: Sequence[Mapping[str, Any]], *, names: Sequence[str] | None 
     for j, entries in enumerate(entries_by_doc):
         for sc in entries:
             per_key.setdefault(sc["key"], []).append((j, sc))
-    for key, entries in per_key.items():
-        newest = entries[-1][1]
-        per_key[key] = [(j, e) for j, e in entries if e.get("k") == newest.get("k") and
+    for key, seen in per_key.items():
+        newest = seen[-1][1]
+        per_key[key] = [(j, e) for j, e in seen if e.get("k") == newest.get("k") and
                         e.get("judge") == newest.get("judge")]
     per_key = dict(sorted(per_key.items()))
     noise, weights, tau, trend, refused = _between_runs(per_key, names, alpha)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any, ClassVar
+from typing import Any, ClassVar, SupportsInt, cast
 
 import numpy as np
 
@@ -1051,9 +1051,10 @@ def _rollout_indices(rows: list[Any], plan: Any) -> list[int]:
         if value is None:
             raise InvalidArgument(f"{where} has no rollout_index; sequential= cuts the after rows into rounds by it "
                                   "(the 0-based trial index simulate writes): add it, or drop sequential=")
-        if isinstance(value, bool) or not isinstance(value, numbers.Real) or value != int(value):
+        whole = cast(SupportsInt, value)  # a concrete Real has __int__ (typeshed's numbers.Real omits it)
+        if isinstance(value, bool) or not isinstance(value, numbers.Real) or value != int(whole):
             raise InvalidArgument(f"{where} has rollout_index {value!r}; it is a whole number, the 0-based trial index")
-        index.append(int(value))
+        index.append(int(whole))
     top = plan.max_trials - 1
     bad = [(i, x) for i, x in enumerate(index) if not 0 <= x <= top]
     if bad:
@@ -1149,11 +1150,13 @@ class HoldoutSize(ReportMapping):
 
     @property
     def sim_power(self) -> float | None:
-        return None if not self.sim_runs else self.sim_hits / self.sim_runs
+        return None if not self.sim_runs or self.sim_hits is None else self.sim_hits / self.sim_runs
 
     @property
     def sim_power_ci(self) -> Interval | None:
-        return None if not self.sim_runs else stats.wilson_interval(self.sim_hits, self.sim_runs)
+        if not self.sim_runs or self.sim_hits is None:
+            return None
+        return stats.wilson_interval(self.sim_hits, self.sim_runs)
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)

@@ -55,7 +55,7 @@ def draw_counts(n: int, *, base: float, effect: float, k: int, omega2: float, ru
                 rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     """Before and after pass counts, shape (runs, n), under the binomial model with task gains N(effect, omega2)."""
     before = rng.binomial(k, base, size=(runs, n))
-    q = base + effect
+    q: float | np.ndarray = base + effect
     if omega2 > 0:
         q = np.clip(q + math.sqrt(omega2) * rng.standard_normal((runs, n)), 0.0, 1.0)
     after = rng.binomial(k, q, size=(runs, n))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -29,7 +29,7 @@ from whileai_core.defaults import (
 )
 from whileai_core.errors import InvalidArgument, InvalidArgumentType
 from whileai_core.measure import stats
-from whileai_core.rows import as_rows, binary_reward, task_key
+from whileai_core.rows import as_rows, binary_reward, mapping_field, task_key
 
 VERDICTS = ("b_better", "a_better", "no_difference_detected", "insufficient_data")
 
@@ -167,7 +167,7 @@ def task_means(rows: Any, metric: str = "pass_at_1") -> dict[str, float]:
         if metric == "pass_at_1":
             v: Any = binary_reward(row)
         else:
-            markers = row.get("markers") if isinstance(row.get("markers"), Mapping) else {}
+            markers = mapping_field(row, "markers")
             v = markers.get(metric.split(":", 1)[1])
             v = float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) else None
         if v is not None:
@@ -227,7 +227,7 @@ def compare_runs(a: Any, b: Any, *, metric: str = "pass_at_1", n_boot: int = BOO
     shared = [k for k in ma if k in mb]
     only_a, only_b = len(ma) - len(shared), len(mb) - len(shared)
     total = len(shared) + only_a + only_b
-    out = {"metric": metric, "n_paired": len(shared), "n_only_a": only_a, "n_only_b": only_b,
+    out: dict[str, Any] = {"metric": metric, "n_paired": len(shared), "n_only_a": only_a, "n_only_b": only_b,
            "paired_share": len(shared) / total if total else 0.0, "level": level, "p_value": None, "p_exact": None}
     notes = []
     if len(shared) >= min_paired:

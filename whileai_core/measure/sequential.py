@@ -23,7 +23,7 @@ import functools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, SupportsInt, cast
 
 import numpy as np
 
@@ -84,7 +84,8 @@ def _boundaries(fractions: tuple[float, ...], alpha: float, points: int, width: 
 
     spend = np.diff(np.concatenate([[0.0], spent(np.array(fractions), alpha)]))
     bounds: list[float] = []
-    grid = mass = None
+    grid: np.ndarray | None = None  # the previous look's grid and its trapezoid-weighted density
+    mass = np.empty(0)
     prev = 0.0
     for t, pi in zip(fractions, spend):
         dt = t - prev
@@ -95,10 +96,10 @@ def _boundaries(fractions: tuple[float, ...], alpha: float, points: int, width: 
             c = float(-ndtri(pi)) if pi > 0 else math.inf
             w = c * math.sqrt(t)
         else:
-            sd = math.sqrt(dt)
+            sd, at, weighted = math.sqrt(dt), grid, mass
 
             def excess(b: float) -> float:
-                return float(np.sum(mass * ndtr((grid - b) / sd))) - pi
+                return float(np.sum(weighted * ndtr((at - b) / sd))) - pi
 
             w = brentq(excess, float(grid[0]) - 10.0, 60.0, xtol=1e-10) if pi > 0 else math.inf
             c = w / math.sqrt(t)
@@ -317,7 +318,8 @@ def _count_pair(value: Any, where: str) -> tuple[int, int]:
         raise InvalidArgumentType(f"{where} is {value!r}; each entry is a (passes, scored trials) pair")
     passes, trials = value
     for name, x in (("passes", passes), ("trials", trials)):
-        if isinstance(x, bool) or not isinstance(x, numbers.Real) or not math.isfinite(x) or x != int(x):
+        whole = cast(SupportsInt, x)  # a concrete Real has __int__ (typeshed's numbers.Real omits it)
+        if isinstance(x, bool) or not isinstance(x, numbers.Real) or not math.isfinite(x) or x != int(whole):
             raise InvalidArgument(f"{where}: {name} is {x!r}; counts are whole numbers (passes, scored trials)")
     passes, trials = int(passes), int(trials)
     if passes < 0 or trials < 0 or passes > trials:
@@ -353,10 +355,10 @@ def _checked_counts(before: Any, after_rounds: Any, plan: Any) -> tuple[dict[str
                                       f"{plan.max_trials}); counts are cumulative per round")
         if rounds:
             for k, (c0, n0) in rounds[-1].items():
-                c, n = now.get(k, (None, None))
-                if c is None:
+                if k not in now:
                     raise InvalidArgument(f"after_rounds[{r}] lacks {k!r}, which round {r} had; every round carries "
                                           "the cumulative counts of every scenario")
+                c, n = now[k]
                 if c < c0 or n < n0:
                     raise InvalidArgument(f"after_rounds[{r}][{k!r}] = ({c}, {n}) is below round {r}'s ({c0}, {n0}); "
                                           "counts are cumulative, so they never fall")

@@ -158,11 +158,10 @@ def tool_schemas(tools: Any) -> list[dict[str, Any]]:
                 if "parameters" in fn:
                     fn["parameters"] = json_schema_types(fn["parameters"])
                 out.append({**t, "function": fn})
-            elif "name" in t:
-                fn = function_spec(t)
-                fn["name"] = model_name(fn["name"])
-                fn["parameters"] = json_schema_types(fn["parameters"]) or {"type": "object", "properties": {}}
-                out.append({"type": "function", "function": fn})
+            elif "name" in t and (spec := function_spec(t)) is not None:
+                spec["name"] = model_name(spec["name"])
+                spec["parameters"] = json_schema_types(spec["parameters"]) or {"type": "object", "properties": {}}
+                out.append({"type": "function", "function": spec})
             else:
                 raise InvalidArgumentType(f"tools[{i}] is a dict without 'function' or 'name'; pass an OpenAI function schema")
         elif callable(t):

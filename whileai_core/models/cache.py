@@ -152,7 +152,7 @@ class Cassette:
                 return
             self._fh.close()
             self._fh = None
-            entries = sorted((self._entry(k) for k in list(self._entries)),
+            entries = sorted((e for k in list(self._entries) if (e := self._entry(k)) is not None),
                              key=lambda e: (str(e["request"].get("model")), int(e["request"].get("trial", 0)), e["key"]))
             rollouts = sorted((_row_order(key, text), text) for key, (text, kept) in self._rollouts.items()
                               if self._calls_of(text, kept) is not None)
@@ -293,8 +293,7 @@ class Cassette:
             return None
         with self._lock:
             found = self._rollouts.get(key)
-            calls = None if found is None else self._calls_of(*found)
-            if calls is None:
+            if found is None or (calls := self._calls_of(*found)) is None:
                 return None
             self.rollout_hits += 1
             self.hits += len(calls)

@@ -16,6 +16,7 @@ from typing import Any
 
 from whileai_core import defaults as D
 from whileai_core.errors import InvalidArgument
+from whileai_core.rows import mapping_field
 
 Usage = dict[str, dict[str, int]]  # model -> {"input_tokens", "output_tokens"}
 
@@ -35,10 +36,10 @@ def _tokens(raw: Any) -> tuple[int, int]:
 def row_usage(row: Mapping[str, Any]) -> Usage:
     """The tokens one row spent, by model (empty when the row carries none)."""
     out: Usage = {}
-    extra = row.get("agent_extra") if isinstance(row.get("agent_extra"), Mapping) else {}
+    extra = mapping_field(row, "agent_extra")
     agent = row.get("usage") if row.get("usage") is not None else extra.get("usage")
     model = str(row.get("model") or extra.get("model") or "agent")
-    meta = row.get("judge_meta") if isinstance(row.get("judge_meta"), Mapping) else {}
+    meta = mapping_field(row, "judge_meta")
     for name, raw in ((model, agent), (str(meta.get("judge_model") or "judge"), meta.get("judge_usage"))):
         i, o = _tokens(raw)
         if i or o:

@@ -68,7 +68,7 @@ def document_from_rows(rows: Sequence[Mapping[str, Any]], *, name: str | None = 
     for key, group in sorted(by_task.items()):
         rewards = [reward_of(r) for r in group]
         spent: dict[str, dict[str, int]] = {}
-        shown = []
+        shown: list[dict[str, Any]] = []
         for i, (row, reward) in enumerate(zip(group, rewards)):
             add_usage(spent, row_usage(row))
             if len(shown) < keep and trial_status(row, reward, pass_reward) != "passed":

@@ -10,7 +10,7 @@ import os
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from whileai_core import defaults as D
 from whileai_core.report.inputs import as_inputs
@@ -101,7 +101,7 @@ def log_mlflow(obj: Any, *, baseline: Any = None, gate: Any = None, uri: str | o
             return str(run.info.run_id)
 
 
-def _log_html(mlflow: Any, obj: Any, html: bool | str, **kw: Any) -> None:
+def _log_html(mlflow: Any, obj: Any, html: Literal[True] | str, **kw: Any) -> None:
     if html is True:
         from whileai_core.report.html import report
 

@@ -11,11 +11,10 @@ from __future__ import annotations
 import subprocess
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
-from types import SimpleNamespace
 from typing import Any
 
 from whileai_core import defaults as D
-from whileai_core.gate.compare import binarize, compute_gate
+from whileai_core.gate.compare import GateSettings, binarize, compute_gate
 from whileai_core.gate.document import baseline_index
 from whileai_core.gate.text import fmt, fmt_ci, fmt_p, power_text
 from whileai_core.report.cost import usage
@@ -42,9 +41,7 @@ def _label(e: Mapping[str, Any]) -> str:
 
 def default_gate(current: Mapping[str, Any], baseline: Mapping[str, Any], *, level: float) -> dict[str, Any]:
     """The suite gate with the defaults, for two documents that came without one (library input)."""
-    settings = SimpleNamespace(level=level, alpha=D.GATE_ALPHA, max_drop=D.GATE_MAX_DROP, draws=D.BOOTSTRAP_DRAWS,
-                               permutations=D.GATE_PERMUTATIONS, seed=D.GATE_SEED, power=D.GATE_POWER,
-                               trial_index=None)
+    settings = GateSettings(level=level)  # every other setting its default
     results = {sc["key"]: counted(sc) for sc in current.get("scenarios") or []}
     return compute_gate(results, baseline_index(baseline), baseline_name=baseline.get("name") or "baseline",
                         settings=settings).to_dict()
@@ -113,8 +110,8 @@ def _slice_rows(comparison: Mapping[str, Any] | None, current: Mapping[str, Any]
         from whileai_core.measure.compare import compare
 
         before, after = _rows_of(baseline), _rows_of(current)
-        for name in slice_fields(current, by):
-            found.append((name, compare(before, after, by=name, level=level).to_dict()["slices"]))
+        for field in slice_fields(current, by):
+            found.append((field, compare(before, after, by=field, level=level).to_dict()["slices"]))
     rows = []
     for name, slices in found:
         for s in slices:

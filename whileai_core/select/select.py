@@ -360,8 +360,8 @@ def _select_rl(rows: list[dict[str, Any]], *, n: int, leaks: list[dict[str, Any]
         if len(members) < 2:  # one rollout has nothing to contrast with: no group-relative advantage
             singletons += 1
             continue
-        votes = [_binary(m) for m in members if not m.get("overlong") or truncated == "penalize"]
-        votes = [v for v in votes if v is not None] or [_binary(m) for m in members]
+        chosen = [_binary(m) for m in members if not m.get("overlong") or truncated == "penalize"]
+        votes = [v for v in chosen if v is not None] or [v for v in map(_binary, members) if v is not None]
         p = math.fsum(votes) / len(votes)
         pass_rate[key] = p
         if len(votes) >= 2 and p in (0.0, 1.0):

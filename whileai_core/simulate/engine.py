@@ -445,7 +445,7 @@ class Runner:
         s, n = self.s, len(self.scen)
         first = min(s.probe, s.k)
         self.run_batch([(si, ri) for si in range(n) for ri in range(first)], n * s.k)
-        fill = []
+        fill: list[tuple[int, int]] = []
         grader_failures: list[str] = []
         for si in range(n):
             if not all(self.rows.has(si, ri) for ri in range(first)):

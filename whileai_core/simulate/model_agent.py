@@ -122,11 +122,12 @@ def _code_key() -> str:
     return digest.hexdigest()
 
 
-class Played(dict):  # type: ignore[type-arg]
+class Played(dict[str, Any]):
     """A model agent's return value (a plain dict to every reader) that also carries what keeps the rollout
     whole in the cassette once its row is built: ``recording``, the rollout's ``RolloutTap``."""
 
     __slots__ = ("recording",)
+    recording: RolloutTap
 
 
 def _played(out: dict[str, Any], tap: RolloutTap | None, made: int) -> dict[str, Any]:
@@ -428,7 +429,7 @@ def require_keys(agent: Any, *models: Any, cache: Any = None) -> None:
     cassette = _resolve_cache(cache)
     if cassette is not None and getattr(cassette, "mode", None) != "record":
         return
-    candidates = [getattr(agent, "backend", None), getattr(agent, "user_model", None)]
+    candidates: list[Any] = [getattr(agent, "backend", None), getattr(agent, "user_model", None)]
     for model in models:  # a spec string is resolved only to read where its key comes from
         if isinstance(model, str) and ":" in model:
             try:

@@ -27,6 +27,7 @@ from whileai_core.rows import scrub, write_jsonl
 from whileai_core.scale.executor import Executor
 from whileai_core.scale.executor import resolve as resolve_executor
 from whileai_core.simulate.engine import Engine, Rows, Runner
+from whileai_core.simulate.harness import unpack as unpack_harness
 from whileai_core.simulate.output import check_path
 from whileai_core.simulate.rollout import rollout  # noqa: F401 - its old home: rollout() lived here
 from whileai_core.simulate.routing import undelivered, undelivered_warning
@@ -65,7 +66,7 @@ _KWARG_ALIASES = {"rollouts_per_request": "repeats", "rollouts_per_prompt": "rep
 _SAMPLING = "sampling settings belong to the model: set them on the backend (wai.OpenAI(..., temperature=)) or in your agent"
 # the SDK's simulate keywords not taken here, each with why (docs/sdk.md's table); reproducible=True is taken
 SIMULATE_SDK_DIFFERENCES = {
-    "temperature": _SAMPLING, "sampling": _SAMPLING, "logprobs": _SAMPLING,
+    "sampling": _SAMPLING, "logprobs": _SAMPLING,
     "timeout": "a rollout's timeout belongs to the backend or your agent; simulate plays what they return",
     "reproducible": "a run here is always reproducible by seed= (same seed, same rows); only reproducible=True is taken",
     "advanced": "pass the keywords themselves (concurrency=, dimensions=, max_turns=, fault_rate=, ...)",
@@ -93,6 +94,8 @@ _GRADED_ONLY = ("pass_at", "passes", "failures", "unjudged", "select", "export",
 
 class SimulationData:
     """The rows of one simulate() run, with the plan behind them. ``.grade(judge=...)`` scores them."""
+
+    runs: int  # simulate's ``runs=``: how many times the situations ran (simulate sets it)
 
     def __init__(self, rows: list[dict[str, Any]] | Rows, *, scenarios: list[Scenario], tools: list[Tool],
                  system_prompt: str | None, mode: str, repeat_policy: str, repeats: int, budget: int,
@@ -244,7 +247,8 @@ def _framework_agent(agent: Any, tools: Any) -> tuple[Any, Any]:
 
 
 def _resolve_agent(agent: Any, tools: list[Tool], system_prompt: str | None, max_turns: int | None,
-                   cache: Any, user_model: Any = None, warn_list: list[str] | None = None) -> Callable[[Any], Any]:
+                   cache: Any, user_model: Any = None, warn_list: list[str] | None = None,
+                   temperature: float | None = None) -> Callable[[Any], Any]:
     if agent is None:
         try:
             from whileai_core.models import config
@@ -260,6 +264,9 @@ def _resolve_agent(agent: Any, tools: list[Tool], system_prompt: str | None, max
         if user_model is not None:  # never silently ignored: a callable answers in one turn, no user to play
             _warn(warn_list if warn_list is not None else [], "user_model= plays the user for a model agent "
                   "(a spec or backend); a callable agent answers each message in one turn, so it was not used")
+        if temperature is not None:  # the same: a callable samples (or not) as it likes
+            _warn(warn_list if warn_list is not None else [], "temperature= sets a model agent's sampling (a "
+                  "spec or backend); a callable agent samples as it likes, so it was not used")
         return agent  # a plain agent callable; backends (objects with .complete) go through the model loop
     try:
         from whileai_core.simulate.model_agent import as_agent
@@ -270,7 +277,19 @@ def _resolve_agent(agent: Any, tools: list[Tool], system_prompt: str | None, max
                               "user_model": user_model}
     if max_turns is not None:
         kwargs["max_turns"] = max_turns
+    if temperature is not None:
+        kwargs["temperature"] = temperature
     return as_agent(agent, **kwargs)
+
+
+def _temperature(value: Any) -> float | None:
+    """``simulate(temperature=)``: the model agent's sampling temperature, a number in [0, 2] (or None)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= D.SAMPLING_MAX_TEMPERATURE:
+        raise InvalidArgument(f"temperature= is a number in [0, {D.SAMPLING_MAX_TEMPERATURE:g}] (the model agent's "
+                              f"sampling temperature); got {value!r}")
+    return float(value)
 
 
 def _model_situations(simulator: Any, tools: list[Tool], system_prompt: str | None, n: int, seed: int,
@@ -379,7 +398,9 @@ def simulate(agent: Any = None, *, tools: Sequence[Any] | None = None, system_pr
         executor: where the rollouts run: "local" ("threads") or "ray" (default None: ``wai.configure``'s,
             else ``defaults.EXECUTOR``).
         ray_address: the Ray cluster for ``executor="ray"`` (default None: Ray's own default).
-        **aliases: the SDK's names (``rollouts_per_prompt``, ``policy``, ``fault_rate``, ``tasks``).
+        **aliases: the SDK's names (``rollouts_per_prompt``, ``policy``, ``fault_rate``, ``tasks``), and
+            ``temperature=``: the model agent's sampling temperature in [0, 2] (default None: the backend's
+            call default, ``defaults.AGENT_TEMPERATURE``); not used with a callable agent, and a warning says so.
 
     Returns:
         ``SimulationData``: ``.rows``, ``.coverage``, ``.notes``, ``.warnings``; ``.grade(judge=...)`` chains on.
@@ -404,6 +425,7 @@ def simulate(agent: Any = None, *, tools: Sequence[Any] | None = None, system_pr
         ```
     """
     where = resolve_executor(executor, ray_address)
+    temperature = _temperature(aliases.pop("temperature", None))
     given = _apply_aliases(aliases, {"repeats": repeats, "repeat_policy": repeat_policy,
                                      "fault_share": fault_share, "asks": asks, "unique_situations": None})
     if given.pop("unique_situations"):
@@ -415,13 +437,15 @@ def simulate(agent: Any = None, *, tools: Sequence[Any] | None = None, system_pr
     grade = _inline_grader(grade)
     s = _settings(mode=mode, situations=situations, budget=budget, seed=seed, concurrency=concurrency, probe=probe,
                   judge=_one_judge(judge, grader) or grade, on_progress=on_progress, runs=runs, seeds=seeds, **given)
+    agent, tools, system_prompt, stamp = unpack_harness(agent, tools, system_prompt)
+    s = dataclasses.replace(s, harness=stamp) if stamp is not None else s
     agent, tools = _framework_agent(agent, tools)
     tool_objs = as_tools(tools)
     if system_prompt is not None and not isinstance(system_prompt, str):
         raise InvalidArgumentType(f"system_prompt= must be a string; got {type(system_prompt).__name__}")
     dims = resolve_dimensions(dimensions, system_prompt, tool_objs)
     warn_list: list[str] = []
-    run_agent = _resolve_agent(agent, tool_objs, system_prompt, max_turns, cache, user_model, warn_list)
+    run_agent = _resolve_agent(agent, tool_objs, system_prompt, max_turns, cache, user_model, warn_list, temperature)
     if not callable(agent) or callable(getattr(agent, "complete", None)) or simulator not in (None, False):
         from whileai_core.simulate.model_agent import require_keys
 
@@ -433,7 +457,7 @@ def simulate(agent: Any = None, *, tools: Sequence[Any] | None = None, system_pr
                                dimensions=dims) if tool_objs and writer not in ("asks", "seeds") else {}
     notes = [_coverage_note(coverage, len(scen), s.k)] if coverage and coverage["fraction"] < 1.0 else []
     notes += [_POLICY_NOTES[s.policy_name]] if s.policy_name in _POLICY_NOTES else []
-    ship = _shipping(where, agent, tool_objs, system_prompt, max_turns, cache, user_model, execute)
+    ship = _shipping(where, agent, tool_objs, system_prompt, max_turns, cache, user_model, execute, temperature)
     started = time.perf_counter()  # elapsed_s spans every eval run of runs=, not only the last runner's
     runner, rows = _play(s, run_agent, scen, writer, system_prompt, progress, on_progress, warn_list,
                          world=world, path=_output_path(output, checkpoint),
@@ -467,7 +491,7 @@ def simulate(agent: Any = None, *, tools: Sequence[Any] | None = None, system_pr
 _KNOWN_KEYWORDS = ("tools", "system_prompt", "simulator", "mode", "repeats", "repeat_policy", "budget", "situations",
                    "asks", "seed", "concurrency", "fault_share", "probe", "judge", "grader", "checkpoint", "progress",
                    "on_progress", "max_turns", "cache", "traces", "runs", "seeds", "execute", "user_model",
-                   "dimensions", "grade", "output", "until", "time_budget", "executor", "ray_address")
+                   "dimensions", "grade", "output", "until", "time_budget", "executor", "ray_address", "temperature")
 
 
 def _apply_aliases(aliases: dict[str, Any], given: dict[str, Any]) -> dict[str, Any]:
@@ -520,6 +544,7 @@ class _Settings:
     policy_name: str = "fixed"  # the name asked for (policy is the rule it runs: fixed or dynamic)
     runs: int = 1
     seeds: Sequence[Any] | None = None
+    harness: Mapping[str, Any] | None = None  # a Harness's row stamp {label, hash, model, kind}
 
 
 def _policy(mode: str, repeat_policy: str | None, repeats: int | None) -> tuple[str, str, int]:
@@ -598,7 +623,8 @@ def _play(s: _Settings, run_agent: Any, scen: list[Scenario], writer: str,
 
 
 def _shipping(where: Executor, agent: Any, tool_objs: list[Tool], system_prompt: str | None,
-              max_turns: int | None, cache: Any, user_model: Any, execute: Any) -> Any:
+              max_turns: int | None, cache: Any, user_model: Any, execute: Any,
+              temperature: float | None = None) -> Any:
     """Under ``executor="ray"``, the ``RayRollouts`` that plays the run's jobs on the cluster: each worker builds
     the agent (as given: a model string is resolved there) and the world itself, checked here to travel;
     None for the local run."""
@@ -609,7 +635,7 @@ def _shipping(where: Executor, agent: Any, tool_objs: list[Tool], system_prompt:
 
     spec = {"agent": agent if agent is not None else config.get("agent"), "tools": tool_objs,
             "system_prompt": system_prompt, "max_turns": max_turns, "cache": cache, "user_model": user_model,
-            "execute": execute}
+            "execute": execute, "temperature": temperature}
     return RayRollouts(where, functools.partial(_shard_engine, spec), check=spec)
 
 
@@ -618,7 +644,7 @@ def _shard_engine(spec: Mapping[str, Any], recipe: Mapping[str, Any], scenarios:
     world built here as simulate builds them."""
     tools = spec["tools"]
     agent = _resolve_agent(spec["agent"], tools, spec["system_prompt"], spec["max_turns"], spec["cache"],
-                           spec["user_model"], [])
+                           spec["user_model"], [], spec.get("temperature"))
     return Engine.rebuilt(agent, scenarios, _world(tools, recipe["seed"], spec["execute"]), recipe)
 
 
@@ -626,6 +652,8 @@ def _stamp(row: dict[str, Any], s: _Settings, eval_run: int) -> dict[str, Any]:
     """The policy's name and, under ``runs=``, the run index on a row; a repeat run's rollout indices continue
     after the earlier runs', so every row of the call is its own rollout of its task."""
     row["lineage"]["repeat_policy"] = s.policy_name
+    if s.harness is not None:
+        row["harness"] = dict(s.harness)
     if s.runs > 1:
         row["lineage"]["eval_run"] = eval_run
         if eval_run:

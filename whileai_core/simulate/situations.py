@@ -8,7 +8,7 @@ while an agent that wants more reads its attributes (``task_id``, ``faults``, ``
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, SupportsIndex, overload
 
 from whileai_core.arguments import integer
 import re
@@ -108,8 +108,17 @@ class Scenario(str):
     def prompt(self) -> str:
         return str(self)
 
-    def replace(self, **changes: Any) -> Scenario:
-        """A copy with some fields changed (e.g. ``rollout_index`` and ``world`` for one trial)."""
+    @overload
+    def replace(self, old: str, new: str, count: SupportsIndex = -1, /) -> str: ...
+
+    @overload
+    def replace(self, /, **changes: Any) -> Scenario: ...
+
+    def replace(self, /, *args: Any, **changes: Any) -> str:
+        """A copy with some fields changed (e.g. ``rollout_index`` and ``world`` for one trial). Called as
+        ``str.replace`` (``old, new[, count]``), it is ``str.replace`` of the message: a plain ``str`` back."""
+        if args:
+            return str.replace(str(self), *args, **changes)
         if changes.keys() <= _TRIAL_FIELDS and type(self) is Scenario:
             return self._trial_copy(**changes)
         prompt = changes.pop("prompt", str(self))

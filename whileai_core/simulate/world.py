@@ -170,14 +170,14 @@ class World:
         if faults and faults.get("tool") in (None, tool_name):
             return fault_result(faults.get("mode", "error"), t, arguments), True
         if self.execute is not None:
-            return self._execute(t, arguments), False
+            return self._execute(self.execute, t, arguments), False
         return self._answer(t, arguments, scenario), False
 
-    def _execute(self, t: Tool, arguments: Mapping[str, Any]) -> Any:
+    def _execute(self, execute: Callable[..., Any], t: Tool, arguments: Mapping[str, Any]) -> Any:
         """The real tool's answer; an exception comes back as an error result, so the rollout continues."""
         token = executing()  # a @wai.tool the execute callable calls runs its own body, not the world again
         try:
-            return self.execute(t.name, dict(arguments))
+            return execute(t.name, dict(arguments))
         except (KeyboardInterrupt, SystemExit):
             raise
         except Exception as exc:  # noqa: BLE001 - a failing real tool is a tool result, as in production

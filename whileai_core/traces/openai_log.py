@@ -128,7 +128,7 @@ def chat_conversations(records: Iterable[tuple[str, Any]], report: LoadReport) -
         tools = record.get("tools")
         conv = Conversation(record=label, messages=[{k: v for k, v in m.items() if k in _MESSAGE_KEYS}
                                                     for m in messages],
-                            tools=[t for t in tools if isinstance(t, Mapping)] if isinstance(tools, list) else [],
+                            tools=[dict(t) for t in tools if isinstance(t, Mapping)] if isinstance(tools, list) else [],
                             conversation_id=_group_id(record), model=record.get("model"))
         missing = conv.missing()
         if missing:

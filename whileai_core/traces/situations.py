@@ -81,9 +81,9 @@ def situations(rows: Any, eval_rows: Any = None) -> TraceSituations:
         # late: numpy only when an eval set is given
         from whileai_core.guard.contamination import decontaminate
 
-        clean, report = decontaminate([{"prompt": a["prompt"], "task_id": a["task_id"]} for a in asks],
-                                      _eval_source(eval_rows))
-        kept = {r["task_id"] for r in clean}
+        report = decontaminate([{"prompt": a["prompt"], "task_id": a["task_id"]} for a in asks],
+                               _eval_source(eval_rows))
+        kept = {r["task_id"] for r in report.clean}
         asks = [a for a in asks if a["task_id"] in kept]
     for a in asks:  # the trace's task id names the trace task; simulate gives each situation its own
         a.pop("task_id")

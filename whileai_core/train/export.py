@@ -15,7 +15,7 @@ import numbers
 from collections.abc import Mapping, Sequence
 from os import PathLike
 from pathlib import Path
-from typing import Any
+from typing import Any, SupportsInt, cast
 
 from whileai_core.arguments import refuse_sdk_keywords
 from whileai_core.defaults import EXPORT_MAX_ABS_REWARD, TRAINING_SCHEMA_VERSION
@@ -84,7 +84,7 @@ def training_rows(source: Any, *, mode: str = "rl", system_prompt: str | None = 
         rewards = [float(m["reward"]) for m in members
                    if isinstance(m.get("reward"), numbers.Real) and not isinstance(m.get("reward"), bool)]
         mean = math.fsum(rewards) / len(rewards) if rewards else None
-        sd = math.sqrt(math.fsum((r - mean) ** 2 for r in rewards) / len(rewards)) if rewards else None
+        sd = math.sqrt(math.fsum((r - mean) ** 2 for r in rewards) / len(rewards)) if mean is not None else None
         stamps[key] = {"group_id": hashlib.sha1(key.encode()).hexdigest()[:12],
                        "group": {"k": len(members), "n_pass": sum(1 for r in rewards if r > 0.5),
                                  "reward_mean": mean, "reward_std": sd},
@@ -96,7 +96,8 @@ def training_rows(source: Any, *, mode: str = "rl", system_prompt: str | None = 
     for i, row in enumerate(rows):
         reward = row.get("reward")
         if isinstance(reward, numbers.Real) and not isinstance(reward, (bool, int, float)):
-            reward = int(reward) if reward in (0, 1) else float(reward)  # numpy numbers: plain JSON numbers
+            # numpy numbers: plain JSON numbers (SupportsInt: a concrete Real has __int__; typeshed's Real omits it)
+            reward = int(cast(SupportsInt, reward)) if reward in (0, 1) else float(reward)
         msgs = row_messages(row, system_prompt=system_prompt)
         key = task_key(row)
         item: dict[str, Any] = {"schema_version": TRAINING_SCHEMA_VERSION, "task_id": key,
@@ -126,14 +127,14 @@ def _is_earlier_export(path: Path) -> bool:
 
 
 # the SDK's export keywords not taken here, each with why (docs/sdk.md's table)
-EXPORT_SDK_DIFFERENCES = {"push_to": "no Hugging Face Hub push is built here yet; export to a file and push it "
-                                     "with huggingface_hub (HfApi().upload_file)"}
+EXPORT_SDK_DIFFERENCES: dict[str, str] = {}
 
 
-def export(source: Any, path: str | Path | None = None, *, mode: str | None = None,
+def export(source: Any, path: str | PathLike[str] | None = None, *, mode: str | None = None,
            system_prompt: str | None = None, tools: Any = None, mask_mode: str = "assistant",
            overwrite: bool = False, validate: bool = True, format: str = "openai", unroll: bool = False,
-           max_tool_output_chars: int | None = None, strip_think: bool = False, **sdk: Any) -> dict[str, Any]:
+           max_tool_output_chars: int | None = None, strip_think: bool = False, push_to: str | None = None,
+           **sdk: Any) -> dict[str, Any]:
     """Write trainer-ready JSONL to ``path`` (or only build it, with ``path=None``); returns a report dict.
 
     ``format``: "openai" (default; messages, loss_mask, tools, reward, group stamp), "trl" (TRL's SFT rows,
@@ -155,7 +156,9 @@ def export(source: Any, path: str | Path | None = None, *, mode: str | None = No
             ``mask_mode`` then reads ``"<mask_mode> (unrolled)"``.
         strip_think: remove ``<think>...</think>`` blocks from assistant turns (default False here; the SDK's is
             True: docs/sdk.md).
-        **sdk: the SDK's ``push_to=`` raises, naming the difference (``EXPORT_SDK_DIFFERENCES``).
+        push_to: ``"namespace/name"``: push the written file to that Hugging Face Hub dataset repo
+            (``hub.push``); needs ``path``. The report's ``hub`` is the push report.
+        **sdk: another SDK keyword raises, naming the difference (``EXPORT_SDK_DIFFERENCES``).
         max_tool_output_chars: cut each tool message to this many characters (>= 1), marking the cut in the
             text and counting it in the report (default None: no cut).
 
@@ -185,6 +188,8 @@ def export(source: Any, path: str | Path | None = None, *, mode: str | None = No
         raise InvalidArgumentType(f"path= must be a file path (str or Path), or None to only build the rows; got "
                         f"{type(path).__name__}")
     refuse_sdk_keywords("export", sdk, EXPORT_SDK_DIFFERENCES)
+    if push_to is not None and path is None:
+        raise InvalidArgument(f"push_to needs an output path: export(rows, 'train.jsonl', push_to={push_to!r})")
     tools = tools if tools is not None else getattr(source, "tools", None)
     source_rows = as_rows(source, name="source")  # read once (a JSONL path is not read twice)
     items = training_rows(source_rows, mode=mode, system_prompt=system_prompt, tools=tools, mask_mode=mask_mode)
@@ -238,4 +243,8 @@ def export(source: Any, path: str | Path | None = None, *, mode: str | None = No
         report.update(path=str(written), n_written=len(lines))
     else:
         report["rows"] = formats.reshape(items, format)
+    if push_to is not None:
+        from whileai_core.hub import push as hub_push
+
+        report["hub"] = hub_push(report["path"], push_to)
     return report

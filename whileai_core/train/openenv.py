@@ -88,7 +88,8 @@ def fastapi_app(env: Any, action_cls: type, name: str) -> Any:
     app = FastAPI(title=name)
 
     def dump(obj: Any) -> dict[str, Any]:
-        return dataclasses.asdict(obj) if dataclasses.is_dataclass(obj) else dict(obj.model_dump())
+        is_instance = dataclasses.is_dataclass(obj) and not isinstance(obj, type)
+        return dataclasses.asdict(obj) if is_instance else dict(obj.model_dump())
 
     @app.get("/health")
     def health() -> dict[str, str]:

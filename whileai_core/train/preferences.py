@@ -92,7 +92,8 @@ def export_preference(pairs: Any, output: str | PathLike[str] | None = None, *, 
             for side in sides:
                 drop_think(side)
         if format == "fireworks":
-            line, cut = _fireworks_pair(*[_string_args(s) for s in sides], tool_schemas)
+            chosen, rejected = (_string_args(s) for s in sides)
+            line, cut = _fireworks_pair(chosen, rejected, tool_schemas)
             if line is None:
                 no_completion += 1
                 continue

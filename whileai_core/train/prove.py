@@ -114,9 +114,9 @@ def _play_all(player: Any, bases: Sequence[Mapping[str, Any]], rollouts: int, ar
         out = []
         for (base, i), prompt, text in zip(jobs, prompts, texts):
             reply = reply_message(text)
-            result = {"steps": [], "final_text": reply["content"],
-                      "messages": player._messages(prompt) + [reply]}
-            out.append(_rollout_row(base, prompt, result, arm, name, i))
+            made: dict[str, Any] = {"steps": [], "final_text": reply["content"],
+                                    "messages": player._messages(prompt) + [reply]}
+            out.append(_rollout_row(base, prompt, made, arm, name, i))
         return out
     out = []
     bar = Progress(len(jobs), f"prove ({arm}: {name})")

@@ -23,16 +23,9 @@ from whileai_core.defaults import (
 from whileai_core.errors import InvalidArgument, InvalidArgumentType
 from whileai_core.grade.verify.codetext import entry_points, extract_code, tamper_marks
 from whileai_core.grade.verify.contract import Row, Verifier, VerifierError
-from whileai_core.grade.verify.harness import Report
+from whileai_core.grade.verify.objects import object_server_program, run_isolated
 from whileai_core.grade.verify.sandbox import SandboxResult, run_sandboxed
-from whileai_core.grade.verify.split import (
-    SplitOutcome,
-    failure_name,
-    isolated_program,
-    run_split,
-    server_program,
-    test_units,
-)
+from whileai_core.grade.verify.split import Report, SplitOutcome, run_split, server_program, test_units
 
 __all__ = ["CodeExec", "extract_code"]
 
@@ -65,11 +58,14 @@ class CodeExec(Verifier):
     ``check(candidate)`` call, each top-level ``test_*`` function) run in this process, trusted, with each
     candidate function a stand-in whose calls cross to the sandbox and back as tagged plain data (no pickles, no
     objects with methods), so comparisons, tolerances and aggregation never meet the candidate's objects;
-    ``decided_by`` on the row is ``"split"``. Tests that pass arguments which are not plain data run instead in
-    ``"isolated"`` mode: one fresh sandboxed process per test function with the candidate imported, only its
-    exit status read (weaker: code there can end its own process with status 0; ``tamper_marks`` flag it).
-    A candidate that defines a class where the tests call a function cannot pick that mode (it scores 0);
-    ``mode="isolated"`` runs class-based tasks that way on purpose, ``mode="split"`` never falls back.
+    ``decided_by`` on the row is ``"split"``. Tests that pass arguments which are not plain data (a lambda)
+    run instead in ``"isolated"`` mode (``objects.py``): the tests still run here, one fresh sandbox per test
+    function holds the candidate's objects, which the tests use through handles (calls, attributes, operators
+    cross the wall); the tests' own objects passed to the candidate stay here (it may call them and read their
+    public data attributes, never ``_`` names, frames or globals); a candidate object never equals a value of
+    the tests; exit status and output decide nothing. A candidate that defines a class where the tests call a
+    function scores 0 in ``"auto"``; ``mode="isolated"`` runs class-based tasks that way on purpose,
+    ``mode="split"`` never falls back.
     Nothing printed and no exit status is a pass in split mode. Code that replaced builtins, ``sys.exit``,
     ``os._exit`` or ``os.write`` at import scores 0; code that reaches for them, for frames, ``gc`` or the runner
     is flagged: ``markers["no_reward_hack"]`` is 0.0 and ``hack_marks`` says where (1.0 and [] when clean).
@@ -106,6 +102,10 @@ class CodeExec(Verifier):
             raise InvalidArgument(f"entry_point= must be a Python name such as 'has_close_elements'; got {entry_point!r}")
         if isolation not in ("auto", "bwrap", "namespaces", "none"):
             raise InvalidArgument(f"isolation= must be 'auto', 'bwrap', 'namespaces' or 'none'; got {isolation!r}")
+        try:
+            compile(setup, "setup.py", "exec")
+        except (SyntaxError, ValueError) as exc:
+            raise InvalidArgument(f"setup= is not valid Python: {exc}") from None
         self.tests = tests
         self.setup = setup
         self.entry_point = entry_point
@@ -145,6 +145,7 @@ class CodeExec(Verifier):
         meta = _meta(res)
         verdict = self._verdict(res, report, hidden=self.tests is None)
         marks += [f"runtime: replaced {t}" for t in report.tampered]
+        marks += [f"shadows the builtin {n} (the tests used the real one)" for n in report.shadowed]
         if not report.valid and res.returncode == 0 and not res.timed_out:
             marks.append(f"report: {report.problem}")
         return {**verdict, **meta, "decided_by": mode, "hack_marks": marks,
@@ -171,7 +172,7 @@ class CodeExec(Verifier):
     def _split(self, code: str, tests: str) -> tuple[SandboxResult, Report | None, str]:
         """Split mode: the candidate in the sandbox, the tests here; (result, report, mode), report None when the
         tests need something that cannot cross as plain data."""
-        out = SplitOutcome()
+        out = SplitOutcome(self.entry_point, self.setup)
         deadline = time.monotonic() + self.limits["timeout"]
         res = run_sandboxed(server_program(code), channel=lambda w, r: run_split(tests, w, r, deadline, out),
                             **self.limits)
@@ -183,31 +184,30 @@ class CodeExec(Verifier):
                                problem=why), _SPLIT
         if out.unsplittable:
             return res, None, "isolated"
-        missing = set(test_units(tests)) - set(out.results)
-        if not out.done or (out.status == "ok" and not out.protocol and missing):
-            return res, Report(valid=False, problem="the tests did not finish (still running when the sandbox ended)",
-                               tampered=out.tampered), _SPLIT
-        if out.protocol and out.status == "ok":
-            return res, Report(valid=False, problem=f"the sandbox broke the protocol ({out.protocol})",
-                               tampered=out.tampered), _SPLIT
-        return res, Report(valid=True, status=out.status, tampered=out.tampered, results=out.results), _SPLIT
+        return res, _outcome_report(out, test_units(tests)), _SPLIT
 
     def _isolated(self, code: str, tests: str) -> tuple[SandboxResult, Report]:
-        """Isolated mode: one fresh sandboxed process per test function (or one for tests with none), the
-        candidate imported in it; only its exit status decides."""
+        """Isolated mode (``objects.py``): one fresh sandbox per test function (or one for tests with none) holding
+        the candidate's objects; the tests run here with handles to them. A test passes only when it returned
+        here; the sandbox's exit status, output and writes decide nothing."""
         units = test_units(tests) or [""]
         results: dict[str, str] = {}
         res = None
         for unit in units:
-            res = run_sandboxed(isolated_program(code, tests, unit), **self.limits)
+            out = SplitOutcome(self.entry_point, self.setup)
+            deadline = time.monotonic() + self.limits["timeout"]
+            res = run_sandboxed(object_server_program(code), **self.limits,
+                                channel=lambda w, r, u=unit, o=out, d=deadline: run_isolated(tests, u, w, r, d, o))
             if res.timed_out or res.signal:
                 return res, Report(valid=True, status="ok", results={unit or "tests": "killed"})
-            results[unit] = "ok" if res.returncode == 0 else failure_name(res.stderr)
+            report = _outcome_report(out, [unit] if unit else [])
+            if out.unsplittable:
+                report = Report(valid=True, status="tests:NotPlainData", problem=out.unsplittable)
+            if not report.valid or report.status != "ok" or report.tampered:
+                return res, report
+            results.update(report.results)
         assert res is not None
-        if units == [""]:
-            status = "ok" if results[""] == "ok" else "tests:" + results[""]
-            return res, Report(valid=True, status=status)
-        return res, Report(valid=True, status="ok", results=results)
+        return res, Report(valid=True, status="ok", results=results, shadowed=report.shadowed)
 
     def _verdict(self, res: SandboxResult, report: Any, *, hidden: bool) -> dict[str, Any]:
         """Reward and reason from the sandbox result and the cross-checked report."""
@@ -238,6 +238,19 @@ class CodeExec(Verifier):
         if res.stdout_bytes > cap or res.stderr_bytes > cap:
             why += f"; output truncated to output_cap={cap} bytes for the check"
         return {"reward": 1, "reason": why}
+
+
+def _outcome_report(out: SplitOutcome, units: list[str]) -> Report:
+    """What the trusted side found, as a report: invalid (no verdict) when it did not finish, a test it should
+    have run is missing, or the sandbox broke the protocol while the candidate's import had succeeded."""
+    missing = set(units) - set(out.results)
+    if not out.done or (out.status == "ok" and not out.protocol and missing):
+        return Report(valid=False, problem="the tests did not finish (still running when the sandbox ended)",
+                      tampered=out.tampered, shadowed=out.shadowed)
+    if out.protocol and out.status == "ok":
+        return Report(valid=False, problem=f"the sandbox broke the protocol ({out.protocol})", tampered=out.tampered,
+                      shadowed=out.shadowed)
+    return Report(valid=True, status=out.status, tampered=out.tampered, results=out.results, shadowed=out.shadowed)
 
 
 def _io_tests(io_tests: Any) -> list[tuple[str, str]]:

@@ -2,8 +2,9 @@
 
 ``encode`` turns a Python value into nested lists ``[tag, payload]`` (tags: ``N`` None, ``b`` bool, ``i`` int as
 decimal text, ``f`` float as ``repr`` text, ``c`` complex, ``s`` str, ``y`` bytes as hex, ``l`` list, ``t``
-tuple, ``S`` set, ``F`` frozenset, ``d`` dict as key/value pairs, ``g`` an iterator/generator's items); a value
-of any other type raises ``Unplain`` naming it. ``decode`` rebuilds only built-in values from that form and
+tuple, ``S`` set, ``F`` frozenset, ``d`` dict as key/value pairs, ``g`` an iterator/generator's items);
+subclasses of the built-ins (an int subclass, ``Counter``, a namedtuple) cross as their built-in value, read
+with the base type's own methods; a value of any other type raises ``Unplain`` naming it. ``decode`` rebuilds only built-in values from that form and
 raises ``Unplain`` on anything else (an unknown tag, a malformed payload, too deep, too many nodes), so what a
 candidate returns can never carry an ``__eq__`` of its own into the process that compares it.
 
@@ -21,8 +22,10 @@ class Unplain(ValueError):
     """A value that is not plain data (or a malformed encoding of one)."""
 
 
-def encode(value: Any, max_nodes: int = 1_000_000, max_depth: int = 200, max_items: int = 100_000) -> Any:
-    """``value`` as tagged JSON-ready lists; ``Unplain`` for anything but built-in data (and bounded in size)."""
+def encode(value: Any, max_nodes: int = 1_000_000, max_depth: int = 200, max_items: int = 100_000,
+           hook: Any = None) -> Any:
+    """``value`` as tagged JSON-ready lists; ``Unplain`` for anything but built-in data (and bounded in size).
+    ``hook(v)``, when given, encodes what is not plain data instead (CodeExec's isolated mode: a handle)."""
     count = [0]
 
     def enc(v: Any, depth: int) -> Any:
@@ -52,7 +55,17 @@ def encode(value: Any, max_nodes: int = 1_000_000, max_depth: int = 200, max_ite
         if t is dict:
             return ["d", [[enc(k, depth + 1), enc(x, depth + 1)] for k, x in dict.items(v)]]
         if isinstance(v, (list, tuple, set, frozenset, dict)):
-            raise Unplain(f"a {t.__name__} (a subclass of a built-in container)")
+            # a subclass (Counter, defaultdict, OrderedDict, a namedtuple): its built-in contents, read with the
+            # base type's own methods, never its class's (so no __eq__ or __iter__ of its own crosses); with a
+            # hook, the candidate's own subclasses stay objects (isolated mode's handles keep their methods)
+            if hook is not None and getattr(t, "__module__", "") == "solution":
+                return hook(v)
+            if isinstance(v, dict):
+                return ["d", [[enc(k, depth + 1), enc(x, depth + 1)] for k, x in dict.items(v)]]
+            base = list if isinstance(v, list) else tuple if isinstance(v, tuple) else \
+                set if isinstance(v, set) else frozenset
+            tag = "l" if base is list else "t" if base is tuple else "S" if base is set else "F"
+            return [tag, [enc(x, depth + 1) for x in base.__iter__(v)]]
         if t.__name__ in ("generator", "map", "filter", "zip", "enumerate", "range", "reversed",
                           "list_iterator", "tuple_iterator", "dict_keys", "dict_values", "dict_items",
                           "set_iterator", "str_iterator", "range_iterator", "itertools.chain"):
@@ -62,13 +75,18 @@ def encode(value: Any, max_nodes: int = 1_000_000, max_depth: int = 200, max_ite
                 if len(items) > max_items:
                     raise Unplain("an iterator with too many items")
             return ["g", items]
+        if hook is not None:
+            return hook(v)
         raise Unplain(f"a {getattr(t, '__name__', 'value')}")
 
     return enc(value, 0)
 
 
-def decode(data: Any, max_nodes: int = 1_000_000, max_depth: int = 200, max_digits: int = 4300) -> Any:
-    """The built-in value ``data`` (from ``encode``) stands for; ``Unplain`` on anything malformed."""
+def decode(data: Any, max_nodes: int = 1_000_000, max_depth: int = 200, max_digits: int = 4300,
+           hook: Any = None) -> Any:
+    """The built-in value ``data`` (from ``encode``) stands for; ``Unplain`` on anything malformed. ``hook(tag,
+    payload)``, when given, decodes the tags ``H`` and ``C`` (isolated mode's handles; it raises ``Unplain`` for
+    what it does not know)."""
     count = [0]
     floats = {"inf": float("inf"), "-inf": float("-inf"), "nan": float("nan")}
 
@@ -123,6 +141,8 @@ def decode(data: Any, max_nodes: int = 1_000_000, max_depth: int = 200, max_digi
                 except TypeError:
                     raise Unplain("an unhashable dict key") from None
             return out
+        if hook is not None and tag in ("H", "C"):
+            return hook(tag, p)
         raise Unplain(f"an unknown or malformed tag {str(tag)[:10]!r}")
 
     return dec(data, 0)

@@ -34,10 +34,20 @@ from whileai_core.defaults import (
     CODE_UID_BASE,
     CODE_UID_SPAN,
 )
-from whileai_core.errors import InvalidArgument, InvalidArgumentType
+from whileai_core.errors import InvalidArgument, InvalidArgumentType, IsolationUnavailable
 from whileai_core.grade.verify.contract import VerifierError
 
-__all__ = ["SandboxResult", "run_sandboxed"]
+__all__ = ["NO_BWRAP_ENV", "NO_NAMESPACES_ENV", "SandboxResult", "run_sandboxed"]
+
+# The engine's own switches (environment variables set to "1"): run as if bubblewrap were not installed, or as if
+# the kernel refused every namespace (a locked-down CI runner). Both only ever lower the level, so with both set a
+# run refuses (``IsolationUnavailable``) unless isolation="none"; they exist to exercise the fallback and the refusal.
+NO_BWRAP_ENV = "WHILEAI_SANDBOX_NO_BWRAP"
+NO_NAMESPACES_ENV = "WHILEAI_SANDBOX_NO_NAMESPACES"
+
+_HOW_TO_ISOLATE = ("install bubblewrap (apt-get install bubblewrap), or allow unprivileged user namespaces "
+                   "(sysctl kernel.unprivileged_userns_clone=1, or kernel.apparmor_restrict_unprivileged_userns=0), "
+                   "or run as root; or pass isolation='none' to accept running model-written code with rlimits only")
 
 
 # --------------------------------------------------------------------------------------------------
@@ -159,6 +169,14 @@ def minimal_root(fds):
                 open(new + f, "a").close()
                 if libc.mount(f.encode(), (new + f).encode(), None, MS_BIND, None) != 0:
                     return False
+        # /proc and the capped /tmp before the interpreter's paths: a venv under /tmp is bound on top of this /tmp
+        # (made after it, the bind would be hidden, and making /tmp again would fail)
+        os.makedirs(new + "/proc", 0o555)
+        os.makedirs(new + "/tmp", 0o1777)
+        opts = ("size=%dm,mode=1777" % cfg["tmpfs_mb"]).encode()
+        if libc.mount(b"proc", (new + "/proc").encode(), b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None) != 0 or \
+                libc.mount(b"tmpfs", (new + "/tmp").encode(), b"tmpfs", MS_NOSUID | MS_NODEV, opts) != 0:
+            return False
         for p, fd in fds:
             src = "/proc/self/fd/%d" % fd
             if os.path.isdir(src):
@@ -168,12 +186,6 @@ def minimal_root(fds):
                 open(new + p, "a").close()
             if not bind_ro(src, new + p):
                 return False
-        os.makedirs(new + "/proc", 0o555)
-        os.makedirs(new + "/tmp", 0o1777)
-        opts = ("size=%dm,mode=1777" % cfg["tmpfs_mb"]).encode()
-        if libc.mount(b"proc", (new + "/proc").encode(), b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None) != 0 or \
-                libc.mount(b"tmpfs", (new + "/tmp").encode(), b"tmpfs", MS_NOSUID | MS_NODEV, opts) != 0:
-            return False
         os.mkdir(new + "/.old")
         if libc.syscall(PIVOT_ROOT, new.encode(), (new + "/.old").encode()) != 0:
             return False
@@ -186,7 +198,10 @@ def minimal_root(fds):
         return False
 if cfg["isolate"]:
     st["level"] = "namespaces"
-    if root and libc.unshare(NEWNET | NEWNS | NEWPID) == 0:
+    if not cfg["namespaces"]:
+        st["level"] = "rlimits"
+        st["notes"].append("namespaces switched off (%s): network is NOT blocked" % cfg["namespaces_switch"])
+    elif root and libc.unshare(NEWNET | NEWNS | NEWPID) == 0:
         st["net_namespace"] = st["mount_namespace"] = st["pid_namespace"] = True
     elif root and libc.unshare(NEWNET) == 0:
         st["net_namespace"] = True
@@ -657,11 +672,15 @@ def _isolation_backend(isolation: str) -> str | None:
     """bubblewrap's path for ``isolation="auto"``/``"bwrap"`` when it works here, else None (built-in namespaces)."""
     if isolation == "namespaces":
         return None
+    if os.environ.get(NO_BWRAP_ENV) == "1":
+        if isolation == "bwrap":
+            raise IsolationUnavailable(f"isolation='bwrap' but bubblewrap is switched off ({NO_BWRAP_ENV}=1)")
+        return None
     if "path" not in _BWRAP:
         _BWRAP["path"] = find_bwrap()
     if isolation == "bwrap" and _BWRAP["path"] is None:
-        raise VerifierError("isolation='bwrap' but bubblewrap is not installed or cannot start a sandbox here "
-                            "(apt-get install bubblewrap; user namespaces may be restricted)")
+        raise IsolationUnavailable("isolation='bwrap' but bubblewrap is not installed or cannot start a sandbox "
+                                   "here (apt-get install bubblewrap; user namespaces may be restricted)")
     return _BWRAP["path"]
 
 
@@ -713,7 +732,8 @@ def run_sandboxed(
 
     ``isolation="auto"`` (default) uses bubblewrap when it is installed and starts here, else the built-in
     namespaces; ``"bwrap"`` requires bubblewrap; ``"namespaces"`` forces the built-in ones; when neither can
-    isolate (no namespaces at all) the run is refused with a ``VerifierError`` before any code runs, unless
+    isolate (no namespaces at all) the run is refused with ``IsolationUnavailable`` (a ``WaiError`` naming the
+    fix; ``NO_BWRAP_ENV``/``NO_NAMESPACES_ENV`` simulate such a host) before any code runs, unless
     ``isolation="none"`` (or ``isolate=False``) accepts running with rlimits only. The level that ran is
     ``result.isolation["level"]`` (``bwrap``, ``namespaces``, ``rlimits`` or ``none``).
 
@@ -744,6 +764,7 @@ def run_sandboxed(
                            {"cpu": cpu_seconds, "as": mem_mb << 20, "fsize": fsize_mb << 20, "nofile": nofile,
                             "nproc": nproc}, _check_ro_paths(ro_paths))
     cfg["allow_none"] = isolation == "none" or not isolate
+    cfg["namespaces"], cfg["namespaces_switch"] = os.environ.get(NO_NAMESPACES_ENV) != "1", NO_NAMESPACES_ENV + "=1"
     uid, cgroups = cfg["uid"], cfg["cgroups"]
     host_dir = tempfile.mkdtemp(prefix="whileai-sandbox-")
     work = os.path.join(host_dir, "work")
@@ -878,9 +899,9 @@ def _result(rc: int | None, stdout: str, stderr: str, timed_out: bool, wall: flo
     if not isolation:
         raise VerifierError(f"the sandbox did not start: {stderr.strip().splitlines()[-1:] or ['no output']}")
     if isolation.get("refused"):
-        raise VerifierError("neither bubblewrap nor namespaces can isolate code on this host (no network or mount "
-                            "namespace): refusing to run model-written code unisolated; pass isolation='none' to "
-                            "accept that (" + "; ".join(isolation.get("notes", [])) + ")")
+        raise IsolationUnavailable("neither bubblewrap nor namespaces can isolate code on this host (no network or "
+                                   "mount namespace): refusing to run model-written code unsandboxed; to fix, "
+                                   + _HOW_TO_ISOLATE + " (" + "; ".join(isolation.get("notes", [])) + ")")
     if require_isolation and not (isolation.get("net_namespace") and isolation.get("user_dropped")):
         raise VerifierError("require_isolation=True but this host gives no network namespace or uid drop: "
                             + "; ".join(isolation.get("notes", [])))

@@ -12,8 +12,8 @@ so an always-true ``__eq__``, a shadowed builtin, a replaced ``sys.modules['math
 comparison, tolerance and aggregation happen in this process.
 
 What cannot be split raises ``Unsplittable`` (an argument that is not plain data, a candidate class or opaque
-object used by the tests): CodeExec then runs each test in a fresh sandboxed process with the candidate
-imported (``isolated_program``) and reads only its exit status, and says so on the row.
+object used by the tests): CodeExec then runs in isolated mode (``objects.py``): the tests still run here, the
+candidate's objects stay in a fresh sandbox per test as handles, and the row says which mode decided.
 """
 
 from __future__ import annotations
@@ -33,8 +33,8 @@ from typing import Any
 from whileai_core.grade.verify import plaindata
 from whileai_core.grade.verify.plaindata import Unplain, decode, encode
 
-__all__ = ["CandidateGone", "SplitOutcome", "Unsplittable", "isolated_program", "run_split", "server_program",
-           "test_units"]
+__all__ = ["CandidateGone", "Report", "SplitOutcome", "Unsplittable", "overlay_setup", "run_split", "server_program",
+           "shadows_builtin", "test_units"]
 
 REQUEST_FD = 3
 REPLY_FD = 4
@@ -49,6 +49,29 @@ class Unsplittable(BaseException):
     def __init__(self, why: str, by_candidate: bool = False) -> None:
         super().__init__(why)
         self.by_candidate = by_candidate
+
+
+class Report:
+    """What the trusted side found, as CodeExec reads it: ``valid`` False (with ``problem``) when there is no
+    verdict (the tests did not finish, the protocol broke); else the import ``status`` ("ok", "candidate:<Exc>",
+    "tests:<Exc>"), the built-ins the code replaced (``tampered``) and each test function's result."""
+
+    def __init__(self, *, valid: bool, problem: str = "", status: str = "", tampered: list[str] | None = None,
+                 results: dict[str, str] | None = None, shadowed: list[str] | None = None) -> None:
+        self.shadowed = shadowed or []  # candidate names shadowing a builtin, kept from the tests
+        self.valid = valid
+        self.problem = problem
+        self.status = status
+        self.tampered = tampered or []
+        self.results = results or {}
+
+    @property
+    def failed(self) -> dict[str, str]:
+        return {n: r for n, r in self.results.items() if r != "ok"}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"valid": self.valid, "problem": self.problem, "status": self.status, "tampered": self.tampered,
+                "results": self.results}
 
 
 class CandidateGone(BaseException):
@@ -161,7 +184,7 @@ class _Link:
             raise CandidateGone("a reply over the size limit")
         try:
             obj = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: a line of "[[[[..." deeper than the parser's stack
             raise CandidateGone("a reply that is not the protocol's JSON") from None
         if not isinstance(obj, dict):
             raise CandidateGone("a reply that is not the protocol's JSON object")
@@ -186,15 +209,24 @@ class _Link:
         return _result(name, rep, args)
 
 
+def _raised(name: str, exc_name: str) -> None:
+    """Re-raise here what the candidate's ``name`` raised: a built-in exception class as itself, an exit as the
+    candidate gone, anything else as ``CandidateRaised``."""
+    if exc_name in ("StopIteration", "StopAsyncIteration"):
+        # as PEP 479 does for generators: re-raised as itself it would end the tests' map()/iterator early, so
+        # `all(map(check, cases))` would pass on a candidate that raises it at once
+        raise RuntimeError(f"the candidate's {name}() raised {exc_name}")
+    cls = getattr(builtins, exc_name, None)
+    if isinstance(cls, type) and issubclass(cls, Exception) and not issubclass(cls, Unsplittable):
+        raise cls(f"raised by the candidate's {name}()")
+    if exc_name in ("SystemExit", "KeyboardInterrupt", "GeneratorExit"):
+        raise CandidateGone(f"the candidate's {name}() raised {exc_name}")
+    raise CandidateRaised(exc_name[:80])
+
+
 def _result(name: str, rep: dict[str, Any], args: tuple[Any, ...]) -> Any:
     if "raise" in rep:
-        exc_name = str(rep["raise"])
-        cls = getattr(builtins, exc_name, None)
-        if isinstance(cls, type) and issubclass(cls, Exception) and not issubclass(cls, Unsplittable):
-            raise cls(f"raised by the candidate's {name}()")
-        if exc_name in ("SystemExit", "KeyboardInterrupt", "GeneratorExit"):
-            raise CandidateGone(f"the candidate's {name}() raised {exc_name}")
-        raise CandidateRaised(exc_name[:80])
+        _raised(name, str(rep["raise"]))
     if "unplain" in rep:
         raise TypeError(f"{name}() returned {str(rep['unplain'])[:80]}, not plain data (scored as a failure)")
     if "ok" not in rep:
@@ -258,7 +290,10 @@ def test_units(tests: str) -> list[str]:
 class SplitOutcome:
     """What the trusted side found: the import status, replaced names, per-test results, and the calls made."""
 
-    def __init__(self) -> None:
+    def __init__(self, entry: str | None = None, setup: str = "") -> None:
+        self.entry = entry  # CodeExec's explicit entry_point=: the one name that may shadow a builtin
+        self.setup = setup  # CodeExec's setup=: the task's own code, trusted, whose helpers the tests keep
+        self.shadowed: list[str] = []  # candidate names that shadow a builtin, kept from the tests
         self.status = "ok"
         self.tampered: list[str] = []
         self.results: dict[str, str] = {}
@@ -269,13 +304,57 @@ class SplitOutcome:
         self.calls = 0
 
 
-def _namespace(link: _Link, names: Any) -> dict[str, Any]:
+_BUILTIN_NAMES = frozenset(dir(builtins))
+
+
+def shadows_builtin(name: str, out: SplitOutcome) -> bool:
+    """A candidate's top-level ``abs``/``len``/``sorted``... is never handed to the tests (they would compare with
+    the candidate's own ``abs``); recorded in ``out.shadowed``. Only an explicit ``entry_point=`` may."""
+    if name in _BUILTIN_NAMES and name != out.entry:
+        out.shadowed.append(name)
+        return True
+    return False
+
+
+def _stubs(setup: str) -> set[str]:
+    """Functions in ``setup`` with no body of their own (a docstring, ``pass`` or ``...``): the candidate's to write."""
+    try:
+        tree = ast.parse(setup)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return set()
+    return {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and all(isinstance(b, ast.Pass) or isinstance(b, ast.Expr) and isinstance(b.value, ast.Constant)
+                    for b in n.body)}
+
+
+def overlay_setup(ns: dict[str, Any], out: SplitOutcome) -> bool:
+    """The task's ``setup`` code run here, trusted: the names it defines (a prompt's helper, such as HumanEval/32's
+    ``poly``, that the tests call) replace the candidate's versions in the tests' namespace, so redefining a helper
+    the tests check with is no pass. Stubs and the explicit entry point stay the candidate's."""
+    if not out.setup.strip():
+        return True
+    trusted: dict[str, Any] = {"__name__": "tests", "__builtins__": builtins}
+    try:
+        exec(compile(out.setup, "setup.py", "exec"), trusted)  # noqa: S102 - the task's own code, like its tests
+    except Exception as exc:  # noqa: BLE001 - the task's setup failing here fails the row, named
+        out.status = "tests:" + _name(exc)
+        return False
+    keep = _stubs(out.setup) | {out.entry}
+    for n, v in trusted.items():
+        if not n.startswith("__") and n not in keep:
+            ns[n] = v
+    return True
+
+
+def _namespace(link: _Link, names: Any, out: SplitOutcome) -> dict[str, Any]:
     ns: dict[str, Any] = {"__name__": "tests", "__builtins__": builtins}
     if not isinstance(names, dict):
         raise CandidateGone("a manifest that is not the protocol's")
     for n, spec in names.items():
         if not (isinstance(n, str) and n.isidentifier() and isinstance(spec, list) and len(spec) == 2):
             raise CandidateGone("a manifest that is not the protocol's")
+        if shadows_builtin(n, out):
+            continue
         kind, payload = spec
         if kind == "function":
             ns[n] = Remote(link, n)
@@ -284,15 +363,22 @@ def _namespace(link: _Link, names: Any) -> dict[str, Any]:
                 ns[n] = decode(payload)
             except (Unplain, ValueError, RecursionError):
                 raise CandidateGone("a manifest value that is not plain data") from None
-        elif kind == "module" and isinstance(payload, str) and (
-                payload in sys.stdlib_module_names or payload in sys.modules):
+        elif kind == "module" and isinstance(payload, str) and (payload in sys.modules or (
+                payload in sys.stdlib_module_names and payload not in _IMPORT_SIDE_EFFECTS)):
             try:
-                ns[n] = importlib.import_module(payload)
+                ns[n] = importlib.import_module(payload)  # trusted stdlib; the candidate only named it
             except ImportError:
                 ns[n] = _Opaque(n)
         else:
             ns[n] = _Opaque(n)
     return ns
+
+
+# standard modules whose import acts (opens a browser or a window, prints): never imported here on the
+# candidate's word (a manifest naming ``antigravity`` would open a browser on the grader's host)
+_IMPORT_SIDE_EFFECTS = frozenset({"antigravity", "this", "__hello__", "__phello__", "turtle", "turtledemo",
+                                  "tkinter", "idlelib", "webbrowser", "pydoc", "pdb", "code", "site", "ensurepip",
+                                  "venv", "pip"})
 
 
 def _name(exc: BaseException) -> str:
@@ -308,10 +394,11 @@ def run_split(tests: str, req_fd: int, rep_fd: int, deadline: float, out: SplitO
         out.status = str(manifest.get("status", ""))[:100]
         out.tampered = [str(t)[:60] for t in manifest.get("tampered", [])][:50] \
             if isinstance(manifest.get("tampered"), list) else []
-        ns = _namespace(link, manifest.get("names"))
+        ns = _namespace(link, manifest.get("names"), out)
         if out.status != "ok":
             return
-        _run_tests(tests, ns, out)
+        if overlay_setup(ns, out):
+            _run_tests(tests, ns, out)
     except CandidateGone as exc:
         out.protocol = str(exc)
     except Unsplittable as exc:
@@ -325,7 +412,8 @@ def run_split(tests: str, req_fd: int, rep_fd: int, deadline: float, out: SplitO
             pass
 
 
-def _run_tests(tests: str, ns: dict[str, Any], out: SplitOutcome) -> None:
+def _run_tests(tests: str, ns: dict[str, Any], out: SplitOutcome, units: list[str] | None = None) -> None:
+    """Run the tests' top level in ``ns``, then each of ``units`` (default: every top-level ``test_*``)."""
     try:
         exec(compile(tests, "tests.py", "exec"), ns)  # noqa: S102 - the task's own trusted tests, in the parent
     except (CandidateGone, Unsplittable):
@@ -333,7 +421,7 @@ def _run_tests(tests: str, ns: dict[str, Any], out: SplitOutcome) -> None:
     except BaseException as exc:  # noqa: BLE001 - a failing top-level assert is a result
         out.status = "tests:" + _name(exc)
         return
-    for name in test_units(tests):
+    for name in test_units(tests) if units is None else units:
         fn = ns.get(name)
         if not callable(fn):
             out.results[name] = "missing"
@@ -345,48 +433,6 @@ def _run_tests(tests: str, ns: dict[str, Any], out: SplitOutcome) -> None:
             raise
         except BaseException as exc:  # noqa: BLE001
             out.results[name] = _name(exc)
-
-
-# --------------------------------------------------------------------------------------------------
-# isolated mode: one fresh process per test, only its exit status read
-# --------------------------------------------------------------------------------------------------
-
-_ISOLATED = r'''
-import os, sys, types
-_exit = os._exit
-try:
-    mod = types.ModuleType("solution")
-    mod.__file__ = "solution.py"
-    sys.modules["solution"] = mod
-    exec(compile(%(code)r, "solution.py", "exec"), mod.__dict__)
-    ns = dict(mod.__dict__)
-    ns["__name__"] = "tests"
-    exec(compile(%(tests)r, "tests.py", "exec"), ns)
-    if %(unit)r:
-        ns[%(unit)r]()
-except BaseException as exc:
-    sys.stderr.write("%(marker)s" + type(exc).__name__ + "\n")
-    sys.stderr.flush()
-    _exit(1)
-_exit(0)
-'''
-
-ISOLATED_MARKER = "WHILEAI-TEST-FAILED:"
-
-
-def isolated_program(code: str, tests: str, unit: str) -> str:
-    """A fresh process's program: import the candidate, run the tests' top level and then ``unit`` (a test
-    function; "" for the top level alone); exit 0 when nothing raised. Only the exit status decides."""
-    return _ISOLATED % {"code": code, "tests": tests, "unit": unit, "marker": ISOLATED_MARKER}
-
-
-def failure_name(stderr: str) -> str:
-    """The exception class the isolated program named on stderr (display only; never a pass)."""
-    for line in reversed(stderr.splitlines()):
-        if line.startswith(ISOLATED_MARKER):
-            n = line[len(ISOLATED_MARKER):].strip()
-            return n if n.isidentifier() else "error"
-    return "error"
 
 
 ChannelFn = Callable[[int, int], None]
