@@ -19,7 +19,7 @@ ASKS = [f"ask number {{i}}" for i in range({n})]
 def reward(key, i):
     if os.environ.get("RAISE") == "1":
         raise RuntimeError("the agent's client is not configured")
-    if os.environ.get("BROKEN") == "1":
+    if os.environ.get("BROKEN") == "1" or int(key.split("number-")[1].split("-")[0]) < int(os.environ.get("BROKEN_FIRST", "0")):
         return 0.0
     rate = float(os.environ.get("RATE", "0.9"))
     return float(random.Random(f"{{os.environ.get('SALT', '0')}}-{{key}}-{{i}}").random() < rate)
@@ -144,3 +144,21 @@ def test_a_crashed_worker_under_sequential_xdist_is_incomplete_and_does_not_hang
     assert "suite_gate" in _junit_failures(pytester)
     assert not (pytester.path / ".whileai" / "baselines" / "main.json").exists()
     assert json.loads((pytester.path / "run.json").read_text())["gate"]["status"] == "incomplete"
+
+
+def test_four_broken_scenarios_vs_the_baseline_are_red_under_sequential(pytester: pytest.Pytester, monkeypatch):
+    """The issue's row: 4 of 20 scenarios broken (0/8) against a baseline stopped green after round 2 under
+    --wai-sequential. The suite gate may stop early, but each broken scenario is judged on its own rule against
+    its baseline entry, so the run is red everywhere a CI reader looks."""
+    _suite(pytester, n=20)
+    assert _run(pytester, "--wai-save=main").ret == 0
+    monkeypatch.setenv("SALT", "1")
+    monkeypatch.setenv("BROKEN_FIRST", "4")
+    res = _run(pytester, "--wai-sequential", "--wai-baseline=main")
+    assert res.ret == 1, res.stdout.str()[-3000:]
+    assert "4 failed, 80 passed" in _final(res)  # 3 scenarios dropped significantly (the 4th's baseline is low) + gate
+    res.stdout.fnmatch_lines(["*suite gate: REGRESSION: 3 scenario(s) dropped significantly after Holm*"])
+    failed = _junit_failures(pytester)
+    assert "suite_gate" in failed and len(failed) == 4 and all("wai-round" not in name for name in failed)
+    doc = json.loads((pytester.path / "run.json").read_text())
+    assert doc["gate"]["red"] and doc["gate"]["status"] == "regression"
