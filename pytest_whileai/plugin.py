@@ -317,6 +317,12 @@ def pytest_runtestloop(session: pytest.Session) -> Any:
                                 failed_workers=wai.failed_workers, strict_reason=wai.strict,
                                 not_run=list(wai.not_run.values()),
                                 noise=wai.history.noise if wai.history is not None else None)
+        over = wai.whole_run_over_budget()
+        if over:  # over budget is red INCOMPLETE and saves nothing, however many workers shared the spending
+            from whileai_core.gate.compare import mark_incomplete
+
+            mark_incomplete(wai.gate, over)
+            wai.refuse_save(f"--wai-budget: {over}")
         reports = gate_reports(wai.gate)  # a red gate is a failed test that pytest counts, lists and writes
         session.testscollected += bool(reports)  # one more test, so the progress counter ends at 100%
         for report in reports:

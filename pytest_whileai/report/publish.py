@@ -36,8 +36,8 @@ def write_outputs(wai: Any) -> None:
                         "report lists every finished scenario)")
     if any(e.get("budget_stop") for e in wai.results.values()):
         wai.refuse_save("--wai-budget stopped this run early, so it is partial")
-    if wai.gate is not None and wai.gate.status == "incomplete":
-        wai.refuse_save("the gate is INCOMPLETE (too many planned trials went unscored), so this run is partial")
+    if wai.gate is not None and wai.gate.status == "incomplete":  # the gate line says why (unscored, crash, budget)
+        wai.refuse_save("the gate is INCOMPLETE, so this run is partial")
     if s.trial_index is not None and (s.save or s.autosave):
         wai.notes.append("not saving a baseline in reproduce mode (--wai-trial-index runs one trial per scenario)")
     elif wai.save_refusals and (s.save or s.autosave):

@@ -19,7 +19,9 @@ case it checks:
 * I4 a canary secret appears in no artifact and not in the terminal;
 * I5 an A/A pair with no faults is green (an ample budget, priced or in tokens, is no fault);
 
-and D, that the faults the case drew reached the run (a drawn judge or infra fault is in the ledger under its
+B, that a run that spent more than its budget (counted from the run document at the fuzzer's prices; under
+``-n 2`` the "tight" budget is one no single worker passes) never exits 0; and D, that the faults the case drew
+reached the run (a drawn judge or infra fault is in the ledger under its
 reason, no undrawn reason is, a SIGTERM or crash ended pytest or a worker as one does), so no case passes
 vacuously.
 
@@ -137,7 +139,9 @@ def test_agent(wai_eval):
 
 # --wai-budget per kind (a run spends 160 trials x 50 tokens = 8000 tokens, $0.0096 at the table's prices);
 # "-short" ones are spent a quarter of the way in, "$-unpriced" gives a table without the fuzzer's model
-BUDGETS = {"tokens": "100000", "tokens-short": "2000", "$": "$1", "$-short": "$0.002", "$-unpriced": "$1"}
+BUDGETS = {"tokens": "100000", "tokens-short": "2000", "tokens-tight": "6000", "$": "$1", "$-short": "$0.002",
+           "$-unpriced": "$1"}  # tight: 3/4 of a run, which under -n 2 no single worker spends
+SPENT = ("-short", "-tight", "-unpriced")  # budgets a whole run passes
 PRICES = {"gpt-fuzz": {"input": 1.0, "output": 2.0}}  # keyed without the provider prefix the usage carries
 UNPRICED = {"other-model": {"input": 1.0, "output": 2.0}}
 
@@ -165,7 +169,7 @@ class Case:
     @property
     def faults(self) -> bool:
         return bool(self.narrow or self.stop or self.baseline in ("missing", "corrupt", "edited") or self.judge
-                    or self.infra or self.budget.endswith(("-short", "-unpriced")))
+                    or self.infra or self.budget.endswith(SPENT))
 
     @property
     def subprocess(self) -> bool:
@@ -339,6 +343,23 @@ def _budget_args(case: Case, root: Path) -> list[str]:
     return [f"--wai-budget={BUDGETS[case.budget]}", f"--wai-prices={prices}"]
 
 
+def over_budget(case: Case, artifacts: dict[str, str], code: int) -> list[str]:
+    """B: a run that spent more than its --wai-budget (counted here from the run document's usage, at the
+    fuzzer's own prices) never exits 0 (over budget is red INCOMPLETE and saves nothing, however many workers)."""
+    if not case.budget or code != 0 or "run.json" not in artifacts:
+        return []
+    usage = [u for sc in json.loads(artifacts["run.json"]).get("scenarios", []) for u in (sc.get("usage") or {}).values()]
+    tokens = sum(int(u.get("input_tokens", 0)) + int(u.get("output_tokens", 0)) for u in usage)
+    price = PRICES["gpt-fuzz"]
+    dollars = sum(u.get("input_tokens", 0) * price["input"] + u.get("output_tokens", 0) * price["output"]
+                  for u in usage) / 1e6
+    limit = float(BUDGETS[case.budget].lstrip("$"))
+    spent = (tokens > 0 if case.budget == "$-unpriced" else
+             dollars > limit if case.budget.startswith("$") else tokens > limit)
+    what = f"B: the run spent {tokens} tokens (${dollars:.4f}) over --wai-budget={BUDGETS[case.budget]}, exit 0"
+    return [what] if spent else []
+
+
 JUDGE_REASON = {"raise": "judge_error", "nan": "nan_verdict", "none": "none_verdict"}
 
 
@@ -347,7 +368,7 @@ def delivered(case: Case, res: pytest.RunResult, artifacts: dict[str, str]) -> l
     the ledger under its reason, and only drawn reasons are; a SIGTERM or a crash ended the run as one does."""
     bad = []
     code, out = int(res.ret), res.stdout.str()
-    reached = not (case.narrow or case.budget.endswith(("-short", "-unpriced"))  # the stop's scenario runs
+    reached = not (case.narrow or case.budget.endswith(SPENT)  # the stop's scenario runs
                    or case.baseline in ("corrupt", "edited"))  # (these are usage errors before any test)
     whole = reached and not case.stop
     if reached and case.stop in ("sigterm", "crash"):
@@ -391,7 +412,8 @@ def run_case(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, case: C
         xdist = case.xdist and case.stop != "ctrl-c"
         res = _run(pytester, case, *args, sub=case.subprocess, xdist=xdist)
     artifacts = _artifacts(pytester)
-    return check(case, res, before, _snapshot(store), artifacts, store, spec) + delivered(case, res, artifacts)
+    return (check(case, res, before, _snapshot(store), artifacts, store, spec) + delivered(case, res, artifacts)
+            + over_budget(case, artifacts, int(res.ret)))
 
 
 # the quick sample: the first seed that exercises each invariant's hard case (the generator decides the rest)
@@ -400,7 +422,7 @@ def _plain(c: Case) -> bool:
 
 
 def _runs_out(c: Case) -> bool:
-    return c.budget.endswith(("-short", "-unpriced"))
+    return c.budget.endswith(SPENT)
 
 
 QUICK = (
