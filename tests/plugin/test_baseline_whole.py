@@ -66,10 +66,16 @@ def test_k_and_x_and_a_test_id_never_replace_a_baseline_and_say_why(pytester: py
     assert path.read_bytes() == before
     res.stdout.fnmatch_lines(["*not saving a baseline*a test id on the command line*"])
     monkeypatch.setenv("AGENT_RATE", "0.1")  # items now drop against the baseline, and -x stops at the first
-    res = _run(pytester, "--wai-baseline=main", "--wai-save=main", "-x", "--wai-autosave")
+    res = _run(pytester, "--wai-baseline=main", "--wai-save=main", "-x", "--wai-autosave", "--junitxml=x.xml")
     assert res.ret == 1 and path.read_bytes() == before
+    assert "1 failed" in _final(res) and 'failures="1"' in (pytester.path / "x.xml").read_text()
     res.stdout.fnmatch_lines(["*not saving a baseline*the run stopped early (stopping after 1 failures)*"])
     assert not (pytester.path / ".whileai" / "runs").exists()  # nor autosaved
+    # the next real regression, against the baseline those runs left whole, is red (it was green when a -k
+    # save had replaced the baseline by 1 of 20 scenarios)
+    res = _run(pytester, "--wai-baseline=main", "--wai-require-baseline", "--junitxml=next.xml")
+    assert res.ret == 1 and "failed" in _final(res)
+    assert "REGRESSION" in (pytester.path / "next.xml").read_text()
 
 
 def test_ctrl_c_at_a_random_point_during_save_leaves_the_baseline_whole(pytester: pytest.Pytester, saved):
@@ -171,8 +177,9 @@ def test_a_red_autosaved_run_stays_out_of_branch_tilde_n_and_a_corrupt_one_is_an
     assert json.loads((pytester.path / "auto.json").read_text())["outcome"]["green"] is False
     monkeypatch.setenv("RUN_SALT", "5")
     monkeypatch.setenv("AGENT_RATE", "0.6")  # a real drop of about 0.34
-    res = _run(pytester, "--wai-baseline=main~3", "--wai-json=run.json")
-    assert res.ret == 1
+    res = _run(pytester, "--wai-baseline=main~3", "--wai-json=run.json", "--junitxml=junit.xml")
+    assert res.ret == 1 and "failed" in _final(res)
+    assert "REGRESSION" in (pytester.path / "junit.xml").read_text()  # the suite gate failed in pytest's JUnit
     pooled = "0001_main_nocommit.json, 0002_main_nocommit.json, 0003_main_nocommit.json"
     res.stdout.fnmatch_lines([f"*pooled runs: {pooled}*",
                               "*skipped run 0004_main_nocommit.json: red (exit status 1*",
