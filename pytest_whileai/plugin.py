@@ -306,7 +306,7 @@ def pytest_runtestloop(session: pytest.Session) -> Any:
         for report in rule_reports:
             session.config.hook.pytest_runtest_logreport(report=report)
     if wai is not None and not wai.worker and (wai.results or wai.baseline is not None or wai.failed_workers
-                                               or wai.not_run):
+                                               or wai.not_run or wai.collect_errors):
         from pytest_whileai.gate.verdict import forget_gate_failure, gate_reports
         from whileai_core.gate.compare import GateSettings, compute_gate
 
@@ -317,12 +317,15 @@ def pytest_runtestloop(session: pytest.Session) -> Any:
                                 failed_workers=wai.failed_workers, strict_reason=wai.strict,
                                 not_run=list(wai.not_run.values()),
                                 noise=wai.history.noise if wai.history is not None else None)
+        from whileai_core.gate.compare import mark_incomplete
+
         over = wai.whole_run_over_budget()
         if over:  # over budget is red INCOMPLETE and saves nothing, however many workers shared the spending
-            from whileai_core.gate.compare import mark_incomplete
-
             mark_incomplete(wai.gate, over)
             wai.refuse_save(f"--wai-budget: {over}")
+        if wai.collect_errors:  # --continue-on-collection-errors: what did not collect was not measured
+            mark_incomplete(wai.gate, f"collection error in {', '.join(wai.collect_errors)}: the suite did not "
+                                      "collect whole")
         reports = gate_reports(wai.gate)  # a red gate is a failed test that pytest counts, lists and writes
         session.testscollected += bool(reports)  # one more test, so the progress counter ends at 100%
         for report in reports:

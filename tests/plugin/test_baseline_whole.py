@@ -146,14 +146,19 @@ def test_a_collection_error_refuses_the_save_and_names_the_file(pytester: pytest
     res.stdout.fnmatch_lines(["*not saving a baseline*collection error in test_broken.py*main.json*left as it was*"])
     assert 'errors="1"' in (pytester.path / "junit.xml").read_text()
     # --continue-on-collection-errors runs the other 20 scenarios, and still refuses the save, naming the file
+    # and the gate is red INCOMPLETE (what did not collect was not measured), in every artifact
     res = _run(pytester, "--wai-save=main", "--continue-on-collection-errors", "--junitxml=junit.xml",
-               "--wai-junitxml=wai.xml")
+               "--wai-junitxml=wai.xml", "--wai-markdown=summary.md", "--wai-json=run.json")
     assert res.ret == 1 and path.read_bytes() == before
-    assert "20 passed, 1 error" in _final(res)
-    res.stdout.fnmatch_lines(["*not saving a baseline*collection error in test_broken.py*main.json*left as it was*"])
-    assert 'errors="1"' in (pytester.path / "junit.xml").read_text()
+    assert "1 failed, 20 passed, 1 error" in _final(res)
+    res.stdout.fnmatch_lines(["*suite gate: INCOMPLETE: collection error in test_broken.py*",
+                              "*not saving a baseline*collection error in test_broken.py*main.json*left as it was*"])
+    junit = (pytester.path / "junit.xml").read_text()
+    assert 'errors="1"' in junit and 'failures="1"' in junit and "INCOMPLETE: collection error" in junit
     wai = (pytester.path / "wai.xml").read_text()  # the scenario JUnit tells the exit code's story too
-    assert '<testsuites tests="21" failures="0" errors="1"' in wai and "collection error in test_broken.py" in wai
+    assert '<testsuites tests="22" failures="1" errors="1"' in wai and "collection error in test_broken.py" in wai
+    assert (pytester.path / "summary.md").read_text().count("## 🔴 whileai: incomplete") == 1
+    assert json.loads((pytester.path / "run.json").read_text())["outcome"]["green"] is False
 
 
 def _final(res: pytest.RunResult) -> str:
