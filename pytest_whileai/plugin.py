@@ -335,7 +335,7 @@ def pytest_runtestloop(session: pytest.Session) -> Any:
     return out
 
 
-@pytest.hookimpl(trylast=True)
+@pytest.hookimpl(tryfirst=True)  # before pytest's --junitxml writes its file, so it counts a failed write too
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     wai = _wai(session.config)
     if wai is None:

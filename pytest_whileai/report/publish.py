@@ -8,6 +8,8 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+import pytest
+
 from pytest_whileai.gate.store import Store
 from pytest_whileai.report import markdown
 from whileai_core.gate.document import dump_document
@@ -72,6 +74,9 @@ def write_outputs(wai: Any) -> None:
             wai.saved.append(str(job()))
         except (OSError, ValueError, ImportError) as exc:
             wai.write_errors.append(f"could not write the {what} file: {exc}")
+            if not wai.exit_status:  # a failed write makes the run exit 1: the files written after it say so
+                wai.exit_status = int(pytest.ExitCode.TESTS_FAILED)
+                doc = None
     if markdown.github_enabled(s.github):
         try:
             path = markdown.write_step_summary(wai)
