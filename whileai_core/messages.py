@@ -129,8 +129,8 @@ def reply_text(row: Row) -> str:
     messages = row.get("messages")
     if isinstance(messages, list):
         for m in reversed(messages):
-            if isinstance(m, Mapping) and m.get("role") == "assistant" and isinstance(m.get("content"), str):
-                return m["content"]
+            if isinstance(m, Mapping) and m.get("role") == "assistant" and isinstance(content := m.get("content"), str):
+                return content
     return ""
 
 

@@ -16,12 +16,91 @@ import os
 import tempfile
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, ClassVar, TypeGuard, TypeVar, cast
+from typing import Any, ClassVar, TypedDict, TypeGuard, TypeVar, cast
 
 from whileai_core.defaults import ROW_SCHEMA_VERSION
 from whileai_core.errors import InvalidArgument, InvalidArgumentType
 
+#: the working type of a row: a plain dict, since a row also carries keys of its own (``agent_extra``, a
+#: caller's fields); ``RowFields`` names the schema's fields and their types (docs/rows.md)
 Row = dict[str, Any]
+
+
+class ToolStep(TypedDict, total=False):
+    """A tool call in ``steps``: ``tool``, ``arguments``, ``result``; ``text`` (the turn's assistant text) and
+    ``turn`` (the assistant turn that asked for it, shared by parallel calls) when there are."""
+
+    tool: str
+    arguments: dict[str, Any]
+    result: Any
+    text: str
+    turn: int | None
+
+
+class TextStep(TypedDict):
+    """An assistant aside in ``steps``."""
+
+    text: str
+
+
+class UserStep(TypedDict):
+    """A simulated user's reply in ``steps``."""
+
+    user: str
+
+
+#: one entry of a row's ``steps``
+Step = ToolStep | TextStep | UserStep
+
+
+class RowFields(TypedDict, total=False):
+    """The row schema's fields (docs/rows.md), by section. Every field is optional here: rows from your own
+    data or traces carry a subset, and simulate's rows gain the grading fields only when graded."""
+
+    # identity and grouping
+    schema_version: str
+    row_id: str
+    task_id: str | int  # one type per task id (``TaskKeyTypes``)
+    scenario_id: str
+    rollout_index: int
+    # the situation
+    prompt: str
+    system_prompt: str | None
+    scenario: dict[str, Any]
+    world_state: str
+    stance: str
+    faults: dict[str, Any]
+    privileged: dict[str, Any]  # the judge's only: scrubbed from every export (``scrub``)
+    # the rollout
+    steps: list[Step]
+    final_text: str
+    messages: list[dict[str, Any]]
+    loss_mask: list[int]
+    seeded: bool
+    seeded_what: str | None
+    status: str  # ok | agent_error | infra_error
+    error: str | None
+    finish_reason: str
+    agent_extra: dict[str, Any]
+    faults_scheduled: int
+    faults_delivered: int
+    latency_s: float
+    # after grading
+    reward: float | None
+    reason: str | None
+    markers: dict[str, float | None]
+    judge_name: str
+    judge_status: str
+    judge_error: str | None
+    judge_meta: dict[str, Any]
+    failure_class: str
+    # lineage, and rows from production traces
+    lineage: dict[str, Any]
+    usage: dict[str, Any] | None
+    model: str | None
+    trace_id: str | None
+    conversation_id: str | None
+    response_ids: list[str]
 #: a row of any mapping type: what a function that keeps its rows' objects gives back (``group_rows``)
 RowT = TypeVar("RowT", bound=Mapping[str, Any])
 
@@ -247,7 +326,7 @@ def as_rows(source: Any, *, name: str = "rows") -> list[Row]:
     for i, row in enumerate(rows):
         if type(row) is not dict and not isinstance(row, Mapping):
             raise InvalidArgumentType(f"{name}[{i}] is {type(row).__name__}, not a row dict")
-    return rows  # type: ignore[return-value]
+    return rows
 
 
 _LEAVES = frozenset({str, int, bool, type(None)})  # json_safe returns these exact types as they are

@@ -4,6 +4,8 @@ server answering the rest under execute=."""
 
 from __future__ import annotations
 
+import asyncio
+import json
 import socket
 import subprocess
 import sys
@@ -98,3 +100,69 @@ def test_an_http_url_takes_no_arguments_and_a_closed_port_is_a_backend_error():
         wai.mcp_tools("http://127.0.0.1:9/mcp", "--flag")
     with pytest.raises(BackendError, match="did not start or list its tools: .*Connect"):
         wai.mcp_tools(f"http://127.0.0.1:{_free_port()}/mcp", timeout_s=10)
+
+
+def test_an_agents_own_mcp_client_meets_the_failing_world(http_url):
+    """An agent that talks to the MCP server through its own ``mcp`` client session (as the frameworks' MCP
+    integrations do): inside a rollout the world answers its calls (fault first) and records them; outside, the
+    server answers."""
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+
+    async def ask(arguments):
+        async with streamable_http_client(http_url) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            answer = await session.call_tool("get_order", arguments)
+        return json.loads(answer.content[0].text) if answer.content[0].text[:1] == "{" else answer.content[0].text
+
+    async def agent(message):
+        result = await ask({"order_id": "A100"})
+        return f"got {result.get('status') if isinstance(result, dict) else 'garbled'}"
+
+    with wai.mcp_tools(http_url) as tools:  # the world's tools: the server's own schemas (and the hook)
+        data = wai.simulate(agent, tools=list(tools), simulator=False, budget=12, repeats=1, concurrency=8)
+    rows = data.rows  # a session per rollout (connect, initialize, call): 12 keep it to seconds
+    assert len(rows) == 12 and all(r["status"] == "ok" for r in rows)
+    faulted = [r for r in rows if r["faults_scheduled"]]
+    assert {r["faults"]["mode"] for r in faulted} >= {"error", "timeout", "denied", "malformed"}
+    assert all(r["faults_delivered"] == 1 for r in faulted)
+    for r in rows:
+        (step,) = r["steps"]
+        said = step["result"].get("status") if isinstance(step["result"], dict) else "garbled"
+        assert step["tool"] == "get_order" and r["final_text"] == f"got {said}"
+        assert "source" not in (step["result"] if isinstance(step["result"], dict) else {})  # the world's answer
+    outside = asyncio.run(ask({"order_id": "A1"}))
+    assert outside["source"] == "mcp"  # outside a rollout: the server's own
+
+
+def test_an_agents_sdk_agent_with_an_mcp_server_meets_the_failing_world(http_url):
+    """An OpenAI Agents SDK agent whose tools come from an MCP server (``mcp_servers=[...]``, passed
+    unconnected: the adapter connects it on its loop): the SDK's own MCP client calls are answered by the world,
+    and the row's steps are the SDK's record of them (its text content items)."""
+    pytest.importorskip("agents", reason="the agents extra (openai-agents) is not installed")
+    from agents import Agent, OpenAIChatCompletionsModel, set_tracing_disabled
+    from agents.mcp import MCPServerStreamableHttp
+    from openai import AsyncOpenAI
+
+    from tests.fakeserver import FakeServer
+    from whileai_core.adapters.base import adapters_loop
+
+    set_tracing_disabled(True)
+    server = MCPServerStreamableHttp(params={"url": http_url}, cache_tools_list=True)
+    try:
+        with wai.mcp_tools(http_url) as tools, FakeServer() as model_server:
+            model = OpenAIChatCompletionsModel(model="fake", openai_client=AsyncOpenAI(
+                base_url=model_server.openai_url, api_key="x"))
+            desk = Agent(name="desk", instructions="Help customers with orders.", mcp_servers=[server], model=model)
+            data = wai.simulate(desk, tools=list(tools), simulator=False, budget=12, repeats=1, concurrency=4)
+    finally:
+        asyncio.run_coroutine_threadsafe(server.cleanup(), adapters_loop()).result(MCP_CALL_TIMEOUT_S)
+    faulted = [r for r in data.rows if r["faults_scheduled"]]
+    assert all(r["status"] == "ok" for r in data.rows) and faulted
+    assert all(r["faults_delivered"] == 1 for r in faulted)
+    for r in data.rows:
+        (step,) = r["steps"]
+        text = step["result"]["text"]  # the SDK's record: the MCP result's text content
+        if r["faults_scheduled"] and r["faults"]["mode"] != "malformed":
+            assert json.loads(text)["status"] == r["faults"]["mode"]
+        assert "mcp" not in text  # the world's answer, never the server's ("source": "mcp")

@@ -134,3 +134,32 @@ def test_the_runs_keep_the_engines_concurrency():
         peak = srv.peak_in_flight
     assert [r["status"] for r in data.rows] == ["ok"] * 16
     assert peak >= 12, peak
+
+
+@tool
+def broken_report(order_id: str) -> str:
+    """A report that always fails.
+
+    Args:
+        order_id: the order's id.
+    """
+    raise ValueError("report service is down")
+
+
+def test_a_code_agents_failing_tool_is_an_error_step():
+    """A tool the world does not answer runs its own code; when it raises inside the CodeAgent's code, the step
+    carries ``"error": true`` and the error, as smolagents reported it to the model."""
+    with FakeServer() as srv:
+        srv.script({"text": "<code>\na = get_order(order_id='A1')\nbroken_report(order_id='A1')\n</code>"},
+                   {"text": "<code>\nfinal_answer('the report failed')\n</code>"})
+        model = OpenAIServerModel(model_id="fake", api_base=srv.openai_url, api_key="x")
+        coder = CodeAgent(tools=[get_order, broken_report], model=model, verbosity_level=0, max_steps=3)
+        world = [t for t in wai.agent(coder).tools() if t.name == "get_order"]
+        row = wai.simulate(coder, tools=world, simulator=False, asks=["Report on A1"], repeats=1).rows[0]
+        sent = [m for r in srv.requests for m in message_texts(r["body"]) if m[1].startswith("Observation:")
+                or "report service is down" in m[1]]
+    looked, broken = row["steps"]
+    assert looked["result"]["status"] == "ok" and "error" not in looked
+    assert broken["error"] is True and "report service is down" in broken["result"]
+    assert looked["turn"] == broken["turn"] == 0 and row["final_text"] == "the report failed"
+    assert any("report service is down" in text for _, text in sent)  # the model was told of the failure

@@ -7,6 +7,8 @@ under the built-in namespaces fallback. A correct ``solve`` passes in both, as a
 from __future__ import annotations
 
 import sys
+import threading
+import time
 
 import pytest
 
@@ -453,6 +455,8 @@ def test_isolated_mode_objects_cross_as_handles_and_callbacks():
     assert v["reward"] == 1 and v["decided_by"] == "isolated", v["reason"]
     # handles: attributes, in-place mutation of the tests' lists, iteration, identity, errors as built-ins
     tests = """
+import itertools
+
 def test_handles():
     c = Counter()
     c.add(4)
@@ -463,6 +467,7 @@ def test_handles():
     sort_in_place(xs)
     assert xs == [1, 2, 3]
     assert list(Countdown(3)) == [3, 2, 1] and [x * 2 for x in Countdown(2)] == [4, 2]
+    assert list(itertools.islice(naturals(), 3)) == [0, 1, 2] and sorted(double_all(lambda: iter([2, 1]))) == [2, 4]
     same = c
     assert same is c and c == c
     try:
@@ -473,6 +478,11 @@ def test_handles():
         raise AssertionError
 """
     code = OBJ_CORRECT + """
+import itertools
+def naturals():
+    yield from itertools.count()
+def double_all(make):
+    return [2 * x for x in make()]
 def sort_in_place(xs):
     xs.sort()
 class Countdown:
@@ -550,6 +560,36 @@ def test_redefining_the_tasks_helper_is_no_pass_when_it_is_setup(mode):
     assert CodeExec(tests=POLY_TESTS, timeout=10, mode=mode)(_row(forged))["reward"] == 1
     with pytest.raises(ValueError, match="setup="):
         CodeExec(tests=POLY_TESTS, setup="def (:")
+
+
+@pytest.mark.parametrize("mode", ["auto", "isolated"])
+def test_import_solution_in_the_tests_is_the_candidate_never_a_module_of_the_graders(mode, tmp_path, monkeypatch):
+    # a reference solution.py on the grader's path would otherwise pass every candidate
+    (tmp_path / "solution.py").write_text("def add(a, b):\n    return a + b\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    tests = "from solution import add\nimport solution\n\ndef test_add():\n    assert add(2, 3) == 5 and solution.add(1, 1) == 2\n"
+    grader = CodeExec(tests=tests, timeout=10, mode=mode)
+    wrong = grader({"final_text": "```python\ndef add(a, b):\n    return 0\n```"})
+    assert wrong["reward"] == 0, wrong["reason"]
+    right = grader({"final_text": "```python\ndef add(a, b):\n    return a + b\n```"})
+    assert right["reward"] == 1 and right["decided_by"] == ("split" if mode == "auto" else "isolated"), right["reason"]
+    assert "solution" not in sys.modules
+
+
+@pytest.mark.parametrize("mode", ["auto", "isolated"])
+def test_tests_looping_on_a_huge_result_stop_at_the_deadline(mode):
+    # the tests run in the grader: a loop bounded by what the candidate returned must not outlive the run
+    tests = "def test_loop():\n    total = 0\n    for _ in range(count()):\n        total += 1\n    assert total == 3\n"
+    before = threading.active_count()
+    v = CodeExec(tests=tests, timeout=3, mode=mode)(_row("def count():\n    return 10**15\n"))
+    assert v["reward"] == 0 and "the tests ran past the timeout" in v["reason"], v["reason"]
+    assert v["hack_marks"] == [], v["hack_marks"]  # slow is not a hack
+    for _ in range(50):
+        if threading.active_count() <= before:
+            break
+        time.sleep(0.1)
+    assert threading.active_count() <= before  # the grader's thread ended too
+    assert CodeExec(tests=tests, timeout=10, mode=mode)(_row("def count():\n    return 3\n"))["reward"] == 1
 
 
 def test_the_tests_never_enter_the_sandbox():

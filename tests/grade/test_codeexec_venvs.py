@@ -1,5 +1,6 @@
 """Issue 28 item 2: CodeExec gives verdicts from an interpreter wherever it lives (a venv under /tmp, under /opt,
-in the home directory), under bubblewrap and under the built-in namespaces, with the caller's packages (numpy);
+in the home directory), under bubblewrap and under the built-in namespaces, in split and in isolated mode, with
+the caller's packages (numpy);
 the sandbox's /tmp has a size cap in both modes.
 """
 
@@ -29,9 +30,11 @@ from whileai_core.grade.verify.code import CodeExec
 code = "import numpy, sys\ndef add(a, b):\n    return int(numpy.add(a, b))\ndef prefix():\n    return sys.prefix\n"
 out = {}
 for iso in sys.argv[1:]:
-    v = CodeExec(tests="assert add(2, 3) == 5\nassert prefix() == %r\n" % sys.prefix, timeout=30,
-                 isolation=iso)({"final_text": "```python\n" + code + "\n```"})
-    out[iso] = [v["reward"], v["isolation"]["level"], v["decided_by"], v["reason"], v["isolation"]["host_fs_hidden"]]
+    for mode in ("auto", "isolated"):
+        v = CodeExec(tests="assert add(2, 3) == 5\nassert prefix() == %r\n" % sys.prefix, timeout=30,
+                     isolation=iso, mode=mode)({"final_text": "```python\n" + code + "\n```"})
+        out[iso + "/" + mode] = [v["reward"], v["isolation"]["level"], v["decided_by"], v["reason"],
+                                 v["isolation"]["host_fs_hidden"]]
 print(json.dumps(out))
 """
 
@@ -48,10 +51,11 @@ def test_codeexec_gives_verdicts_from_a_venv_anywhere(parent):
         assert res.returncode == 0, res.stderr[-2000:]
         out = __import__("json").loads(res.stdout.strip().splitlines()[-1])
         for iso in MODES:
-            reward, level, mode, reason, hidden = out[iso]
-            # the candidate ran on the venv's interpreter (its sys.prefix), with numpy from the base packages,
-            # and the host's files stayed hidden (a venv under /tmp once made the fallback's new root fail)
-            assert reward == 1 and level == iso and mode == "split" and hidden, (iso, reason, hidden)
+            for mode, decided in (("auto", "split"), ("isolated", "isolated")):
+                reward, level, by, reason, hidden = out[f"{iso}/{mode}"]
+                # the candidate ran on the venv's interpreter (its sys.prefix), with numpy from the base packages,
+                # and the host's files stayed hidden (a venv under /tmp once made the fallback's new root fail)
+                assert reward == 1 and level == iso and by == decided and hidden, (iso, mode, reason, hidden)
     finally:
         shutil.rmtree(venv, ignore_errors=True)
 

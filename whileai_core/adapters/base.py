@@ -33,7 +33,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from whileai_core.errors import MissingExtra
-from whileai_core.simulate.routing import current
+from whileai_core.simulate.routing import current, in_execute
 from whileai_core.tools import Tool, as_tool
 
 #: ``world_answer``'s answer when the call is not the world's to answer (no rollout, or a tool it does not know)
@@ -42,10 +42,11 @@ NOT_ROUTED: Any = object()
 
 def world_answer(name: str, arguments: Any) -> Any:
     """The running rollout's world's answer to a framework's tool call, recorded on the rollout, or
-    ``NOT_ROUTED`` (outside a rollout, or a tool the world does not answer for: the framework runs it)."""
+    ``NOT_ROUTED`` (outside a rollout, a tool the world does not answer for, or a call made while ``execute=``
+    runs a real tool: the framework runs it)."""
     route = current()
-    if route is None or not route.open or route.world is None:
-        return NOT_ROUTED
+    if route is None or not route.open or route.world is None or in_execute():
+        return NOT_ROUTED  # no rollout, or execute= runs the real tool (which may call the framework's own)
     world = route.world
     if name not in world.tools and name not in world._aliases:
         return NOT_ROUTED

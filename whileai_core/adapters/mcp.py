@@ -23,7 +23,7 @@ import threading
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from whileai_core.adapters.base import require, schema_tool
+from whileai_core.adapters.base import NOT_ROUTED, as_text, require, schema_tool, world_answer
 from whileai_core.defaults import MCP_CALL_TIMEOUT_S
 from whileai_core.errors import BackendError, InvalidArgument
 from whileai_core.tools import Tool
@@ -59,6 +59,47 @@ def _result(answer: Any) -> Any:
         return json.loads(text)
     except ValueError:
         return text
+
+
+_hooked = threading.Lock()
+_installed = False
+_server_call: Any = None  # ``ClientSession.call_tool`` as the SDK defines it (before the hook)
+
+
+def install_client_hook() -> None:
+    """Route an agent's own MCP client calls through the rollout's world (once per process; ``mcp_tools``
+    installs it).
+
+    ``mcp.ClientSession.call_tool`` (what ``mcp.Client`` and the frameworks' MCP integrations call) is answered,
+    inside a rollout, by the world for a tool it knows (its fault first, then its record or ``execute=``'s
+    answer), as a ``CallToolResult`` whose text is the answer's JSON (and its structured content, a dict
+    answer); the call is recorded as a step. Outside a rollout, or for a tool the world does not know, the
+    server answers. ``MCPTools``' own calls (a tool called outside a rollout, ``execute``) always reach the
+    server."""
+    global _installed, _server_call
+    with _hooked:
+        if _installed:
+            return
+        mcp = require("mcp", "mcp")
+        session = mcp.ClientSession
+        call_tool = _server_call = session.call_tool
+
+        async def routed(self: Any, name: str, arguments: dict[str, Any] | None = None, *args: Any,
+                         **kwargs: Any) -> Any:
+            answer = world_answer(name, dict(arguments or {}))
+            if answer is NOT_ROUTED:
+                return await call_tool(self, name, arguments, *args, **kwargs)
+            return _answer_result(answer)
+
+        session.call_tool = routed
+        _installed = True
+
+
+def _answer_result(answer: Any) -> Any:
+    """A world answer as the ``CallToolResult`` a server would send."""
+    types = require("mcp.types", "mcp")
+    return types.CallToolResult(content=[types.TextContent(type="text", text=as_text(answer))],
+                                structured_content=answer if isinstance(answer, dict) else None, is_error=False)
 
 
 def is_url(command: str) -> bool:
@@ -108,6 +149,7 @@ class MCPTools:
             self.close()
             raise
         self.tools = [self._tool(t) for t in listed]
+        install_client_hook()
 
     async def _serve(self) -> None:
         """Hold the session open on the helper loop until ``close``."""
@@ -151,8 +193,9 @@ class MCPTools:
         """Call a tool on the server (blocks until it answers)."""
         if self.session is None:
             raise BackendError("the MCP server is closed")
-        answer = self._wait(asyncio.run_coroutine_threadsafe(
-            self.session.call_tool(name, dict(arguments or {})), self.loop))
+        call_tool = _server_call or self.mcp.ClientSession.call_tool  # the server's answer, never the world's:
+        answer = self._wait(asyncio.run_coroutine_threadsafe(  # the task would inherit the caller's rollout
+            call_tool(self.session, name, dict(arguments or {})), self.loop))
         return _result(answer)
 
     def execute(self, name: str, arguments: Any = None) -> Any:

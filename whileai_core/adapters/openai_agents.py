@@ -4,11 +4,14 @@ Every ``FunctionTool`` of the agent (and of the agents it hands off to) is copie
 wrapped: inside a rollout the world answers it (fault first). ``Runner.run`` is awaited on the adapters' loop.
 The row's steps come from ``RunResult.new_items``: tool calls and outputs paired by call id, the calls of one
 model response sharing a ``turn``, a handoff as the SDK's ``transfer_to_<agent>`` call with
-``{"handoff": {"from", "to"}}``, intermediate messages as text steps; ``usage`` from the run context.
+``{"handoff": {"from", "to"}}``, intermediate messages as text steps; ``usage`` from the run context. The
+agent's ``mcp_servers`` that are not connected yet are connected on the adapters' loop on the first run; their
+tool calls reach the world through the MCP client hook (``adapters.mcp``) once ``wai.mcp_tools`` listed them.
 """
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 from typing import Any
 
@@ -85,6 +88,18 @@ class OpenAIAgentsAdapter(AgentAdapter):
         super().__init__(obj, name=name)
         self.run_config, self.max_turns = run_config, max_turns
         self.routed = _routed_agent(obj, {})
+        self._connecting = asyncio.Lock()
+
+    async def connect_mcp(self) -> None:
+        """Connect the MCP servers of the agent (and of those it hands off to) that are not connected yet, on
+        the adapters' loop, where the runs go (a client session binds to the loop it was opened on); their
+        calls then pass through the world (``whileai_core.adapters.mcp.install_client_hook``)."""
+        for agent in _agents(self.obj, set()):
+            for server in getattr(agent, "mcp_servers", None) or ():
+                if getattr(server, "session", "") is None:
+                    async with self._connecting:
+                        if server.session is None:
+                            await server.connect()
 
     def tools(self) -> list[Tool]:
         out: dict[str, Tool] = {}
@@ -110,6 +125,7 @@ class OpenAIAgentsAdapter(AgentAdapter):
         kwargs: dict[str, Any] = {"max_turns": self.max_turns}
         if self.run_config is not None:
             kwargs["run_config"] = self.run_config
+        await self.connect_mcp()
         result = await sdk.Runner.run(self.routed, message, **kwargs)
         usage = result.context_wrapper.usage
         return {"steps": trajectory(result.new_items), "final_text": str(result.final_output or ""),

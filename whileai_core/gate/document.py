@@ -16,7 +16,7 @@ import os
 from collections.abc import Iterable, Mapping
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, cast
 
 from whileai_core import defaults as D
 from whileai_core import distribution_version
@@ -31,8 +31,85 @@ from whileai_core.errors import (
 from whileai_core.rows import stable_id
 
 __all__ = ["HASH_FIELD", "SCHEMA", "BaselineError", "CorruptBaseline", "EditedBaseline", "IncompatibleBaseline",
-           "MissingBaseline", "baseline_index", "check_compatible", "content_hash", "dump_document", "fingerprint", "load_document", "run_document",
+           "MissingBaseline", "RunDocument", "ScenarioEntry", "baseline_index", "check_compatible", "content_hash", "dump_document", "fingerprint", "load_document", "run_document",
            "scenario_incompatibility", "schema_major", "validate_document"]
+
+class ScenarioEntry(TypedDict, total=False):
+    """One scenario's entry in a run document (``scenarios[i]``), as the plugin writes it (docs/plugin.md).
+
+    ``key``, ``k`` and ``rewards`` are required of a stored document (``validate_document``); a document read
+    from disk may carry fewer of the rest (older versions) and keys not listed here are kept as they are."""
+
+    key: str
+    nodeid: str
+    k: int
+    seed: int
+    judge: str | None
+    rewards: list[float | None]  # every trial's counted reward (None: unscored), in trial order
+    trial_indices: list[int]
+    pass_reward: float
+    passes: int
+    n_scored: int
+    unscored: int
+    trial_states: list[str | None]  # each trial's ledger state (gate.ledger; None: scored)
+    ledger: dict[str, Any]
+    unscored_policy: str
+    errors: int
+    agent_error: str | None
+    judge_errors: int
+    judge_error: str | None
+    infra_errors: int
+    infra_error: str | None
+    pass_rate: float | None
+    metric: str
+    value: float | None
+    ci: list[float] | None
+    level: float
+    min_pass_rate: float | None
+    max_drop: float
+    baseline: dict[str, Any] | None  # the baseline's passes, n_scored, pass_rate and Wilson ci
+    baseline_note: str | None
+    delta: float | None
+    delta_ci: list[float] | None  # Newcombe
+    p_value: float | None
+    p_threshold: float
+    failures: list[str]
+    scenario_id: str | None
+    scenario: dict[str, Any]  # the covering-array cell
+    prompt: str | None
+    location: list[Any]
+    round: int  # --wai-sequential: the round of a round's entry (merged entries carry ``rounds``)
+    rounds: int
+    transcripts: list[dict[str, Any]]
+    usage: dict[str, Any]
+    budget_stop: str | None
+    faults_undelivered: int
+    faults_scheduled: int
+    pooled: dict[str, Any]  # a pooled baseline's entry (measure.history.pool_runs)
+
+
+class RunDocument(TypedDict, total=False):
+    """A run document (``schema: "whileai.run/1"``; docs/plugin.md): ``schema``, ``scenarios`` and
+    ``fingerprint`` are required of a stored one (``validate_document``)."""
+
+    schema: str
+    whileai_version: str
+    created: str
+    name: str | None
+    store: str | None
+    commit_info: dict[str, Any]
+    machine_info: dict[str, Any]
+    run_info: dict[str, Any]
+    fingerprint: dict[str, Any]
+    settings: dict[str, Any]
+    gate: dict[str, Any] | None  # Gate.to_dict()
+    scenarios: list[ScenarioEntry]
+    sequential: dict[str, Any]  # --wai-sequential: rounds run and why it stopped
+    baseline_history: dict[str, Any]  # a pooled baseline (BRANCH~N): its runs and noise
+    outcome: dict[str, Any]  # the session's exit status, green, complete
+    imported: dict[str, Any]  # another framework's results as a run document: their load report (interop)
+    content_hash: str  # HASH_FIELD, written last
+
 
 SCHEMA = D.RUN_SCHEMA
 HASH_FIELD = "content_hash"  # sha256 of the document without this field, in canonical JSON (``content_hash``)
@@ -58,12 +135,12 @@ def utc_now() -> str:
 def run_document(results: Iterable[Mapping[str, Any]], *, settings: Mapping[str, Any], commit: Mapping[str, Any],
                  machine: Mapping[str, Any], run_info: Mapping[str, Any], fingerprint_extra: str = "",
                  name: str | None = None, gate: Mapping[str, Any] | None = None,
-                 store: str | os.PathLike[str] | None = None) -> dict[str, Any]:
+                 store: str | os.PathLike[str] | None = None) -> RunDocument:
     """A JSON-able run document from per-scenario results (sorted by key, so files diff cleanly).
 
     ``store`` is the absolute store directory of the run, so CI steps find the saved baseline without
     guessing where pytest's rootdir put it."""
-    scenarios = sorted((dict(r) for r in results), key=lambda r: r["key"])
+    scenarios = sorted((cast(ScenarioEntry, dict(r)) for r in results), key=lambda r: r["key"])
     return {
         "schema": SCHEMA,
         "whileai_version": distribution_version(),
@@ -80,7 +157,7 @@ def run_document(results: Iterable[Mapping[str, Any]], *, settings: Mapping[str,
     }
 
 
-def validate_document(doc: Any, *, source: str) -> dict[str, Any]:
+def validate_document(doc: Any, *, source: str) -> RunDocument:
     """Check a loaded document's shape; anything off is a ``CorruptBaseline`` naming the field."""
     fix = "delete it, or re-save it with --wai-save=NAME"
     if not isinstance(doc, dict):
@@ -104,7 +181,7 @@ def validate_document(doc: Any, *, source: str) -> dict[str, Any]:
             if r is not None and (isinstance(r, bool) or not isinstance(r, (int, float)) or not 0 <= r <= 1):
                 raise CorruptBaseline(f"{source}: scenario {sc['key']!r} (scenarios[{i}]) has reward {r!r} at "
                                       f"rewards[{j}], not in [0, 1]; {fix}")
-    return doc
+    return cast(RunDocument, doc)  # its required fields checked above
 
 
 def content_hash(doc: Mapping[str, Any]) -> str:
@@ -129,7 +206,7 @@ def check_hash(doc: Mapping[str, Any], *, source: str) -> None:
                              "--wai-save=NAME")
 
 
-def load_document(path: str | os.PathLike[str]) -> dict[str, Any]:
+def load_document(path: str | os.PathLike[str]) -> RunDocument:
     """Read, check the content hash of, and validate one run document (errors name the file and the fix)."""
     p = Path(path)
     try:
@@ -155,7 +232,7 @@ def dump_document(doc: Mapping[str, Any]) -> str:
                       allow_nan=False) + "\n"
 
 
-def baseline_index(doc: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+def baseline_index(doc: Mapping[str, Any]) -> dict[str, ScenarioEntry]:
     """Scenario entries of a run document by key."""
     return {sc["key"]: sc for sc in doc.get("scenarios", [])}
 

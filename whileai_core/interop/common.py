@@ -13,10 +13,13 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from whileai_core import defaults as D
 from whileai_core.errors import MissingExtra
+
+if TYPE_CHECKING:
+    from whileai_core.gate.document import RunDocument
 
 FORMATS = ("inspect_ai", "lm_eval", "promptfoo")
 EXTRA = {"inspect_ai": "inspect-ai", "lm_eval": "lm-eval", "deepeval": "deepeval", "promptfoo": None}
@@ -100,7 +103,7 @@ class Imported:
     rows: list[dict[str, Any]]
     report: ImportReport
 
-    def document(self, **kwargs: Any) -> dict[str, Any]:
+    def document(self, **kwargs: Any) -> RunDocument:
         from whileai_core.interop.document import to_document
 
         return to_document(self, **kwargs)

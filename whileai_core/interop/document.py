@@ -10,9 +10,12 @@ by name, as the plugin refuses another judge. Unscored trials count as the gate'
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from whileai_core import defaults as D
+
+if TYPE_CHECKING:
+    from whileai_core.gate.document import RunDocument
 
 
 def entries(rows: Iterable[Mapping[str, Any]], *, policy: str = D.GATE_UNSCORED_POLICY,
@@ -49,7 +52,7 @@ def entries(rows: Iterable[Mapping[str, Any]], *, policy: str = D.GATE_UNSCORED_
 
 
 def to_document(imported: Any, *, policy: str = D.GATE_UNSCORED_POLICY, name: str | None = None,
-                run_info: Mapping[str, Any] | None = None, fingerprint_extra: str = "") -> dict[str, Any]:
+                run_info: Mapping[str, Any] | None = None, fingerprint_extra: str = "") -> RunDocument:
     """The run document of one import (``whileai_core.gate.document.run_document``), with its load report."""
     from whileai_core.gate.document import run_document
 

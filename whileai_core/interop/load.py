@@ -11,10 +11,13 @@ import json
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from whileai_core.errors import InvalidArgument
 from whileai_core.interop.common import FORMATS, Imported, ImportReport, dedupe
+
+if TYPE_CHECKING:
+    from whileai_core.gate.document import RunDocument
 
 
 def _json_head(path: Path) -> Any:
@@ -112,7 +115,7 @@ def load_results(path: str | os.PathLike[str], *, format: str | None = None, sco
     return Imported(rows, report)
 
 
-def load_run(path: str | os.PathLike[str], **kwargs: Any) -> tuple[dict[str, Any], ImportReport | None]:
+def load_run(path: str | os.PathLike[str], **kwargs: Any) -> tuple[RunDocument, ImportReport | None]:
     """The gate's run document for ``path``: a whileai run document as it is (report None), or any framework's
     results imported (``load_results``) with their load report."""
     p = Path(path)

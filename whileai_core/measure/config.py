@@ -124,5 +124,6 @@ def _finite(value: Any) -> bool:
     if kind is int:
         return True
     if kind is float:
-        return value - value == 0  # neither NaN nor an infinity
+        finite: bool = value - value == 0  # neither NaN nor an infinity
+        return finite
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)

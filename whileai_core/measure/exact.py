@@ -44,7 +44,8 @@ def _over(poly: np.ndarray, i: int) -> np.ndarray:
         out[r::i] = np.cumsum(out[r::i])
     if any(out[len(out) - i:]):
         raise ArithmeticError("the q-multinomial division left a remainder")  # never: a q-multinomial is a polynomial
-    return out[: len(out) - i]
+    quotient: np.ndarray = out[: len(out) - i]
+    return quotient
 
 
 def inversion_counts(ties: Sequence[int]) -> np.ndarray:
@@ -70,7 +71,8 @@ def kendall_s(values: Any) -> np.ndarray:
     """Kendall's S = sum_{i<j} sign(v_j - v_i) between position and value, per row of a 2-D array (vectorized)."""
     v = np.atleast_2d(np.asarray(values, dtype=float))
     i, j = np.triu_indices(v.shape[1], k=1)
-    return np.sign(v[:, j] - v[:, i]).sum(axis=1).astype(np.int64)
+    s: np.ndarray = np.sign(v[:, j] - v[:, i]).sum(axis=1).astype(np.int64)
+    return s
 
 
 def mann_kendall_exact(values: Sequence[float], *, exact_max: int = D.MANN_KENDALL_EXACT_MAX

@@ -78,7 +78,8 @@ class TaskCounts:
 
     @property
     def rates(self) -> np.ndarray:
-        return self.c / self.n
+        rates: np.ndarray = self.c / self.n
+        return rates
 
     def skipped_note(self) -> str | None:
         parts = []

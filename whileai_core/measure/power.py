@@ -65,7 +65,8 @@ def draw_counts(n: int, *, base: float, effect: float, k: int, omega2: float, ru
 def _spectrum(log_mag: np.ndarray, phase: np.ndarray) -> np.ndarray:
     """exp(log_mag + i phase), built from real exp / cos / sin (several times faster than complex exp)."""
     mag = np.exp(log_mag)
-    return mag * np.cos(phase) + 1j * (mag * np.sin(phase))
+    spectrum: np.ndarray = mag * np.cos(phase) + 1j * (mag * np.sin(phase))
+    return spectrum
 
 
 def signflip_pvalues(diffs: np.ndarray, k: int) -> np.ndarray:
@@ -99,7 +100,8 @@ def signflip_pvalues(diffs: np.ndarray, k: int) -> np.ndarray:
     return out
 
 
-def _order_statistic_uniforms(draws: int, position: float, runs: int, rng: np.random.Generator):
+def _order_statistic_uniforms(draws: int, position: float, runs: int,
+                              rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     """Uniform order statistics U_(i), U_(i+1) of ``draws`` iid uniforms, i = floor(position), for each run.
 
     U_(i) ~ Beta(i+1, draws-i) and, given it, U_(i+1) is the smallest of the draws-i-1 uniforms above it.

@@ -130,7 +130,8 @@ def bootstrap_ci(values: Sequence[float], *, stat: Callable[..., float] | None =
     if len(v) < stats.check_int(min_n, "min_n", 1):
         return None
     if stat is None or stat is np.mean or stat is statistics.mean:
-        return stats.bootstrap_mean_ci(v, level=level, draws=n_boot, seed=seed, min_n=min_n)
+        ci: tuple[float, float] | None = stats.bootstrap_mean_ci(v, level=level, draws=n_boot, seed=seed, min_n=min_n)
+        return ci
     rng = np.random.default_rng(seed)
     samples = v[rng.integers(0, len(v), size=(n_boot, len(v)))]
     try:

@@ -74,7 +74,8 @@ def spent(t: Any, alpha: float) -> np.ndarray:
     from scipy.special import ndtr, ndtri  # scipy.special, not scipy.stats: seconds less to import in a CI run
 
     t = np.clip(np.asarray(t, dtype=float), 1e-12, 1.0)
-    return 2.0 * ndtr(ndtri(alpha / 2.0) / np.sqrt(t))
+    level: np.ndarray = 2.0 * ndtr(ndtri(alpha / 2.0) / np.sqrt(t))
+    return level
 
 
 @functools.lru_cache(maxsize=512)
@@ -99,7 +100,8 @@ def _boundaries(fractions: tuple[float, ...], alpha: float, points: int, width: 
             sd, at, weighted = math.sqrt(dt), grid, mass
 
             def excess(b: float) -> float:
-                return float(np.sum(weighted * ndtr((at - b) / sd))) - pi
+                gap: float = float(np.sum(weighted * ndtr((at - b) / sd))) - pi
+                return gap
 
             w = brentq(excess, float(grid[0]) - 10.0, 60.0, xtol=1e-10) if pi > 0 else math.inf
             c = w / math.sqrt(t)
@@ -167,7 +169,8 @@ def fractions_of(before_n: Any, after_n: Any, planned: Any) -> np.ndarray:
     an = np.asarray(after_n, dtype=float)
     k = np.broadcast_to(np.asarray(planned, dtype=float), bn.shape)
     full = np.mean(1 / k + 1 / bn, axis=-1)
-    return np.clip(full / np.mean(1 / an + 1 / bn, axis=-1), 1e-9, 1.0)
+    share: np.ndarray = np.clip(full / np.mean(1 / an + 1 / bn, axis=-1), 1e-9, 1.0)
+    return share
 
 
 @dataclass(frozen=True)

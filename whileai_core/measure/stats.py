@@ -135,7 +135,8 @@ def _falling_ratio(top: np.ndarray, n: np.ndarray, k: int) -> np.ndarray:
     num = cell_top[:, None] - j  # (cells, k)
     den = cell_n[:, None] - j
     factors = np.where(num > 0, num / den, 0.0)
-    return np.prod(factors, axis=1)[inverse.reshape(-1)]
+    per_row: np.ndarray = np.prod(factors, axis=1)[inverse.reshape(-1)]
+    return per_row
 
 
 def pass_at_k(n: Any, c: Any, k: int) -> np.ndarray:

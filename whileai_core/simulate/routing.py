@@ -132,6 +132,11 @@ def done_executing(token: contextvars.Token[bool]) -> None:
     _EXECUTING.reset(token)
 
 
+def in_execute() -> bool:
+    """Whether ``execute=`` runs a real tool body now (a framework's hook then lets the call through)."""
+    return _EXECUTING.get()
+
+
 # -- threads started inside a rollout see its context ------------------------------------------------
 _installed = False
 _install_lock = threading.Lock()

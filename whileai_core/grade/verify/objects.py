@@ -49,6 +49,7 @@ from whileai_core.grade.verify.split import (
     _run_tests,
     overlay_setup,
     shadows_builtin,
+    with_solution_module,
 )
 
 __all__ = ["Handle", "object_server_program", "ops_table", "run_isolated"]
@@ -468,7 +469,8 @@ def run_isolated(tests: str, unit: str, req_fd: int, rep_fd: int, deadline: floa
             return
         if not overlay_setup(ns, out):
             return
-        _run_tests(tests, ns, out, [unit] if unit else [])
+        with_solution_module(ns)
+        _run_tests(tests, ns, out, [unit] if unit else [], deadline=deadline)
         if link.callback_failures:
             if unit and out.results.get(unit) == "ok":
                 out.results[unit] = "AssertionError"

@@ -62,13 +62,15 @@ def encode(value: Any, max_nodes: int = 1_000_000, max_depth: int = 200, max_ite
                 return hook(v)
             if isinstance(v, dict):
                 return ["d", [[enc(k, depth + 1), enc(x, depth + 1)] for k, x in dict.items(v)]]
-            base = list if isinstance(v, list) else tuple if isinstance(v, tuple) else \
+            base: Any = list if isinstance(v, list) else tuple if isinstance(v, tuple) else \
                 set if isinstance(v, set) else frozenset
             tag = "l" if base is list else "t" if base is tuple else "S" if base is set else "F"
             return [tag, [enc(x, depth + 1) for x in base.__iter__(v)]]
         if t.__name__ in ("generator", "map", "filter", "zip", "enumerate", "range", "reversed",
                           "list_iterator", "tuple_iterator", "dict_keys", "dict_values", "dict_items",
                           "set_iterator", "str_iterator", "range_iterator", "itertools.chain"):
+            if hook is not None:
+                return hook(v)  # isolated mode: iterated lazily through the handle (an endless generator works)
             items = []
             for x in v:
                 items.append(enc(x, depth + 1))

@@ -74,6 +74,16 @@ for k, target in (("secret", 3), ("report", 4), ("status", 5)):
         os.close(high[k])
 libc = ctypes.CDLL(None, use_errno=True)
 root = os.geteuid() == 0
+ns_root = False  # root of an unprivileged user namespace (the caller's uid outside): mounts, no uid drop
+real_uid, real_gid = os.getuid(), os.getgid()
+def map_root():
+    try:
+        for name, text in (("setgroups", "deny"), ("uid_map", "0 %d 1" % real_uid), ("gid_map", "0 %d 1" % real_gid)):
+            with open("/proc/self/" + name, "w") as fh:
+                fh.write(text)
+        return True
+    except OSError:
+        return False
 lim = cfg["limits"]
 def set_limits():
     for name, value in (("RLIMIT_CPU", (lim["cpu"], lim["cpu"] + 1)), ("RLIMIT_AS", (lim["as"], lim["as"])),
@@ -144,8 +154,16 @@ def expose(opened):
 MS_BIND, MS_REMOUNT, MS_RDONLY = 4096, 32, 1
 PIVOT_ROOT = {"x86_64": 155, "aarch64": 41}.get(os.uname().machine)
 def bind_ro(src, dst):
-    return libc.mount(src.encode(), dst.encode(), None, MS_BIND | MS_REC, None) == 0 and libc.mount(
-        None, dst.encode(), None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_REC, None) == 0
+    if libc.mount(src.encode(), dst.encode(), None, MS_BIND | MS_REC, None) != 0:
+        return False
+    # keep the source's nosuid/nodev/noexec/atime flags: in a user namespace they are locked, and a read-only
+    # remount that drops them is refused
+    try:
+        f = os.statvfs(dst).f_flag
+    except OSError:
+        f = 0
+    keep = (f & (2 | 4 | 8 | 1024 | 2048)) | (2097152 if f & 4096 else 0)
+    return libc.mount(None, dst.encode(), None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_REC | keep, None) == 0
 def minimal_root(fds):
     # a new root holding only the system dirs, the interpreter's paths and ro_paths (read-only), a few devices, a
     # fresh /proc and a size-capped /tmp; pivot into it, so no other host file or unix socket is reachable
@@ -206,6 +224,12 @@ if cfg["isolate"]:
     elif root and libc.unshare(NEWNET) == 0:
         st["net_namespace"] = True
         st["notes"].append("no mount namespace: /tmp is shared (uid drop still blocks other users' files)")
+    elif not root and libc.unshare(NEWUSER | NEWNET | NEWNS | NEWPID) == 0:
+        # as for root, in a user namespace of our own: its root (the caller's uid outside) may mount, so the
+        # same private /proc, /tmp and new root hide the host; the pid namespace hides (and shields) the grader
+        st["net_namespace"] = st["mount_namespace"] = st["pid_namespace"] = True
+        ns_root = map_root()
+        st["notes"].append("unprivileged user namespace: network, mounts and pids isolated, no uid drop")
     elif not root and libc.unshare(NEWUSER | NEWNET) == 0:
         st["net_namespace"] = True
         st["notes"].append("unprivileged user namespace: network isolated, no uid drop")
@@ -240,7 +264,7 @@ if cfg["isolate"]:
                     os._exit(0)
         os.close(w)
     opened = open_paths(cfg["expose"])
-    root_fds = open_paths(cfg["root_paths"]) if root else []
+    root_fds = open_paths(cfg["root_paths"]) if root or ns_root else []
     if st["mount_namespace"]:
         # private propagation first, or the mounts below would appear on the host
         if libc.mount(None, b"/", None, MS_REC | MS_PRIVATE, None) == 0:
@@ -284,7 +308,7 @@ if root:
     st["uid"] = uid
     st["user_dropped"] = os.getuid() == uid and os.geteuid() == uid
 else:
-    st["uid"] = os.getuid()
+    st["uid"] = real_uid  # the uid outside (root inside a user namespace of our own maps to it)
     st["notes"].append("not root: no uid drop, so RLIMIT_NPROC counts all of this user's processes")
 st["workdir"] = work
 python = cfg["python"]

@@ -27,6 +27,7 @@ import os
 import sys
 import threading
 import time
+import types
 from collections.abc import Callable
 from typing import Any
 
@@ -34,7 +35,7 @@ from whileai_core.grade.verify import plaindata
 from whileai_core.grade.verify.plaindata import Unplain, decode, encode
 
 __all__ = ["CandidateGone", "Report", "SplitOutcome", "Unsplittable", "overlay_setup", "run_split", "server_program",
-           "shadows_builtin", "test_units"]
+           "shadows_builtin", "test_units", "with_solution_module"]
 
 REQUEST_FD = 3
 REPLY_FD = 4
@@ -309,7 +310,10 @@ _BUILTIN_NAMES = frozenset(dir(builtins))
 
 def shadows_builtin(name: str, out: SplitOutcome) -> bool:
     """A candidate's top-level ``abs``/``len``/``sorted``... is never handed to the tests (they would compare with
-    the candidate's own ``abs``); recorded in ``out.shadowed``. Only an explicit ``entry_point=`` may."""
+    the candidate's own ``abs``); recorded in ``out.shadowed``. Only an explicit ``entry_point=`` may. Dunder names
+    (``__builtins__``, ``__name__``: only a forged manifest sends them) are dropped silently."""
+    if name.startswith("__"):
+        return True
     if name in _BUILTIN_NAMES and name != out.entry:
         out.shadowed.append(name)
         return True
@@ -344,6 +348,25 @@ def overlay_setup(ns: dict[str, Any], out: SplitOutcome) -> bool:
         if not n.startswith("__") and n not in keep:
             ns[n] = v
     return True
+
+
+def with_solution_module(ns: dict[str, Any]) -> None:
+    """Give the tests ``import solution`` / ``from solution import f``: the candidate's module as the tests see it
+    (its names from ``ns``: stand-ins, handles, plain values), through the tests' own ``__import__``. Never a
+    ``solution`` module on the grader's path (a reference solution there would pass every candidate), and no
+    change to this process's ``sys.modules``."""
+    mod = types.ModuleType("solution")
+    mod.__dict__.update({n: v for n, v in ns.items() if not n.startswith("__")})
+    real_import = builtins.__import__
+
+    def tests_import(name: str, globals: Any = None, locals: Any = None, fromlist: Any = (), level: int = 0) -> Any:
+        if level == 0 and (name == "solution" or name.startswith("solution.")):
+            if name != "solution":
+                raise ModuleNotFoundError(f"No module named {name!r}")
+            return mod
+        return real_import(name, globals, locals, fromlist, level)
+
+    ns["__builtins__"] = {**builtins.__dict__, "__import__": tests_import}
 
 
 def _namespace(link: _Link, names: Any, out: SplitOutcome) -> dict[str, Any]:
@@ -398,7 +421,8 @@ def run_split(tests: str, req_fd: int, rep_fd: int, deadline: float, out: SplitO
         if out.status != "ok":
             return
         if overlay_setup(ns, out):
-            _run_tests(tests, ns, out)
+            with_solution_module(ns)
+            _run_tests(tests, ns, out, deadline=deadline)
     except CandidateGone as exc:
         out.protocol = str(exc)
     except Unsplittable as exc:
@@ -412,8 +436,34 @@ def run_split(tests: str, req_fd: int, rep_fd: int, deadline: float, out: SplitO
             pass
 
 
-def _run_tests(tests: str, ns: dict[str, Any], out: SplitOutcome, units: list[str] | None = None) -> None:
-    """Run the tests' top level in ``ns``, then each of ``units`` (default: every top-level ``test_*``)."""
+def _deadline_tracer(deadline: float) -> Any:
+    """A trace function for the tests' own frames (``tests.py``) that ends them at the run's deadline, so a test
+    looping on what the candidate returned (``for _ in range(n)``, n = 10**15) cannot keep a thread of the grader
+    busy after the sandbox is gone. Other frames are not traced."""
+    def local(frame: Any, event: str, arg: Any) -> Any:
+        if time.monotonic() > deadline:
+            raise CandidateGone("timed out (the tests were still running at the deadline)")
+        return local
+
+    def start(frame: Any, event: str, arg: Any) -> Any:
+        return local if frame.f_code.co_filename == "tests.py" else None
+    return start
+
+
+def _run_tests(tests: str, ns: dict[str, Any], out: SplitOutcome, units: list[str] | None = None,
+               deadline: float | None = None) -> None:
+    """Run the tests' top level in ``ns``, then each of ``units`` (default: every top-level ``test_*``); past
+    ``deadline`` the tests' own code stops (``CandidateGone``)."""
+    if deadline is not None:
+        sys.settrace(_deadline_tracer(deadline))  # this thread only: the run's channel thread
+    try:
+        _run_units(tests, ns, out, units)
+    finally:
+        if deadline is not None:
+            sys.settrace(None)
+
+
+def _run_units(tests: str, ns: dict[str, Any], out: SplitOutcome, units: list[str] | None) -> None:
     try:
         exec(compile(tests, "tests.py", "exec"), ns)  # noqa: S102 - the task's own trusted tests, in the parent
     except (CandidateGone, Unsplittable):
