@@ -12,12 +12,11 @@ from typing import Any
 import pytest
 
 from pytest_whileai import options
+from pytest_whileai.keys import WAI_SESSION
 from pytest_whileai.markers import MARKER_LINES
 
 
 def _wai(config: pytest.Config) -> Any:
-    from pytest_whileai.keys import WAI_SESSION
-
     return config.stash.get(WAI_SESSION, None)
 
 
@@ -134,20 +133,27 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     )
 
     marker = pytest.mark.whileai
+    whileai_names = (*EVAL_FIXTURES, "wai_scenario")
+    parsed: dict[tuple[int, ...], tuple[Any, Any, Any]] = {}  # marker ids -> (the markers, thresholds, pinned key)
     for item in items:
         names = getattr(item, "fixturenames", ())
-        if not any(n in names for n in (*EVAL_FIXTURES, "wai_scenario")):
+        if not any(n in names for n in whileai_names):
             continue  # not a whileai test: nothing to do (keeps plain suites at plain speed)
         item.add_marker(marker)
+        wai_mark, scen, key_mark = (item.get_closest_marker(m) for m in ("wai", "wai_scenarios", "wai_key"))
+        # the items of one parametrized test share these marker objects: parse them once (the cache holds the
+        # markers, so an id cannot be reused); a bad marker is not cached, each item gets its own error
+        ids = (id(wai_mark), id(scen), id(key_mark))
         try:
-            thresholds = parse_wai_marker(item.get_closest_marker("wai"), where=item.nodeid)
-            scen = item.get_closest_marker("wai_scenarios")
-            repeats = parse_scenarios_marker(scen, where=item.nodeid)["repeats"] if scen is not None else None
-            if repeats is not None and thresholds.trials is None:
-                thresholds = dataclasses.replace(thresholds, trials=repeats)
+            if ids not in parsed:
+                thresholds = parse_wai_marker(wai_mark, where=item.nodeid)
+                repeats = parse_scenarios_marker(scen, where=item.nodeid)["repeats"] if scen is not None else None
+                if repeats is not None and thresholds.trials is None:
+                    thresholds = dataclasses.replace(thresholds, trials=repeats)
+                parsed[ids] = ((wai_mark, scen, key_mark), thresholds, parse_key_marker(key_mark, where=item.nodeid))
+            _, thresholds, pinned = parsed[ids]
             item.stash[WAI_THRESHOLDS] = thresholds
-            item.stash[WAI_KEY] = baseline_key(item, parse_key_marker(item.get_closest_marker("wai_key"),
-                                                                      where=item.nodeid))
+            item.stash[WAI_KEY] = baseline_key(item, pinned)
         except WaiMarkerError as exc:
             item.stash[MARK_ERROR] = str(exc)  # the wai_eval fixture fails the item with it at setup
     from pytest_whileai.collect import refuse_shared_keys
@@ -258,7 +264,10 @@ class ControllerHooks:
     """Hooks bound to one session's ``WaiSession`` (a report carries no config), registered on the controller."""
 
     def __init__(self, wai: Any) -> None:
+        from pytest_whileai.session import ENTRY_ATTR, NOT_RUN_ATTR
+
         self.wai = wai
+        self._entry_attr, self._not_run_attr = ENTRY_ATTR, NOT_RUN_ATTR
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:  # a suite that did not collect whole is never saved as a baseline
@@ -267,12 +276,10 @@ class ControllerHooks:
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         """Gather each scenario's entry as its report arrives (from this process or an xdist worker)."""
-        from pytest_whileai.session import ENTRY_ATTR, NOT_RUN_ATTR
-
-        entry = getattr(report, ENTRY_ATTR, None)
+        entry = getattr(report, self._entry_attr, None)
         if isinstance(entry, dict) and "key" in entry:
             self.wai.add_result(entry)
-        lost = getattr(report, NOT_RUN_ATTR, None)
+        lost = getattr(report, self._not_run_attr, None)
         if isinstance(lost, dict) and "id" in lost:  # failed before recording: its trials are in the ledger
             self.wai.not_run.setdefault(str(lost["id"]), {k: v for k, v in lost.items() if k != "id"})
         if report.when == "teardown":
@@ -307,15 +314,19 @@ def pytest_runtestloop(session: pytest.Session) -> Any:
             session.config.hook.pytest_runtest_logreport(report=report)
     if wai is not None and not wai.worker and (wai.results or wai.baseline is not None or wai.failed_workers
                                                or wai.not_run or wai.collect_errors):
+        from pytest_whileai.gate import plans
         from pytest_whileai.gate.verdict import forget_gate_failure, gate_reports
         from whileai_core.gate.compare import GateSettings, compute_gate
 
         s = wai.settings
+        known = plans.load(session.config)  # the power line's plans from earlier runs (pytest's cache)
+        n_known = len(known or ())
         wai.gate = compute_gate(wai.results, wai.baseline_index if wai.baseline is not None else None,
                                 baseline_name=s.baseline, settings=GateSettings.of(s), baseline_note=wai.baseline_note,
                                 min_paired_share=s.min_paired_share, require_baseline=bool(wai.strict),
                                 failed_workers=wai.failed_workers, strict_reason=wai.strict,
                                 not_run=list(wai.not_run.values()),
+<<<<<<< HEAD
                                 noise=wai.history.noise if wai.history is not None else None)
         from whileai_core.gate.compare import mark_incomplete
 
@@ -326,6 +337,10 @@ def pytest_runtestloop(session: pytest.Session) -> Any:
         if wai.collect_errors:  # --continue-on-collection-errors: what did not collect was not measured
             mark_incomplete(wai.gate, f"collection error in {', '.join(wai.collect_errors)}: the suite did not "
                                       "collect whole")
+=======
+                                noise=wai.history.noise if wai.history is not None else None, plan_cache=known)
+        plans.store(session.config, known, n_known)
+>>>>>>> speed
         reports = gate_reports(wai.gate)  # a red gate is a failed test that pytest counts, lists and writes
         session.testscollected += bool(reports)  # one more test, so the progress counter ends at 100%
         for report in reports:

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from pytest_whileai.gate import store as S
-from pytest_whileai.keys import ENTRY_SENT, WAI_RESULT
+from pytest_whileai.keys import ENTRY_SENT, WAI_KEY, WAI_RESULT, WAI_SESSION, WAI_THRESHOLDS
 from pytest_whileai.options import Settings
 from whileai_core.errors import CorruptBaseline, IncompatibleBaseline, MissingBaseline
 from whileai_core.gate import document as rundoc
@@ -33,8 +33,6 @@ _UNRECORDED = pytest.StashKey[bool]()
 
 def _planned_trials(item: pytest.Item) -> int:
     """The trials this item was to run: its k, or under --wai-sequential its round's share of k."""
-    from pytest_whileai.keys import WAI_SESSION, WAI_THRESHOLDS
-
     settings = item.config.stash[WAI_SESSION].settings
     thresholds = item.stash.get(WAI_THRESHOLDS, None)
     k = (thresholds.trials if thresholds is not None else None) or settings.trials
@@ -51,8 +49,6 @@ def _note_unrecorded(item: pytest.Item, report: pytest.TestReport) -> None:
     """A whileai item whose test body failed without recording a result: its planned trials go in the ledger as
     ``not_run`` (on the teardown report, so they leave an xdist worker too). A setup error (a bad marker, a
     shared key) is already an error on the final line and is not counted again."""
-    from pytest_whileai.keys import WAI_KEY
-
     if WAI_KEY not in item.stash:
         return
     if report.failed and report.when == "call":
