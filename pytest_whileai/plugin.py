@@ -326,8 +326,8 @@ def pytest_runtestloop(session: pytest.Session) -> Any:
                                 min_paired_share=s.min_paired_share, require_baseline=bool(wai.strict),
                                 failed_workers=wai.failed_workers, strict_reason=wai.strict,
                                 not_run=list(wai.not_run.values()),
-<<<<<<< HEAD
-                                noise=wai.history.noise if wai.history is not None else None)
+                                noise=wai.history.noise if wai.history is not None else None, plan_cache=known)
+        plans.store(session.config, known, n_known)
         from whileai_core.gate.compare import mark_incomplete
 
         over = wai.whole_run_over_budget()
@@ -337,10 +337,6 @@ def pytest_runtestloop(session: pytest.Session) -> Any:
         if wai.collect_errors:  # --continue-on-collection-errors: what did not collect was not measured
             mark_incomplete(wai.gate, f"collection error in {', '.join(wai.collect_errors)}: the suite did not "
                                       "collect whole")
-=======
-                                noise=wai.history.noise if wai.history is not None else None, plan_cache=known)
-        plans.store(session.config, known, n_known)
->>>>>>> speed
         reports = gate_reports(wai.gate)  # a red gate is a failed test that pytest counts, lists and writes
         session.testscollected += bool(reports)  # one more test, so the progress counter ends at 100%
         for report in reports:
