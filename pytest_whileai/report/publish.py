@@ -8,6 +8,8 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+import pytest
+
 from pytest_whileai.gate.store import Store
 from pytest_whileai.report import markdown
 from whileai_core.gate.document import dump_document
@@ -36,8 +38,8 @@ def write_outputs(wai: Any) -> None:
                         "report lists every finished scenario)")
     if any(e.get("budget_stop") for e in wai.results.values()):
         wai.refuse_save("--wai-budget stopped this run early, so it is partial")
-    if wai.gate is not None and wai.gate.status == "incomplete":
-        wai.refuse_save("the gate is INCOMPLETE (too many planned trials went unscored), so this run is partial")
+    if wai.gate is not None and wai.gate.status == "incomplete":  # the gate line says why (unscored, crash, budget)
+        wai.refuse_save("the gate is INCOMPLETE, so this run is partial")
     if s.trial_index is not None and (s.save or s.autosave):
         wai.notes.append("not saving a baseline in reproduce mode (--wai-trial-index runs one trial per scenario)")
     elif wai.save_refusals and (s.save or s.autosave):
@@ -61,7 +63,8 @@ def write_outputs(wai: Any) -> None:
     if s.junitxml:
         from pytest_whileai.report import junit
 
-        jobs.append(("junitxml", lambda: junit.write(s.junitxml, wai.results, wai.gate, baseline=s.baseline)))
+        jobs.append(("junitxml", lambda: junit.write(s.junitxml, wai.results, wai.gate, baseline=s.baseline,
+                                                              collect_errors=wai.collect_errors)))
     if s.html:
         jobs.append(("html", lambda: _write_html(wai, document())))
     if s.mlflow:
@@ -71,6 +74,9 @@ def write_outputs(wai: Any) -> None:
             wai.saved.append(str(job()))
         except (OSError, ValueError, ImportError) as exc:
             wai.write_errors.append(f"could not write the {what} file: {exc}")
+            if not wai.exit_status:  # a failed write makes the run exit 1: the files written after it say so
+                wai.exit_status = int(pytest.ExitCode.TESTS_FAILED)
+                doc = None
     if markdown.github_enabled(s.github):
         try:
             path = markdown.write_step_summary(wai)
