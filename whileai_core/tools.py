@@ -83,12 +83,7 @@ def annotation_schema(annotation: Any) -> dict[str, Any]:
     if annotation in _SIMPLE:
         return {"type": _SIMPLE[annotation]}
     if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
-        values = [m.value for m in annotation]
-        out: dict[str, Any] = {"enum": values}
-        kind = _json_type_of_values(values)
-        if kind:
-            out["type"] = kind
-        return out
+        return _enum_schema([m.value for m in annotation])
     origin = get_origin(annotation)
     args = get_args(annotation)
     if origin is typing.Annotated:
@@ -98,20 +93,29 @@ def annotation_schema(annotation: Any) -> dict[str, Any]:
             base["description"] = notes[0]
         return base
     if origin is Literal:
-        values = list(args)
-        out = {"enum": values}
-        kind = _json_type_of_values(values)
-        if kind:
-            out["type"] = kind
-        return out
+        return _enum_schema(list(args))
     if origin is Union or (hasattr(types, "UnionType") and isinstance(annotation, types.UnionType)):
         members = [a for a in args if a is not type(None)]
         if len(members) == 1:
             return annotation_schema(members[0])
         return {"anyOf": [annotation_schema(m) for m in members]}
+    return _container_schema(annotation, origin, args)
+
+
+def _enum_schema(values: list[Any]) -> dict[str, Any]:
+    """An ``enum`` of the values, typed when they share one JSON type."""
+    out: dict[str, Any] = {"enum": values}
+    kind = _json_type_of_values(values)
+    if kind:
+        out["type"] = kind
+    return out
+
+
+def _container_schema(annotation: Any, origin: Any, args: tuple[Any, ...]) -> dict[str, Any]:
+    """Arrays (their item type), objects (mappings, dataclasses, TypedDicts, pydantic models); else unsupported."""
     if annotation in (list, tuple, set, frozenset) or origin in (list, tuple, set, frozenset, Sequence,
                                                                   typing.Sequence):
-        out = {"type": "array"}
+        out: dict[str, Any] = {"type": "array"}
         item_args = [a for a in args if a is not Ellipsis]
         if item_args:
             out["items"] = annotation_schema(item_args[0])
