@@ -215,9 +215,9 @@ class _Kept:
 
     def add(self, row: dict[str, Any], index: int, reward: float | None, session: Any) -> str | None:
         """Keep one trial; returns the budget's message when this trial spent the budget."""
+        from whileai_core.adapters.routing import missed
         from whileai_core.report.cost import add_usage, row_usage
         from whileai_core.report.inputs import transcript, trial_status
-        from whileai_core.simulate.routing import missed
 
         spent = row_usage(row)
         add_usage(self.usage, spent)

@@ -42,8 +42,6 @@ KNOWN_FOLDER_LOOPS = {
     ("whileai_core.rowlist", "whileai_core.train.export"):
         "RowList.export(...) imports train.export when called, and train.holdout imports rowlist: the ground floor, "
         "train and the 7 step folders between them form one loop (issue 31 item 5: a composition layer above the steps)",
-    ("whileai_core.simulate.run", "whileai_core.adapters"):
-        "simulate.run wraps a framework agent with adapters when called, and adapters.base imports simulate.routing",
 }
 
 

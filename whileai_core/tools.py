@@ -34,7 +34,7 @@ from whileai_core.errors import InvalidArgument, InvalidArgumentType
 from whileai_core.errors import UnsupportedAnnotation as _Unsupported
 from whileai_core.redact import error_text
 
-#: set by a rollout (``simulate/routing.py``) while it runs: ``route(tool, args, kwargs)`` answers a tool called
+#: set by a rollout (``adapters/routing.py``) while it runs: ``route(tool, args, kwargs)`` answers a tool called
 #: directly by the agent's own code through the rollout's world (its scheduled fault first) and records the call
 ROUTE: contextvars.ContextVar[Callable[[Any, tuple[Any, ...], dict[str, Any]], Any] | None] = \
     contextvars.ContextVar("whileai_tool_route", default=None)
@@ -301,7 +301,7 @@ class Tool:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         route = ROUTE.get()
-        if route is not None:  # inside a rollout: the rollout's world answers (simulate/routing.py)
+        if route is not None:  # inside a rollout: the rollout's world answers (adapters/routing.py)
             return route(self, args, kwargs)
         if self.fn is None:
             raise InvalidArgumentType(f"tool {self.name!r} has no function body to call (it was built from a schema)")
