@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -147,7 +147,7 @@ def build_preference_pairs(
     return PreferencePairs(pairs=pairs, report=report)
 
 
-def _scored_groups(data: list[Row]) -> dict[str, list[tuple[float, int, Row]]]:
+def _scored_groups(data: Sequence[Row]) -> dict[str, list[tuple[float, int, Row]]]:
     """The rows that carry a usable score, as (score, index, row) grouped by normalised prompt."""
     groups: dict[str, list[tuple[float, int, Row]]] = {}
     for i, row in enumerate(data):
