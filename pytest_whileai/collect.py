@@ -35,21 +35,31 @@ def _scenario_from(value: Any, where: str) -> Any:
     from whileai_core.rows import stable_id
     from whileai_core.simulate.situations import Scenario
 
+    return _to_scenario(value, where, None, Scenario, stable_id)
+
+
+def _to_scenario(value: Any, where: str, index: int | None, Scenario: Any, stable_id: Any) -> Any:
+    """``_scenario_from`` with its imports done once per source; an error names ``where`` and item ``index``."""
     if isinstance(value, Scenario):
         return value
     if isinstance(value, str):
         if not value.strip():
-            raise WaiMarkerError(f"{where}: an empty ask; every scenario needs a user message")
+            raise WaiMarkerError(f"{_where(where, index)}: an empty ask; every scenario needs a user message")
         return Scenario(value, task_id="ask-" + stable_id(value))
     if isinstance(value, Mapping):
         prompt = value.get("prompt") or value.get("ask") or value.get("question")
         if not isinstance(prompt, str) or not prompt.strip():
-            raise WaiMarkerError(f"{where}: a scenario dict needs a 'prompt' string; got keys {sorted(value)}")
+            raise WaiMarkerError(f"{_where(where, index)}: a scenario dict needs a 'prompt' string; got keys {sorted(value)}")
         tid = value.get("task_id") or value.get("id") or value.get("scenario_id") or "ask-" + stable_id(prompt)
         extra = {k: value[k] for k in ("scenario", "faults", "world_state", "stance", "privileged", "system_prompt")
                  if k in value}
         return Scenario(prompt, task_id=str(tid), **extra)
-    raise WaiMarkerError(f"{where}: a scenario is a str, a Scenario or a dict with 'prompt'; got {type(value).__name__}")
+    raise WaiMarkerError(f"{_where(where, index)}: a scenario is a str, a Scenario or a dict with 'prompt'; "
+                         f"got {type(value).__name__}")
+
+
+def _where(where: str, index: int | None) -> str:
+    return where if index is None else f"{where} item {index}"
 
 
 def _read_jsonl(path: Path, where: str) -> list[Any]:
@@ -95,7 +105,10 @@ def load_scenarios(config: pytest.Config, spec: dict[str, Any], *, base_dir: Pat
                                      f"got {type(source).__name__}") from None
         if spec["budget"] is not None:
             values = values[: spec["budget"]]
-    scenarios = [_scenario_from(v, f"{where} item {i}") for i, v in enumerate(values)]
+    from whileai_core.rows import stable_id
+    from whileai_core.simulate.situations import Scenario
+
+    scenarios = [_to_scenario(v, where, i, Scenario, stable_id) for i, v in enumerate(values)]
     if not scenarios:
         raise WaiMarkerError(f"{where}: the source gave no scenarios")
     return scenarios

@@ -12,12 +12,11 @@ from typing import Any
 import pytest
 
 from pytest_whileai import options
+from pytest_whileai.keys import WAI_SESSION
 from pytest_whileai.markers import MARKER_LINES
 
 
 def _wai(config: pytest.Config) -> Any:
-    from pytest_whileai.keys import WAI_SESSION
-
     return config.stash.get(WAI_SESSION, None)
 
 
@@ -126,23 +125,35 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
     from pytest_whileai.collect import baseline_key
     from pytest_whileai.keys import EVAL_FIXTURES, MARK_ERROR, WAI_KEY, WAI_THRESHOLDS
-    from pytest_whileai.markers import WaiMarkerError, parse_key_marker, parse_scenarios_marker, parse_wai_marker
+    from pytest_whileai.markers import (
+        WaiMarkerError,
+        parse_key_marker,
+        parse_scenarios_marker,
+        parse_wai_marker,
+    )
 
     marker = pytest.mark.whileai
+    whileai_names = (*EVAL_FIXTURES, "wai_scenario")
+    parsed: dict[tuple[int, ...], tuple[Any, Any, Any]] = {}  # marker ids -> (the markers, thresholds, pinned key)
     for item in items:
         names = getattr(item, "fixturenames", ())
-        if not any(n in names for n in (*EVAL_FIXTURES, "wai_scenario")):
+        if not any(n in names for n in whileai_names):
             continue  # not a whileai test: nothing to do (keeps plain suites at plain speed)
         item.add_marker(marker)
+        wai_mark, scen, key_mark = (item.get_closest_marker(m) for m in ("wai", "wai_scenarios", "wai_key"))
+        # the items of one parametrized test share these marker objects: parse them once (the cache holds the
+        # markers, so an id cannot be reused); a bad marker is not cached, each item gets its own error
+        ids = (id(wai_mark), id(scen), id(key_mark))
         try:
-            thresholds = parse_wai_marker(item.get_closest_marker("wai"), where=item.nodeid)
-            scen = item.get_closest_marker("wai_scenarios")
-            repeats = parse_scenarios_marker(scen, where=item.nodeid)["repeats"] if scen is not None else None
-            if repeats is not None and thresholds.trials is None:
-                thresholds = dataclasses.replace(thresholds, trials=repeats)
+            if ids not in parsed:
+                thresholds = parse_wai_marker(wai_mark, where=item.nodeid)
+                repeats = parse_scenarios_marker(scen, where=item.nodeid)["repeats"] if scen is not None else None
+                if repeats is not None and thresholds.trials is None:
+                    thresholds = dataclasses.replace(thresholds, trials=repeats)
+                parsed[ids] = ((wai_mark, scen, key_mark), thresholds, parse_key_marker(key_mark, where=item.nodeid))
+            _, thresholds, pinned = parsed[ids]
             item.stash[WAI_THRESHOLDS] = thresholds
-            item.stash[WAI_KEY] = baseline_key(item, parse_key_marker(item.get_closest_marker("wai_key"),
-                                                                      where=item.nodeid))
+            item.stash[WAI_KEY] = baseline_key(item, pinned)
         except WaiMarkerError as exc:
             item.stash[MARK_ERROR] = str(exc)  # the wai_eval fixture fails the item with it at setup
     from pytest_whileai.collect import refuse_shared_keys
@@ -246,31 +257,37 @@ def _why_passed(entry: dict[str, Any]) -> str:
             f"interval {fmt_ci(ci)} still reaches it: not yet a failure, more trials decide")
 
 
+XDIST_CRASHED_WHEN = "???"  # the ``when`` of the report xdist makes for the item a crashed worker was running
+
+
 class ControllerHooks:
     """Hooks bound to one session's ``WaiSession`` (a report carries no config), registered on the controller."""
 
     def __init__(self, wai: Any) -> None:
+        from pytest_whileai.session import ENTRY_ATTR, NOT_RUN_ATTR
+
         self.wai = wai
+        self._entry_attr, self._not_run_attr = ENTRY_ATTR, NOT_RUN_ATTR
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:  # a suite that did not collect whole is never saved as a baseline
             self.wai.refuse_save(f"collection error in {report.nodeid or 'the session'}")
+            self.wai.collect_errors.append(report.nodeid or "the session")  # and the scenario JUnit says so
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         """Gather each scenario's entry as its report arrives (from this process or an xdist worker)."""
-        from pytest_whileai.session import ENTRY_ATTR
-
-        from pytest_whileai.session import NOT_RUN_ATTR
-
-        entry = getattr(report, ENTRY_ATTR, None)
+        entry = getattr(report, self._entry_attr, None)
         if isinstance(entry, dict) and "key" in entry:
             self.wai.add_result(entry)
-        lost = getattr(report, NOT_RUN_ATTR, None)
+        lost = getattr(report, self._not_run_attr, None)
         if isinstance(lost, dict) and "id" in lost:  # failed before recording: its trials are in the ledger
             self.wai.not_run.setdefault(str(lost["id"]), {k: v for k, v in lost.items() if k != "id"})
         if report.when == "teardown":
             self.wai.finished.add(report.nodeid)
-        if self.wai.rounds is not None and report.when == "teardown" and report.nodeid in self.wai.rounds.items:
+        # an item is over at its teardown, or when its xdist worker crashed under it (xdist's report says "???"):
+        # a round with a crashed item is still decided, or the other workers would wait for it (issue 26 fuzzer)
+        over = report.when == "teardown" or report.when == XDIST_CRASHED_WHEN
+        if self.wai.rounds is not None and over and report.nodeid in self.wai.rounds.items:
             self.wai.rounds.finish(report.nodeid, self.wai.baseline_index if self.wai.baseline is not None else None)
 
 
@@ -296,17 +313,30 @@ def pytest_runtestloop(session: pytest.Session) -> Any:
         for report in rule_reports:
             session.config.hook.pytest_runtest_logreport(report=report)
     if wai is not None and not wai.worker and (wai.results or wai.baseline is not None or wai.failed_workers
-                                               or wai.not_run):
+                                               or wai.not_run or wai.collect_errors):
+        from pytest_whileai.gate import plans
         from pytest_whileai.gate.verdict import forget_gate_failure, gate_reports
         from whileai_core.gate.compare import GateSettings, compute_gate
 
         s = wai.settings
+        known = plans.load(session.config)  # the power line's plans from earlier runs (pytest's cache)
+        n_known = len(known or ())
         wai.gate = compute_gate(wai.results, wai.baseline_index if wai.baseline is not None else None,
                                 baseline_name=s.baseline, settings=GateSettings.of(s), baseline_note=wai.baseline_note,
                                 min_paired_share=s.min_paired_share, require_baseline=bool(wai.strict),
                                 failed_workers=wai.failed_workers, strict_reason=wai.strict,
                                 not_run=list(wai.not_run.values()),
-                                noise=wai.history.noise if wai.history is not None else None)
+                                noise=wai.history.noise if wai.history is not None else None, plan_cache=known)
+        plans.store(session.config, known, n_known)
+        from whileai_core.gate.compare import mark_incomplete
+
+        over = wai.whole_run_over_budget()
+        if over:  # over budget is red INCOMPLETE and saves nothing, however many workers shared the spending
+            mark_incomplete(wai.gate, over)
+            wai.refuse_save(f"--wai-budget: {over}")
+        if wai.collect_errors:  # --continue-on-collection-errors: what did not collect was not measured
+            mark_incomplete(wai.gate, f"collection error in {', '.join(wai.collect_errors)}: the suite did not "
+                                      "collect whole")
         reports = gate_reports(wai.gate)  # a red gate is a failed test that pytest counts, lists and writes
         session.testscollected += bool(reports)  # one more test, so the progress counter ends at 100%
         for report in reports:
@@ -316,7 +346,7 @@ def pytest_runtestloop(session: pytest.Session) -> Any:
     return out
 
 
-@pytest.hookimpl(trylast=True)
+@pytest.hookimpl(tryfirst=True)  # before pytest's --junitxml writes its file, so it counts a failed write too
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     wai = _wai(session.config)
     if wai is None:
@@ -355,7 +385,7 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     red = wai.gate is not None and wai.gate.red
     loud = wai.gate is not None and bool(wai.gate.warning or wai.gate.failed_workers)
     for line in summary_lines(wai):
-        gate_line = line.startswith("suite gate") or line.startswith("WARNING")
+        gate_line = line.startswith(("suite gate", "WARNING"))
         terminalreporter.write_line(line, red=red and gate_line, yellow=loud and not red and gate_line)
     for err in wai.write_errors:
         terminalreporter.write_line(f"ERROR: whileai: {err}", red=True)

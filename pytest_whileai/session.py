@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from pytest_whileai.gate import store as S
-from pytest_whileai.keys import ENTRY_SENT, WAI_RESULT
+from pytest_whileai.keys import ENTRY_SENT, WAI_KEY, WAI_RESULT, WAI_SESSION, WAI_THRESHOLDS
 from pytest_whileai.options import Settings
 from whileai_core.errors import CorruptBaseline, IncompatibleBaseline, MissingBaseline
 from whileai_core.gate import document as rundoc
@@ -33,8 +33,6 @@ _UNRECORDED = pytest.StashKey[bool]()
 
 def _planned_trials(item: pytest.Item) -> int:
     """The trials this item was to run: its k, or under --wai-sequential its round's share of k."""
-    from pytest_whileai.keys import WAI_SESSION, WAI_THRESHOLDS
-
     settings = item.config.stash[WAI_SESSION].settings
     thresholds = item.stash.get(WAI_THRESHOLDS, None)
     k = (thresholds.trials if thresholds is not None else None) or settings.trials
@@ -51,8 +49,6 @@ def _note_unrecorded(item: pytest.Item, report: pytest.TestReport) -> None:
     """A whileai item whose test body failed without recording a result: its planned trials go in the ledger as
     ``not_run`` (on the teardown report, so they leave an xdist worker too). A setup error (a bad marker, a
     shared key) is already an error on the final line and is not counted again."""
-    from pytest_whileai.keys import WAI_KEY
-
     if WAI_KEY not in item.stash:
         return
     if report.failed and report.when == "call":
@@ -116,6 +112,7 @@ class WaiSession:
         self.save_refusals: list[str] = []
         self.stopped: str | None = None  # why the run loop stopped early (-x, --maxfail), before the gate's reports
         self.deselected = 0
+        self.collect_errors: list[str] = []  # files (node ids) that did not collect: the suite is not whole
         self.planned: list[str] = []  # whileai test ids collected in this process (empty on an xdist controller)
         self.finished: set[str] = set()  # test ids whose teardown was reported
         self.exit_status: int | None = None
@@ -252,6 +249,24 @@ class WaiSession:
                                      f"{entry.get('nodeid')}); give one a distinct @pytest.mark.wai_key"),
                           stacklevel=1)
         self.results[key] = entry
+
+    def whole_run_over_budget(self) -> str | None:
+        """The whole run's spend against ``--wai-budget`` when no trial was stopped by it: under xdist each worker
+        counts only its own spend, so N workers together can pass the budget without one of them stopping; the
+        controller sums every scenario's usage (each round's, under ``--wai-sequential``)."""
+        from whileai_core.report.cost import Budget
+
+        if not self.settings.budget:
+            return None
+        entries = list(self.round_results.values()) or list(self.results.values())
+        if any(e.get("budget_stop") for e in entries):
+            return None  # a worker (or this process) stopped on it: the gate says so already
+        total = Budget(self.settings.budget, prices=self.settings.prices)
+        for entry in entries:
+            total.add(entry.get("usage") or {})
+        over = total.exceeded()
+        return None if over is None else (f"{over} by the xdist workers together (each stops on its own spend "
+                                          "only), so this run is partial")
 
     def plan_not_run(self, item: pytest.Item, reason: str) -> None:
         """A planned scenario that will not run (e.g. the budget is spent): its k trials enter the ledger."""

@@ -194,7 +194,8 @@ POOLED_BAND_MIN_RUNS = 3  # fewest pooled runs whose between-run noise band the 
 # 0.06 gave a 0.69 band that hid a real drop of 0.32 (fuzz seed 13); at N = 3 t is 4.3. Fewer runs: binomial noise only
 SEQ_WAIT_S = 300.0  # longest an xdist worker waits for the previous round's decision before starting a later-round
 # item of --wai-sequential (issue 26: at most one in-flight item per worker is wasted); a fallback for a controller
-# that never decides (a crashed worker), long enough for a slow round of real model calls; convention, untested
+# that never decides (a crash the controller does not see), long enough for a slow round of real model calls; each
+# worker waits this long at most once (then no more); convention
 SEQ_WAIT_POLL_S = 0.02  # how often a waiting worker reads the decision file; a small fraction of a trial; convention
 GATE_MIN_PAIRED = 2  # fewer paired scenarios than this: the suite gate is "not evaluated"; a paired bootstrap needs >= 2 clusters
 GATE_MIN_PAIRED_SHARE = 0.5  # fewer paired than this share of the scenarios that could pair: a loud warning, red under
@@ -240,6 +241,7 @@ HOLDOUT_SIM_CONFIDENCE = 0.9  # holdout_size takes the smallest n whose simulate
 HOLDOUT_SIM_MAX_LATTICE = 1000  # simulate only while k x n (lattice points of one run's sum) is at most this (~1 s per candidate n at the cap, 2 cores); above it the permutation-variance t formula, conservative; convention
 HOLDOUT_MAX_TASKS = 10_000_000  # holdout_size refuses a plan above this many tasks (alpha or effect so small no held-out set reaches it; scipy's t quantile overflows int64 far above); convention
 HOLDOUT_SIM_SEED = 0  # seed of holdout_size's simulation (the plan is reproducible); convention
+POWER_PLAN_CACHE_ENTRIES = 64  # power-line plans the plugin keeps in pytest's cache (newest kept); issue 34, convention
 PASS_K_INTERVAL = "wilson_cc"  # pass^k / pass@k interval: Wilson score with continuity correction (Newcombe 1998 method 4) on tasks, per-task value as fractional success; issue 30: plain Wilson covered 0.900 for pass^8 at 10 tasks, Beta(2,2) (exact); this one covers >= 0.95 at every true rate from 10 tasks (exact binomial sums) and >= 0.95 in every setting of tests/measure/test_stats_promises.py
 BOOTSTRAP_RELIABLE_TASKS = 30  # below this many tasks the headroom bootstrap under-covers and is flagged: 0.88-0.91 at 10 tasks, >= 0.93 from 30 (issue 15 measurement, k=4, 1000 runs)
 LOG_FLOOR = -745.0  # log 0 is floored here in power.py's spectra: exp(-745) underflows to 0 in float64 (IEEE 754 double range)
@@ -345,6 +347,8 @@ RAY_WAIT_S = 0.5  # seconds one ray.wait gathers finished shards before the call
 # Feed traces back (traces/)
 # --------------------------------------------------------------------------------------------------
 TRACE_REPORT_SKIPPED = 10  # skipped records a load report prints by name (all are in report.skipped); convention
+INTEROP_DETECT_FULL_BYTES = 16 * 1024 * 1024  # a JSON result file up to this size is parsed whole to detect its
+# format; a larger one has only its top-level keys streamed (a 100k-sample inspect .json log is 604 MB); convention
 INTEROP_SLICE_CHARS = 40  # longest doc field value an lm-eval import keeps as a slice (subject, category; not the
 # question text, which would make one slice per sample); convention
 

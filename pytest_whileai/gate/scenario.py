@@ -12,12 +12,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from pytest_whileai.gate.lines import summary_line, trouble_lines
 from pytest_whileai.markers import Thresholds
-from pytest_whileai.report.lines import summary_line, trouble_lines
 from whileai_core import defaults as D
 from whileai_core.gate.compare import binarize
 from whileai_core.gate.document import scenario_incompatibility
+from whileai_core.gate.ledger import entry_ledger, gate_rewards
 from whileai_core.gate.text import fmt, fmt_ci
+from whileai_core.measure import stats
 from whileai_core.measure.stats import fisher_drop_pvalues as drop_p_values
 from whileai_core.measure.stats import newcombe_interval, wilson_interval
 
@@ -33,8 +35,6 @@ def metric_interval(metric: str, passes: int, n: int, k: int, level: float) -> t
     estimates pass^k = 0 while the interval is [0.006, 0.83]); the interval is then widened to contain the
     estimate, and a superset of a confidence interval keeps its coverage.
     """
-    from whileai_core.measure import stats
-
     if n == 0:
         return None, None
     lo, hi = stats.wilson_interval(passes, n, level=level)  # type: ignore[misc]
@@ -79,8 +79,6 @@ def judge_scenario(*, key: str, nodeid: str, rewards: Sequence[float | None], k:
     each trial's ledger state (None = scored; default: a None reward is an abstention) and ``policy`` what an
     unscored trial counts as (``whileai_core.gate.ledger``): ``rewards`` in the entry are the counted ones,
     ``trial_states`` and ``ledger`` what happened."""
-    from whileai_core.gate.ledger import entry_ledger, gate_rewards
-
     if states is None:
         states = [None if r is not None else "abstention" for r in rewards]
     measured = list(rewards)
@@ -169,8 +167,6 @@ def failure_message(entry: Mapping[str, Any], *, baseline_name: str | None) -> s
 def unsaveable(results: Mapping[str, Mapping[str, Any]]) -> str | None:
     """Why these results must not be saved as a baseline (``None`` when they may): a scenario with no scored
     trial can never pair, so a later regression on it would be green."""
-    from whileai_core.gate.ledger import entry_ledger
-
     empty = [key for key, e in sorted(results.items())
              if not e.get("n_scored") or (isinstance(e.get("trial_states"), list)
                                           and entry_ledger(e).missing >= len(e["trial_states"]))]

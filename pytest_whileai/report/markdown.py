@@ -65,11 +65,12 @@ def holm_can_move(gate: Any) -> bool:
     return bool(getattr(gate, "holm", None)) and holm_note(gate) is None
 
 
-def table_rows(results: Mapping[str, Mapping[str, Any]], gate: Any) -> list[list[str]]:
-    """One row per scenario, in HEADER's columns (without "Holm p" when ``holm_can_move`` is False)."""
+def table_rows(results: Mapping[str, Mapping[str, Any]], gate: Any, limit: int | None = None) -> list[list[str]]:
+    """One row per scenario, in HEADER's columns (without "Holm p" when ``holm_can_move`` is False); only the
+    first ``limit`` rows when given (the terminal shows no more)."""
     holm_column = holm_can_move(gate)
     rows = []
-    for key in ordered_keys(results, gate):
+    for key in ordered_keys(results, gate)[:limit]:
         e = results[key]
         b = e.get("baseline")
         holm = getattr(gate, "holm", {}).get(key) if gate is not None else None
@@ -94,13 +95,17 @@ def header(gate: Any) -> list[str]:
     return HEADER if holm_can_move(gate) else HEADER[:HOLM_COLUMN] + HEADER[HOLM_COLUMN + 1:]
 
 
-def format_table(rows: list[list[str]], header: list[str] = HEADER, limit: int = D.PLUGIN_TABLE_ROWS) -> list[str]:
+def format_table(rows: list[list[str]], header: list[str] = HEADER, limit: int = D.PLUGIN_TABLE_ROWS,
+                 total: int | None = None) -> list[str]:
+    """The first ``limit`` rows, aligned under ``header``, and how many of the ``total`` rows (default: all of
+    ``rows``) are left out."""
+    total = len(rows) if total is None else total
     shown = rows[:limit]
     widths = [max(len(r[i]) for r in [header, *shown]) for i in range(len(header))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(header, widths)).rstrip()]
     lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in shown]
-    if len(rows) > limit:
-        lines.append(f"... {len(rows) - limit} more scenario(s) (see --wai-json or --wai-junitxml)")
+    if total > limit:
+        lines.append(f"... {total - limit} more scenario(s) (see --wai-json or --wai-junitxml)")
     return lines
 
 
@@ -169,7 +174,8 @@ def summary_lines(wai: Any) -> list[str]:
         m = len(results)
         k = sorted({int(e["k"]) for e in results.values()})
         lines.append(f"{m} scenario(s), k={','.join(map(str, k))} trial(s) each; {intervals_note(wai.settings.level)}")
-        lines += format_table(table_rows(results, wai.gate), header(wai.gate))
+        shown = table_rows(results, wai.gate, limit=D.PLUGIN_TABLE_ROWS)  # the rows the terminal prints
+        lines += format_table(shown, header(wai.gate), total=m)
     gate = wai.gate
     if gate is not None:
         lines.append(f"suite gate: {gate.message}")
@@ -201,7 +207,7 @@ def summary_lines(wai: Any) -> list[str]:
 def fault_line(entries: Any) -> str | None:
     """``WARNING: fault not delivered in N of M rollouts: ...`` when scheduled faults missed the agent's tool
     calls (the calls went around the world), else None."""
-    from whileai_core.simulate.routing import undelivered_warning
+    from whileai_core.adapters.routing import undelivered_warning
 
     n = sum(int(e.get("faults_undelivered") or 0) for e in entries)
     m = sum(int(e.get("faults_scheduled") or 0) for e in entries)
@@ -230,14 +236,14 @@ def markdown(wai: Any) -> str:
         out += [(f"**{gate.message}**" if loud else gate.message).replace("|", "\\|"), ""]
     out.append(baseline_line(wai).replace("|", "\\|"))
     out.append("")
-    rows = table_rows(wai.results, gate)
+    rows = table_rows(wai.results, gate, limit=D.PLUGIN_TABLE_ROWS)  # the rows shown; the rest are counted
     if rows:
         out.append("| " + " | ".join(h or "status" for h in header(gate)) + " |")
         out.append("|" + "---|" * len(header(gate)))
-        for r in rows[: D.PLUGIN_TABLE_ROWS]:
+        for r in rows:
             out.append("| " + " | ".join(c.replace("|", "\\|") for c in r) + " |")
-        if len(rows) > D.PLUGIN_TABLE_ROWS:
-            out.append(f"\n_{len(rows) - D.PLUGIN_TABLE_ROWS} more scenario(s) in the JSON report._")
+        if len(wai.results) > D.PLUGIN_TABLE_ROWS:
+            out.append(f"\n_{len(wai.results) - D.PLUGIN_TABLE_ROWS} more scenario(s) in the JSON report._")
         note = intervals_note(wai.settings.level)
         out += ["", f"_{note[0].upper()}{note[1:]}._"]
     if holm_note(gate):

@@ -16,8 +16,9 @@ run documents, outside pytest.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping, MutableMapping, Sequence
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
 from whileai_core import defaults as D
@@ -129,10 +130,12 @@ def _delta_text(rep: Any, trials: tuple[int, int]) -> str:
             f"n={rep.n_paired} paired scenarios ({trials[0]} -> {trials[1]} scored trials)")
 
 
-def trials_needed(results: Mapping[str, Mapping[str, Any]], *, drop: float, power: float, alpha: float) -> dict[str, Any] | None:
-    """How many scenarios (at this k) a suite needs to detect a pass@1 drop of ``drop`` (measure.holdout_size)."""
-    from whileai_core.measure.measure import holdout_size
+def trials_needed(results: Mapping[str, Mapping[str, Any]], *, drop: float, power: float, alpha: float,
+                  cache: MutableMapping[str, Any] | None = None) -> dict[str, Any] | None:
+    """How many scenarios (at this k) a suite needs to detect a pass@1 drop of ``drop`` (measure.holdout_size).
 
+    ``cache``: plans already computed (the plugin keeps them in pytest's cache), keyed by every input of the
+    plan and a digest of the code that computes it; a plan found there is the one ``holdout_size`` returns."""
     rates = [e["pass_rate"] for e in results.values() if e.get("pass_rate") is not None]
     ks = [int(e["k"]) for e in results.values()]
     if not rates or not 0 < drop < 1:
@@ -140,9 +143,32 @@ def trials_needed(results: Mapping[str, Mapping[str, Any]], *, drop: float, powe
     k = min(ks)
     p = sum(rates) / len(rates)
     base = min(max(p - drop, 0.0), 1.0 - drop)
-    size = holdout_size(drop, base=base, k=k, power=power, alpha=alpha)
-    return {"drop": drop, "k": k, "power": power, "alpha": alpha, "scenarios_needed": int(size),
-            "scenarios_here": len(rates), "text": str(size)}
+    key = _plan_key(drop=drop, base=base, k=k, power=power, alpha=alpha)
+    plan = cache.get(key) if cache is not None else None
+    if not (isinstance(plan, dict) and isinstance(plan.get("n"), int) and isinstance(plan.get("text"), str)):
+        from whileai_core.measure.measure import holdout_size
+
+        size = holdout_size(drop, base=base, k=k, power=power, alpha=alpha)
+        plan = {"n": int(size), "text": str(size)}
+        if cache is not None:
+            cache[key] = plan
+    return {"drop": drop, "k": k, "power": power, "alpha": alpha, "scenarios_needed": plan["n"],
+            "scenarios_here": len(rates), "text": plan["text"]}
+
+
+def _plan_key(**inputs: Any) -> str:
+    """A plan's cache key: its inputs (floats by repr, so exact), the simulation's defaults, and a digest of the
+    modules that compute and print it (an edit to either is a new key, never a stale plan)."""
+    import hashlib
+
+    from whileai_core.measure import measure, power
+
+    digest = hashlib.sha256()
+    for module in (power, measure):
+        digest.update(Path(str(module.__file__)).read_bytes())
+    fixed = (D.HOLDOUT_SIM_RUNS, D.HOLDOUT_SIM_CONFIDENCE, D.HOLDOUT_SIM_MAX_LATTICE, D.HOLDOUT_SIM_SEED,
+             D.HOLDOUT_BETWEEN_VAR, D.BOOTSTRAP_DRAWS, D.CI_LEVEL, D.MIN_CI_TASKS)
+    return repr((sorted(inputs.items()), fixed, digest.hexdigest()[:16]))
 
 
 def pairing(results: Mapping[str, Mapping[str, Any]], baseline_index: Mapping[str, Mapping[str, Any]]
@@ -214,7 +240,8 @@ def compute_gate(results: Mapping[str, Mapping[str, Any]], baseline_index: Mappi
                  *, baseline_name: str | None, settings: GateSettings, baseline_note: str | None = None,
                  min_paired_share: float = D.GATE_MIN_PAIRED_SHARE, require_baseline: bool = False,
                  failed_workers: Sequence[str] = (), not_run: Sequence[Mapping[str, Any]] = (),
-                 noise: Any = None, strict_reason: str | None = None) -> Gate:
+                 noise: Any = None, strict_reason: str | None = None,
+                 plan_cache: MutableMapping[str, Any] | None = None) -> Gate:
     """The suite gate over the results of this session (only the scenarios that ran are judged).
 
     ``require_baseline`` makes a gate that cannot be evaluated (too few pairs) red, saying ``strict_reason``
@@ -224,7 +251,8 @@ def compute_gate(results: Mapping[str, Mapping[str, Any]], baseline_index: Mappi
     unscored share is above ``settings.max_unscored`` (``gate.ledger``). ``noise``: a pooled baseline's
     between-run variance (``History.noise``), passed to ``delta_report(noise=)`` so the suite delta must clear
     its band. ``settings``: a ``GateSettings`` (an object with its attribute names is read through
-    ``GateSettings.of``: the plugin's ``Settings``).
+    ``GateSettings.of``: the plugin's ``Settings``). ``plan_cache``: power-line plans kept between runs
+    (``trials_needed``'s ``cache``).
     """
     settings = GateSettings.of(settings)
     band_note = None
@@ -236,7 +264,8 @@ def compute_gate(results: Mapping[str, Mapping[str, Any]], baseline_index: Mappi
         noise = None
     gate = _suite_gate(results, baseline_index, baseline_name=baseline_name, settings=settings,
                        baseline_note=baseline_note, min_paired_share=min_paired_share,
-                       require_baseline=require_baseline, noise=noise, strict_reason=strict_reason)
+                       require_baseline=require_baseline, noise=noise, strict_reason=strict_reason,
+                       plan_cache=plan_cache)
     if band_note:
         gate.message = f"{gate.message} ({band_note})"
     if failed_workers:
@@ -298,12 +327,14 @@ def mark_incomplete(gate: Gate, why: str) -> Gate:
 
 def _suite_gate(results: Mapping[str, Mapping[str, Any]], baseline_index: Mapping[str, Mapping[str, Any]] | None,
                 *, baseline_name: str | None, settings: GateSettings, baseline_note: str | None, min_paired_share: float,
-                require_baseline: bool, noise: Any = None, strict_reason: str | None = None) -> Gate:
+                require_baseline: bool, noise: Any = None, strict_reason: str | None = None,
+                plan_cache: MutableMapping[str, Any] | None = None) -> Gate:
     common: dict[str, Any] = {"baseline": baseline_name, "level": settings.level, "alpha": settings.alpha,
                               "max_drop": settings.max_drop}
     plan = None
     try:
-        plan = trials_needed(results, drop=settings.max_drop, power=settings.power, alpha=settings.alpha)
+        plan = trials_needed(results, drop=settings.max_drop, power=settings.power, alpha=settings.alpha,
+                             cache=plan_cache)
     except ValueError:
         plan = None
     common["trials_needed"] = plan

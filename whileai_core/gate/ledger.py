@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
 UnscoredReason = Literal["judge_error", "nan_verdict", "none_verdict", "abstention", "infra_error", "agent_error",
@@ -92,7 +92,9 @@ class Ledger:
         return ", ".join(parts) if parts else "none"
 
     def to_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "missing": self.missing, "share": self.share}
+        # asdict(self)'s keys and values, built directly (asdict deep-copies field by field; this runs per scenario)
+        return {"planned": self.planned, "scored": self.scored, "unscored": dict(self.unscored),
+                "missing": self.missing, "share": self.share}
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Ledger:

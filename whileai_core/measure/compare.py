@@ -78,7 +78,7 @@ class TaskDrops:
     holm: dict[str, float]
     flagged: list[str]
 
-    def line(self, alpha: float) -> str:
+    def line(self) -> str:
         head = (f"per task ({len(self.counts)} tasks, one-sided exact drops, Holm at alpha/2): "
                 f"{len(self.flagged)} of {len(self.counts)} tasks dropped")
         return head + (": " + ", ".join(self.flagged[:10]) + (" ..." if len(self.flagged) > 10 else "")
@@ -136,7 +136,7 @@ class Comparison(ReportMapping):
             lines.append(f"must not regress ({n} guard{'' if n == 1 else 's'}, Holm over guards):")
             lines += [g.line(width) for g in self.guards]
         if self.task_drops is not None:
-            lines.append(self.task_drops.line(self.alpha))
+            lines.append(self.task_drops.line())
         return "\n".join(lines)
 
     def to_dict(self) -> dict[str, Any]:
@@ -240,7 +240,8 @@ def compare(
         a_rows, _ = unique_rows(after, name="after", dedupe=True)
     else:  # delta_report has refused any repeated rollout already
         b_rows, a_rows = before, after
-    common: dict[str, Any] = {"level": level, "draws": draws, "permutations": permutations, "seed": seed, "min_tasks": min_tasks}
+    common: dict[str, Any] = {"level": level, "draws": draws, "permutations": permutations, "seed": seed,
+                              "min_tasks": min_tasks}
     slices = _slices(b_rows, a_rows, by, **common) if by is not None else []
     guards = []
     for name, bad in _guard_names(must_not_regress):

@@ -69,16 +69,31 @@ def _spectrum(log_mag: np.ndarray, phase: np.ndarray) -> np.ndarray:
     return spectrum
 
 
+def _unique_rows(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct rows of an integer array and, per row, the index of its distinct row (np.unique, axis 0)."""
+    uniq, inverse = np.unique(a, axis=0, return_inverse=True)
+    return uniq, inverse.reshape(-1)
+
+
 def signflip_pvalues(diffs: np.ndarray, k: int) -> np.ndarray:
     """Exact two-sided sign-flip p per row of integer differences ``diffs`` (runs, n) in [-k, k].
 
     The same p as ``stats.paired_permutation_test(diffs / k)``: zeros carry no sign; all-zero rows get p = 1.
     The DFT of the null pmf is prod_j ((1 + w^j) / 2)^h_j, evaluated for all runs as exp(h @ log factors).
+    p depends on a row only through (h_1..h_k, T), so it is computed once per distinct (h, T) among the rows.
     """
-    runs, n = diffs.shape
+    n = diffs.shape[1]
     mag = np.abs(diffs)
-    h = np.stack([np.count_nonzero(mag == j, axis=1) for j in range(1, k + 1)], axis=1).astype(float)
+    h = np.stack([np.count_nonzero(mag == j, axis=1) for j in range(1, k + 1)], axis=1)
     t_obs = np.where(diffs > 0, diffs, 0).sum(axis=1)
+    uniq, inverse = _unique_rows(np.column_stack([h, t_obs]))
+    p: np.ndarray = _signflip_from_counts(uniq[:, :k].astype(float), uniq[:, k], k, n)[inverse]
+    return p
+
+
+def _signflip_from_counts(h: np.ndarray, t_obs: np.ndarray, k: int, n: int) -> np.ndarray:
+    """Exact two-sided sign-flip p per row of (h_1..h_k) counts of |D| = j and observed T (see signflip_pvalues)."""
+    runs = len(h)
     size = k * n + 1
     angle = np.pi * np.outer(np.arange(1, k + 1), np.arange(size // 2 + 1)) / size  # rfft frequencies
     cos = np.cos(angle)
@@ -113,26 +128,44 @@ def _order_statistic_uniforms(draws: int, position: float, runs: int,
     return u_i, u_i + (1 - u_i) * rng.beta(1, draws - i - 1, size=runs)
 
 
+def _bootstrap_cdfs(cnt: np.ndarray, k: int, n: int) -> np.ndarray:
+    """Normalised cdf of the bootstrap sum (n draws) per row of ``cnt`` (shares of each value -k..k), (rows, 2kn+1)."""
+    width = 2 * k + 1
+    size = 2 * k * n + 1
+    basis = np.exp(-2j * np.pi * np.outer(np.arange(width), np.arange(size // 2 + 1)) / size)  # rfft frequencies
+    one = cnt @ basis  # DFT of one draw's pmf; n draws: its n-th power
+    with np.errstate(divide="ignore"):
+        log_mag = np.maximum(np.log(np.abs(one)), LOG_FLOOR)
+    spec = _spectrum(n * log_mag, n * np.angle(one))
+    cdf = np.cumsum(np.clip(np.fft.irfft(spec, n=size, axis=1), 0.0, None), axis=1)
+    cdf /= cdf[:, -1:]
+    return cdf
+
+
 def percentile_intervals(diffs: np.ndarray, k: int, *, level: float, draws: int,
                          rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     """Percentile task-bootstrap interval of mean(diffs / k) per row, as ``np.quantile`` reads it from ``draws``
     replicates: the two order statistics it interpolates are drawn exactly (inverse cdf of uniform order
     statistics) from the bootstrap law of the sum, the n-fold convolution of the run's empirical pmf.
+
+    The law depends on a row only through its counts of each value, so it is computed once per distinct
+    counts (while they fit in a few chunks of memory); the uniforms are drawn per row in the same order.
     """
     runs, n = diffs.shape
     width = 2 * k + 1
-    cnt = np.stack([np.count_nonzero(diffs == v - k, axis=1) for v in range(width)], axis=1) / n  # (runs, 2k+1)
+    counts = np.stack([np.count_nonzero(diffs == v - k, axis=1) for v in range(width)], axis=1)  # (runs, 2k+1)
     size = 2 * k * n + 1
-    basis = np.exp(-2j * np.pi * np.outer(np.arange(width), np.arange(size // 2 + 1)) / size)  # rfft frequencies
-    out = np.empty((runs, 2))
     rows = max(1, BOOTSTRAP_CHUNK_BYTES // (16 * size * 3))
+    uniq, inverse = _unique_rows(counts)
+    shared = None
+    if len(uniq) < runs and len(uniq) * size * 8 <= BOOTSTRAP_CHUNK_BYTES:
+        shared = np.concatenate([_bootstrap_cdfs(uniq[s:s + rows] / n, k, n) for s in range(0, len(uniq), rows)])
+    out = np.empty((runs, 2))
     for start in range(0, runs, rows):
-        one = cnt[start:start + rows] @ basis  # DFT of one draw's pmf; n draws: its n-th power
-        with np.errstate(divide="ignore"):
-            log_mag = np.maximum(np.log(np.abs(one)), LOG_FLOOR)
-        spec = _spectrum(n * log_mag, n * np.angle(one))
-        cdf = np.cumsum(np.clip(np.fft.irfft(spec, n=size, axis=1), 0.0, None), axis=1)
-        cdf /= cdf[:, -1:]
+        if shared is None:
+            cdf = _bootstrap_cdfs(counts[start:start + rows] / n, k, n)
+        else:
+            cdf = shared[inverse[start:start + rows]]
         for e, q in enumerate(((1 - level) / 2, (1 + level) / 2)):
             position = (draws - 1) * q
             frac = position - math.floor(position)
@@ -184,7 +217,7 @@ def t_tasks(effect: float, variance: float, *, alpha: float, power: float, permu
     ``permutation=True``: n = (t_power sd + t_{1-a/2} sqrt(sd^2 + effect^2))^2 / effect^2, because the sign-flip
     null spreads with sum d_i^2 ~ n (sd^2 + effect^2), not n sd^2; the larger (conservative) bound.
     """
-    from scipy.stats import t as student_t
+    from scipy.special import stdtrit  # t quantile (== scipy.stats.t.ppf), without importing scipy.stats
 
     sd = math.sqrt(variance)
     null_sd = math.sqrt(variance + effect**2) if permutation else sd
@@ -198,7 +231,7 @@ def t_tasks(effect: float, variance: float, *, alpha: float, power: float, permu
             raise InvalidArgument(f"detecting {effect:g} at alpha={alpha:g}, power={power:g} needs more than "
                                   f"{HOLDOUT_MAX_TASKS:,} tasks (HOLDOUT_MAX_TASKS); raise alpha= or effect=")
         df = max(n - 1, 1)
-        want = math.ceil((student_t.ppf(power, df) * sd + student_t.ppf(1 - alpha / 2, df) * null_sd) ** 2
+        want = math.ceil((stdtrit(df, power) * sd + stdtrit(df, 1 - alpha / 2) * null_sd) ** 2
                          / effect**2 - 1e-9)
         if want == n:
             break

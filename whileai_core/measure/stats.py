@@ -94,9 +94,16 @@ def _finite_1d(values: Any, name: str) -> np.ndarray:
     return arr
 
 
+_Z_BY_LEVEL: dict[float, float] = {}  # z_value's answers (a few levels per run; it runs per scenario interval)
+
+
 def z_value(level: float) -> float:
     """Two-sided standard normal quantile for a central interval at ``level`` (1.95996... at 0.95)."""
-    return _NORMAL.inv_cdf(0.5 + check_level(level) / 2)
+    level = check_level(level)
+    z = _Z_BY_LEVEL.get(level)
+    if z is None:
+        z = _Z_BY_LEVEL[level] = _NORMAL.inv_cdf(0.5 + level / 2)
+    return z
 
 
 # ------------------------------------------------------------------------------------------------
