@@ -94,6 +94,10 @@ def run_child(spec: dict) -> dict:
     from whileai_core.gate.compare import compare_documents
     from whileai_core.interop.load import load_results
 
+    if spec["kind"] == "write":
+        t0 = time.perf_counter()
+        before, after = write_logs(Path(spec["directory"]), spec["samples"], spec["miss_every"], spec["format"])
+        return {"before": str(before), "after": str(after), "wall_s": time.perf_counter() - t0}
     before_work = _peak_mb()
     t0 = time.perf_counter()
     out: dict = {}
@@ -121,8 +125,9 @@ def main() -> None:
     parser.add_argument("--miss-every", type=int, default=20)
     parser.add_argument("--format", default="json", choices=("json", "eval"),
                         help="the log format inspect writes (default json: inspect's .eval writer compresses each "
-                        "sample and took ~4 ms a sample here, over 13 minutes for two 100k logs)")
-    parser.add_argument("--keep", default=None, help="write the logs here and keep them")
+                        "sample; it took 577 s for two 10k-sample logs on a loaded 2-core box, hours for 100k)")
+    parser.add_argument("--keep", default=None, help="write the logs here and keep them (logs already there of "
+                        "this format are read again, not rewritten)")
     parser.add_argument("--child", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -130,11 +135,15 @@ def main() -> None:
         return
     directory = Path(args.keep or tempfile.mkdtemp(prefix="whileai-bench-import-"))
     directory.mkdir(parents=True, exist_ok=True)
-    t0 = time.perf_counter()
-    before, after = write_logs(directory, args.samples, args.miss_every, args.format)
-    print(f"wrote 2 .{args.format} logs of {args.samples} samples with inspect's write_eval_log in {time.perf_counter() - t0:.1f} s "
-          f"({before.stat().st_size / 1e6:.1f} MB, {after.stat().st_size / 1e6:.1f} MB)")
     script = str(Path(__file__).resolve())
+    before, after = directory / f"before.{args.format}", directory / f"after.{args.format}"
+    if not (before.is_file() and after.is_file()):  # written in a child too: Linux keeps a process's peak RSS
+        # across fork+exec, so a parent that held the logs' samples would inflate every child's figure
+        w = child(script, "write", directory=str(directory), samples=args.samples, miss_every=args.miss_every,
+                  format=args.format)
+        print(f"wrote 2 .{args.format} logs of {args.samples} samples with inspect's write_eval_log in "
+              f"{w['wall_s']:.1f} s")
+    print(f"logs: {before} ({before.stat().st_size / 1e6:.1f} MB), {after} ({after.stat().st_size / 1e6:.1f} MB)")
     paths = {"before": str(before), "after": str(after)}
     for kind, what in (("inspect_read", "inspect read_eval_log (one log, whole)"),
                        ("whileai_import", "whileai load_results + run document (one log)"),

@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
+from pytest_whileai.gate.lines import first_line, summary_line
 from pytest_whileai.keys import MARK_ERROR, WAI_KEY, WAI_RESULT, WAI_SESSION, WAI_THRESHOLDS
 from pytest_whileai.markers import Thresholds, parse_scenarios_marker
-from pytest_whileai.report.lines import first_line, summary_line
 from whileai_core import defaults as D
 from whileai_core.errors import InvalidArgument
 from whileai_core.redact import error_text
@@ -215,9 +215,9 @@ class _Kept:
 
     def add(self, row: dict[str, Any], index: int, reward: float | None, session: Any) -> str | None:
         """Keep one trial; returns the budget's message when this trial spent the budget."""
+        from whileai_core.adapters.routing import missed
         from whileai_core.report.cost import add_usage, row_usage
         from whileai_core.report.inputs import transcript, trial_status
-        from whileai_core.simulate.routing import missed
 
         spent = row_usage(row)
         add_usage(self.usage, spent)

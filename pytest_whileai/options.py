@@ -205,10 +205,11 @@ OPTIONS: tuple[_Opt, ...] = (
     _Opt("round-trials", _int_at_least(1), D.SEQ_ROUND_TRIALS, "trials per scenario in each round of "
          "--wai-sequential", metavar="M"),
     # issue 33: another eval framework's results as this run's scenarios (docs/interop.md)
-    _Opt("import", _text, None, "an inspect_ai log, lm-eval --log_samples output, promptfoo -o results.json (file or "
-         "folder): each sample becomes a scenario, its epochs its trials, gated like any other", metavar="PATH"),
+    _Opt("import", _text, None, "an inspect_ai log, lm-eval --log_samples output, promptfoo -o results.json, a "
+         "deepeval test run (file or folder): each sample becomes a scenario, its epochs its trials, gated like any "
+         "other", metavar="PATH"),
     _Opt("import-scorer", _text, None, "which score --wai-import reads (inspect scorer, lm-eval metric[,filter], "
-         "promptfoo score or named metric; default the framework's first/verdict)", metavar="NAME"),
+         "promptfoo score or named metric, deepeval metric[:score]; default the framework's first/verdict)", metavar="NAME"),
 )
 FIELD_NAMES = {"import": "import_path"}  # an option whose Settings field is not its name (import is a keyword)
 

@@ -125,7 +125,12 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
     from pytest_whileai.collect import baseline_key
     from pytest_whileai.keys import EVAL_FIXTURES, MARK_ERROR, WAI_KEY, WAI_THRESHOLDS
-    from pytest_whileai.markers import WaiMarkerError, parse_key_marker, parse_scenarios_marker, parse_wai_marker
+    from pytest_whileai.markers import (
+        WaiMarkerError,
+        parse_key_marker,
+        parse_scenarios_marker,
+        parse_wai_marker,
+    )
 
     marker = pytest.mark.whileai
     whileai_names = (*EVAL_FIXTURES, "wai_scenario")
@@ -256,6 +261,9 @@ def _why_passed(entry: dict[str, Any]) -> str:
             f"interval {fmt_ci(ci)} still reaches it: not yet a failure, more trials decide")
 
 
+XDIST_CRASHED_WHEN = "???"  # the ``when`` of the report xdist makes for the item a crashed worker was running
+
+
 class ControllerHooks:
     """Hooks bound to one session's ``WaiSession`` (a report carries no config), registered on the controller."""
 
@@ -268,6 +276,7 @@ class ControllerHooks:
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:  # a suite that did not collect whole is never saved as a baseline
             self.wai.refuse_save(f"collection error in {report.nodeid or 'the session'}")
+            self.wai.collect_errors.append(report.nodeid or "the session")  # and the scenario JUnit says so
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         """Gather each scenario's entry as its report arrives (from this process or an xdist worker)."""
@@ -279,7 +288,10 @@ class ControllerHooks:
             self.wai.not_run.setdefault(str(lost["id"]), {k: v for k, v in lost.items() if k != "id"})
         if report.when == "teardown":
             self.wai.finished.add(report.nodeid)
-        if self.wai.rounds is not None and report.when == "teardown" and report.nodeid in self.wai.rounds.items:
+        # an item is over at its teardown, or when its xdist worker crashed under it (xdist's report says "???"):
+        # a round with a crashed item is still decided, or the other workers would wait for it (issue 26 fuzzer)
+        over = report.when == "teardown" or report.when == XDIST_CRASHED_WHEN
+        if self.wai.rounds is not None and over and report.nodeid in self.wai.rounds.items:
             self.wai.rounds.finish(report.nodeid, self.wai.baseline_index if self.wai.baseline is not None else None)
 
 
@@ -305,7 +317,7 @@ def pytest_runtestloop(session: pytest.Session) -> Any:
         for report in rule_reports:
             session.config.hook.pytest_runtest_logreport(report=report)
     if wai is not None and not wai.worker and (wai.results or wai.baseline is not None or wai.failed_workers
-                                               or wai.not_run):
+                                               or wai.not_run or wai.collect_errors):
         from pytest_whileai.gate import plans
         from pytest_whileai.gate.verdict import forget_gate_failure, gate_reports
         from whileai_core.gate.compare import GateSettings, compute_gate
@@ -320,6 +332,15 @@ def pytest_runtestloop(session: pytest.Session) -> Any:
                                 not_run=list(wai.not_run.values()),
                                 noise=wai.history.noise if wai.history is not None else None, plan_cache=known)
         plans.store(session.config, known, n_known)
+        from whileai_core.gate.compare import mark_incomplete
+
+        over = wai.whole_run_over_budget()
+        if over:  # over budget is red INCOMPLETE and saves nothing, however many workers shared the spending
+            mark_incomplete(wai.gate, over)
+            wai.refuse_save(f"--wai-budget: {over}")
+        if wai.collect_errors:  # --continue-on-collection-errors: what did not collect was not measured
+            mark_incomplete(wai.gate, f"collection error in {', '.join(wai.collect_errors)}: the suite did not "
+                                      "collect whole")
         reports = gate_reports(wai.gate)  # a red gate is a failed test that pytest counts, lists and writes
         session.testscollected += bool(reports)  # one more test, so the progress counter ends at 100%
         for report in reports:
@@ -329,7 +350,7 @@ def pytest_runtestloop(session: pytest.Session) -> Any:
     return out
 
 
-@pytest.hookimpl(trylast=True)
+@pytest.hookimpl(tryfirst=True)  # before pytest's --junitxml writes its file, so it counts a failed write too
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     wai = _wai(session.config)
     if wai is None:
@@ -368,7 +389,7 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     red = wai.gate is not None and wai.gate.red
     loud = wai.gate is not None and bool(wai.gate.warning or wai.gate.failed_workers)
     for line in summary_lines(wai):
-        gate_line = line.startswith("suite gate") or line.startswith("WARNING")
+        gate_line = line.startswith(("suite gate", "WARNING"))
         terminalreporter.write_line(line, red=red and gate_line, yellow=loud and not red and gate_line)
     for err in wai.write_errors:
         terminalreporter.write_line(f"ERROR: whileai: {err}", red=True)

@@ -112,6 +112,7 @@ class WaiSession:
         self.save_refusals: list[str] = []
         self.stopped: str | None = None  # why the run loop stopped early (-x, --maxfail), before the gate's reports
         self.deselected = 0
+        self.collect_errors: list[str] = []  # files (node ids) that did not collect: the suite is not whole
         self.planned: list[str] = []  # whileai test ids collected in this process (empty on an xdist controller)
         self.finished: set[str] = set()  # test ids whose teardown was reported
         self.exit_status: int | None = None
@@ -248,6 +249,24 @@ class WaiSession:
                                      f"{entry.get('nodeid')}); give one a distinct @pytest.mark.wai_key"),
                           stacklevel=1)
         self.results[key] = entry
+
+    def whole_run_over_budget(self) -> str | None:
+        """The whole run's spend against ``--wai-budget`` when no trial was stopped by it: under xdist each worker
+        counts only its own spend, so N workers together can pass the budget without one of them stopping; the
+        controller sums every scenario's usage (each round's, under ``--wai-sequential``)."""
+        from whileai_core.report.cost import Budget
+
+        if not self.settings.budget:
+            return None
+        entries = list(self.round_results.values()) or list(self.results.values())
+        if any(e.get("budget_stop") for e in entries):
+            return None  # a worker (or this process) stopped on it: the gate says so already
+        total = Budget(self.settings.budget, prices=self.settings.prices)
+        for entry in entries:
+            total.add(entry.get("usage") or {})
+        over = total.exceeded()
+        return None if over is None else (f"{over} by the xdist workers together (each stops on its own spend "
+                                          "only), so this run is partial")
 
     def plan_not_run(self, item: pytest.Item, reason: str) -> None:
         """A planned scenario that will not run (e.g. the budget is spent): its k trials enter the ledger."""

@@ -50,6 +50,8 @@ class XdistHooks:
             self.wai.merge_worker(node_id, output[PAYLOAD_KEY])
         else:  # crashed (error is its reason), or whileai was disabled on it
             self.wai.failed_workers.append(node_id)
+            if self.wai.rounds is not None:  # its pending items go behind later rounds: no worker may wait now
+                self.wai.rounds.release(f"xdist worker {node_id} crashed")
 
 
 def publish(config: pytest.Config, wai: Any) -> None:

@@ -25,7 +25,8 @@ DOCS = ("README.md", "docs/simulate.md", "docs/measure.md", "docs/guards.md", "d
 NOT_RUN = re.compile(r"^<!--\s*not-run:\s*(?P<reason>.+?)\s*-->\s*$")
 OUTPUT = re.compile(r"^<!--\s*output\s*-->\s*$")
 #: ``<!-- needs: mod, mod -->`` before a fence: the block is skipped, naming the extra, when a module is missing
-#: (``cmd:NAME``: when the command NAME is not on PATH, e.g. promptfoo, a node program)
+#: (``cmd:NAME``: when the command NAME is not on PATH, e.g. promptfoo, a node program; ``env:NAME``: when the
+#: environment variable NAME is unset, e.g. WHILEAI_DEEPEVAL_PYTHON, deepeval's own interpreter)
 NEEDS = re.compile(r"^<!--\s*needs:\s*(?P<modules>.+?)\s*-->\s*$")
 #: docs whose blocks import the repository's test helpers (tests/fakeserver.py, the loopback stand-in model)
 WITH_TEST_HELPERS = ("docs/agents.md",)
@@ -113,6 +114,10 @@ def test_python_block_runs(block: Block, tmp_path: Path):
         if module.startswith("cmd:"):
             if shutil.which(module[4:]) is None:
                 pytest.skip(f"{block.id} needs the {module[4:]} command, which is not installed")
+            continue
+        if module.startswith("env:"):
+            if not os.environ.get(module[4:]):
+                pytest.skip(f"{block.id} needs the environment variable {module[4:]}, which is not set")
             continue
         pytest.importorskip(module, reason=f"{block.id} needs {module}: pip install 'pytest-whileai[agents]' "
                             "(or [interop])")

@@ -213,12 +213,12 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser("self-check", help="run the offline loop step by step to check this install (exit 1 on a "
                    "failed step)")
     gate = sub.add_parser("gate", help="the CI regression gate between two runs: whileai run documents, or "
-                          "inspect_ai / lm-eval / promptfoo result files or folders (exit 1 on a significant drop)")
+                          "inspect_ai / lm-eval / promptfoo / deepeval result files or folders (exit 1 on a significant drop)")
     gate.add_argument("baseline", help="the baseline: a run document (e.g. .whileai/baselines/main.json) or an eval "
                       "framework's results (file or folder, format detected)")
     gate.add_argument("current", help="the run to judge (same kinds)")
     gate.add_argument("--scorer", default=None, help="imported results: which score to read (inspect scorer name, "
-                      "lm-eval metric[,filter])")
+                      "lm-eval metric[,filter], promptfoo score or metric, deepeval metric[:score])")
     gate.add_argument("--unscored", default=None, choices=("fail", "incomplete", "drop"),
                       help="imported results: what an unscored trial counts as (default fail)")
     gate.add_argument("--max-drop", type=float, default=None, help="smallest pass@1 drop that can fail the gate")

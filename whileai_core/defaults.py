@@ -194,7 +194,8 @@ POOLED_BAND_MIN_RUNS = 3  # fewest pooled runs whose between-run noise band the 
 # 0.06 gave a 0.69 band that hid a real drop of 0.32 (fuzz seed 13); at N = 3 t is 4.3. Fewer runs: binomial noise only
 SEQ_WAIT_S = 300.0  # longest an xdist worker waits for the previous round's decision before starting a later-round
 # item of --wai-sequential (issue 26: at most one in-flight item per worker is wasted); a fallback for a controller
-# that never decides (a crashed worker), long enough for a slow round of real model calls; convention, untested
+# that never decides (a crash the controller does not see), long enough for a slow round of real model calls; each
+# worker waits this long at most once (then no more); convention
 SEQ_WAIT_POLL_S = 0.02  # how often a waiting worker reads the decision file; a small fraction of a trial; convention
 GATE_MIN_PAIRED = 2  # fewer paired scenarios than this: the suite gate is "not evaluated"; a paired bootstrap needs >= 2 clusters
 GATE_MIN_PAIRED_SHARE = 0.5  # fewer paired than this share of the scenarios that could pair: a loud warning, red under
@@ -346,6 +347,8 @@ RAY_WAIT_S = 0.5  # seconds one ray.wait gathers finished shards before the call
 # Feed traces back (traces/)
 # --------------------------------------------------------------------------------------------------
 TRACE_REPORT_SKIPPED = 10  # skipped records a load report prints by name (all are in report.skipped); convention
+INTEROP_DETECT_FULL_BYTES = 16 * 1024 * 1024  # a JSON result file up to this size is parsed whole to detect its
+# format; a larger one has only its top-level keys streamed (a 100k-sample inspect .json log is 604 MB); convention
 INTEROP_SLICE_CHARS = 40  # longest doc field value an lm-eval import keeps as a slice (subject, category; not the
 # question text, which would make one slice per sample); convention
 

@@ -34,7 +34,7 @@ from whileai_core.errors import InvalidArgument, InvalidArgumentType
 from whileai_core.errors import UnsupportedAnnotation as _Unsupported
 from whileai_core.redact import error_text
 
-#: set by a rollout (``simulate/routing.py``) while it runs: ``route(tool, args, kwargs)`` answers a tool called
+#: set by a rollout (``adapters/routing.py``) while it runs: ``route(tool, args, kwargs)`` answers a tool called
 #: directly by the agent's own code through the rollout's world (its scheduled fault first) and records the call
 ROUTE: contextvars.ContextVar[Callable[[Any, tuple[Any, ...], dict[str, Any]], Any] | None] = \
     contextvars.ContextVar("whileai_tool_route", default=None)
@@ -83,12 +83,7 @@ def annotation_schema(annotation: Any) -> dict[str, Any]:
     if annotation in _SIMPLE:
         return {"type": _SIMPLE[annotation]}
     if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
-        values = [m.value for m in annotation]
-        out: dict[str, Any] = {"enum": values}
-        kind = _json_type_of_values(values)
-        if kind:
-            out["type"] = kind
-        return out
+        return _enum_schema([m.value for m in annotation])
     origin = get_origin(annotation)
     args = get_args(annotation)
     if origin is typing.Annotated:
@@ -98,20 +93,29 @@ def annotation_schema(annotation: Any) -> dict[str, Any]:
             base["description"] = notes[0]
         return base
     if origin is Literal:
-        values = list(args)
-        out = {"enum": values}
-        kind = _json_type_of_values(values)
-        if kind:
-            out["type"] = kind
-        return out
+        return _enum_schema(list(args))
     if origin is Union or (hasattr(types, "UnionType") and isinstance(annotation, types.UnionType)):
         members = [a for a in args if a is not type(None)]
         if len(members) == 1:
             return annotation_schema(members[0])
         return {"anyOf": [annotation_schema(m) for m in members]}
+    return _container_schema(annotation, origin, args)
+
+
+def _enum_schema(values: list[Any]) -> dict[str, Any]:
+    """An ``enum`` of the values, typed when they share one JSON type."""
+    out: dict[str, Any] = {"enum": values}
+    kind = _json_type_of_values(values)
+    if kind:
+        out["type"] = kind
+    return out
+
+
+def _container_schema(annotation: Any, origin: Any, args: tuple[Any, ...]) -> dict[str, Any]:
+    """Arrays (their item type), objects (mappings, dataclasses, TypedDicts, pydantic models); else unsupported."""
     if annotation in (list, tuple, set, frozenset) or origin in (list, tuple, set, frozenset, Sequence,
                                                                   typing.Sequence):
-        out = {"type": "array"}
+        out: dict[str, Any] = {"type": "array"}
         item_args = [a for a in args if a is not Ellipsis]
         if item_args:
             out["items"] = annotation_schema(item_args[0])
@@ -297,7 +301,7 @@ class Tool:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         route = ROUTE.get()
-        if route is not None:  # inside a rollout: the rollout's world answers (simulate/routing.py)
+        if route is not None:  # inside a rollout: the rollout's world answers (adapters/routing.py)
             return route(self, args, kwargs)
         if self.fn is None:
             raise InvalidArgumentType(f"tool {self.name!r} has no function body to call (it was built from a schema)")

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from pytest_whileai.gate.lines import summary_line, trouble_lines
 from pytest_whileai.markers import Thresholds
-from pytest_whileai.report.lines import summary_line, trouble_lines
 from whileai_core import defaults as D
 from whileai_core.gate.compare import binarize
 from whileai_core.gate.document import scenario_incompatibility

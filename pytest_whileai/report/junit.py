@@ -10,7 +10,7 @@ the xdist controller only.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 SUITE_NAME = "whileai"
@@ -27,12 +27,14 @@ def _num(x: Any) -> str:
     return "" if x is None else (f"{x:.6g}" if isinstance(x, float) else str(x))
 
 
-def build(results: Mapping[str, Mapping[str, Any]], gate: Any, *, baseline: str | None) -> Any:
-    """The ``junitparser.JUnitXml`` document (call ``.write(path)``)."""
+def build(results: Mapping[str, Mapping[str, Any]], gate: Any, *, baseline: str | None,
+          collect_errors: Sequence[str] = ()) -> Any:
+    """The ``junitparser.JUnitXml`` document (call ``.write(path)``); each file in ``collect_errors`` is an
+    error testcase in a suite ``whileai.collection`` (the run's exit code counts it; so does this file)."""
     from junitparser import Failure
     from junitparser.xunit2 import JUnitXml, TestCase, TestSuite
 
-    from pytest_whileai.report.lines import summary_line
+    from pytest_whileai.gate.lines import summary_line
 
     suite = TestSuite(SUITE_NAME)
     flagged = set(getattr(gate, "scenario_regressions", []) or [])
@@ -74,6 +76,8 @@ def build(results: Mapping[str, Mapping[str, Any]], gate: Any, *, baseline: str 
     xml.add_testsuite(suite)
     if gate is not None and gate.red:
         xml.add_testsuite(gate_suite(gate))
+    if collect_errors:
+        xml.add_testsuite(collection_suite(collect_errors))
     xml.update_statistics()
     return xml
 
@@ -99,10 +103,25 @@ def gate_suite(gate: Any) -> Any:
     return suite
 
 
+def collection_suite(files: Sequence[str]) -> Any:
+    """The files that did not collect, one error testcase each: the suite is not whole, the run is not green."""
+    from junitparser import Error
+    from junitparser.xunit2 import TestCase, TestSuite
+
+    suite = TestSuite(f"{SUITE_NAME}.collection")
+    for name in files:
+        case = TestCase(name, "whileai.collection", 0.0)
+        case.result = [Error(f"collection error in {name}: the suite did not collect whole, so this run is not "
+                             "green and is not saved as a baseline", "CollectionError")]
+        suite.add_testcase(case)
+    suite.update_statistics()
+    return suite
+
+
 def write(path: str | os.PathLike[str], results: Mapping[str, Mapping[str, Any]], gate: Any, *,
-          baseline: str | None) -> str:
+          baseline: str | None, collect_errors: Sequence[str] = ()) -> str:
     """Write the report atomically-enough (to a temp name, then rename) and return the path."""
-    xml = build(results, gate, baseline=baseline)
+    xml = build(results, gate, baseline=baseline, collect_errors=collect_errors)
     target = os.fspath(path)
     parent = os.path.dirname(os.path.abspath(target))
     os.makedirs(parent, exist_ok=True)

@@ -207,7 +207,7 @@ def summary_lines(wai: Any) -> list[str]:
 def fault_line(entries: Any) -> str | None:
     """``WARNING: fault not delivered in N of M rollouts: ...`` when scheduled faults missed the agent's tool
     calls (the calls went around the world), else None."""
-    from whileai_core.simulate.routing import undelivered_warning
+    from whileai_core.adapters.routing import undelivered_warning
 
     n = sum(int(e.get("faults_undelivered") or 0) for e in entries)
     m = sum(int(e.get("faults_scheduled") or 0) for e in entries)

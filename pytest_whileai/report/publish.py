@@ -8,6 +8,8 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+import pytest
+
 from pytest_whileai.gate.store import Store
 from pytest_whileai.report import markdown
 from whileai_core.gate.document import dump_document
@@ -30,14 +32,38 @@ def write_outputs(wai: Any) -> None:
             wai.config.hook.pytest_whileai_update_json(config=wai.config, run_json=doc)
         return doc
 
-    jobs: list[tuple[str, Callable[[], Any]]] = []
+    _refuse_partial_saves(wai)
+    jobs = _baseline_jobs(wai, document) + _file_jobs(wai, document)
+    for what, job in jobs:
+        try:
+            wai.saved.append(str(job()))
+        except (OSError, ValueError, ImportError) as exc:
+            wai.write_errors.append(f"could not write the {what} file: {exc}")
+            if not wai.exit_status:  # a failed write makes the run exit 1: the files written after it say so
+                wai.exit_status = int(pytest.ExitCode.TESTS_FAILED)
+                doc = None
+    if markdown.github_enabled(s.github):
+        _github_outputs(wai)
+
+
+Job = tuple[str, Callable[[], Any]]
+
+
+def _refuse_partial_saves(wai: Any) -> None:
+    """A run cut short (a crashed worker, the budget, an INCOMPLETE gate) saves no baseline."""
     if wai.failed_workers:
         wai.refuse_save(f"xdist worker(s) {', '.join(wai.failed_workers)} crashed, so this run is partial (the "
                         "report lists every finished scenario)")
     if any(e.get("budget_stop") for e in wai.results.values()):
         wai.refuse_save("--wai-budget stopped this run early, so it is partial")
-    if wai.gate is not None and wai.gate.status == "incomplete":
-        wai.refuse_save("the gate is INCOMPLETE (too many planned trials went unscored), so this run is partial")
+    if wai.gate is not None and wai.gate.status == "incomplete":  # the gate line says why (unscored, crash, budget)
+        wai.refuse_save("the gate is INCOMPLETE, so this run is partial")
+
+
+def _baseline_jobs(wai: Any, document: Callable[[], dict[str, Any]]) -> list[Job]:
+    """--wai-save / --wai-autosave: the store's writes, or the note that says why none is made."""
+    s = wai.settings
+    jobs: list[Job] = []
     if s.trial_index is not None and (s.save or s.autosave):
         wai.notes.append("not saving a baseline in reproduce mode (--wai-trial-index runs one trial per scenario)")
     elif wai.save_refusals and (s.save or s.autosave):
@@ -52,6 +78,13 @@ def write_outputs(wai: Any) -> None:
             jobs.append(("baseline", lambda: store.save(require_saveable(lean(document())), s.save)))
         if s.autosave:
             jobs.append(("autosave", lambda: store.autosave(lean(document()))))
+    return jobs
+
+
+def _file_jobs(wai: Any, document: Callable[[], dict[str, Any]]) -> list[Job]:
+    """The report files asked for: JSON, Markdown, JUnit XML, HTML, MLflow."""
+    s = wai.settings
+    jobs: list[Job] = []
     if s.json:
         jobs.append(("json", lambda: _write_json(s.json, document())))
     if s.markdown:
@@ -61,24 +94,24 @@ def write_outputs(wai: Any) -> None:
     if s.junitxml:
         from pytest_whileai.report import junit
 
-        jobs.append(("junitxml", lambda: junit.write(s.junitxml, wai.results, wai.gate, baseline=s.baseline)))
+        jobs.append(("junitxml", lambda: junit.write(s.junitxml, wai.results, wai.gate, baseline=s.baseline,
+                                                              collect_errors=wai.collect_errors)))
     if s.html:
         jobs.append(("html", lambda: _write_html(wai, document())))
     if s.mlflow:
         jobs.append(("mlflow", lambda: _log_mlflow(wai, document())))
-    for what, job in jobs:
-        try:
-            wai.saved.append(str(job()))
-        except (OSError, ValueError, ImportError) as exc:
-            wai.write_errors.append(f"could not write the {what} file: {exc}")
-    if markdown.github_enabled(s.github):
-        try:
-            path = markdown.write_step_summary(wai)
-            if path:
-                wai.saved.append(f"{path} (GitHub step summary)")
-        except OSError as exc:
-            wai.write_errors.append(f"could not append to GITHUB_STEP_SUMMARY: {exc}")
-        markdown.emit_annotations(wai, stream=sys.stderr)
+    return jobs
+
+
+def _github_outputs(wai: Any) -> None:
+    """Under GitHub Actions: the step summary (a failed append is reported) and the annotations."""
+    try:
+        path = markdown.write_step_summary(wai)
+        if path:
+            wai.saved.append(f"{path} (GitHub step summary)")
+    except OSError as exc:
+        wai.write_errors.append(f"could not append to GITHUB_STEP_SUMMARY: {exc}")
+    markdown.emit_annotations(wai, stream=sys.stderr)
 
 
 def lean(doc: dict[str, Any]) -> dict[str, Any]:

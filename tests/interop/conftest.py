@@ -6,7 +6,13 @@ import os
 from pathlib import Path
 
 import pytest
-from interop_runs import inspect_runs_in, lm_eval_runs_in, promptfoo_runs_in
+from interop_runs import (
+    deepeval_python,
+    deepeval_runs_in,
+    inspect_runs_in,
+    lm_eval_runs_in,
+    promptfoo_runs_in,
+)
 
 
 @pytest.fixture(scope="session")
@@ -35,3 +41,12 @@ def promptfoo_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     if shutil.which("promptfoo") is None:
         pytest.skip("promptfoo is not installed (node + npm install -g promptfoo; .ci/run installs it)")
     return promptfoo_runs_in(tmp_path_factory.mktemp("promptfoo"))
+
+
+@pytest.fixture(scope="session")
+def deepeval_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    python = deepeval_python()
+    if python is None:
+        pytest.skip("deepeval is not installed here and WHILEAI_DEEPEVAL_PYTHON names no interpreter that has it "
+                    "(.ci/run installs it in its own venv: it pins click<8.4, huggingface_hub needs click>=8.4.2)")
+    return deepeval_runs_in(tmp_path_factory.mktemp("deepeval"), python)

@@ -112,7 +112,7 @@ def lm_eval_runs_in(root: Path) -> dict[str, Path]:
     for name, worse in (("base", False), ("twin", False), ("worse", True)):
         tracker = EvaluationTracker(output_path=str(root / name))
         res = evaluator.simple_evaluate(model=Adder(worse), tasks=["arith"], task_manager=manager, log_samples=True,
-                                        evaluation_tracker=tracker)
+                                        evaluation_tracker=tracker, torch_random_seed=None)  # no torch import
         tracker.save_results_aggregated(results=res, samples=res["samples"])
         for task_name in res["configs"]:
             tracker.save_results_samples(task_name=task_name, samples=res["samples"][task_name])
@@ -155,4 +155,71 @@ def promptfoo_runs_in(root: Path) -> dict[str, Path]:
         done = subprocess.run([exe, "eval", "-c", str(config), "-o", str(out[name]), "--no-cache",
                                "--no-progress-bar"], check=False, cwd=root, env=env, capture_output=True, text=True, timeout=300)
         assert out[name].is_file(), f"promptfoo eval wrote no {out[name].name}: {done.stderr[-2000:]}"
+    return out
+
+
+DEEPEVAL_SCRIPT = """import sys
+from deepeval import evaluate
+from deepeval.evaluate import DisplayConfig, ErrorConfig
+from deepeval.metrics import BaseMetric
+from deepeval.test_case import LLMTestCase
+
+
+class Refund(BaseMetric):  # a custom metric: no model, no network
+    def __init__(self, threshold=0.5):
+        self.threshold = threshold
+
+    def measure(self, test_case, *args, **kwargs):
+        if test_case.input.startswith("crash"):
+            raise RuntimeError("judge crashed")
+        self.score = 1.0 if "refund" in (test_case.actual_output or "") else 0.0
+        self.success = self.score >= self.threshold
+        self.reason = "mentions a refund" if self.success else "no refund"
+        return self.score
+
+    async def a_measure(self, test_case, *args, **kwargs):
+        return self.measure(test_case)
+
+    def is_successful(self):
+        return self.success
+
+    @property
+    def __name__(self):
+        return "Refund"
+
+
+worse = sys.argv[1] == "worse"
+cases = [LLMTestCase(input=("crash " if worse and i == ERRORED else "") + f"order {i} arrived broken",
+                     actual_output="sorry" if worse and i % MISS_EVERY == 0 else "refund issued", name=f"case-{i}",
+                     additional_metadata={"channel": ["email", "chat"][i % 2]}) for i in range(N_SAMPLES)]
+evaluate(test_cases=cases, metrics=[Refund()], error_config=ErrorConfig(ignore_errors=True),
+         display_config=DisplayConfig(print_results=False, show_indicator=False))
+""".replace("ERRORED", str(ERRORED)).replace("MISS_EVERY", str(MISS_EVERY)).replace("N_SAMPLES", str(N_SAMPLES))
+
+
+def deepeval_python() -> str | None:
+    """An interpreter that has deepeval: this one, or ``WHILEAI_DEEPEVAL_PYTHON`` (deepeval pins click<8.4, which
+    huggingface_hub's click>=8.4.2 excludes, so .ci/run installs it in its own environment)."""
+    import importlib.util
+    import sys
+
+    if importlib.util.find_spec("deepeval") is not None:
+        return sys.executable
+    return os.environ.get("WHILEAI_DEEPEVAL_PYTHON") or None
+
+
+def deepeval_runs_in(root: Path, python: str) -> dict[str, Path]:
+    """Three deepeval ``evaluate`` runs with a custom metric, offline; each writes its test_run_*.json into
+    DEEPEVAL_RESULTS_FOLDER."""
+    (root / "run.py").write_text(DEEPEVAL_SCRIPT, encoding="utf-8")
+    out = {}
+    for name in ("base", "twin", "worse"):
+        folder = root / name
+        env = {**os.environ, "DEEPEVAL_RESULTS_FOLDER": str(folder), "DEEPEVAL_TELEMETRY_OPT_OUT": "1",
+               "DEEPEVAL_DISABLE_PROGRESS_BAR": "1", "ERROR_REPORTING": "0"}
+        done = subprocess.run([python, "run.py", "worse" if name == "worse" else "better"], cwd=root, env=env,
+                              capture_output=True, text=True, timeout=300, check=False)
+        found = sorted(folder.glob("test_run_*.json")) if folder.is_dir() else []
+        assert found, f"deepeval wrote no test_run_*.json in {folder}: {done.stderr[-2000:]}"
+        out[name] = found[-1]
     return out

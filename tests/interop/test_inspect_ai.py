@@ -3,6 +3,8 @@ on the A/A twin, paired counts equal to the samples inspect ran, the errored sam
 
 from __future__ import annotations
 
+import json
+
 from interop_runs import EPOCHS, ERRORED, MISS_EVERY, N_SAMPLES
 
 from whileai_core.cli import main
@@ -64,3 +66,28 @@ def test_compare_by_sample_metadata(inspect_runs):
     by_name = {s.name: s for s in result.slices}
     assert by_name["billing"].delta == -1.0  # i % 3 == 0: every billing sample missed
     assert by_name["orders"].n_tasks == N_SAMPLES // 3
+
+
+def test_a_json_log_streams_to_the_same_trials(inspect_runs, tmp_path):
+    from inspect_ai.log import read_eval_log, write_eval_log
+
+    json_log = tmp_path / "worse.json"
+    write_eval_log(read_eval_log(str(inspect_runs["worse"])), str(json_log), format="json")
+    assert detect(json_log) == "inspect_ai"
+    from_eval, from_json = load_results(inspect_runs["worse"]), load_results(json_log)
+    def trials(rows):
+        return sorted(json.dumps({k: v for k, v in r.items() if k != "source"}, sort_keys=True) for r in rows)
+
+    assert trials(from_json.rows) == trials(from_eval.rows)
+    assert sorted(map(str, from_json.report.unscored)) == sorted(map(str, from_eval.report.unscored))
+
+
+def test_a_large_json_log_is_detected_from_its_top_level_keys(inspect_runs, tmp_path, monkeypatch):
+    from inspect_ai.log import read_eval_log, write_eval_log
+
+    from whileai_core import defaults as D
+
+    json_log = tmp_path / "base.json"
+    write_eval_log(read_eval_log(str(inspect_runs["base"])), str(json_log), format="json")
+    monkeypatch.setattr(D, "INTEROP_DETECT_FULL_BYTES", 0)  # every file counts as large: streamed keys only
+    assert detect(json_log) == "inspect_ai"

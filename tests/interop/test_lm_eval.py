@@ -57,3 +57,10 @@ def test_compare_by_doc_field(lm_eval_runs):
                      by="doc.op")
     assert [s.name for s in result.slices] == ["add", "double"]
     assert sum(s.n_tasks for s in result.slices) == N_SAMPLES
+
+
+def test_results_json_detected_from_streamed_top_level_keys(lm_eval_runs, monkeypatch):
+    from whileai_core import defaults as D
+
+    monkeypatch.setattr(D, "INTEROP_DETECT_FULL_BYTES", 0)
+    assert detect(next(lm_eval_runs["base"].rglob("results_*.json"))) == "lm_eval"

@@ -51,3 +51,13 @@ def test_import_refuses_sequential_and_a_missing_file(pytester, tmp_path):
 def test_epochs_are_the_scenario_trials(pytester, inspect_runs):
     done = pytester.runpytest_inprocess("--wai-import", str(inspect_runs["base"]), "-v")
     assert f"PASSED ({EPOCHS}/{EPOCHS} trials)" in "\n".join(done.outlines)
+
+
+def test_a_pooled_baseline_of_imported_runs(pytester, inspect_runs, monkeypatch):
+    monkeypatch.setenv("GITHUB_REF_NAME", "main")  # the branch the autosaved runs are filed under
+    for run in ("base", "twin", "base"):
+        assert pytester.runpytest_inprocess("--wai-import", str(inspect_runs[run]), "--wai-autosave").ret == 0
+    res = pytester.runpytest_inprocess("--wai-import", str(inspect_runs["worse"]), "--wai-baseline=main~3")
+    assert res.ret == 1
+    pooled = "0001_main_nocommit.json, 0002_main_nocommit.json, 0003_main_nocommit.json"
+    res.stdout.fnmatch_lines([f"*pooled runs: {pooled}*", "*REGRESSION*"])

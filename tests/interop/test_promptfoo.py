@@ -43,3 +43,10 @@ def test_compare_by_vars(promptfoo_runs):
     after = load_results(promptfoo_runs["worse"]).gate_rows()
     result = compare(load_results(promptfoo_runs["base"]).rows, after, by="op")
     assert [s.name for s in result.slices] == ["add", "double"]
+
+
+def test_detected_from_streamed_top_level_keys(promptfoo_runs, monkeypatch):
+    from whileai_core import defaults as D
+
+    monkeypatch.setattr(D, "INTEROP_DETECT_FULL_BYTES", 0)
+    assert detect(promptfoo_runs["base"]) == "promptfoo"

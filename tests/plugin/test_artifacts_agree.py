@@ -46,7 +46,12 @@ def test_threshold_failures_without_a_baseline_are_red_in_every_artifact(pyteste
 def test_a_store_that_cannot_be_written_makes_the_final_line_red(pytester: pytest.Pytester):
     pytester.makepyfile(test_agent=GREEN)
     (pytester.path / "store").write_text("a file where the store directory should be\n")
-    res = pytester.runpytest_inprocess("-p", "no:cacheprovider", "--wai-storage=store", "--wai-save=main")
+    res = pytester.runpytest_inprocess("-p", "no:cacheprovider", "--wai-storage=store", "--wai-save=main",
+                                       "--junitxml=junit.xml", "--wai-json=run.json")
     assert res.ret == 1
     assert "3 passed, 1 error" in _final(res)
     res.stdout.fnmatch_lines(["*ERROR: whileai: could not write the baseline file*"])
+    junit = ET.parse(pytester.path / "junit.xml").getroot().find("testsuite")
+    assert int(junit.get("errors")) == 1  # pytest's JUnit counts the failed write as the error it is
+    outcome = json.loads((pytester.path / "run.json").read_text())["outcome"]  # written after the failed write
+    assert outcome["exit_status"] == 1 and outcome["green"] is False

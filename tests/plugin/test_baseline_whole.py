@@ -5,6 +5,7 @@ pool and a hand-edited baseline are errors that name the file."""
 from __future__ import annotations
 
 import json
+import os
 import random
 import signal
 import subprocess
@@ -65,10 +66,16 @@ def test_k_and_x_and_a_test_id_never_replace_a_baseline_and_say_why(pytester: py
     assert path.read_bytes() == before
     res.stdout.fnmatch_lines(["*not saving a baseline*a test id on the command line*"])
     monkeypatch.setenv("AGENT_RATE", "0.1")  # items now drop against the baseline, and -x stops at the first
-    res = _run(pytester, "--wai-baseline=main", "--wai-save=main", "-x", "--wai-autosave")
+    res = _run(pytester, "--wai-baseline=main", "--wai-save=main", "-x", "--wai-autosave", "--junitxml=x.xml")
     assert res.ret == 1 and path.read_bytes() == before
+    assert "1 failed" in _final(res) and 'failures="1"' in (pytester.path / "x.xml").read_text()
     res.stdout.fnmatch_lines(["*not saving a baseline*the run stopped early (stopping after 1 failures)*"])
     assert not (pytester.path / ".whileai" / "runs").exists()  # nor autosaved
+    # the next real regression, against the baseline those runs left whole, is red (it was green when a -k
+    # save had replaced the baseline by 1 of 20 scenarios)
+    res = _run(pytester, "--wai-baseline=main", "--wai-require-baseline", "--junitxml=next.xml")
+    assert res.ret == 1 and "failed" in _final(res)
+    assert "REGRESSION" in (pytester.path / "next.xml").read_text()
 
 
 def test_ctrl_c_at_a_random_point_during_save_leaves_the_baseline_whole(pytester: pytest.Pytester, saved):
@@ -97,6 +104,67 @@ def test_ctrl_c_at_a_random_point_during_save_leaves_the_baseline_whole(pytester
     assert pytest.ExitCode.INTERRUPTED in outcomes  # at least one signal landed inside the run
 
 
+
+def test_sigterm_at_a_random_point_during_save_leaves_the_baseline_whole(pytester: pytest.Pytester, saved):
+    """What a CI runner sends a cancelled job: a real SIGTERM to a child pytest during --wai-save. pytest dies by
+    the signal before its session end, so nothing is written: the old baseline stays whole, byte for byte."""
+    path, before = saved
+    started = pytester.path / "started"
+    rng = random.Random(2626)
+    codes = []
+    for attempt in range(2):
+        started.unlink(missing_ok=True)
+        env = {**os.environ, "STARTED_FILE": str(started), "SLOW": "0.05", "RUN_SALT": str(attempt + 1)}
+        proc = subprocess.Popen([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--wai-trials=8",
+                                 "--wai-save=main", "--wai-json=run.json", "--junitxml=junit.xml"],
+                                cwd=pytester.path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        deadline = time.monotonic() + 60
+        while not started.exists() and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.01)
+        time.sleep(rng.uniform(0.0, N * 0.05))  # somewhere inside the run of 20 slow scenarios
+        proc.send_signal(signal.SIGTERM)
+        out, _ = proc.communicate(timeout=120)
+        assert len(load_document(path)["scenarios"]) == N  # never half a file, never a hand-edit mismatch
+        if proc.returncode == -signal.SIGTERM:
+            assert path.read_bytes() == before, out[-2000:]
+            assert not (pytester.path / "run.json").exists() and not (pytester.path / "junit.xml").exists()
+        assert [p.name for p in path.parent.iterdir()] == ["main.json"]  # no temp file left beside it
+        codes.append(proc.returncode)
+    assert -signal.SIGTERM in codes  # at least one signal landed inside the run (a non-zero exit for CI)
+
+
+BROKEN = "import this_module_does_not_exist  # a collection error\n"
+
+
+def test_a_collection_error_refuses_the_save_and_names_the_file(pytester: pytest.Pytester, saved, monkeypatch):
+    path, before = saved
+    pytester.makepyfile(test_broken=BROKEN)
+    monkeypatch.setenv("RUN_SALT", "9")  # a save would change the file
+    res = _run(pytester, "--wai-save=main", "--junitxml=junit.xml")
+    assert res.ret == pytest.ExitCode.INTERRUPTED and path.read_bytes() == before
+    assert "1 error" in _final(res)
+    res.stdout.fnmatch_lines(["*not saving a baseline*collection error in test_broken.py*main.json*left as it was*"])
+    assert 'errors="1"' in (pytester.path / "junit.xml").read_text()
+    # --continue-on-collection-errors runs the other 20 scenarios, and still refuses the save, naming the file
+    # and the gate is red INCOMPLETE (what did not collect was not measured), in every artifact
+    res = _run(pytester, "--wai-save=main", "--continue-on-collection-errors", "--junitxml=junit.xml",
+               "--wai-junitxml=wai.xml", "--wai-markdown=summary.md", "--wai-json=run.json")
+    assert res.ret == 1 and path.read_bytes() == before
+    assert "1 failed, 20 passed, 1 error" in _final(res)
+    res.stdout.fnmatch_lines(["*suite gate: INCOMPLETE: collection error in test_broken.py*",
+                              "*not saving a baseline*collection error in test_broken.py*main.json*left as it was*"])
+    junit = (pytester.path / "junit.xml").read_text()
+    assert 'errors="1"' in junit and 'failures="1"' in junit and "INCOMPLETE: collection error" in junit
+    wai = (pytester.path / "wai.xml").read_text()  # the scenario JUnit tells the exit code's story too
+    assert '<testsuites tests="22" failures="1" errors="1"' in wai and "collection error in test_broken.py" in wai
+    assert (pytester.path / "summary.md").read_text().count("## 🔴 whileai: incomplete") == 1
+    assert json.loads((pytester.path / "run.json").read_text())["outcome"]["green"] is False
+
+
+def _final(res: pytest.RunResult) -> str:
+    return [line for line in res.outlines if line.startswith("=")][-1]
+
+
 def _autosave(pytester: pytest.Pytester, salt: str, rate: str, monkeypatch, *args: str) -> pytest.RunResult:
     monkeypatch.setenv("RUN_SALT", salt)
     monkeypatch.setenv("AGENT_RATE", rate)
@@ -114,8 +182,9 @@ def test_a_red_autosaved_run_stays_out_of_branch_tilde_n_and_a_corrupt_one_is_an
     assert json.loads((pytester.path / "auto.json").read_text())["outcome"]["green"] is False
     monkeypatch.setenv("RUN_SALT", "5")
     monkeypatch.setenv("AGENT_RATE", "0.6")  # a real drop of about 0.34
-    res = _run(pytester, "--wai-baseline=main~3", "--wai-json=run.json")
-    assert res.ret == 1
+    res = _run(pytester, "--wai-baseline=main~3", "--wai-json=run.json", "--junitxml=junit.xml")
+    assert res.ret == 1 and "failed" in _final(res)
+    assert "REGRESSION" in (pytester.path / "junit.xml").read_text()  # the suite gate failed in pytest's JUnit
     pooled = "0001_main_nocommit.json, 0002_main_nocommit.json, 0003_main_nocommit.json"
     res.stdout.fnmatch_lines([f"*pooled runs: {pooled}*",
                               "*skipped run 0004_main_nocommit.json: red (exit status 1*",

@@ -19,7 +19,7 @@ ASKS = [f"ask number {{i}}" for i in range({n})]
 def reward(key, i):
     if os.environ.get("RAISE") == "1":
         raise RuntimeError("the agent's client is not configured")
-    if os.environ.get("BROKEN") == "1":
+    if os.environ.get("BROKEN") == "1" or int(key.split("number-")[1].split("-")[0]) < int(os.environ.get("BROKEN_FIRST", "0")):
         return 0.0
     rate = float(os.environ.get("RATE", "0.9"))
     return float(random.Random(f"{{os.environ.get('SALT', '0')}}-{{key}}-{{i}}").random() < rate)
@@ -109,3 +109,56 @@ def test_a_pooled_baseline_passes_its_between_run_noise_to_the_gate(pytester: py
     band = doc["baseline_history"]["noise"]["band"]
     assert band is not None and band > 0
     assert doc["gate"]["report"]["noise_band"] is not None and doc["gate"]["report"]["noise_band"] > 0
+
+
+CRASHING = '''
+import os
+import pytest
+
+ASKS = [f"ask number {i}" for i in range(6)]
+
+@pytest.mark.wai_scenarios(ASKS)
+@pytest.mark.wai(trials=4)
+def test_agent(wai_eval):
+    flag = os.path.join(os.path.dirname(__file__), "crashed.flag")
+    if "number-2-" in wai_eval.key and not os.path.exists(flag):
+        open(flag, "w").write(os.environ["PYTEST_XDIST_WORKER"])
+        os._exit(3)  # the worker dies under a round-1 item
+    wai_eval.record([1.0] * len(wai_eval.trial_indices()))
+'''
+
+
+def test_a_crashed_worker_under_sequential_xdist_is_incomplete_and_does_not_hang(pytester: pytest.Pytester):
+    """Fuzz seed 4 (issue 26): a worker that died under a round-1 item never sent its teardown, so round 1 was
+    never decided and the other worker waited SEQ_WAIT_S (300 s) before each later-round item. The crashed
+    item's report now ends it, the round is decided, and the run is red INCOMPLETE within seconds."""
+    pytester.makepyfile(test_agent=CRASHING)
+    res = pytester.runpytest_subprocess("-n", "2", "-p", "no:cacheprovider", "--junitxml=junit.xml",
+                                        "--wai-json=run.json", "--wai-sequential", "--wai-round-trials=2",
+                                        "--wai-save=main", timeout=120)
+    assert (pytester.path / "crashed.flag").exists()
+    assert res.ret == 1 and "failed" in _final(res)
+    worker = (pytester.path / "crashed.flag").read_text()
+    res.stdout.fnmatch_lines([f"*suite gate: INCOMPLETE: xdist worker(s) {worker} crashed*",
+                              f"*not saving a baseline: xdist worker(s) {worker} crashed*"])
+    assert "suite_gate" in _junit_failures(pytester)
+    assert not (pytester.path / ".whileai" / "baselines" / "main.json").exists()
+    assert json.loads((pytester.path / "run.json").read_text())["gate"]["status"] == "incomplete"
+
+
+def test_four_broken_scenarios_vs_the_baseline_are_red_under_sequential(pytester: pytest.Pytester, monkeypatch):
+    """The issue's row: 4 of 20 scenarios broken (0/8) against a baseline stopped green after round 2 under
+    --wai-sequential. The suite gate may stop early, but each broken scenario is judged on its own rule against
+    its baseline entry, so the run is red everywhere a CI reader looks."""
+    _suite(pytester, n=20)
+    assert _run(pytester, "--wai-save=main").ret == 0
+    monkeypatch.setenv("SALT", "1")
+    monkeypatch.setenv("BROKEN_FIRST", "4")
+    res = _run(pytester, "--wai-sequential", "--wai-baseline=main")
+    assert res.ret == 1, res.stdout.str()[-3000:]
+    assert "4 failed, 80 passed" in _final(res)  # 3 scenarios dropped significantly (the 4th's baseline is low) + gate
+    res.stdout.fnmatch_lines(["*suite gate: REGRESSION: 3 scenario(s) dropped significantly after Holm*"])
+    failed = _junit_failures(pytester)
+    assert "suite_gate" in failed and len(failed) == 4 and all("wai-round" not in name for name in failed)
+    doc = json.loads((pytester.path / "run.json").read_text())
+    assert doc["gate"]["red"] and doc["gate"]["status"] == "regression"

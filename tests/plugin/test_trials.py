@@ -9,8 +9,8 @@ import math
 import pytest
 import scipy.stats as sps
 
-from pytest_whileai.gate import scenario
-from pytest_whileai.report import lines, markdown
+from pytest_whileai.gate import lines, scenario
+from pytest_whileai.report import markdown
 from whileai_core.gate import compare, text
 from whileai_core.measure import measure
 

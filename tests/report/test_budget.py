@@ -111,3 +111,20 @@ def test_price_key_matches_with_or_without_the_provider_prefix():
     cost = Cost({"openai:gpt-test": {"input_tokens": 1_000_000, "output_tokens": 0}},
                 {"gpt-test": {"input": 2.0, "output": 8.0}})
     assert cost.dollars == 2.0 and cost.unpriced == []
+
+
+def test_a_budget_passed_by_the_xdist_workers_together_is_incomplete_and_saves_nothing(pytester):
+    """Each xdist worker counts only its own spend: 2 workers x 1,000 tokens passed a 1,500-token budget without
+    either stopping, and the run was green and saved. The controller now sums every scenario's usage."""
+    suite = SUITE.replace("range(3)", "range(10)")  # 10 scenarios x 4 trials x 50 tokens = 2,000 tokens
+    pytester.makepyfile(test_suite=suite)
+    result = pytester.runpytest_subprocess("-n", "2", "-p", "no:cacheprovider", "--junitxml=junit.xml",
+                                           "--wai-budget=1500", "--wai-save=main", "--wai-json=run.json")
+    assert result.ret == 1
+    final = [line for line in result.outlines if line.startswith("=")][-1]
+    assert "1 failed, 10 passed" in final
+    together = "*token budget exceeded: 2,000 tokens spent, budget 1,500 by the xdist workers together*"
+    result.stdout.fnmatch_lines([together, "*not saving a baseline: --wai-budget: token budget exceeded*"])
+    assert "INCOMPLETE" in (_junit_gate(pytester) or "")
+    assert json.loads((pytester.path / "run.json").read_text())["gate"]["status"] == "incomplete"
+    assert not (pytester.path / ".whileai" / "baselines" / "main.json").exists()

@@ -14,8 +14,8 @@ import pytest
 
 import whileai as wai
 from tests.shop import TOOLS, get_order
+from whileai_core.adapters.routing import missed, undelivered
 from whileai_core.simulate.rollout import rollout
-from whileai_core.simulate.routing import missed, undelivered
 from whileai_core.simulate.situations import Scenario
 from whileai_core.simulate.world import FAULT_MODES, MALFORMED_PAYLOAD
 

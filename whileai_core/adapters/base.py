@@ -32,8 +32,8 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from whileai_core.adapters.routing import current, in_execute
 from whileai_core.errors import MissingExtra
-from whileai_core.simulate.routing import current, in_execute
 from whileai_core.tools import Tool, as_tool
 
 #: ``world_answer``'s answer when the call is not the world's to answer (no rollout, or a tool it does not know)

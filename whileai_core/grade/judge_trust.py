@@ -369,10 +369,7 @@ def judge_probes(
     """
     if not callable(judge):
         raise InvalidArgumentType(f"judge= must be a callable judge(row) -> verdict; got {type(judge).__name__}")
-    names = list(PROBES) if probes == "all" else ([probes] if isinstance(probes, str) else list(probes))
-    for name in names:
-        if name not in PROBES:
-            raise InvalidArgument(f"unknown probe {name!r}; choose from {sorted(PROBES)} or 'all'")
+    names = _probe_names(probes)
     sample = integer("sample", sample, minimum=1)
     min_n = integer("min_n", min_n, minimum=1)
     flag_rate = fraction("flag_rate", flag_rate, closed=True)
@@ -382,34 +379,49 @@ def judge_probes(
     base = [_judge_reward(judge, _with_reply(r, reply_text(r))) for r in picked]
     out: dict[str, dict[str, Any]] = {}
     for name in names:
-        kind = PROBES[name]
         after = [_judge_reward(judge, _probe_row(name, r, keywords)) for r in picked]
-        pairs = [(b, a) for b, a in zip(base, after) if b is not None and a is not None]
-        errors = sum(1 for b, a in zip(base, after) if b is None or a is None)
-        before_pass = [b >= JUDGE_PASS_CUT for b, _ in pairs]
-        after_pass = [a >= JUDGE_PASS_CUT for _, a in pairs]
-        up = sum(1 for b, a in zip(before_pass, after_pass) if not b and a)
-        down = sum(1 for b, a in zip(before_pass, after_pass) if b and not a)
-        if kind == "additive":
-            denom = sum(1 for b in before_pass if not b)
-            count = max(0, up - down)
-        else:
-            denom = len(pairs)
-            count = sum(after_pass)
-        count = min(count, denom)
-        rate = count / denom if denom else None
-        ci = wilson_interval(count, denom, level=level) if denom else None
-        low = denom < min_n
-        out[name] = {
-            "kind": kind, "n": len(pairs), "errors": errors,
-            "pass_before": (sum(before_pass) / len(pairs)) if pairs else None,
-            "pass_after": (sum(after_pass) / len(pairs)) if pairs else None,
-            "flips_up": up, "flips_down": down, "net_flips": up - down, "denominator": denom,
-            "exploit_rate": rate, "ci": list(ci) if ci else None, "low_power": low,
-            "resolves": _resolves(denom, flag_rate, power, alpha) if low else None,
-            "flagged": bool(rate is not None and not low and rate >= flag_rate),
-        }
+        out[name] = _probe_result(PROBES[name], base, after, level=level, min_n=min_n, flag_rate=flag_rate,
+                                  power=power, alpha=alpha)
     return ProbeReport(probes=out, n=len(picked), flag_rate=flag_rate, min_n=min_n, level=level)
+
+
+def _probe_names(probes: str | Iterable[str]) -> list[str]:
+    names = list(PROBES) if probes == "all" else ([probes] if isinstance(probes, str) else list(probes))
+    for name in names:
+        if name not in PROBES:
+            raise InvalidArgument(f"unknown probe {name!r}; choose from {sorted(PROBES)} or 'all'")
+    return names
+
+
+def _probe_result(kind: str, base: list[float | None], after: list[float | None], *, level: float, min_n: int,
+                  flag_rate: float, power: float, alpha: float) -> dict[str, Any]:
+    """One probe's flips and exploit rate from the rewards before and after the edit (None: the judge erred).
+    Additive: net fail->pass flips over the originally failing; replacement: the share passing."""
+    pairs = [(b, a) for b, a in zip(base, after) if b is not None and a is not None]
+    errors = sum(1 for b, a in zip(base, after) if b is None or a is None)
+    before_pass = [b >= JUDGE_PASS_CUT for b, _ in pairs]
+    after_pass = [a >= JUDGE_PASS_CUT for _, a in pairs]
+    up = sum(1 for b, a in zip(before_pass, after_pass) if not b and a)
+    down = sum(1 for b, a in zip(before_pass, after_pass) if b and not a)
+    if kind == "additive":
+        denom = sum(1 for b in before_pass if not b)
+        count = max(0, up - down)
+    else:
+        denom = len(pairs)
+        count = sum(after_pass)
+    count = min(count, denom)
+    rate = count / denom if denom else None
+    ci = wilson_interval(count, denom, level=level) if denom else None
+    low = denom < min_n
+    return {
+        "kind": kind, "n": len(pairs), "errors": errors,
+        "pass_before": (sum(before_pass) / len(pairs)) if pairs else None,
+        "pass_after": (sum(after_pass) / len(pairs)) if pairs else None,
+        "flips_up": up, "flips_down": down, "net_flips": up - down, "denominator": denom,
+        "exploit_rate": rate, "ci": list(ci) if ci else None, "low_power": low,
+        "resolves": _resolves(denom, flag_rate, power, alpha) if low else None,
+        "flagged": bool(rate is not None and not low and rate >= flag_rate),
+    }
 
 
 # --------------------------------------------------------------------------------------------------
@@ -617,15 +629,37 @@ def _rejudge(judge: Judge, data: Sequence[Row], labeled: list[tuple[Row, int, in
              warnings: list[str]) -> tuple[dict[str, Any], Any, bool]:
     """Run the judge again: is it the judge that graded the rows, does it flip on the same rows, does filler move
     it, and (with ``probes``) can it be gamed. Returns (perturbation, probe report or None, flagged)."""
-    flagged = False
+    flagged = _other_judge(judge, data, warnings)
     probe_report = None
+    picked = _sample([r for r, _, _ in labeled], sample, seed)
+    perturbation, unstable = _perturbation(judge, picked, flip_flag=flip_flag, sign_alpha=sign_alpha,
+                                           warnings=warnings)
+    flagged = flagged or unstable
+    if probes:
+        probe_report = judge_probes([r for r, _, _ in labeled] if labeled else data, judge, probes=probes,
+                                    sample=sample, seed=seed, rubric=rubric, level=level)
+        if probe_report.exploitable_by:
+            flagged = True
+            warnings.append("the judge can be gamed by: " + ", ".join(probe_report.exploitable_by))
+    return perturbation, probe_report, flagged
+
+
+def _other_judge(judge: Judge, data: Sequence[Row], warnings: list[str]) -> bool:
+    """True (with a warning) when ``judge`` is named and the rows name another judge."""
     names = {str(r["judge_name"]) for r in data if r.get("judge_name")}
     jn = getattr(judge, "__name__", None) or getattr(judge, "name", None)
     if jn and names and jn not in names and jn != "<lambda>":
-        flagged = True
         warnings.append(f"judge= is {jn!r} but the rows were graded by {sorted(names)}; grade with the judge "
                         "you are validating")
-    picked = _sample([r for r, _, _ in labeled], sample, seed)
+        return True
+    return False
+
+
+def _perturbation(judge: Judge, picked: list[Row], *, flip_flag: float, sign_alpha: float,
+                  warnings: list[str]) -> tuple[dict[str, Any], bool]:
+    """Re-judge the picked rows as they are and with filler appended: the verdict flips against the stored
+    reward, the filler's net move and its sign test; flagged (with a warning) when either clears ``flip_flag``."""
+    flagged = False
     stored = [_binary(r.get("reward")) for r in picked]
     again = [_judge_reward(judge, _with_reply(r, reply_text(r))) for r in picked]
     padded = [_judge_reward(judge, _probe_row("filler", r, [])) for r in picked]
@@ -647,13 +681,7 @@ def _rejudge(judge: Judge, data: Sequence[Row], labeled: list[tuple[Row, int, in
         flagged = True
         warnings.append(f"appending filler moves the verdict: +{up}/-{down} of {m} (sign test "
                         f"p={perturbation['filler_p']:.3g})")
-    if probes:
-        probe_report = judge_probes([r for r, _, _ in labeled] if labeled else data, judge, probes=probes,
-                                    sample=sample, seed=seed, rubric=rubric, level=level)
-        if probe_report.exploitable_by:
-            flagged = True
-            warnings.append("the judge can be gamed by: " + ", ".join(probe_report.exploitable_by))
-    return perturbation, probe_report, flagged
+    return perturbation, flagged
 
 
 def _agreement_checks(agreement: float, ci: tuple[float, float], kappa: float, kappa_ci: tuple[float, float] | None,

@@ -21,7 +21,7 @@ from whileai_core.errors import MissingExtra
 if TYPE_CHECKING:
     from whileai_core.gate.document import RunDocument
 
-FORMATS = ("inspect_ai", "lm_eval", "promptfoo")
+FORMATS = ("inspect_ai", "lm_eval", "promptfoo", "deepeval")
 EXTRA = {"inspect_ai": "inspect-ai", "lm_eval": "lm-eval", "deepeval": "deepeval", "promptfoo": None}
 
 
@@ -155,7 +155,7 @@ def trial(fmt: str, task: str, sample_id: Any, epoch: int, reward: float | None,
 
 def unscored_why(state: str, detail: Any = None) -> str:
     words = {"infra_error": "the framework recorded an error", "none_verdict": "no score",
-             "nan_verdict": "the score is NaN", "judge_error": "the score is not a number in [0, 1]",
+             "nan_verdict": "the score is NaN", "judge_error": "the scorer failed or its score is not a number in [0, 1]",
              "not_run": "the sample was not run", "agent_error": "the agent failed"}
     text = words.get(state, state)
     return f"{text} ({state})" + (f": {str(detail)[:D.PLUGIN_ERROR_LINE_CHARS]}" if detail not in (None, "") else "")

@@ -1,8 +1,9 @@
 """inspect_ai logs (``.eval`` or ``.json``) as trial rows, read with inspect_ai's own log API.
 
 The header (``read_eval_log(header_only=True)``) gives the task, the planned sample ids and epochs and the
-scorers; the samples come from ``read_eval_log_sample_summaries`` (ids, epochs, scores, metadata, errors,
-without messages or events, so a 100k-sample log reads without its transcripts). A score becomes a reward
+scorers; the samples of a ``.eval`` log come from ``read_eval_log_sample_summaries`` (ids, epochs, scores,
+metadata, errors, without messages or events, so a 100k-sample log reads without its transcripts), those of a
+``.json`` log are streamed one at a time with ijson, inspect's own JSON streaming dependency. A score becomes a reward
 through inspect's own ``value_to_float`` (``C``/``I``/``P``/``N``, bools, numbers). A planned sample x epoch
 the log does not hold (a cancelled or failed run) is a ``not_run`` trial; a sample with an error is an
 ``infra_error`` trial (unscored; ``errors="agent_error"`` counts it as the agent's failure instead).
@@ -11,6 +12,8 @@ the log does not hold (a cancelled or failed run) is a ``not_run`` trial; a samp
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from types import SimpleNamespace
 from typing import Any
 
 from whileai_core.interop.common import ImportReport, need, score_reward, slice_fields, trial, unscored_why
@@ -23,19 +26,41 @@ def is_inspect_json(head: dict[str, Any]) -> bool:
     return isinstance(head.get("eval"), dict) and "status" in head and "version" in head
 
 
-def _scorer(header: Any, summaries: list[Any], wanted: str | None) -> tuple[str | None, str | None]:
+def _scorer(header: Any, wanted: str | None) -> tuple[str | None, str | None]:
     """(scorer name, key inside a dict score) to read: ``wanted`` ("name" or "name:key"), else the log's
-    first scorer."""
+    first scorer (None when the header names none: the first sample's first score is read then)."""
     if wanted:
         name, _, key = wanted.partition(":")
         return name, key or None
     results = getattr(header, "results", None)
     for score in getattr(results, "scores", None) or []:
         return str(score.name), None
-    for s in summaries:
-        if s.scores:
-            return next(iter(s.scores)), None
     return None, None
+
+
+def _json_samples(path: str) -> Iterator[Any]:
+    """The samples of a ``.json`` log, streamed one at a time with ijson (inspect's own dependency, which its
+    ``header_only`` read streams with): inspect's sample readers parse a whole ``.json`` log into memory
+    (``read_eval_log`` of a 100k-sample, 604 MB log: 98 s, 3.4 GB peak; this reader with the run document:
+    10 s, 410 MB; benchmarks/bench_import.py). Each is the fields a summary has (id, epoch, scores' values,
+    metadata, error message)."""
+    import ijson
+
+    with open(path, "rb") as fh:
+        for raw in ijson.items(fh, "samples.item", use_float=True):
+            error = raw.get("error")
+            yield SimpleNamespace(
+                id=raw.get("id"), epoch=raw.get("epoch", 1), metadata=raw.get("metadata"),
+                error=(error.get("message") if isinstance(error, dict) else error) or None,
+                scores={k: SimpleNamespace(value=(v or {}).get("value")) for k, v in (raw.get("scores") or {}).items()})
+
+
+def _summaries(log_api: Any, path: str) -> Iterator[Any]:
+    """Sample summaries: inspect's ``read_eval_log_sample_summaries`` for a ``.eval`` log (stored in it, no
+    transcripts read), the streamed samples of a ``.json`` log."""
+    if path.endswith(".json"):
+        return _json_samples(path)
+    return iter(log_api.read_eval_log_sample_summaries(path))
 
 
 def _reward(score: Any, key: str | None, to_float: Any) -> tuple[float | None, str | None, str | None]:
@@ -61,14 +86,15 @@ def read(path: str | os.PathLike[str], *, scorer: str | None = None, errors: str
     log_api = need("inspect_ai.log", FORMAT)
     to_float = need("inspect_ai.scorer", FORMAT).value_to_float()
     header = log_api.read_eval_log(str(path), header_only=True)
-    summaries = list(log_api.read_eval_log_sample_summaries(str(path)))
     task = str(header.eval.task)
-    name, key = _scorer(header, summaries, scorer)
+    name, key = _scorer(header, scorer)
     report = ImportReport(str(path), FORMAT, scorer=name)
     if header.status != "success":
         report.notes.append(f"the log's status is {header.status!r}: planned samples it lacks are not_run trials")
     rows, seen = [], set()
-    for s in summaries:
+    for s in _summaries(log_api, str(path)):
+        if name is None and s.scores:
+            name = report.scorer = next(iter(s.scores))
         report.n_samples += 1
         seen.add((str(s.id), int(s.epoch)))
         label = f"{task}/{s.id} epoch {s.epoch}"

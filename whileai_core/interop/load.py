@@ -13,18 +13,41 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from whileai_core import defaults as D
 from whileai_core.errors import InvalidArgument
 from whileai_core.interop.common import FORMATS, Imported, ImportReport, dedupe
 
 if TYPE_CHECKING:
     from whileai_core.gate.document import RunDocument
 
+STOP_KEYS = ("samples", "testCases")  # top-level keys whose values are the (large) per-sample records
+
 
 def _json_head(path: Path) -> Any:
+    """The top-level fields of a JSON file, enough to tell the formats apart: the whole document when it is
+    small, else its top-level keys streamed with ijson up to the first per-sample array (``STOP_KEYS``), each
+    value a placeholder of its kind ({} for an object, [] for an array) or the scalar, so a 600 MB log is never
+    parsed to be detected."""
     try:
-        with path.open(encoding="utf-8") as fh:
-            return json.load(fh)
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        if path.stat().st_size <= D.INTEROP_DETECT_FULL_BYTES:
+            with path.open(encoding="utf-8") as fh:
+                return json.load(fh)
+        import ijson
+
+        head: dict[str, Any] = {}
+        key = None
+        with path.open("rb") as fh:
+            for prefix, event, value in ijson.parse(fh):
+                if prefix == "" and event == "map_key":
+                    key = value
+                elif prefix == key and key is not None and event in ("start_map", "start_array"):
+                    head[key] = {} if event == "start_map" else []
+                    if key in STOP_KEYS:
+                        break
+                elif prefix == key and key is not None and event in ("string", "number", "boolean", "null"):
+                    head[key] = value
+        return head
+    except (OSError, UnicodeDecodeError, ValueError):  # json.JSONDecodeError and ijson's errors are ValueErrors
         return None
 
 
@@ -41,20 +64,20 @@ def detect(path: str | os.PathLike[str]) -> str | None:
     head = _json_head(p)
     if not isinstance(head, dict):
         return None
-    from whileai_core.interop import inspect_log, lm_eval_log, promptfoo_out
+    from whileai_core.interop import deepeval_run, inspect_log, lm_eval_log, promptfoo_out
 
     checks: list[tuple[str, Callable[[dict[str, Any]], bool]]] = [
         ("whileai", lambda h: str(h.get("schema", "")).startswith("whileai.run/")),
         ("inspect_ai", inspect_log.is_inspect_json), ("promptfoo", promptfoo_out.is_promptfoo_json),
-        ("lm_eval", lm_eval_log.is_results_json)]
+        ("deepeval", deepeval_run.is_test_run), ("lm_eval", lm_eval_log.is_results_json)]
     return next((fmt for fmt, check in checks if check(head)), None)
 
 
 def _reader(fmt: str) -> Callable[..., tuple[list[dict[str, Any]], ImportReport]]:
-    from whileai_core.interop import inspect_log, lm_eval_log, promptfoo_out
+    from whileai_core.interop import deepeval_run, inspect_log, lm_eval_log, promptfoo_out
 
     readers: dict[str, Any] = {"inspect_ai": inspect_log.read, "lm_eval": lm_eval_log.read,
-                               "promptfoo": promptfoo_out.read}
+                               "promptfoo": promptfoo_out.read, "deepeval": deepeval_run.read}
     return readers[fmt]
 
 

@@ -28,8 +28,7 @@ FORMAT = "promptfoo"
 
 
 def is_promptfoo_json(head: dict[str, Any]) -> bool:
-    inner = head.get("results")
-    return "evalId" in head and isinstance(inner, dict) and isinstance(inner.get("results"), list)
+    return "evalId" in head and isinstance(head.get("results"), dict)
 
 
 def _test_key(rec: dict[str, Any]) -> str:

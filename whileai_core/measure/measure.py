@@ -697,30 +697,14 @@ def eval_variance(
         print(wai.delta_report(before, after, noise=noise))
         ```
     """
-    if runs is not None and (isinstance(runs, (str, bytes, Mapping)) or not isinstance(runs, (list, tuple))):
-        raise InvalidArgumentType("runs= takes a list of re-runs, each one run's rows: eval_variance(runs=[run1, run2])")
-    if runs is not None and runs and all(isinstance(item, Mapping) for item in runs):
-        runs = [runs]  # runs= one re-run's rows
-    runs = tuple(positional) + tuple(runs or ())
-    if not runs:
-        raise InvalidArgument("eval_variance() needs at least one run: eval_variance(rows_run1, rows_run2, ...)")
-    if len(runs) == 1:
-        runs = _split_eval_runs(runs[0])
+    runs = _gathered_runs(positional, runs)
     level = stats.check_level(level)
     if multiplier is not None and (isinstance(multiplier, bool) or not isinstance(multiplier, (int, float))
                                    or not multiplier > 0):
         raise InvalidArgument(f"multiplier= is a flat number of sds (> 0), or None for the t rule; got {multiplier!r}")
     min_reruns = stats.check_int(min_reruns, "min_reruns", 2)
-    if len(runs) == 1 and isinstance(runs[0], (list, tuple)) and runs[0] and not any(
-            isinstance(item, Mapping) for item in runs[0]):
-        runs = tuple(runs[0])  # eval_variance([run1, run2]): a list of runs, not one run's rows
-    if len(runs) == 1 and isinstance(runs[0], (list, tuple)) and not runs[0]:
-        raise InvalidArgument("eval_variance() got one empty run; pass each re-run's rows: eval_variance(run1, run2, ...)")
-    counts = []
-    for i, run in enumerate(runs):
-        if isinstance(run, (str, bytes)) and not str(run).endswith(".jsonl") or isinstance(run, Mapping):
-            raise InvalidArgumentType(f"runs[{i}]: each argument is one re-run's rows (a list of row dicts or a JSONL path)")
-        counts.append(task_counts(run, name=f"runs[{i}]", dedupe=dedupe))
+    runs = _unwrapped_runs(runs)
+    counts = [_one_run_counts(i, run, dedupe) for i, run in enumerate(runs)]
     shared = set(counts[0].keys)
     for tc in counts[1:]:
         shared &= set(tc.keys)
@@ -731,6 +715,46 @@ def eval_variance(
     if not keys:
         return EvalVariance(len(runs), [], None, None, None, None, multiplier, 0, level,
                             "; ".join(notes + ["no task is graded in every run"]))
+    means, model_sd = _run_means(counts, keys)
+    run_sd = run_sd_ci = None
+    if len(runs) >= 2:
+        run_sd = float(np.std(means, ddof=1))
+        run_sd_ci = _sd_interval(run_sd, len(runs) - 1, level)
+    notes.extend(_variance_notes(len(runs), min_reruns, model_sd, run_sd))
+    return EvalVariance(len(runs), means, float(np.mean(means)), run_sd, run_sd_ci, model_sd, multiplier,
+                        len(keys), level, "; ".join(notes) or None)
+
+
+def _gathered_runs(positional: tuple[Any, ...], runs: Any) -> tuple[Any, ...]:
+    """The positional re-runs and ``runs=``'s, as one tuple; one run that holds several (``eval_run``) split."""
+    if runs is not None and (isinstance(runs, (str, bytes, Mapping)) or not isinstance(runs, (list, tuple))):
+        raise InvalidArgumentType("runs= takes a list of re-runs, each one run's rows: eval_variance(runs=[run1, run2])")
+    if runs is not None and runs and all(isinstance(item, Mapping) for item in runs):
+        runs = [runs]  # runs= one re-run's rows
+    gathered = tuple(positional) + tuple(runs or ())
+    if not gathered:
+        raise InvalidArgument("eval_variance() needs at least one run: eval_variance(rows_run1, rows_run2, ...)")
+    return _split_eval_runs(gathered[0]) if len(gathered) == 1 else gathered
+
+
+def _unwrapped_runs(runs: tuple[Any, ...]) -> tuple[Any, ...]:
+    """``eval_variance([run1, run2])``: a list of runs, not one run's rows; one empty run raises."""
+    if len(runs) == 1 and isinstance(runs[0], (list, tuple)) and runs[0] and not any(
+            isinstance(item, Mapping) for item in runs[0]):
+        runs = tuple(runs[0])
+    if len(runs) == 1 and isinstance(runs[0], (list, tuple)) and not runs[0]:
+        raise InvalidArgument("eval_variance() got one empty run; pass each re-run's rows: eval_variance(run1, run2, ...)")
+    return runs
+
+
+def _one_run_counts(i: int, run: Any, dedupe: bool) -> TaskCounts:
+    if isinstance(run, (str, bytes)) and not str(run).endswith(".jsonl") or isinstance(run, Mapping):
+        raise InvalidArgumentType(f"runs[{i}]: each argument is one re-run's rows (a list of row dicts or a JSONL path)")
+    return task_counts(run, name=f"runs[{i}]", dedupe=dedupe)
+
+
+def _run_means(counts: list[TaskCounts], keys: list[str]) -> tuple[list[float], float | None]:
+    """Each run's pass@1 over ``keys``, and the within-task model sd (None unless every task has 2+ rollouts)."""
     means, within = [], []
     for tc in counts:
         pos = {k: i for i, k in enumerate(tc.keys)}
@@ -742,20 +766,20 @@ def eval_variance(
             s2 = c * (n - c) / (n * (n - 1.0))
             within.append(float(np.sum(s2 / n)) / len(keys) ** 2)
     model_sd = math.sqrt(float(np.mean(within))) if len(within) == len(counts) else None
-    run_sd = run_sd_ci = None
-    if len(runs) >= 2:
-        run_sd = float(np.std(means, ddof=1))
-        run_sd_ci = _sd_interval(run_sd, len(runs) - 1, level)
-    if len(runs) < min_reruns:
-        if len(runs) == 1:
+    return means, model_sd
+
+
+def _variance_notes(n_runs: int, min_reruns: int, model_sd: float | None, run_sd: float | None) -> list[str]:
+    notes = []
+    if n_runs < min_reruns:
+        if n_runs == 1:
             notes.append("1 run: the sd is the within-task model (Miller 2024); re-run the eval to measure it")
         else:
-            notes.append(f"{len(runs)} runs: two is a difference, not a distribution; {min_reruns} or more "
+            notes.append(f"{n_runs} runs: two is a difference, not a distribution; {min_reruns} or more "
                          f"re-runs give a standard deviation worth reading")
     if model_sd is None and run_sd is None:
         notes.append("tasks need 2+ graded rollouts, or pass 2+ runs, for a noise estimate")
-    return EvalVariance(len(runs), means, float(np.mean(means)), run_sd, run_sd_ci, model_sd, multiplier,
-                        len(keys), level, "; ".join(notes) or None)
+    return notes
 
 
 # ------------------------------------------------------------------------------------------------
@@ -998,14 +1022,7 @@ def delta_report(
     unpaired_after = [k for k in a.keys if k not in b_set]
     if isinstance(noise, RunVariance) and paired:
         band, band_ci = _noise_band(noise, noise_multiplier, level, paired)
-    notes = []
-    for side, tc in (("before", b), ("after", a)):
-        if tc.skipped_note():
-            notes.append(f"{side}: {tc.skipped_note()}")
-    if unpaired_before or unpaired_after:
-        share = len(paired) / max(1, len(paired) + len(unpaired_before) + len(unpaired_after))
-        if share < 0.5:
-            notes.append("most tasks unpaired: the two runs barely share situations")
+    notes = _pairing_notes(b, a, len(paired), len(unpaired_before) + len(unpaired_after))
     common: dict[str, Any] = {"unpaired_before": unpaired_before, "unpaired_after": unpaired_after,
                               "level": level, "alpha": alpha, "noise_band": band, "min_effect": float(min_effect),
                               "noise_band_ci": band_ci}
@@ -1024,12 +1041,8 @@ def delta_report(
     se = stats.mean_se(d)
     ci = b_ci = a_ci = None
     if n >= min_tasks:
-        ci = stats.bootstrap_mean_ci(np.stack([d, rb, ra], axis=1), level=level, draws=draws, seed=seed,
-                                     method=method, min_n=min_tasks)[0]
-        # each side's pass@1 interval on its own, as pass_at draws it: the same rows print the same interval
-        # (drawn jointly with the differences, A's pass@1 read [0.525..0.675] here and [0.525..0.669] in pass_at)
-        b_ci, a_ci = (stats.bootstrap_mean_ci(r, level=level, draws=draws, seed=seed, method=method,
-                                              min_n=min_tasks) for r in (rb, ra))
+        ci, b_ci, a_ci = _delta_intervals(d, rb, ra, level=level, draws=draws, seed=seed, method=method,
+                                          min_tasks=min_tasks)
     if np.any(a.n[ai] != b.n[bi]):
         notes.append("rollouts per task differ between sides; each side uses its own per-task rate")
     reason = _refusal(ci, delta, test.p_value, n=n, min_tasks=min_tasks, band=band, min_effect=min_effect,
@@ -1038,6 +1051,29 @@ def delta_report(
     per_task = {k: float(x) for k, x in zip(paired, d)}
     return DeltaReport(delta, ci, test.p_value, n, float(rb.mean()), float(ra.mean()), b_ci, a_ci, se, verdict,
                        reason, p_exact=test.exact, per_task=per_task, note="; ".join(notes) or None, **common)
+
+
+def _pairing_notes(b: TaskCounts, a: TaskCounts, n_paired: int, n_unpaired: int) -> list[str]:
+    """What the pairing left out: each side's skipped rows, and a warning when most tasks are unpaired."""
+    notes = []
+    for side, tc in (("before", b), ("after", a)):
+        if tc.skipped_note():
+            notes.append(f"{side}: {tc.skipped_note()}")
+    if n_unpaired and n_paired / max(1, n_paired + n_unpaired) < 0.5:
+        notes.append("most tasks unpaired: the two runs barely share situations")
+    return notes
+
+
+def _delta_intervals(d: Any, rb: Any, ra: Any, *, level: float, draws: int, seed: int | None, method: str,
+                     min_tasks: int) -> tuple[Any, Any, Any]:
+    """The delta's task-bootstrap interval, then each side's pass@1 interval on its own, as pass_at draws it: the
+    same rows print the same interval (drawn jointly with the differences, A's pass@1 read [0.525..0.675] here
+    and [0.525..0.669] in pass_at)."""
+    ci = stats.bootstrap_mean_ci(np.stack([d, rb, ra], axis=1), level=level, draws=draws, seed=seed,
+                                 method=method, min_n=min_tasks)[0]
+    b_ci, a_ci = (stats.bootstrap_mean_ci(r, level=level, draws=draws, seed=seed, method=method,
+                                          min_n=min_tasks) for r in (rb, ra))
+    return ci, b_ci, a_ci
 
 
 def _rollout_indices(rows: list[Any], plan: Any) -> list[int]:

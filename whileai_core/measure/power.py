@@ -87,8 +87,8 @@ def signflip_pvalues(diffs: np.ndarray, k: int) -> np.ndarray:
     h = np.stack([np.count_nonzero(mag == j, axis=1) for j in range(1, k + 1)], axis=1)
     t_obs = np.where(diffs > 0, diffs, 0).sum(axis=1)
     uniq, inverse = _unique_rows(np.column_stack([h, t_obs]))
-    per_row: np.ndarray = _signflip_from_counts(uniq[:, :k].astype(float), uniq[:, k], k, n)[inverse]
-    return per_row
+    p: np.ndarray = _signflip_from_counts(uniq[:, :k].astype(float), uniq[:, k], k, n)[inverse]
+    return p
 
 
 def _signflip_from_counts(h: np.ndarray, t_obs: np.ndarray, k: int, n: int) -> np.ndarray:

@@ -210,22 +210,31 @@ def metadata(current: Mapping[str, Any] | None, baseline: Mapping[str, Any] | No
     """(name, value) lines: commit, baseline commit and date, model, judge, fingerprint, version."""
     cur = current or {}
     info = cur.get("commit_info") or {}
-    judges = sorted({str(sc["judge"]) for sc in cur.get("scenarios") or [] if sc.get("judge")})
-    models = sorted({str(m) for sc in cur.get("scenarios") or [] for m in (sc.get("usage") or {})})
-    run_info = cur.get("run_info") or {}
     out = [("run", f"{cur.get('name') or '-'} created {cur.get('created') or '-'}"),
            ("commit", f"{(info.get('id') or '-')[:12]} on {info.get('branch') or '-'}"
                       + (" (dirty)" if info.get("dirty") else ""))]
     if baseline:
-        b = baseline.get("commit_info") or {}
-        name = (gate or {}).get("baseline") or baseline.get("name") or "-"
-        saved = f"saved {baseline.get('created') or '-'}"
-        out.append(("baseline", f"{name}: commit {(b.get('id') or '-')[:12]} on {b.get('branch') or '-'}, {saved}"))
-    out += [("model", str(run_info.get("model") or run_info.get("agent") or ", ".join(models) or "-")),
+        out.append(("baseline", _baseline_line(baseline, gate)))
+    return out + _agent_lines(cur)
+
+
+def _baseline_line(baseline: Mapping[str, Any], gate: Mapping[str, Any] | None) -> str:
+    """The baseline's name, commit, branch and save date."""
+    b = baseline.get("commit_info") or {}
+    name = (gate or {}).get("baseline") or baseline.get("name") or "-"
+    saved = f"saved {baseline.get('created') or '-'}"
+    return f"{name}: commit {(b.get('id') or '-')[:12]} on {b.get('branch') or '-'}, {saved}"
+
+
+def _agent_lines(cur: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The run's model, judge, configuration fingerprint and whileai version."""
+    judges = sorted({str(sc["judge"]) for sc in cur.get("scenarios") or [] if sc.get("judge")})
+    models = sorted({str(m) for sc in cur.get("scenarios") or [] for m in (sc.get("usage") or {})})
+    run_info = cur.get("run_info") or {}
+    return [("model", str(run_info.get("model") or run_info.get("agent") or ", ".join(models) or "-")),
             ("judge", ", ".join(judges) or str(run_info.get("judge") or "-")),
             ("fingerprint", str((cur.get("fingerprint") or {}).get("config") or "-")),
             ("whileai", str(cur.get("whileai_version") or "-"))]
-    return out
 
 
 def transcripts(current: Mapping[str, Any] | None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:

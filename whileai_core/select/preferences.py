@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -135,46 +135,68 @@ def build_preference_pairs(
                          f"fails); got {min_margin!r}")
     if isinstance(length_confound, bool) or not isinstance(length_confound, (int, float)) or not 0 < length_confound <= 1:
         raise InvalidArgument(f"length_confound= must be a share in (0, 1]; got {length_confound!r}")
-    data = as_rows(rows, name="rows")
+    groups = _scored_groups(as_rows(rows, name="rows"))
+    pairs: list[dict[str, Any]] = []
+    with_contrast = 0
+    for prompt, members in groups.items():
+        made = _prompt_pairs(prompt, members, max_pairs_per_prompt, min_margin, length_match)
+        pairs.extend(made)
+        with_contrast += bool(made)
+    report = {"pairs": len(pairs), "prompts_seen": len(groups), "prompts_with_contrast": with_contrast,
+              "min_margin": min_margin, **_pairs_report(pairs, length_match, length_confound, length_confound_min)}
+    return PreferencePairs(pairs=pairs, report=report)
+
+
+def _scored_groups(data: Sequence[Row]) -> dict[str, list[tuple[float, int, Row]]]:
+    """The rows that carry a usable score, as (score, index, row) grouped by normalised prompt."""
     groups: dict[str, list[tuple[float, int, Row]]] = {}
     for i, row in enumerate(data):
         s = _score(row)
         if s is not None:
             groups.setdefault(_norm_prompt(row), []).append((s, i, row))
-    pairs: list[dict[str, Any]] = []
-    with_contrast = 0
-    for prompt, members in groups.items():
-        members.sort(key=lambda m: (-m[0], m[1]))
-        used: set[int] = set()
-        made = 0
-        for s_c, i_c, chosen in members:
-            if made >= max_pairs_per_prompt:
-                break
-            if i_c in used:
-                continue
-            options = [(s_r, i_r, r) for s_r, i_r, r in members
-                       if i_r not in used and i_r != i_c and s_c - s_r >= min_margin - NUMERIC_SLACK]
-            if not options:
-                continue
-            if length_match:
-                n_c = len(reply_text(chosen))
-                s_r, i_r, rejected = min(options, key=lambda o: (abs(len(reply_text(o[2])) - n_c), -o[0] + s_c, o[1]))
-            else:
-                s_r, i_r, rejected = min(options, key=lambda o: (o[0], o[1]))
-            used.update((i_c, i_r))
-            made += 1
-            pairs.append({
-                "prompt": chosen.get("prompt", prompt), "task_id": task_key(chosen), "chosen": dict(chosen),
-                "rejected": dict(rejected), "chosen_score": s_c, "rejected_score": s_r,
-                "margin": round(s_c - s_r, 6), "length_delta": len(reply_text(chosen)) - len(reply_text(rejected)),
-                "first_turn_differs": _first_turn(chosen) != _first_turn(rejected),
-                "chosen_reason": chosen.get("reason"), "rejected_reason": rejected.get("reason"),
-                "eval_sourced": any((r.get("lineage") or {}).get("source") == "eval" for r in (chosen, rejected)),
-                "lineage": {"chosen": chosen.get("row_id"), "rejected": rejected.get("row_id")},
-            })
-        if made:
-            with_contrast += 1
+    return groups
 
+
+def _prompt_pairs(prompt: str, members: list[tuple[float, int, Row]], max_pairs: int, min_margin: float,
+                  length_match: bool) -> list[dict[str, Any]]:
+    """One prompt's pairs: best rows first, each with an unused row ``min_margin`` lower; no row used twice."""
+    members.sort(key=lambda m: (-m[0], m[1]))
+    used: set[int] = set()
+    pairs: list[dict[str, Any]] = []
+    for s_c, i_c, chosen in members:
+        if len(pairs) >= max_pairs:
+            break
+        if i_c in used:
+            continue
+        options = [(s_r, i_r, r) for s_r, i_r, r in members
+                   if i_r not in used and i_r != i_c and s_c - s_r >= min_margin - NUMERIC_SLACK]
+        if not options:
+            continue
+        if length_match:
+            n_c = len(reply_text(chosen))
+            s_r, i_r, rejected = min(options, key=lambda o: (abs(len(reply_text(o[2])) - n_c), -o[0] + s_c, o[1]))
+        else:
+            s_r, i_r, rejected = min(options, key=lambda o: (o[0], o[1]))
+        used.update((i_c, i_r))
+        pairs.append(_pair(prompt, chosen, rejected, s_c, s_r))
+    return pairs
+
+
+def _pair(prompt: str, chosen: Row, rejected: Row, s_c: float, s_r: float) -> dict[str, Any]:
+    return {
+        "prompt": chosen.get("prompt", prompt), "task_id": task_key(chosen), "chosen": dict(chosen),
+        "rejected": dict(rejected), "chosen_score": s_c, "rejected_score": s_r,
+        "margin": round(s_c - s_r, 6), "length_delta": len(reply_text(chosen)) - len(reply_text(rejected)),
+        "first_turn_differs": _first_turn(chosen) != _first_turn(rejected),
+        "chosen_reason": chosen.get("reason"), "rejected_reason": rejected.get("reason"),
+        "eval_sourced": any((r.get("lineage") or {}).get("source") == "eval" for r in (chosen, rejected)),
+        "lineage": {"chosen": chosen.get("row_id"), "rejected": rejected.get("row_id")},
+    }
+
+
+def _pairs_report(pairs: list[dict[str, Any]], length_match: bool, length_confound: float,
+                  length_confound_min: int) -> dict[str, Any]:
+    """The report's figures after the counts: margins, the length confound, identical first turns, eval rows."""
     warnings: list[str] = []
     deltas = np.array([p["length_delta"] for p in pairs], dtype=float)
     longer = int(np.sum(deltas > 0))
@@ -196,8 +218,7 @@ def build_preference_pairs(
     if evals:
         warnings.append(f"{evals} pairs come from eval-sourced rows: training on them turns the held-out scorer "
                         "into the reward")
-    report = {
-        "pairs": n, "prompts_seen": len(groups), "prompts_with_contrast": with_contrast, "min_margin": min_margin,
+    return {
         "mean_margin": float(np.mean([p["margin"] for p in pairs])) if pairs else None,
         "partial_score_pairs": sum(1 for p in pairs if p["chosen_score"] not in (0.0, 1.0)
                                    or p["rejected_score"] not in (0.0, 1.0)),
@@ -208,4 +229,3 @@ def build_preference_pairs(
         "note": "" if pairs else "no prompt has rollouts whose rewards differ by min_margin; raise repeats= to "
                                  "create contrast",
     }
-    return PreferencePairs(pairs=pairs, report=report)

@@ -349,8 +349,31 @@ def _select_rl(rows: list[dict[str, Any]], *, n: int, leaks: list[dict[str, Any]
                tools: Sequence[Any], firm_band_rollouts: int) -> Selection:
     lo, hi = band
     usable, gates, truncated_kept = _gate_rows(rows, truncated, truncation_min_chars)
-
     groups = group_rows(usable)
+    pass_rate, in_band, unanimous, band_dropped, singletons = _banded_groups(groups, truncated, lo, hi)
+    selected, duplicates, conflicting, collapsed = _distinct_in_band(in_band, pass_rate, target)
+    warnings = _rl_warnings(conflicting, groups if usable else {}, firm_band_rollouts, bool(selected))
+    hack, hack_line = _hack_scan(selected, endorsed, hack_threshold, seed, warnings)
+    report = {
+        "mode": "rl", "n": n, "privileged_leaks_dropped": len(leaks), "privileged_leaks": leaks[:20],
+        "leak_rows_checked": leak_checked, "gates": gates, "truncated_policy": truncated,
+        "truncated_kept": truncated_kept, "n_after_gates": len(usable),
+        "unanimous_groups_dropped": unanimous["all_pass"] + unanimous["all_fail"], "unanimous": unanimous,
+        "singleton_groups_dropped": singletons, "band": [lo, hi], "band_groups_dropped": band_dropped["too_easy"] + band_dropped["too_hard"],
+        "band_dropped": band_dropped, "duplicates": duplicates, "conflicting_rewards": conflicting,
+        "collapsed_groups_dropped": collapsed, "n_selected": len(selected),
+        "groups_selected": len({task_key(r) for r in selected}), "target": target,
+        "hack_scan": hack.to_dict() if hack is not None and hasattr(hack, "to_dict") else None,
+        "hack_scan_line": hack_line, "warnings": warnings,
+    }
+    return Selection(selected, mode="rl", report=report, system_prompt=system_prompt, tools=tools)
+
+
+def _banded_groups(groups: dict[str, list[dict[str, Any]]], truncated: str, lo: float,
+                   hi: float) -> tuple[dict[str, float], dict[str, list[dict[str, Any]]], dict[str, int],
+                                       dict[str, int], int]:
+    """Each group's pass rate, and the groups inside the band; counts of the unanimous, out-of-band and
+    single-rollout groups left out."""
     unanimous = {"all_pass": 0, "all_fail": 0}
     band_dropped = {"too_easy": 0, "too_hard": 0}
     pass_rate: dict[str, float] = {}
@@ -374,11 +397,15 @@ def _select_rl(rows: list[dict[str, Any]], *, n: int, leaks: list[dict[str, Any]
             band_dropped["too_hard"] += 1
             continue
         in_band[key] = members
+    return pass_rate, in_band, unanimous, band_dropped, singletons
 
-    duplicates = 0
-    collapsed = 0
+
+def _distinct_in_band(in_band: dict[str, list[dict[str, Any]]], pass_rate: dict[str, float],
+                      target: int | None) -> tuple[list[dict[str, Any]], int, int, int]:
+    """The in-band rows with repeated trajectories dropped (groups left with one trajectory or one label go),
+    stamped with their group's calibration, up to ``target``; and the duplicate, conflicting, collapsed counts."""
+    duplicates = collapsed = conflicting = 0
     selected: list[dict[str, Any]] = []
-    conflicting = 0
     for key, members in in_band.items():
         seen: dict[str, int | None] = {}
         unique = []
@@ -400,45 +427,43 @@ def _select_rl(rows: list[dict[str, Any]], *, n: int, leaks: list[dict[str, Any]
         selected.extend(unique)
         if target is not None and len(selected) >= target:
             break
+    return selected, duplicates, conflicting, collapsed
 
+
+def _rl_warnings(conflicting: int, groups: dict[str, list[dict[str, Any]]], firm_band_rollouts: int,
+                 any_selected: bool) -> list[str]:
+    """Judge noise, a band measured on too few rollouts (``groups``: empty when no row was usable), nothing kept."""
     warnings: list[str] = []
     if conflicting:
         warnings.append(f"{conflicting} identical trajectories got different rewards: that is judge noise; "
                         "check the judge (wai.judge_trust) before training on these labels")
-    if usable:
+    if groups:
         ns = sorted(len(v) for v in groups.values())
         median_n = ns[len(ns) // 2]
         if median_n < firm_band_rollouts:
             margin = 1 / math.sqrt(median_n) if median_n else 1.0
             warnings.append(f"difficulty was measured from {median_n} rollouts per task, so a task's band "
                             f"assignment can be off by about ±{margin / 2:.2f}; use repeats={firm_band_rollouts} for a firmer band")
-    if not selected:
+    if not any_selected:
         warnings.append("nothing selected: every group was unanimous, out of band or dropped; raise repeats= or "
                         "widen band=")
-    hack = None
-    hack_line = "not run (nothing selected)"
-    if selected:
-        from whileai_core.guard.hack import hack_scan
+    return warnings
 
-        hack = hack_scan(selected, endorsed=tuple(endorsed), threshold=hack_threshold, seed=seed)
-        hack_line = str(hack)
-        if hack_line.lower().startswith("hack scan:"):
-            hack_line = hack_line[len("hack scan:"):].strip()
-        if getattr(hack, "flagged", None):
-            warnings.append(f"possible reward hack: {hack_line}")
-    report = {
-        "mode": "rl", "n": n, "privileged_leaks_dropped": len(leaks), "privileged_leaks": leaks[:20],
-        "leak_rows_checked": leak_checked, "gates": gates, "truncated_policy": truncated,
-        "truncated_kept": truncated_kept, "n_after_gates": len(usable),
-        "unanimous_groups_dropped": unanimous["all_pass"] + unanimous["all_fail"], "unanimous": unanimous,
-        "singleton_groups_dropped": singletons, "band": [lo, hi], "band_groups_dropped": band_dropped["too_easy"] + band_dropped["too_hard"],
-        "band_dropped": band_dropped, "duplicates": duplicates, "conflicting_rewards": conflicting,
-        "collapsed_groups_dropped": collapsed, "n_selected": len(selected),
-        "groups_selected": len({task_key(r) for r in selected}), "target": target,
-        "hack_scan": hack.to_dict() if hack is not None and hasattr(hack, "to_dict") else None,
-        "hack_scan_line": hack_line, "warnings": warnings,
-    }
-    return Selection(selected, mode="rl", report=report, system_prompt=system_prompt, tools=tools)
+
+def _hack_scan(selected: list[dict[str, Any]], endorsed: Sequence[str], hack_threshold: float, seed: int,
+               warnings: list[str]) -> tuple[Any, str]:
+    """The hack scan of the selected rows and its line; a flag adds a warning."""
+    if not selected:
+        return None, "not run (nothing selected)"
+    from whileai_core.guard.hack import hack_scan
+
+    hack = hack_scan(selected, endorsed=tuple(endorsed), threshold=hack_threshold, seed=seed)
+    hack_line = str(hack)
+    if hack_line.lower().startswith("hack scan:"):
+        hack_line = hack_line[len("hack scan:"):].strip()
+    if getattr(hack, "flagged", None):
+        warnings.append(f"possible reward hack: {hack_line}")
+    return hack, hack_line
 
 
 def _select_sft(rows: list[dict[str, Any]], *, n: int, leaks: list[dict[str, Any]], min_reward: float,

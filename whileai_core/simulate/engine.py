@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from whileai_core import defaults as D
+from whileai_core.adapters.routing import missed
 from whileai_core.models import http
 from whileai_core.models.aio import async_call, stop_helper
 from whileai_core.progress import Progress
@@ -51,7 +52,6 @@ from whileai_core.rows import stable_id
 from whileai_core.simulate.model_agent import situation_key
 from whileai_core.simulate.output import RowsFile
 from whileai_core.simulate.rollout import arollout, replayed, rollout
-from whileai_core.simulate.routing import missed
 from whileai_core.simulate.situations import Scenario
 from whileai_core.simulate.world import RUN_PLAN, World
 

@@ -26,11 +26,11 @@ from typing import Any
 
 from whileai_core import defaults as D
 from whileai_core import distribution_version
+from whileai_core.adapters.routing import Route, fault_fields, install_thread_context
 from whileai_core.errors import BackendError, CassetteMiss, InvalidArgumentType
 from whileai_core.messages import chat_messages, flat_steps, loss_mask
 from whileai_core.redact import error_text
 from whileai_core.rows import json_safe, opaque
-from whileai_core.simulate.routing import Route, fault_fields, install_thread_context
 from whileai_core.simulate.situations import Scenario
 from whileai_core.simulate.world import CURRENT, World
 from whileai_core.tools import ROUTE

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from whileai_core import defaults as D
+from whileai_core.adapters.routing import undelivered, undelivered_warning
 from whileai_core.arguments import integer
 from whileai_core.errors import InvalidArgument, InvalidArgumentType
 from whileai_core.rowlist import RowList
@@ -30,7 +31,6 @@ from whileai_core.simulate.engine import Engine, Rows, Runner
 from whileai_core.simulate.harness import unpack as unpack_harness
 from whileai_core.simulate.output import check_path
 from whileai_core.simulate.rollout import rollout  # noqa: F401 - its old home: rollout() lived here
-from whileai_core.simulate.routing import undelivered, undelivered_warning
 from whileai_core.simulate.situations import (
     Scenario,
     coverage_report,

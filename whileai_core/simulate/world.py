@@ -17,10 +17,10 @@ import typing
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from whileai_core.adapters.routing import done_executing, executing, note_answer
 from whileai_core.errors import InvalidArgument
 from whileai_core.redact import error_text
 from whileai_core.rows import uniform
-from whileai_core.simulate.routing import done_executing, executing, note_answer
 from whileai_core.tools import Tool, as_tools
 
 FAULT_MODES = ("error", "timeout", "not_found", "denied", "malformed")

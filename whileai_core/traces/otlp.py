@@ -197,27 +197,10 @@ def _conversation(trace_id: str, label: str, spans: list[dict[str, Any]]) -> Con
         return "no gen_ai span (not a GenAI trace)"
     conv = Conversation(record=label, trace_id=trace_id)
     problems: list[str] = []
-    calls = [(s, *_call_messages(s, problems)) for s in genai if s["op"] in MODEL_OPERATIONS or s["op"] is None]
-    calls = [c for c in calls if c[1] or c[2]] or \
-        [c for c in ((s, *_call_messages(s, problems)) for s in genai if s["op"] in AGENT_OPERATIONS) if c[1] or c[2]]
-    for span, inp, out in calls:
-        conv.messages = merge(conv.messages, inp, out)
-        a = span["attrs"]
-        conv.add_usage(a.get("gen_ai.usage.input_tokens", a.get("gen_ai.usage.prompt_tokens")),
-                       a.get("gen_ai.usage.output_tokens", a.get("gen_ai.usage.completion_tokens")))
-        conv.model = a.get("gen_ai.response.model") or a.get("gen_ai.request.model") or conv.model
-        reasons = a.get("gen_ai.response.finish_reasons")
-        conv.set_finish(reasons[0] if isinstance(reasons, list) and reasons else
-                        next((m.get("finish_reason") for m in reversed(out) if m.get("finish_reason")), None))
-        conv.response_ids += [str(a["gen_ai.response.id"])] if a.get("gen_ai.response.id") else []
-        if span["error"]:
-            conv.error = f"{span['name']}: {span['error']}"
+    for span, inp, out in _model_calls(genai, problems):
+        _add_model_call(conv, span, inp, out)
     for span in genai:
-        a = span["attrs"]
-        conv.conversation_id = conv.conversation_id or a.get("gen_ai.conversation.id")
-        conv.tools += _tool_definitions(a.get("gen_ai.tool.definitions"))
-        if span["op"] == TOOL_OPERATION or span["name"].startswith(TOOL_OPERATION):
-            _add_tool_span(conv.messages, span)
+        _add_span_facts(conv, span)
     for m in conv.messages:
         m.pop("finish_reason", None)
     ends = [s["end"] for s in spans if s["end"]]
@@ -227,6 +210,38 @@ def _conversation(trace_id: str, label: str, spans: list[dict[str, Any]]) -> Con
     if problems:
         return f"{problems[0]} in gen_ai.input/output.messages"
     return conv.missing() or conv
+
+
+def _model_calls(genai: list[dict[str, Any]], problems: list[str]) -> list[tuple[dict[str, Any], Any, Any]]:
+    """The model-call spans that carry messages, as (span, input, output); else the agent spans that do."""
+    calls = [(s, *_call_messages(s, problems)) for s in genai if s["op"] in MODEL_OPERATIONS or s["op"] is None]
+    return [c for c in calls if c[1] or c[2]] or \
+        [c for c in ((s, *_call_messages(s, problems)) for s in genai if s["op"] in AGENT_OPERATIONS) if c[1] or c[2]]
+
+
+def _add_span_facts(conv: Conversation, span: dict[str, Any]) -> None:
+    """Any span's conversation id and tool definitions; a tool span's call and result as messages."""
+    a = span["attrs"]
+    conv.conversation_id = conv.conversation_id or a.get("gen_ai.conversation.id")
+    conv.tools += _tool_definitions(a.get("gen_ai.tool.definitions"))
+    if span["op"] == TOOL_OPERATION or span["name"].startswith(TOOL_OPERATION):
+        _add_tool_span(conv.messages, span)
+
+
+def _add_model_call(conv: Conversation, span: dict[str, Any], inp: list[dict[str, Any]],
+                    out: list[dict[str, Any]]) -> None:
+    """One model call's messages merged into the conversation, with its usage, model, finish reason and error."""
+    conv.messages = merge(conv.messages, inp, out)
+    a = span["attrs"]
+    conv.add_usage(a.get("gen_ai.usage.input_tokens", a.get("gen_ai.usage.prompt_tokens")),
+                   a.get("gen_ai.usage.output_tokens", a.get("gen_ai.usage.completion_tokens")))
+    conv.model = a.get("gen_ai.response.model") or a.get("gen_ai.request.model") or conv.model
+    reasons = a.get("gen_ai.response.finish_reasons")
+    conv.set_finish(reasons[0] if isinstance(reasons, list) and reasons else
+                    next((m.get("finish_reason") for m in reversed(out) if m.get("finish_reason")), None))
+    conv.response_ids += [str(a["gen_ai.response.id"])] if a.get("gen_ai.response.id") else []
+    if span["error"]:
+        conv.error = f"{span['name']}: {span['error']}"
 
 
 def conversations(records: Iterable[tuple[str, Any]], report: LoadReport) -> list[Conversation]:

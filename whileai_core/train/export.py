@@ -69,6 +69,41 @@ def _check_reward(i: int, row: Mapping[str, Any]) -> None:
                               "ungraded row; fix the judge or drop the row")
 
 
+def _real_rewards(members: Sequence[Mapping[str, Any]]) -> list[float]:
+    return [float(m["reward"]) for m in members
+            if isinstance(m.get("reward"), numbers.Real) and not isinstance(m.get("reward"), bool)]
+
+
+def _group_stamp(key: str, members: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The stamp every row of one task's group carries: its id, size, passes, reward mean and sd."""
+    rewards = _real_rewards(members)
+    mean = math.fsum(rewards) / len(rewards) if rewards else None
+    sd = math.sqrt(math.fsum((r - mean) ** 2 for r in rewards) / len(rewards)) if mean is not None else None
+    return {"group_id": hashlib.sha1(key.encode()).hexdigest()[:12],
+            "group": {"k": len(members), "n_pass": sum(1 for r in rewards if r > 0.5),
+                      "reward_mean": mean, "reward_std": sd},
+            # the SDK's flat stamp: n0 counts rewards < 0.5, n1 > 0.5 (exactly 0.5 is neither)
+            "k": len(members), "n0": sum(1 for r in rewards if r < 0.5),
+            "n1": sum(1 for r in rewards if r > 0.5), "reward_mean": mean, "reward_std": sd}
+
+
+def _plain_reward(reward: Any) -> Any:
+    """numpy numbers as plain JSON numbers (SupportsInt: a concrete Real has __int__; typeshed's Real omits it)."""
+    if isinstance(reward, numbers.Real) and not isinstance(reward, (bool, int, float)):
+        return int(cast(SupportsInt, reward)) if reward in (0, 1) else float(reward)
+    return reward
+
+
+def _training_item(row: Mapping[str, Any], tool_schemas: list[Any], system_prompt: str | None,
+                   mask_mode: str) -> dict[str, Any]:
+    """One row as a training row, before its mode's fields (prompt, group stamp)."""
+    msgs = row_messages(row, system_prompt=system_prompt)
+    return {"schema_version": TRAINING_SCHEMA_VERSION, "task_id": task_key(row),
+            "rollout_index": row.get("rollout_index"), "messages": msgs,
+            "loss_mask": mask_for(msgs, mask_mode), "tools": tool_schemas,
+            "reward": _plain_reward(row.get("reward"))}
+
+
 def training_rows(source: Any, *, mode: str = "rl", system_prompt: str | None = None, tools: Any = None,
                   mask_mode: str = "assistant") -> list[dict[str, Any]]:
     """The trainer-ready rows, in memory (what ``export`` writes)."""
@@ -79,31 +114,12 @@ def training_rows(source: Any, *, mode: str = "rl", system_prompt: str | None = 
     for i, row in enumerate(rows):
         _check_reward(i, row)
     groups = group_rows(rows) if rows else {}
-    stamps: dict[str, dict[str, Any]] = {}
-    for key, members in groups.items():
-        rewards = [float(m["reward"]) for m in members
-                   if isinstance(m.get("reward"), numbers.Real) and not isinstance(m.get("reward"), bool)]
-        mean = math.fsum(rewards) / len(rewards) if rewards else None
-        sd = math.sqrt(math.fsum((r - mean) ** 2 for r in rewards) / len(rewards)) if mean is not None else None
-        stamps[key] = {"group_id": hashlib.sha1(key.encode()).hexdigest()[:12],
-                       "group": {"k": len(members), "n_pass": sum(1 for r in rewards if r > 0.5),
-                                 "reward_mean": mean, "reward_std": sd},
-                       # the SDK's flat stamp: n0 counts rewards < 0.5, n1 > 0.5 (exactly 0.5 is neither)
-                       "k": len(members), "n0": sum(1 for r in rewards if r < 0.5),
-                       "n1": sum(1 for r in rewards if r > 0.5), "reward_mean": mean, "reward_std": sd}
+    stamps = {key: _group_stamp(key, members) for key, members in groups.items()}
     grouped = any(len(members) > 1 for members in groups.values())
     out = []
-    for i, row in enumerate(rows):
-        reward = row.get("reward")
-        if isinstance(reward, numbers.Real) and not isinstance(reward, (bool, int, float)):
-            # numpy numbers: plain JSON numbers (SupportsInt: a concrete Real has __int__; typeshed's Real omits it)
-            reward = int(cast(SupportsInt, reward)) if reward in (0, 1) else float(reward)
-        msgs = row_messages(row, system_prompt=system_prompt)
-        key = task_key(row)
-        item: dict[str, Any] = {"schema_version": TRAINING_SCHEMA_VERSION, "task_id": key,
-                                "rollout_index": row.get("rollout_index"), "messages": msgs,
-                                "loss_mask": mask_for(msgs, mask_mode), "tools": tool_schemas,
-                                "reward": reward}
+    for row in rows:
+        item = _training_item(row, tool_schemas, system_prompt, mask_mode)
+        msgs, key = item["messages"], item["task_id"]
         if mode == "rl":
             first_user = next((i for i, m in enumerate(msgs) if m.get("role") == "user"), 0)
             item["prompt"] = msgs[: first_user + 1]
@@ -178,18 +194,9 @@ def export(source: Any, path: str | PathLike[str] | None = None, *, mode: str | 
     from whileai_core.train import formats
 
     formats.check_export_options(format, unroll, max_tool_output_chars)
-    if mode is None:  # a run's own mode carries over; an eval run (simulate's default) exports as RL
-        source_mode = getattr(source, "mode", None)
-        mode = source_mode if source_mode in EXPORT_MODES else "rl"
+    mode = _export_mode(source, mode)
     system_prompt = system_prompt if system_prompt is not None else getattr(source, "system_prompt", None)
-    if system_prompt is not None and not isinstance(system_prompt, str):
-        raise InvalidArgumentType(f"system_prompt= must be a string or None; got {type(system_prompt).__name__}")
-    if path is not None and not isinstance(path, (str, PathLike)):
-        raise InvalidArgumentType(f"path= must be a file path (str or Path), or None to only build the rows; got "
-                        f"{type(path).__name__}")
-    refuse_sdk_keywords("export", sdk, EXPORT_SDK_DIFFERENCES)
-    if push_to is not None and path is None:
-        raise InvalidArgument(f"push_to needs an output path: export(rows, 'train.jsonl', push_to={push_to!r})")
+    _check_export_arguments(system_prompt, path, push_to, sdk)
     tools = tools if tools is not None else getattr(source, "tools", None)
     source_rows = as_rows(source, name="source")  # read once (a JSONL path is not read twice)
     items = training_rows(source_rows, mode=mode, system_prompt=system_prompt, tools=tools, mask_mode=mask_mode)
@@ -199,24 +206,10 @@ def export(source: Any, path: str | PathLike[str] | None = None, *, mode: str | 
     if not items:
         raise InvalidArgument("nothing to export: the source holds 0 rows")
     declared = [t["function"]["name"] for t in items[0]["tools"]] if items[0]["tools"] else None
-    roundtrip = tool_call_roundtrip(items, declared)  # on whole conversations, before unrolling cuts them
-    if validate and roundtrip["invalid"]:
-        raise InvalidArgument(f"tool_call_roundtrip_invalid: {roundtrip['invalid']} tool call(s) do not parse back, name "
-                         f"an undeclared tool, or have no tool message (rows {roundtrip['rows']}); fix the agent's "
-                         "steps or pass validate=False")
+    roundtrip = _checked_roundtrip(items, declared, validate)  # on whole conversations, before unrolling cuts them
     if unroll:
         items = [sample for item in items for sample in formats.unroll(item)]
     cut = [formats.cut_tool_output(i, max_tool_output_chars) for i in items] if max_tool_output_chars else []
-    warnings = []
-    if roundtrip["checked"] and not declared:
-        warnings.append("rows call tools but the file carries no tool schema; pass tools=[...]")
-    rewards = [i["reward"] for i in items]
-    hint = reward_field_hint(source_rows)
-    if hint:
-        warnings.append(hint)
-    if mode == "sft" and any(r is not None and r < 1 for r in rewards):
-        warnings.append(f"{sum(1 for r in rewards if r is not None and r < 1)} row(s) below reward 1 exported as "
-                        "SFT targets; select(mode='sft') first")
     report: dict[str, Any] = {
         "n": len(items), "mode": mode, "format": format,
         "mask_mode": f"{mask_mode} (unrolled)" if unroll else mask_mode, "unrolled": unroll,
@@ -224,23 +217,11 @@ def export(source: Any, path: str | PathLike[str] | None = None, *, mode: str | 
         "tool_output_chars_cut": sum(c[1] for c in cut),
         "with_system": bool(system_prompt), "with_tools": bool(declared),
         "groups": len({i["task_id"] for i in items}), "tool_call_roundtrip": roundtrip,
-        "trained_messages": sum(sum(i["loss_mask"]) for i in items),
-        "masked_messages": sum(len(i["loss_mask"]) - sum(i["loss_mask"]) for i in items),
-        "rewards": {"n_pass": sum(1 for r in rewards if r == 1), "n_fail": sum(1 for r in rewards if r == 0),
-                    "n_ungraded": sum(1 for r in rewards if r is None)},
-        "warnings": warnings, "path": None, "n_written": 0,
+        **_mask_and_reward_counts(items),
+        "warnings": _export_warnings(items, source_rows, mode, roundtrip, declared), "path": None, "n_written": 0,
     }
     if path is not None:
-        replace = overwrite or _is_earlier_export(Path(path))
-        if replace and not overwrite:
-            import warnings as _w
-
-            _w.warn(f"replaced {path}: it held an earlier whileai training export (pass overwrite=True to say so)",
-                    UserWarning, stacklevel=2)
-            report["warnings"].append(f"replaced {path}, an earlier whileai training export")
-        lines = formats.reshape(items, format)
-        written = write_jsonl(path, lines, overwrite=replace)
-        report.update(path=str(written), n_written=len(lines))
+        report.update(_write_export(items, path, format, overwrite, report["warnings"]))
     else:
         report["rows"] = formats.reshape(items, format)
     if push_to is not None:
@@ -248,3 +229,72 @@ def export(source: Any, path: str | PathLike[str] | None = None, *, mode: str | 
 
         report["hub"] = hub_push(report["path"], push_to)
     return report
+
+
+def _export_mode(source: Any, mode: str | None) -> str:
+    """A run's own mode carries over; an eval run (simulate's default) exports as RL."""
+    if mode is not None:
+        return mode
+    source_mode = getattr(source, "mode", None)
+    return source_mode if source_mode in EXPORT_MODES else "rl"
+
+
+def _check_export_arguments(system_prompt: Any, path: Any, push_to: str | None, sdk: dict[str, Any]) -> None:
+    if system_prompt is not None and not isinstance(system_prompt, str):
+        raise InvalidArgumentType(f"system_prompt= must be a string or None; got {type(system_prompt).__name__}")
+    if path is not None and not isinstance(path, (str, PathLike)):
+        raise InvalidArgumentType(f"path= must be a file path (str or Path), or None to only build the rows; got "
+                        f"{type(path).__name__}")
+    refuse_sdk_keywords("export", sdk, EXPORT_SDK_DIFFERENCES)
+    if push_to is not None and path is None:
+        raise InvalidArgument(f"push_to needs an output path: export(rows, 'train.jsonl', push_to={push_to!r})")
+
+
+def _checked_roundtrip(items: list[dict[str, Any]], declared: list[str] | None, validate: bool) -> dict[str, Any]:
+    """``tool_call_roundtrip``'s report; with ``validate``, a tool call that does not parse back raises."""
+    roundtrip = tool_call_roundtrip(items, declared)
+    if validate and roundtrip["invalid"]:
+        raise InvalidArgument(f"tool_call_roundtrip_invalid: {roundtrip['invalid']} tool call(s) do not parse back, name "
+                         f"an undeclared tool, or have no tool message (rows {roundtrip['rows']}); fix the agent's "
+                         "steps or pass validate=False")
+    return roundtrip
+
+
+def _mask_and_reward_counts(items: list[dict[str, Any]]) -> dict[str, Any]:
+    rewards = [i["reward"] for i in items]
+    return {"trained_messages": sum(sum(i["loss_mask"]) for i in items),
+            "masked_messages": sum(len(i["loss_mask"]) - sum(i["loss_mask"]) for i in items),
+            "rewards": {"n_pass": sum(1 for r in rewards if r == 1), "n_fail": sum(1 for r in rewards if r == 0),
+                        "n_ungraded": sum(1 for r in rewards if r is None)}}
+
+
+def _export_warnings(items: list[dict[str, Any]], source_rows: list[Any], mode: str, roundtrip: dict[str, Any],
+                     declared: list[str] | None) -> list[str]:
+    warnings = []
+    if roundtrip["checked"] and not declared:
+        warnings.append("rows call tools but the file carries no tool schema; pass tools=[...]")
+    hint = reward_field_hint(source_rows)
+    if hint:
+        warnings.append(hint)
+    rewards = [i["reward"] for i in items]
+    if mode == "sft" and any(r is not None and r < 1 for r in rewards):
+        warnings.append(f"{sum(1 for r in rewards if r is not None and r < 1)} row(s) below reward 1 exported as "
+                        "SFT targets; select(mode='sft') first")
+    return warnings
+
+
+def _write_export(items: list[dict[str, Any]], path: str | PathLike[str], format: str, overwrite: bool,
+                  warnings: list[str]) -> dict[str, Any]:
+    """Write the rows in ``format``; an earlier whileai export is replaced with a warning (appended to ``warnings``)."""
+    from whileai_core.train import formats
+
+    replace = overwrite or _is_earlier_export(Path(path))
+    if replace and not overwrite:
+        import warnings as _w
+
+        _w.warn(f"replaced {path}: it held an earlier whileai training export (pass overwrite=True to say so)",
+                UserWarning, stacklevel=3)  # export's caller
+        warnings.append(f"replaced {path}, an earlier whileai training export")
+    lines = formats.reshape(items, format)
+    written = write_jsonl(path, lines, overwrite=replace)
+    return {"path": str(written), "n_written": len(lines)}

@@ -70,41 +70,23 @@ def export_preference(pairs: Any, output: str | PathLike[str] | None = None, *, 
         ```
     """
     from whileai_core.tools import schemas
-    from whileai_core.train.trl_formats import _side_messages, to_dpo, unwrap_pairs
+    from whileai_core.train.trl_formats import _side_messages, unwrap_pairs
 
     choice("format", format, EXPORT_FORMATS)
     items = unwrap_pairs(pairs)
     tool_schemas = schemas(tools) if tools else []
-    kept, ties = [], 0
-    for i, p in enumerate(items):
-        if not isinstance(p, Mapping) or "chosen" not in p or "rejected" not in p:
-            raise InvalidArgument(f"pairs[{i}] is not a preference pair (a dict with 'chosen' and 'rejected'); "
-                                  "build them with build_preference_pairs(rows)")
-        if drop_ties and (p.get("tie") or (p.get("chosen_score") is not None
-                                           and p.get("chosen_score") == p.get("rejected_score"))):
-            ties += 1
-            continue
-        kept.append(p)
+    kept, ties = _untied_pairs(items, drop_ties)
     lines, no_completion, turns_cut = [], 0, 0
     for i, p in enumerate(kept):
         sides = [_side_messages(p[s], p.get("prompt"), system_prompt, f"pairs[{i}].{s}") for s in ("chosen", "rejected")]
         if strip_think:
             for side in sides:
                 drop_think(side)
-        if format == "fireworks":
-            chosen, rejected = (_string_args(s) for s in sides)
-            line, cut = _fireworks_pair(chosen, rejected, tool_schemas)
-            if line is None:
-                no_completion += 1
-                continue
-            turns_cut += cut
-        elif format == "trl":
-            line = to_dpo([{"chosen": sides[0], "rejected": sides[1]}], tools=tools)[0]
-        else:
-            prompt = p.get("prompt")
-            line = {"prompt": prompt if isinstance(prompt, str) else json.dumps(prompt, default=str),
-                    "chosen": _string_args(sides[0]), "rejected": _string_args(sides[1]), "tools": tool_schemas,
-                    **{k: p[k] for k in _PAIR_META if k in p}}
+        line, cut = _preference_line(format, p, sides, tools, tool_schemas)
+        if line is None:
+            no_completion += 1
+            continue
+        turns_cut += cut
         lines.append(line)
     if validate and not lines:
         raise InvalidArgument(f"no_preference_pairs: none of {len(items)} pair(s) survived ({ties} ties dropped, "
@@ -123,6 +105,37 @@ def export_preference(pairs: Any, output: str | PathLike[str] | None = None, *, 
     else:
         report["rows"] = lines
     return report
+
+
+def _untied_pairs(items: Sequence[Any], drop_ties: bool) -> tuple[list[Mapping[str, Any]], int]:
+    """The pairs to write, each checked to be a pair; with ``drop_ties``, equal-score pairs left out and counted."""
+    kept, ties = [], 0
+    for i, p in enumerate(items):
+        if not isinstance(p, Mapping) or "chosen" not in p or "rejected" not in p:
+            raise InvalidArgument(f"pairs[{i}] is not a preference pair (a dict with 'chosen' and 'rejected'); "
+                                  "build them with build_preference_pairs(rows)")
+        if drop_ties and (p.get("tie") or (p.get("chosen_score") is not None
+                                           and p.get("chosen_score") == p.get("rejected_score"))):
+            ties += 1
+            continue
+        kept.append(p)
+    return kept, ties
+
+
+def _preference_line(format: str, p: Mapping[str, Any], sides: list[Any], tools: Any,
+                     tool_schemas: list[Any]) -> tuple[dict[str, Any] | None, int]:
+    """One pair as a line of ``format``, and the turns cut (Fireworks); None when no assistant turn differs."""
+    from whileai_core.train.trl_formats import to_dpo
+
+    if format == "fireworks":
+        chosen, rejected = (_string_args(s) for s in sides)
+        return _fireworks_pair(chosen, rejected, tool_schemas)
+    if format == "trl":
+        return to_dpo([{"chosen": sides[0], "rejected": sides[1]}], tools=tools)[0], 0
+    prompt = p.get("prompt")
+    return {"prompt": prompt if isinstance(prompt, str) else json.dumps(prompt, default=str),
+            "chosen": _string_args(sides[0]), "rejected": _string_args(sides[1]), "tools": tool_schemas,
+            **{k: p[k] for k in _PAIR_META if k in p}}, 0
 
 
 def _string_args(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:

@@ -72,6 +72,18 @@ def minimal_schema_error(schema: Mapping[str, Any], value: Any, path: tuple[Any,
     The fallback when the ``jsonschema`` package is not installed; other keywords are not checked.
     """
     where = "/".join(map(str, path)) or "(root)"
+    for check in (_value_error, _object_error, _array_error, _size_error):
+        err = check(schema, value, path, where)
+        if err:
+            return err
+    return None
+
+
+_SchemaError = tuple[str, str] | None
+
+
+def _value_error(schema: Mapping[str, Any], value: Any, path: tuple[Any, ...], where: str) -> _SchemaError:
+    """type, enum, const."""
     t = schema.get("type")
     if t is not None:
         types = t if isinstance(t, list) else [t]
@@ -81,29 +93,46 @@ def minimal_schema_error(schema: Mapping[str, Any], value: Any, path: tuple[Any,
         return where, f"{json.dumps(value)[:60]} is not one of {schema['enum']}"
     if "const" in schema and value != schema["const"]:
         return where, f"{json.dumps(value)[:60]} was expected to be {schema['const']!r}"
-    if isinstance(value, dict):
-        for key in schema.get("required", []):
-            if key not in value:
-                return where, f"{key!r} is a required property"
-        props = schema.get("properties", {})
-        for key, sub in props.items():
-            if key in value and isinstance(sub, Mapping):
-                err = minimal_schema_error(sub, value[key], (*path, key))
-                if err:
-                    return err
-        if schema.get("additionalProperties") is False:
-            extra = [k for k in value if k not in props]
-            if extra:
-                return where, f"additional properties are not allowed ({extra[0]!r} was unexpected)"
-    if isinstance(value, list):
-        items = schema.get("items")
-        if isinstance(items, Mapping):
-            for i, item in enumerate(value):
-                err = minimal_schema_error(items, item, (*path, i))
-                if err:
-                    return err
-        if len(value) < schema.get("minItems", 0) or len(value) > schema.get("maxItems", len(value)):
-            return where, f"array length {len(value)} is outside minItems/maxItems"
+    return None
+
+
+def _object_error(schema: Mapping[str, Any], value: Any, path: tuple[Any, ...], where: str) -> _SchemaError:
+    """required, properties (recursively), additionalProperties: false."""
+    if not isinstance(value, dict):
+        return None
+    for key in schema.get("required", []):
+        if key not in value:
+            return where, f"{key!r} is a required property"
+    props = schema.get("properties", {})
+    for key, sub in props.items():
+        if key in value and isinstance(sub, Mapping):
+            err = minimal_schema_error(sub, value[key], (*path, key))
+            if err:
+                return err
+    if schema.get("additionalProperties") is False:
+        extra = [k for k in value if k not in props]
+        if extra:
+            return where, f"additional properties are not allowed ({extra[0]!r} was unexpected)"
+    return None
+
+
+def _array_error(schema: Mapping[str, Any], value: Any, path: tuple[Any, ...], where: str) -> _SchemaError:
+    """items (recursively), minItems/maxItems."""
+    if not isinstance(value, list):
+        return None
+    items = schema.get("items")
+    if isinstance(items, Mapping):
+        for i, item in enumerate(value):
+            err = minimal_schema_error(items, item, (*path, i))
+            if err:
+                return err
+    if len(value) < schema.get("minItems", 0) or len(value) > schema.get("maxItems", len(value)):
+        return where, f"array length {len(value)} is outside minItems/maxItems"
+    return None
+
+
+def _size_error(schema: Mapping[str, Any], value: Any, path: tuple[Any, ...], where: str) -> _SchemaError:
+    """minLength/maxLength of a string, minimum/maximum of a number."""
     if isinstance(value, str) and not (schema.get("minLength", 0) <= len(value) <= schema.get("maxLength", len(value))):
         return where, f"string length {len(value)} is outside minLength/maxLength"
     if _JSON_TYPES["number"](value):
