@@ -40,6 +40,8 @@ def test_agent(wai_eval):
 '''
 
 N = 20
+SLOW = 0.1  # seconds each scenario sleeps in the signal tests: the signal lands within the first 3/4 of N * SLOW,
+# never after the run (at SLOW=0.05 with a sleep up to N * SLOW, a quiet machine finished both runs first)
 
 
 def _run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
@@ -85,14 +87,14 @@ def test_ctrl_c_at_a_random_point_during_save_leaves_the_baseline_whole(pytester
     outcomes = []
     for attempt in range(2):
         started.unlink(missing_ok=True)
-        env = {**__import__("os").environ, "STARTED_FILE": str(started), "SLOW": "0.05", "RUN_SALT": str(attempt + 1)}
+        env = {**__import__("os").environ, "STARTED_FILE": str(started), "SLOW": str(SLOW), "RUN_SALT": str(attempt + 1)}
         proc = subprocess.Popen([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--wai-trials=8",
                                  "--wai-save=main"], cwd=pytester.path, env=env, stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT, text=True)
         deadline = time.monotonic() + 60
         while not started.exists() and time.monotonic() < deadline and proc.poll() is None:
             time.sleep(0.01)
-        time.sleep(rng.uniform(0.0, N * 0.05))  # somewhere inside the run of 20 slow scenarios
+        time.sleep(rng.uniform(0.0, 0.75 * N * SLOW))  # inside the first 3/4 of the 20 slow scenarios
         proc.send_signal(signal.SIGINT)
         out, _ = proc.communicate(timeout=120)
         doc = load_document(path)  # never half a file, never a hand-edit mismatch
@@ -114,14 +116,14 @@ def test_sigterm_at_a_random_point_during_save_leaves_the_baseline_whole(pyteste
     codes = []
     for attempt in range(2):
         started.unlink(missing_ok=True)
-        env = {**os.environ, "STARTED_FILE": str(started), "SLOW": "0.05", "RUN_SALT": str(attempt + 1)}
+        env = {**os.environ, "STARTED_FILE": str(started), "SLOW": str(SLOW), "RUN_SALT": str(attempt + 1)}
         proc = subprocess.Popen([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--wai-trials=8",
                                  "--wai-save=main", "--wai-json=run.json", "--junitxml=junit.xml"],
                                 cwd=pytester.path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         deadline = time.monotonic() + 60
         while not started.exists() and time.monotonic() < deadline and proc.poll() is None:
             time.sleep(0.01)
-        time.sleep(rng.uniform(0.0, N * 0.05))  # somewhere inside the run of 20 slow scenarios
+        time.sleep(rng.uniform(0.0, 0.75 * N * SLOW))  # inside the first 3/4 of the 20 slow scenarios
         proc.send_signal(signal.SIGTERM)
         out, _ = proc.communicate(timeout=120)
         assert len(load_document(path)["scenarios"]) == N  # never half a file, never a hand-edit mismatch
