@@ -177,9 +177,17 @@ def test_ctrl_c_cancels_the_calls_in_flight():
         if all_in.wait(30):
             os.kill(os.getpid(), signal.SIGINT)
 
-    threading.Thread(target=interrupt, daemon=True).start()
-    with pytest.raises(KeyboardInterrupt):
-        run_judge(rows(12), hanging_judge(started, cancelled, finished, all_in), concurrency=4, quiet=True)
+    # Ctrl-C as a terminal delivers it, whatever the worker process inherited (a SIGINT ignored or blocked by
+    # whoever started it made this test flaky in full -n 2 runs on a quiet machine)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    mask = signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    try:
+        threading.Thread(target=interrupt, daemon=True).start()
+        with pytest.raises(KeyboardInterrupt):
+            run_judge(rows(12), hanging_judge(started, cancelled, finished, all_in), concurrency=4, quiet=True)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
     # every call in flight when Ctrl-C landed is cancelled (on a machine too loaded to deliver the signal at once,
     # the first four may finish their 20 s first)
     assert cancelled and sorted(cancelled) == sorted(set(started) - set(finished)) and len(started) <= 8

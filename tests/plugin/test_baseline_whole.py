@@ -40,6 +40,20 @@ def test_agent(wai_eval):
 '''
 
 N = 20
+
+
+@pytest.fixture(autouse=True)
+def _terminal_signals():
+    """SIGINT and SIGTERM neither ignored nor blocked in this worker while its child pytest starts, so the child
+    gets them as a terminal's pytest would: an ignored SIGINT is inherited across exec and the child would never
+    see Ctrl-C (the signal tests here were flaky in full -n 2 runs)."""
+    handlers = {s: signal.signal(s, signal.default_int_handler if s == signal.SIGINT else signal.SIG_DFL)
+                for s in (signal.SIGINT, signal.SIGTERM)}
+    mask = signal.pthread_sigmask(signal.SIG_UNBLOCK, set(handlers))
+    yield
+    for s, handler in handlers.items():
+        signal.signal(s, handler)
+    signal.pthread_sigmask(signal.SIG_SETMASK, mask)
 SLOW = 0.1  # seconds each scenario sleeps in the signal tests: the signal lands within the first 3/4 of N * SLOW,
 # never after the run (at SLOW=0.05 with a sleep up to N * SLOW, a quiet machine finished both runs first)
 
