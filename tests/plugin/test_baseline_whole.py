@@ -94,23 +94,31 @@ def test_k_and_x_and_a_test_id_never_replace_a_baseline_and_say_why(pytester: py
     assert "REGRESSION" in (pytester.path / "next.xml").read_text()
 
 
+def _signal_during_save(pytester: pytest.Pytester, sig: int, rng: random.Random, attempt: int,
+                        *extra: str) -> tuple[subprocess.Popen[str], str]:
+    """A child ``pytest --wai-save=main`` of the 20 slow scenarios, sent ``sig`` at a random point inside its run;
+    the finished process and its output."""
+    started = pytester.path / "started"
+    started.unlink(missing_ok=True)
+    env = {**os.environ, "STARTED_FILE": str(started), "SLOW": str(SLOW), "RUN_SALT": str(attempt + 1)}
+    proc = subprocess.Popen([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--wai-trials=8",
+                             "--wai-save=main", *extra], cwd=pytester.path, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+    deadline = time.monotonic() + 60
+    while not started.exists() and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.01)
+    time.sleep(rng.uniform(0.0, 0.75 * N * SLOW))  # inside the first 3/4 of the 20 slow scenarios
+    proc.send_signal(sig)
+    out, _ = proc.communicate(timeout=120)
+    return proc, out
+
+
 def test_ctrl_c_at_a_random_point_during_save_leaves_the_baseline_whole(pytester: pytest.Pytester, saved):
     path, before = saved
-    started = pytester.path / "started"
     rng = random.Random(26)
     outcomes = []
     for attempt in range(2):
-        started.unlink(missing_ok=True)
-        env = {**__import__("os").environ, "STARTED_FILE": str(started), "SLOW": str(SLOW), "RUN_SALT": str(attempt + 1)}
-        proc = subprocess.Popen([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--wai-trials=8",
-                                 "--wai-save=main"], cwd=pytester.path, env=env, stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, text=True)
-        deadline = time.monotonic() + 60
-        while not started.exists() and time.monotonic() < deadline and proc.poll() is None:
-            time.sleep(0.01)
-        time.sleep(rng.uniform(0.0, 0.75 * N * SLOW))  # inside the first 3/4 of the 20 slow scenarios
-        proc.send_signal(signal.SIGINT)
-        out, _ = proc.communicate(timeout=120)
+        proc, out = _signal_during_save(pytester, signal.SIGINT, rng, attempt)
         doc = load_document(path)  # never half a file, never a hand-edit mismatch
         assert len(doc["scenarios"]) == N
         if proc.returncode == pytest.ExitCode.INTERRUPTED:
@@ -125,21 +133,11 @@ def test_sigterm_at_a_random_point_during_save_leaves_the_baseline_whole(pyteste
     """What a CI runner sends a cancelled job: a real SIGTERM to a child pytest during --wai-save. pytest dies by
     the signal before its session end, so nothing is written: the old baseline stays whole, byte for byte."""
     path, before = saved
-    started = pytester.path / "started"
     rng = random.Random(2626)
     codes = []
     for attempt in range(2):
-        started.unlink(missing_ok=True)
-        env = {**os.environ, "STARTED_FILE": str(started), "SLOW": str(SLOW), "RUN_SALT": str(attempt + 1)}
-        proc = subprocess.Popen([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--wai-trials=8",
-                                 "--wai-save=main", "--wai-json=run.json", "--junitxml=junit.xml"],
-                                cwd=pytester.path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        deadline = time.monotonic() + 60
-        while not started.exists() and time.monotonic() < deadline and proc.poll() is None:
-            time.sleep(0.01)
-        time.sleep(rng.uniform(0.0, 0.75 * N * SLOW))  # inside the first 3/4 of the 20 slow scenarios
-        proc.send_signal(signal.SIGTERM)
-        out, _ = proc.communicate(timeout=120)
+        proc, out = _signal_during_save(pytester, signal.SIGTERM, rng, attempt, "--wai-json=run.json",
+                                        "--junitxml=junit.xml")
         assert len(load_document(path)["scenarios"]) == N  # never half a file, never a hand-edit mismatch
         if proc.returncode == -signal.SIGTERM:
             assert path.read_bytes() == before, out[-2000:]
