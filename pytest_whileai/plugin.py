@@ -320,7 +320,7 @@ def pytest_runtestloop(session: pytest.Session) -> Any:
                                                or wai.not_run or wai.collect_errors):
         from pytest_whileai.gate import plans
         from pytest_whileai.gate.verdict import forget_gate_failure, gate_reports
-        from whileai_core.gate.compare import GateSettings, compute_gate
+        from whileai_core.gate.compare import GateSettings, compute_gate, mark_incomplete
 
         s = wai.settings
         known = plans.load(session.config)  # the power line's plans from earlier runs (pytest's cache)
@@ -332,8 +332,6 @@ def pytest_runtestloop(session: pytest.Session) -> Any:
                                 not_run=list(wai.not_run.values()),
                                 noise=wai.history.noise if wai.history is not None else None, plan_cache=known)
         plans.store(session.config, known, n_known)
-        from whileai_core.gate.compare import mark_incomplete
-
         over = wai.whole_run_over_budget()
         if over:  # over budget is red INCOMPLETE and saves nothing, however many workers shared the spending
             mark_incomplete(wai.gate, over)
