@@ -23,7 +23,8 @@ import numpy as np
 import scipy.stats as sps
 
 from whileai_core.measure import stats
-from whileai_core.measure.measure import delta_report, pass_at
+from whileai_core.measure.delta import delta_report
+from whileai_core.measure.pass_at import pass_at
 
 
 def timed(fn: Callable[[], Any], repeats: int) -> tuple[float, Any]:

@@ -42,14 +42,14 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "normalize_verdict": ("whileai_core.grade.run", "normalize_verdict"),
     "JudgeError": ("whileai_core.errors", "JudgeError"),
     # measure
-    "pass_at": ("whileai_core.measure.measure", "pass_at"),
-    "PassAt": ("whileai_core.measure.measure", "PassAt"),
-    "delta_report": ("whileai_core.measure.measure", "delta_report"),
+    "pass_at": ("whileai_core.measure.pass_at", "pass_at"),
+    "PassAt": ("whileai_core.measure.pass_at", "PassAt"),
+    "delta_report": ("whileai_core.measure.delta", "delta_report"),
     "compare": ("whileai_core.measure.compare", "compare"),
     "Comparison": ("whileai_core.measure.compare", "Comparison"),
-    "DeltaReport": ("whileai_core.measure.measure", "DeltaReport"),
-    "eval_variance": ("whileai_core.measure.measure", "eval_variance"),
-    "holdout_size": ("whileai_core.measure.measure", "holdout_size"),
+    "DeltaReport": ("whileai_core.measure.delta", "DeltaReport"),
+    "eval_variance": ("whileai_core.measure.variance", "eval_variance"),
+    "holdout_size": ("whileai_core.measure.power", "holdout_size"),
     "compare_runs": ("whileai_core.measure.runs", "compare_runs"),
     "eval_power": ("whileai_core.measure.runs", "eval_power"),
     "noise_band": ("whileai_core.measure.runs", "noise_band"),
@@ -234,15 +234,10 @@ if TYPE_CHECKING:  # generated from _LAZY (tests/test_facade.py checks it): each
     from whileai_core.init_evals import init_evals as init_evals
     from whileai_core.measure.compare import compare as compare, Comparison as Comparison
     from whileai_core.measure.config import run_config as run_config
+    from whileai_core.measure.delta import delta_report as delta_report, DeltaReport as DeltaReport
     from whileai_core.measure.history import History as History, pool_runs as pool_runs
-    from whileai_core.measure.measure import (
-        delta_report as delta_report,
-        DeltaReport as DeltaReport,
-        eval_variance as eval_variance,
-        holdout_size as holdout_size,
-        pass_at as pass_at,
-        PassAt as PassAt,
-    )
+    from whileai_core.measure.pass_at import pass_at as pass_at, PassAt as PassAt
+    from whileai_core.measure.power import holdout_size as holdout_size
     from whileai_core.measure.runs import (
         bootstrap_ci as bootstrap_ci,
         compare_runs as compare_runs,
@@ -260,6 +255,7 @@ if TYPE_CHECKING:  # generated from _LAZY (tests/test_facade.py checks it): each
         newcombe_interval as newcombe_interval,
         wilson_interval as wilson_interval,
     )
+    from whileai_core.measure.variance import eval_variance as eval_variance
     from whileai_core.models.backends import (
         Anthropic as Anthropic,
         Endpoint as Endpoint,

@@ -7,7 +7,7 @@ Sections are grouped by loop step; add new constants to the section of the modul
 from __future__ import annotations
 
 # --------------------------------------------------------------------------------------------------
-# Measurement (measure.py, stats.py)
+# Measurement (measure/pass_at.py, delta.py, variance.py, power.py, stats.py)
 # --------------------------------------------------------------------------------------------------
 CI_LEVEL = 0.95  # Miller 2024, "Adding Error Bars to Evals" (arXiv 2411.00640): report 95% intervals
 BOOTSTRAP_DRAWS = 2000  # Efron & Tibshirani 1993 put the floor at 1000 for percentile intervals; above it, convention, untested
@@ -223,7 +223,7 @@ STALE_DAYS = 14.0  # a baseline whose newest run is older than this many days is
 STALE_COMMITS = 50  # or one more than this many commits behind HEAD (git rev-list --count); convention, untested
 
 # --------------------------------------------------------------------------------------------------
-# Measurement, continued (measure.py, stats.py): tests, noise, power, resampling engine
+# Measurement, continued (measure/pass_at.py, delta.py, variance.py, power.py, stats.py): tests, noise, power, resampling engine
 # --------------------------------------------------------------------------------------------------
 ALPHA = 0.05  # two-sided test level of delta_report and holdout_size; Fisher 1925 convention, matches CI_LEVEL=0.95
 POWER = 0.8  # power holdout_size plans for; Cohen 1988 convention, used by Miller 2024 Eq. 9

@@ -8,7 +8,7 @@ import pytest
 import whileai as wai
 from whileai_core.measure import stats
 from whileai_core.measure.compare import Comparison, compare
-from whileai_core.measure.measure import delta_report
+from whileai_core.measure.delta import delta_report
 
 TOOLS = ("get_order", "refund", "cancel")
 SKILL = np.random.default_rng(0).uniform(0.3, 0.9, size=60)

@@ -14,6 +14,7 @@ from scipy.stats import kendalltau, pearsonr
 
 from whileai_core.errors import CorruptBaseline, InvalidArgument, NonFiniteReward, WaiError
 from whileai_core.measure.between_runs import between_run_variance, pooling_weights, prediction_band
+from whileai_core.measure.delta import delta_report
 from whileai_core.measure.exact import homogeneity_pvalues, mann_kendall_exact, mann_kendall_pvalues
 from whileai_core.measure.history import (
     design_effect,
@@ -24,7 +25,6 @@ from whileai_core.measure.history import (
     stale_note,
     trend_p,
 )
-from whileai_core.measure.measure import delta_report
 from whileai_core.measure.sequential import sequential_paths
 from whileai_core.measure.stats import wilson_interval
 

@@ -1,4 +1,4 @@
-"""measure.py on rows: pass_at, delta_report, eval_variance, holdout_size (checked against closed forms and scipy)."""
+"""The row-level measures pass_at, delta_report, eval_variance, holdout_size (checked against closed forms and scipy)."""
 
 from __future__ import annotations
 
@@ -12,15 +12,11 @@ import numpy as np
 import pytest
 
 import whileai as wai
-from whileai_core.measure import measure, power, stats
-from whileai_core.measure.measure import (
-    DeltaReport,
-    PassAt,
-    delta_report,
-    eval_variance,
-    holdout_size,
-    pass_at,
-)
+from whileai_core.measure import delta, power, stats
+from whileai_core.measure.delta import DeltaReport, delta_report
+from whileai_core.measure.pass_at import PassAt, pass_at
+from whileai_core.measure.power import holdout_size
+from whileai_core.measure.variance import eval_variance
 
 
 def make_rows(rates, k, seed=0, prefix="t"):
@@ -287,7 +283,7 @@ def test_delta_verdicts_and_printed_line():
     assert f"p={up.p_value:.4g}" in s and "(60 paired tasks" in s and f"se {up.se:.3f}" in s
     d = up.to_dict()
     assert d["ci"] == list(up.ci) and d["verdict"] == "better" and d["n_paired"] == 60
-    assert isinstance(up, DeltaReport) and measure.compare is delta_report
+    assert isinstance(up, DeltaReport) and delta.compare is delta_report
 
 
 def test_delta_min_effect_and_too_few_tasks():

@@ -9,7 +9,7 @@ from scipy.stats import norm
 
 from whileai_core.errors import InvalidArgument
 from whileai_core.measure.compare import compare
-from whileai_core.measure.measure import delta_report
+from whileai_core.measure.delta import delta_report
 from whileai_core.measure.sequential import (SequentialPlan, boundaries, paired_z, sequential_paths,
                                              sequential_test, spent)
 from whileai_core.measure.stats import wilson_interval

@@ -9,7 +9,9 @@ import numpy as np
 import pytest
 
 from whileai_core import rows as rows_mod
-from whileai_core.measure.measure import delta_report, eval_variance, pass_at, task_counts
+from whileai_core.measure.delta import delta_report
+from whileai_core.measure.pass_at import pass_at, task_counts
+from whileai_core.measure.variance import eval_variance
 
 # long mode (WHILEAI_LONG=1; the older WHILEAI_STATS_LONG=1 too): more replications, figures for the record
 LONG = "1" in (os.environ.get("WHILEAI_LONG"), os.environ.get("WHILEAI_STATS_LONG"))
@@ -109,7 +111,7 @@ def unexplained_numbers(text: str) -> list[str]:
 def printed_results():
     """str() of each result object of measure and stats, in the cases that print differently."""
     from whileai_core.measure import stats
-    from whileai_core.measure.measure import holdout_size
+    from whileai_core.measure.power import holdout_size
 
     rng = np.random.default_rng(3)
     p = rng.beta(2, 2, size=40)

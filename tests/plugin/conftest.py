@@ -20,7 +20,10 @@ import whileai_core.gate.compare
 import whileai  # noqa: F401
 import whileai_core.simulate.agents
 import whileai_core.grade.run
-import whileai_core.measure.measure
+import whileai_core.measure.delta
+import whileai_core.measure.pass_at
+import whileai_core.measure.power
+import whileai_core.measure.variance
 import whileai_core.simulate.run
 import whileai_core.simulate.situations  # noqa: F401
 

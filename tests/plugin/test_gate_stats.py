@@ -17,7 +17,7 @@ from pytest_whileai.report import markdown as report
 from whileai_core import errors
 from whileai_core.gate import compare
 from pytest_whileai.options import Settings
-from whileai_core.measure.measure import delta_report
+from whileai_core.measure.delta import delta_report
 from whileai_core.measure.stats import newcombe_interval, wilson_interval
 
 

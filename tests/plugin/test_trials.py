@@ -12,7 +12,7 @@ import scipy.stats as sps
 from pytest_whileai.gate import lines, scenario
 from pytest_whileai.report import markdown
 from whileai_core.gate import compare, text
-from whileai_core.measure import measure
+from whileai_core.measure.pass_at import pass_at
 
 MODES = [[], ["-n", "2"]]
 MODE_IDS = ["inprocess", "xdist2"]
@@ -235,7 +235,7 @@ def test_seven_of_eight(wai_eval):
     res.stdout.fnmatch_lines(["*test_seven_of_eight  7/8     0.00 [[]0.00, 0.83[]]  -  *"])
     entry = _json(pytester, "r.json")["scenarios"][0]
     rows = [{"task_id": "t", "rollout_index": i, "reward": float(r)} for i, r in enumerate([1] * 7 + [0])]
-    assert entry["value"] == measure.pass_at(rows, k=8).pass_pow_k == 0.0
+    assert entry["value"] == pass_at(rows, k=8).pass_pow_k == 0.0
     assert entry["ci"][0] == 0.0 and 0.8 < entry["ci"][1] < 0.9  # holds the estimate; the plug-in 0.34 is gone
     assert "Holm p" not in res.stdout.str()  # no baseline: no Holm column
     # with n > k the unbiased estimate is inside the mapped Wilson interval: C(6,4)/C(8,4) = 3/14

@@ -11,7 +11,10 @@ import scipy.stats  # noqa: F401
 from wai_browser import Chromium, find_chromium
 
 import whileai_core.gate.compare
-import whileai_core.measure.measure
+import whileai_core.measure.delta
+import whileai_core.measure.pass_at
+import whileai_core.measure.power
+import whileai_core.measure.variance
 import whileai_core.simulate.agents
 import whileai_core.simulate.run  # noqa: F401
 

@@ -146,7 +146,7 @@ def trials_needed(results: Mapping[str, Mapping[str, Any]], *, drop: float, powe
     key = _plan_key(drop=drop, base=base, k=k, power=power, alpha=alpha)
     plan = cache.get(key) if cache is not None else None
     if not (isinstance(plan, dict) and isinstance(plan.get("n"), int) and isinstance(plan.get("text"), str)):
-        from whileai_core.measure.measure import holdout_size
+        from whileai_core.measure.power import holdout_size
 
         size = holdout_size(drop, base=base, k=k, power=power, alpha=alpha)
         plan = {"n": int(size), "text": str(size)}
@@ -161,10 +161,10 @@ def _plan_key(**inputs: Any) -> str:
     modules that compute and print it (an edit to either is a new key, never a stale plan)."""
     import hashlib
 
-    from whileai_core.measure import measure, power
+    from whileai_core.measure import pass_at, power
 
     digest = hashlib.sha256()
-    for module in (power, measure):
+    for module in (power, pass_at):
         digest.update(Path(str(module.__file__)).read_bytes())
     fixed = (D.HOLDOUT_SIM_RUNS, D.HOLDOUT_SIM_CONFIDENCE, D.HOLDOUT_SIM_MAX_LATTICE, D.HOLDOUT_SIM_SEED,
              D.HOLDOUT_BETWEEN_VAR, D.BOOTSTRAP_DRAWS, D.CI_LEVEL, D.MIN_CI_TASKS)

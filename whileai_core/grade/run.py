@@ -152,7 +152,7 @@ class ScoredData:
     @property
     def pass_at(self) -> Any:
         """pass@1, pass^k, pass@k and headroom with task-bootstrap intervals (``measure.pass_at``)."""
-        from whileai_core.measure.measure import pass_at
+        from whileai_core.measure.pass_at import pass_at
 
         return pass_at(self.rows)
 

@@ -149,7 +149,7 @@ def report(scored: Any, *, level: float = CI_LEVEL) -> GradeReport:
     """
     import numpy as np
 
-    from whileai_core.measure.measure import pass_at
+    from whileai_core.measure.pass_at import pass_at
     from whileai_core.measure.stats import bootstrap_mean_ci
     from whileai_core.rows import task_key
 

@@ -1,6 +1,7 @@
-"""Power of the paired test ``delta_report`` runs, by a seeded, vectorised simulation of its decision rule.
+"""How many tasks a held-out set needs (``holdout_size``, ``HoldoutSize``): the power of the paired test
+``delta_report`` runs, by a seeded, vectorised simulation of its decision rule.
 
-``holdout_size`` plans with Miller's z formula; that formula ignores what ``delta_report`` actually does:
+Miller's z formula ignores what ``delta_report`` actually does:
 an *exact* sign-flip test on per-task differences that live on the lattice j/k (ties at 0 carry no sign), and a
 percentile task-bootstrap interval that must also exclude 0. At 38 tasks (effect 0.15, base 0.6, k=4) that
 rule reaches 0.747 power where the z formula promised 0.80. This module simulates the rule itself:
@@ -21,7 +22,8 @@ few milliseconds per thousand runs. Sources: Phipson & Smyth 2010 (exact permuta
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -30,10 +32,23 @@ from whileai_core.defaults import (
     BOOTSTRAP_CHUNK_BYTES,
     BOOTSTRAP_DRAWS,
     CI_LEVEL,
+    HOLDOUT_BASE,
+    HOLDOUT_BETWEEN_VAR,
     HOLDOUT_MAX_TASKS,
+    HOLDOUT_SIM_CONFIDENCE,
+    HOLDOUT_SIM_MAX_LATTICE,
+    HOLDOUT_SIM_RUNS,
+    HOLDOUT_SIM_SEED,
     LOG_FLOOR,
+    MIN_CI_TASKS,
+    POWER,
+    ROLLOUTS_PER_TASK,
 )
 from whileai_core.errors import InvalidArgument
+from whileai_core.measure import stats
+from whileai_core.measure.delta import delta_report
+from whileai_core.measure.pass_at import Interval, _ci_list, _fmt_ci, _sd_interval
+from whileai_core.rows import ReportMapping
 
 
 @dataclass(frozen=True)
@@ -284,3 +299,209 @@ def plan_tasks(effect: float, variance: float, *, base: float, k: int | None, om
         else:
             fail = mid
     return Plan(ok, "simulated", hits_at[ok], runs)
+
+
+# ------------------------------------------------------------------------------------------------
+# holdout size
+# ------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class HoldoutSize(ReportMapping):
+    """Tasks needed for ``delta_report`` to call a paired pass@1 gain ``effect`` "better" with ``power``.
+
+    On the binomial model (``sd_source == "model"``, integer k) n is the smallest number of tasks at which a
+    seeded simulation of delta_report's own rule (exact sign-flip p <= alpha and a percentile interval that
+    excludes 0) reaches ``power`` with a one-sided Wilson lower bound (``method == "simulated"``; the simulated
+    power is ``sim_power`` from ``sim_hits`` of ``sim_runs``). Otherwise (``task_sd``, rows, ``k=None``, or too
+    many tasks to simulate) n comes from the t version of Miller 2024 Eq. 9 with the sign-flip null's variance,
+    n = (t_power sd + t_{1-alpha/2} sqrt(sd^2 + effect^2))^2 / effect^2 (``method == "t"``).
+    ``variance`` = omega^2 + p(1-p)/k + q(1-q)/k on the model path (q = base + effect), or the measured
+    variance of per-task paired differences when rows are given. ``int(result)`` is n_tasks.
+    """
+
+    SDK_KEYS: ClassVar[dict[str, Any]] = {  # the SDK's holdout_size keys over ours
+        "task_std": "task_sd", "notes": lambda r: [r.note] if r.note else [],
+    }
+
+    n_tasks: int
+    effect: float
+    base: float
+    k: int | None
+    power: float
+    alpha: float
+    variance: float
+    sd_source: str  # "model", "given", "rows"
+    omega2: float
+    n_paired: int | None = None
+    note: str | None = None
+    method: str = "t"  # "simulated" or "t"
+    sim_hits: int | None = None
+    sim_runs: int | None = None
+    task_sd_ci: Interval | None = None  # chi-square interval of the measured task sd ("rows" only)
+
+    def __int__(self) -> int:
+        return self.n_tasks
+
+    def __index__(self) -> int:
+        return self.n_tasks
+
+    @property
+    def task_sd(self) -> float:
+        return math.sqrt(self.variance)
+
+    @property
+    def task_std(self) -> float:
+        """The SDK's name for ``task_sd``."""
+        return self.task_sd
+
+    @property
+    def sim_power(self) -> float | None:
+        return None if not self.sim_runs or self.sim_hits is None else self.sim_hits / self.sim_runs
+
+    @property
+    def sim_power_ci(self) -> Interval | None:
+        if not self.sim_runs or self.sim_hits is None:
+            return None
+        return stats.wilson_interval(self.sim_hits, self.sim_runs)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["task_sd_ci"] = _ci_list(self.task_sd_ci)
+        d.update(task_sd=self.task_sd, task_std=self.task_sd, sim_power=self.sim_power,
+                 sim_power_ci=_ci_list(self.sim_power_ci))
+        return d
+
+    def __str__(self) -> str:
+        k = "inf" if self.k is None else self.k
+        sd = f"per-task sd {self.task_sd:.3f}"
+        src = {"model": f"{sd} (assumed, no interval: binomial model, base {self.base:.2f}, omega^2 {self.omega2:g})",
+               "given": f"{sd} (given, no interval)",
+               "rows": f"{sd}{_fmt_ci(self.task_sd_ci, 3)} (measured on {self.n_paired} paired tasks)"}[self.sd_source]
+        if self.method == "simulated":
+            how = (f"simulated power {self.sim_power:.3f}{_fmt_ci(self.sim_power_ci, 3)} over {self.sim_runs} runs "
+                   f"of delta_report's rule")
+        else:
+            how = "t formula with the sign-flip variance, not simulated"
+        line = (f"{self.n_tasks} tasks to detect {self.effect:+.3f} at {self.power:.0%} power, alpha {self.alpha:g} "
+                f"(k={k}; {how}; {src})")
+        return line + (f"; {self.note}" if self.note else "")
+
+
+def holdout_size(
+    effect: float,
+    *,
+    base: float = HOLDOUT_BASE,
+    k: int | None = ROLLOUTS_PER_TASK,
+    power: float = POWER,
+    alpha: float = ALPHA,
+    omega2: float = HOLDOUT_BETWEEN_VAR,
+    task_sd: float | None = None,
+    before: Any = None,
+    after: Any = None,
+    sim_runs: int = HOLDOUT_SIM_RUNS,
+    sim_confidence: float = HOLDOUT_SIM_CONFIDENCE,
+    sim_max_lattice: int = HOLDOUT_SIM_MAX_LATTICE,
+    seed: int = HOLDOUT_SIM_SEED,
+    draws: int = BOOTSTRAP_DRAWS,
+    level: float = CI_LEVEL,
+    task_std: float | None = None,
+) -> HoldoutSize:
+    """Tasks a held-out set needs for ``delta_report`` to detect a gain of ``effect`` in pass@1 with ``power``.
+
+    On the binomial model n is found by simulating delta_report's rule (``sim_runs`` runs per candidate n,
+    ``seed``, ``draws`` bootstrap replicates, ``level`` interval): the smallest n whose simulated power has a
+    one-sided ``sim_confidence`` Wilson lower bound >= ``power``. Otherwise, and above ``sim_max_lattice``
+    (k x n), the t formula with the sign-flip null's variance (see ``HoldoutSize``). The per-task variance of the paired difference comes from, best first: ``before`` + ``after`` rows (the
+    measured variance of per-task paired differences), ``task_sd`` (given), or the binomial model
+    omega^2 + (p(1-p) + q(1-q))/k with p = ``base``, q = base + effect: k rollouts per task shrink the
+    within-task term by 1/k (``k=None`` is the k -> infinity limit). ``task_std`` is the SDK's name for
+    ``task_sd``.
+
+    Args:
+        effect: the pass@1 gain to detect, in (0, 1).
+        base: the pass@1 before training (binomial model). (``HOLDOUT_BASE``)
+        k: rollouts per task; None: the k -> infinity limit. (``ROLLOUTS_PER_TASK``)
+        power: the chance of detecting ``effect``. (``POWER``)
+        alpha: the test's level. (``ALPHA``)
+        omega2: the between-task variance of the gain (0: every task gains alike, optimistic).
+            (``HOLDOUT_BETWEEN_VAR``)
+        task_sd: a known sd of the per-task paired difference.
+        before: measured rows before (with ``after``: the measured variance).
+        after: measured rows after.
+        sim_runs: simulated runs per candidate n. (``HOLDOUT_SIM_RUNS``)
+        sim_confidence: the one-sided confidence of the simulated power's lower bound. (``HOLDOUT_SIM_CONFIDENCE``)
+        sim_max_lattice: above this k x n, the t formula instead of simulation. (``HOLDOUT_SIM_MAX_LATTICE``)
+        seed: the simulation's seed. (``HOLDOUT_SIM_SEED``)
+        draws: bootstrap resamples inside each simulated run. (``BOOTSTRAP_DRAWS``)
+        level: the two-sided interval level. (``CI_LEVEL``)
+        task_std: the SDK's name for ``task_sd``; pass one of them, not both (default None).
+
+    Returns:
+        a ``HoldoutSize``: ``n_tasks`` and how it was found; it prints one line.
+
+    Raises:
+        InvalidArgument: an ``effect``, ``base``, ``power`` or ``alpha`` out of range (a ``ValueError``); both
+            ``task_sd`` and ``task_std``.
+
+    Example:
+        ```python
+        print(wai.holdout_size(0.05))   # 375 tasks to detect +0.050 at 80% power, alpha 0.05 (k=4; ...)
+        ```
+    """
+    if task_std is not None:
+        if task_sd is not None:
+            raise InvalidArgument("pass the per-task sd once: task_sd= (ours) or task_std= (the SDK's name)")
+        task_sd = task_std
+    if isinstance(effect, bool) or not isinstance(effect, (int, float)) or not 0 < effect < 1:
+        raise InvalidArgument(f"effect= is the gain in pass rate to prove, between 0 and 1 (0.05 = 5 points); got {effect!r}")
+    power = stats.check_prob(power, "power")
+    alpha = stats.check_prob(alpha, "alpha")
+    if isinstance(base, bool) or not isinstance(base, (int, float)) or not 0 <= base < 1:
+        raise InvalidArgument(f"base= is the pass rate before the change, in [0, 1); got {base!r}")
+    if base + effect > 1:
+        raise InvalidArgument(f"base + effect must be <= 1; got base={base} effect={effect} (lower one of them)")
+    if k is not None:
+        k = stats.check_int(k, "k", 1)
+    if isinstance(omega2, bool) or not isinstance(omega2, (int, float)) or not omega2 >= 0:
+        raise InvalidArgument(f"omega2= is the between-task variance of true gains, >= 0; got {omega2!r}")
+    if (before is None) != (after is None):
+        raise InvalidArgument("before= and after= go together: pass both runs' rows to measure the task sd, or neither")
+    n_paired = None
+    note = None
+    sd_ci = None
+    if before is not None:
+        rep = delta_report(before, after, draws=1, permutations=1)
+        if rep.n_paired < MIN_CI_TASKS:
+            raise InvalidArgument(f"before/after share {rep.n_paired} graded tasks; measuring a task sd needs "
+                             f"{MIN_CI_TASKS}. Pass task_sd= or base= and k= instead")
+        d = np.array(list(rep.per_task.values()))
+        variance = float(np.var(d, ddof=1))
+        n_paired = rep.n_paired
+        sd_ci = _sd_interval(math.sqrt(variance), n_paired - 1, CI_LEVEL)
+        source = "rows"
+        if variance == 0:
+            raise InvalidArgument("every paired task moved by the same amount (task sd 0); pass task_sd= or base= and k=")
+    elif task_sd is not None:
+        if isinstance(task_sd, bool) or not isinstance(task_sd, (int, float)) or not task_sd > 0:
+            raise InvalidArgument(f"task_sd= must be a positive sd of per-task paired differences; got {task_sd!r}")
+        variance = float(task_sd) ** 2
+        source = "given"
+    else:
+        q = base + effect
+        within = 0.0 if k is None else (base * (1 - base) + q * (1 - q)) / k
+        variance = float(omega2) + within
+        source = "model"
+        if variance == 0:
+            raise InvalidArgument("the model variance is 0 (base 0 or 1 with omega2=0 and k=None); pass task_sd=")
+        if omega2 == 0:
+            note = "omega2=0 assumes every task gains alike (optimistic); pass omega2= or before/after rows"
+    sim_runs = stats.check_int(sim_runs, "sim_runs", 1)
+    sim_confidence = stats.check_prob(sim_confidence, "sim_confidence")
+    sim_max_lattice = stats.check_int(sim_max_lattice, "sim_max_lattice", 0)
+    level = stats.check_level(level)
+    plan = plan_tasks(
+        float(effect), variance, base=float(base), k=k if source == "model" else None, omega2=float(omega2),
+        alpha=alpha, power=power, level=level, runs=sim_runs, confidence=sim_confidence,
+        max_lattice=sim_max_lattice, seed=stats.check_int(seed, "seed", 0), draws=stats.check_int(draws, "draws", 1),
+        min_tasks=MIN_CI_TASKS)
+    return HoldoutSize(plan.n_tasks, float(effect), float(base), k, power, alpha, variance, source, float(omega2),
+                       n_paired, note, plan.method, plan.hits, plan.runs, sd_ci)

@@ -1,7 +1,8 @@
 """Statistics primitives on arrays: estimators, task bootstrap, paired permutation test, power, agreement.
 
 Everything here works on per-task numbers (pass counts, per-task rates, paired differences), never on rows;
-``measure.py`` turns rows into those arrays. All resampling is vectorized with numpy:
+``pass_at.py``, ``delta.py``, ``variance.py`` and ``power.py`` turn rows into those arrays. All resampling is
+vectorized with numpy:
 
 * a bootstrap draw over tasks is a multinomial count vector over the *distinct* task values (cells); a task
   enters pass@1, pass@k and pass^k only through its (n_i, c_i), so with few cells a draw costs O(#cells),
@@ -54,7 +55,7 @@ _NORMAL = NormalDist()
 
 
 # ------------------------------------------------------------------------------------------------
-# argument checks (shared with measure.py)
+# argument checks (shared with the row-level measures)
 # ------------------------------------------------------------------------------------------------
 def check_level(level: Any, name: str = "level") -> float:
     """``level`` as a float strictly inside (0, 1), else a ValueError naming the argument."""

@@ -144,7 +144,7 @@ def _suite_row(gate: Mapping[str, Any] | None, comparison: Mapping[str, Any] | N
 def _pass_at(doc: Mapping[str, Any] | None, level: float) -> Any:
     if not doc or not doc.get("scenarios"):
         return None
-    from whileai_core.measure.measure import pass_at
+    from whileai_core.measure.pass_at import pass_at
 
     rows = _rows_of(doc)
     k = min(int(sc.get("k") or len(sc.get("rewards") or [])) for sc in doc["scenarios"])

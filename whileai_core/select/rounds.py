@@ -142,7 +142,7 @@ def group_signal(rows: Any, lo: float = D.DIFFICULTY_BAND[0], hi: float = D.DIFF
         1
         ```
     """
-    from whileai_core.measure.measure import pass_at
+    from whileai_core.measure.pass_at import pass_at
     from whileai_core.measure.stats import wilson_interval
 
     lo, hi = _band(lo, hi)

@@ -220,7 +220,7 @@ def prove(
             notes.append(f"{len(dirty)} holdout task(s) also appear in train_rows: {sample}; the delta is partly "
                          "measured on training data. Re-split with wai.holdout(rows)")
     from whileai_core.grade.run import run_judge
-    from whileai_core.measure.measure import delta_report
+    from whileai_core.measure.delta import delta_report
 
     bases = {key: members[0] for key, members in group_rows(data).items()}
     arms: dict[str, list[Row]] = {}
