@@ -11,20 +11,15 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from fakeserver import FakeServer
 
+from whileai_core.errors import BackendError
 from whileai_core.models import config
-from whileai_core.models.backends import (
-    Anthropic,
-    BackendError,
-    Endpoint,
-    Ollama,
-    OpenAI,
-    _retry_after,
-    backoff_ceiling,
-    resolve_model,
-    spec_problem,
-    to_anthropic,
-    tool_schemas,
-)
+from whileai_core.models.anthropic import Anthropic, to_anthropic
+from whileai_core.models.endpoint import Endpoint
+from whileai_core.models.ollama import Ollama
+from whileai_core.models.openai import OpenAI
+from whileai_core.models.protocol import tool_schemas
+from whileai_core.models.specs import resolve_model, spec_problem
+from whileai_core.models.transport import _retry_after, backoff_ceiling
 
 SECRET = "sk-test-DO-NOT-LEAK-0123456789"
 LOOKUP = {"type": "function", "function": {
@@ -383,7 +378,8 @@ def test_importing_the_model_side_loads_no_httpx():
     import sys
 
     code = ("import sys, whileai as wai\n"
-            "import whileai_core.models.backends, whileai_core.models.config, whileai_core.models.cache, whileai_core.grade.judge\n"
+            "import whileai_core.models.specs, whileai_core.models.anthropic, whileai_core.models.endpoint, "
+            "whileai_core.models.config, whileai_core.models.cache, whileai_core.grade.judge\n"
             "import whileai_core.simulate.model_agent, whileai_core.simulate.writer\n"
             "wai.configure(agent='openai:gpt-4.1-mini'); wai.OpenAI('x'); repr(wai.settings)\n"
             "print(sorted(m for m in ('httpx', 'httpcore', 'numpy', 'scipy') if m in sys.modules))")
