@@ -221,7 +221,7 @@ class _HTTPBackend(_Transport):
         found = self.__dict__.get("_dead_host")
         if found is not None:
             return found
-        with self._lock:  # type: ignore[attr-defined]
+        with self._lock:
             found = self.__dict__.get("_dead_host")
             if found is None:
                 found = _Breaker(self.dead_host_strikes, self.dead_host_probe_s)

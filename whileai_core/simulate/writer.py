@@ -35,7 +35,7 @@ WRITER_SYSTEM_PROMPT = (
 )
 
 
-class WrittenSituations(list):  # type: ignore[type-arg]
+class WrittenSituations(list):
     """The situations (a list of dicts) plus ``.warnings``, ``.calls`` and ``.dropped`` (invalid items)."""
 
     def __init__(self, items: list[dict[str, Any]] = (), *, warnings: list[str] | None = None,  # type: ignore[assignment]
