@@ -25,7 +25,7 @@ SECRET = "sk-test-DO-NOT-LEAK-0123456789"
 LOOKUP = {"type": "function", "function": {
     "name": "lookup_order", "description": "Look up an order.",
     "parameters": {"type": "object", "properties": {"order_id": {"type": "string"}}, "required": ["order_id"]}}}
-FAST = dict(backoff_s=0.001, backoff_cap_s=0.002, timeout=2.0)
+FAST = {"backoff_s": 0.001, "backoff_cap_s": 0.002, "timeout": 2.0}
 
 
 pytestmark = pytest.mark.usefixtures("clean_config")  # tests/conftest.py: no configured model leaks in
@@ -51,6 +51,31 @@ def test_openai_round_trip_sends_key_tools_and_params(srv, monkeypatch):
     # the assistant message carries wire-form (string) arguments
     msg = c.message()
     assert json.loads(msg["tool_calls"][0]["function"]["arguments"]) == {"order_id": "A1001"}
+
+
+def test_a_run_sends_the_key_of_its_own_frozen_environment(srv):
+    """Inside a run (``http.environment`` frozen) a backend works out its URL and headers once and reuses them;
+    the next run, with another environment, reads the key afresh."""
+    import asyncio
+    import contextvars
+
+    from whileai_core.models import http
+
+    b = OpenAI("gpt-test", url=srv.openai_url, **FAST)
+
+    def run(key):
+        async def calls():
+            for _ in range(3):
+                await b.acomplete(user("hello"))
+            await http.close_sessions()
+
+        ctx = contextvars.copy_context()
+        ctx.run(http.environment.set, {"OPENAI_API_KEY": key})
+        ctx.run(asyncio.run, calls())
+        return [r["headers"]["authorization"] for r in list(srv.requests)[-3:]]
+
+    assert run("sk-first-run-0123456789") == ["Bearer sk-first-run-0123456789"] * 3
+    assert run("sk-second-run-0123456789") == ["Bearer sk-second-run-0123456789"] * 3
 
 
 def test_openai_base_url_env_and_text_reply(srv, monkeypatch):

@@ -148,7 +148,7 @@ class _Transport:
 
 
 #: a backend's per-process state: its lock, dead-host breaker and memos (rebuilt on the other side of a pickle)
-_PROCESS_LOCAL = frozenset({"_lock", "_dead_host", "_targets", "_spec"})
+_PROCESS_LOCAL = frozenset({"_lock", "_dead_host", "_targets", "_spec", "_run_target"})
 
 
 class _HTTPBackend(_Transport):
@@ -238,7 +238,12 @@ class _HTTPBackend(_Transport):
     def _target(self, path: str) -> tuple[str, str, dict[str, str], list[str]]:
         """(URL to send, URL to show, headers, secrets to redact): ``user:password@`` goes as Basic auth.
         Worked out once per (path, base URL, key): the key and URL may come from the environment, so both are
-        part of the memo's key."""
+        part of the memo's key. Inside a run the environment is frozen (``http.environment``), so the run's
+        target is kept beside the memo and returned without reading the key or the URL again on each call."""
+        frozen = http.environment.get()
+        hot = self.__dict__.get("_run_target")
+        if frozen is not None and hot is not None and hot[0] is frozen and hot[1] == path:
+            return hot[2]
         memo = self.__dict__.get("_targets")
         if memo is None:
             memo = {}
@@ -247,6 +252,8 @@ class _HTTPBackend(_Transport):
         found = memo.get(at)
         if found is None:
             found = memo[at] = self._target_of(path)
+        if frozen is not None:
+            object.__setattr__(self, "_run_target", (frozen, path, found))
         return found  # the headers dict is shared: nothing downstream changes it
 
     def _target_of(self, path: str) -> tuple[str, str, dict[str, str], list[str]]:
@@ -320,9 +327,10 @@ class _HTTPBackend(_Transport):
                         text = raw[:ERROR_BODY_CHARS].decode("utf-8", "replace")
                         last = f"HTTP {status} with a body that is not JSON: {http.redact(text, secrets)!r}"
                     else:
-                        if isinstance(data, dict):
-                            breaker.record(dead=False)
-                            return data, attempt, tuple(waits)
+                        if type(data) is dict:
+                            if breaker.strikes:  # a success on a healthy host changes nothing
+                                breaker.record(dead=False)
+                            return data, attempt, tuple(waits) if waits else ()
                         last = f"HTTP {status} with a JSON {type(data).__name__}, not an object"
             if retry_deadline is None:
                 retry_deadline = time.monotonic() + self.retry_budget_s
@@ -438,6 +446,10 @@ def _malformed(provider: str, what: str, attempts: int) -> BackendError:
 
 def _usage(raw: Any, names: tuple[str, str], provider: str, attempts: int) -> dict[str, int]:
     """Token usage as {input_tokens, output_tokens}; a usage that is not an object of counts is malformed."""
+    if type(raw) is dict:  # the common case: two int counts, taken as they are
+        a, b = raw.get(names[0]) or 0, raw.get(names[1]) or 0
+        if type(a) is int and type(b) is int and a >= 0 and b >= 0:
+            return {"input_tokens": a, "output_tokens": b}
     raw = raw or {}
     if type(raw) is not dict and not isinstance(raw, Mapping):
         raise _malformed(provider, f"usage is {type(raw).__name__}, not an object", attempts)
