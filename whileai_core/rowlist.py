@@ -13,7 +13,7 @@ from typing import Any
 from whileai_core.rows import Row
 
 
-class RowList(list):  # type: ignore[type-arg]
+class RowList(list):
     """A list of row dicts that can export itself and be called to get a plain copy."""
 
     system_prompt: str | None = None

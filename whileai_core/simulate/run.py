@@ -255,7 +255,7 @@ def _resolve_agent(agent: Any, tools: list[Tool], system_prompt: str | None, max
         try:
             from whileai_core.models import config
 
-            agent = config.resolve("agent")  # type: ignore[attr-defined]
+            agent = config.resolve("agent")
         except (ImportError, AttributeError, KeyError, LookupError):
             agent = None
         if agent is None:
