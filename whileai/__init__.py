@@ -48,7 +48,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "compare": ("whileai_core.measure.compare", "compare"),
     "Comparison": ("whileai_core.measure.compare", "Comparison"),
     "DeltaReport": ("whileai_core.measure.delta", "DeltaReport"),
-    "eval_variance": ("whileai_core.measure.variance", "eval_variance"),
+    "eval_variance": ("whileai_core.measure.between_runs", "eval_variance"),
     "holdout_size": ("whileai_core.measure.power", "holdout_size"),
     "compare_runs": ("whileai_core.measure.runs", "compare_runs"),
     "eval_power": ("whileai_core.measure.runs", "eval_power"),
@@ -98,7 +98,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "trace_markers": ("whileai_core.guard.trace", "trace_markers"),
     "HackMonitor": ("whileai_core.guard.monitor", "HackMonitor"),
     # export and train
-    "export": ("whileai_core.train.export", "export"),
+    "export": ("whileai_core.export.writer", "export"),
     "RowList": ("whileai_core.rowlist", "RowList"),
     "rows": ("whileai_core.grade.lists", "make_rows"),
     "train": ("whileai_core.train.train", "train"),
@@ -115,10 +115,10 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     # feed traces back (a namespace: wai.traces.load, .situations, .redact_strings)
     "traces": ("whileai_core.traces", None),
     # models and configuration
-    "OpenAI": ("whileai_core.models.backends", "OpenAI"),
-    "Anthropic": ("whileai_core.models.backends", "Anthropic"),
-    "Endpoint": ("whileai_core.models.backends", "Endpoint"),
-    "Ollama": ("whileai_core.models.backends", "Ollama"),
+    "OpenAI": ("whileai_core.models.openai", "OpenAI"),
+    "Anthropic": ("whileai_core.models.anthropic", "Anthropic"),
+    "Endpoint": ("whileai_core.models.endpoint", "Endpoint"),
+    "Ollama": ("whileai_core.models.ollama", "Ollama"),
     "Judge": ("whileai_core.grade.judge", "Judge"),
     "configure": ("whileai_core.models.config", "configure"),
     "context": ("whileai_core.models.config", "context"),
@@ -199,6 +199,7 @@ if TYPE_CHECKING:  # generated from _LAZY (tests/test_facade.py checks it): each
         VerifierError as VerifierError,
         WaiError as WaiError,
     )
+    from whileai_core.export.writer import export as export
     from whileai_core.grade import verify as verify
     from whileai_core.grade.judge import Judge as Judge
     from whileai_core.grade.judge_trust import (
@@ -232,6 +233,7 @@ if TYPE_CHECKING:  # generated from _LAZY (tests/test_facade.py checks it): each
     from whileai_core.guard.monitor import HackMonitor as HackMonitor
     from whileai_core.guard.trace import trace_markers as trace_markers
     from whileai_core.init_evals import init_evals as init_evals
+    from whileai_core.measure.between_runs import eval_variance as eval_variance
     from whileai_core.measure.compare import compare as compare, Comparison as Comparison
     from whileai_core.measure.config import run_config as run_config
     from whileai_core.measure.delta import delta_report as delta_report, DeltaReport as DeltaReport
@@ -255,15 +257,12 @@ if TYPE_CHECKING:  # generated from _LAZY (tests/test_facade.py checks it): each
         newcombe_interval as newcombe_interval,
         wilson_interval as wilson_interval,
     )
-    from whileai_core.measure.variance import eval_variance as eval_variance
-    from whileai_core.models.backends import (
-        Anthropic as Anthropic,
-        Endpoint as Endpoint,
-        Ollama as Ollama,
-        OpenAI as OpenAI,
-    )
+    from whileai_core.models.anthropic import Anthropic as Anthropic
     from whileai_core.models.config import configure as configure, context as context, settings as settings
+    from whileai_core.models.endpoint import Endpoint as Endpoint
     from whileai_core.models.local_model import LocalModel as LocalModel
+    from whileai_core.models.ollama import Ollama as Ollama
+    from whileai_core.models.openai import OpenAI as OpenAI
     from whileai_core.progress import Progress as Progress
     from whileai_core.report.cost import usage as usage
     from whileai_core.report.html import report as report
@@ -294,7 +293,6 @@ if TYPE_CHECKING:  # generated from _LAZY (tests/test_facade.py checks it): each
         export_environment as export_environment,
         load_environment as load_environment,
     )
-    from whileai_core.train.export import export as export
     from whileai_core.train.holdout import holdout as holdout
     from whileai_core.train.preferences import export_preference as export_preference
     from whileai_core.train.prove import prove as prove

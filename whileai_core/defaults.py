@@ -7,7 +7,7 @@ Sections are grouped by loop step; add new constants to the section of the modul
 from __future__ import annotations
 
 # --------------------------------------------------------------------------------------------------
-# Measurement (measure/pass_at.py, delta.py, variance.py, power.py, stats.py)
+# Measurement (measure/pass_at.py, delta.py, between_runs.py, power.py, stats.py)
 # --------------------------------------------------------------------------------------------------
 CI_LEVEL = 0.95  # Miller 2024, "Adding Error Bars to Evals" (arXiv 2411.00640): report 95% intervals
 BOOTSTRAP_DRAWS = 2000  # Efron & Tibshirani 1993 put the floor at 1000 for percentile intervals; above it, convention, untested
@@ -61,7 +61,7 @@ TRAINING_SCHEMA_VERSION = "1"
 EXPORT_MAX_ABS_REWARD = 1e150  # export refuses a reward larger in size: its square (the group sd) stays finite in floats for any group size; convention (issue 28 fuzz: 1e308 overflowed)
 
 # --------------------------------------------------------------------------------------------------
-# Model backends, config, judge, writer, record/replay (backends.py, model_agent.py, judge.py, writer.py, cache.py)
+# Model backends, config, judge, writer, record/replay (models/transport.py and the provider modules, model_agent.py, judge.py, writer.py, cache.py)
 # --------------------------------------------------------------------------------------------------
 OPENAI_BASE_URL = "https://api.openai.com/v1"  # OpenAI API reference (chat completions); OPENAI_BASE_URL env overrides
 ANTHROPIC_BASE_URL = "https://api.anthropic.com/v1"  # Anthropic Messages API reference
@@ -223,7 +223,7 @@ STALE_DAYS = 14.0  # a baseline whose newest run is older than this many days is
 STALE_COMMITS = 50  # or one more than this many commits behind HEAD (git rev-list --count); convention, untested
 
 # --------------------------------------------------------------------------------------------------
-# Measurement, continued (measure/pass_at.py, delta.py, variance.py, power.py, stats.py): tests, noise, power, resampling engine
+# Measurement, continued (measure/pass_at.py, delta.py, between_runs.py, power.py, stats.py): tests, noise, power, resampling engine
 # --------------------------------------------------------------------------------------------------
 ALPHA = 0.05  # two-sided test level of delta_report and holdout_size; Fisher 1925 convention, matches CI_LEVEL=0.95
 POWER = 0.8  # power holdout_size plans for; Cohen 1988 convention, used by Miller 2024 Eq. 9
@@ -300,7 +300,7 @@ ANTHROPIC_MIN_MAX_TOKENS = 256  # floor when max_tokens is halved after a 400 ab
 ANTHROPIC_ADAPT_TRIES = 3  # re-sends with an adapted body after a 400 about temperature or length; convention, untested
 
 # --------------------------------------------------------------------------------------------------
-# Model backends: dead-host circuit breaker (backends.py)
+# Model backends: dead-host circuit breaker (models/transport.py)
 # --------------------------------------------------------------------------------------------------
 DEAD_HOST_STRIKES = 3  # calls in a row that could not reach the host (or got 404/410) before later calls fail fast; whileai SDK #816 (>= 3)
 DEAD_HOST_PROBE_S = 5.0  # while the breaker is open, one call per this many seconds still tries the host; convention, untested

@@ -13,10 +13,10 @@ import pytest
 
 import whileai as wai
 from whileai_core.measure import delta, power, stats
+from whileai_core.measure.between_runs import eval_variance
 from whileai_core.measure.delta import DeltaReport, delta_report
 from whileai_core.measure.pass_at import PassAt, pass_at
 from whileai_core.measure.power import holdout_size
-from whileai_core.measure.variance import eval_variance
 
 
 def make_rows(rates, k, seed=0, prefix="t"):

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from whileai_core import rows as rows_mod
+from whileai_core.measure.between_runs import eval_variance
 from whileai_core.measure.delta import delta_report
 from whileai_core.measure.pass_at import pass_at, task_counts
-from whileai_core.measure.variance import eval_variance
 
 # long mode (WHILEAI_LONG=1; the older WHILEAI_STATS_LONG=1 too): more replications, figures for the record
 LONG = "1" in (os.environ.get("WHILEAI_LONG"), os.environ.get("WHILEAI_STATS_LONG"))

@@ -23,7 +23,7 @@ import whileai_core.grade.run
 import whileai_core.measure.delta
 import whileai_core.measure.pass_at
 import whileai_core.measure.power
-import whileai_core.measure.variance
+import whileai_core.measure.between_runs
 import whileai_core.simulate.run
 import whileai_core.simulate.situations  # noqa: F401
 

@@ -14,7 +14,7 @@ import whileai_core.gate.compare
 import whileai_core.measure.delta
 import whileai_core.measure.pass_at
 import whileai_core.measure.power
-import whileai_core.measure.variance
+import whileai_core.measure.between_runs
 import whileai_core.simulate.agents
 import whileai_core.simulate.run  # noqa: F401
 

@@ -35,8 +35,9 @@ from whileai_core.arguments import refuse_sdk_keywords
 from whileai_core.defaults import ALPHA, BOOTSTRAP_DRAWS, CI_LEVEL, MIN_CI_TASKS, PERMUTATIONS
 from whileai_core.errors import InvalidArgument
 from whileai_core.measure import stats
+from whileai_core.measure.columns import task_counts
 from whileai_core.measure.delta import DeltaReport, delta_report
-from whileai_core.measure.pass_at import _est, task_counts
+from whileai_core.measure.pass_at import _est
 from whileai_core.rows import ReportMapping, as_rows, task_key, unique_rows
 
 Interval = tuple[float, float]

@@ -1,6 +1,6 @@
 """The paired change in pass@1 between two runs on the same tasks: ``delta_report`` (alias ``compare``) and its
-``DeltaReport``, with the noise band of ``eval_variance`` or a pooled history, and the sequential design
-(``measure.sequential``) when asked. Every interval is a bootstrap over tasks (Miller 2024).
+``DeltaReport``, with the noise band of ``eval_variance`` or a pooled history (``measure.between_runs``), and
+the sequential design (``measure.sequential``) when asked. Every interval is a bootstrap over tasks (Miller 2024).
 """
 
 from __future__ import annotations
@@ -22,17 +22,9 @@ from whileai_core.defaults import (
 from whileai_core.errors import InvalidArgument
 from whileai_core.measure import sequential as sequential_design
 from whileai_core.measure import stats
-from whileai_core.measure.between_runs import RunVariance
-from whileai_core.measure.pass_at import (
-    Interval,
-    TaskCounts,
-    _check_seed,
-    _ci_list,
-    _est,
-    _fmt_ci,
-    task_counts,
-)
-from whileai_core.measure.variance import EvalVariance
+from whileai_core.measure.between_runs import EvalVariance, RunVariance
+from whileai_core.measure.columns import TaskCounts, task_counts
+from whileai_core.measure.pass_at import Interval, _check_seed, _ci_list, _est, _fmt_ci
 from whileai_core.rows import (
     ReportMapping,
     as_rows,
@@ -40,6 +32,9 @@ from whileai_core.rows import (
 )
 
 
+# ------------------------------------------------------------------------------------------------
+# paired delta
+# ------------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class DeltaReport(ReportMapping):
     """A paired change in pass@1 (after - before) over the tasks both sides graded.

@@ -68,7 +68,7 @@ def noise_band(run_std: Any, n_a: int = 1, n_b: int = 1, df: float | None = None
         0.1825
         ```
     """
-    from whileai_core.measure.variance import EvalVariance
+    from whileai_core.measure.between_runs import EvalVariance
 
     if isinstance(run_std, EvalVariance):
         if run_std.sd is None:
@@ -310,7 +310,7 @@ def eval_power(rows: Any, effect: float = EVAL_POWER_EFFECT, power: float = POWE
         'underpowered'
         ```
     """
-    from whileai_core.measure.pass_at import task_counts
+    from whileai_core.measure.columns import task_counts
     from whileai_core.measure.power import holdout_size
 
     if isinstance(effect, bool) or not isinstance(effect, (int, float)) or not 0 < effect < 1:
