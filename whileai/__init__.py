@@ -87,10 +87,10 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "JSONValid": ("whileai_core.grade.verify.basic", "JSONValid"),
     "JSONFields": ("whileai_core.grade.verify.basic", "JSONFields"),
     "ToolCalls": ("whileai_core.grade.verify.toolcalls", "ToolCalls"),
-    "judge_trust": ("whileai_core.grade.judge_trust", "judge_trust"),
-    "attach_labels": ("whileai_core.grade.judge_trust", "attach_labels"),
-    "judge_probes": ("whileai_core.grade.judge_trust", "judge_probes"),
-    "compare_judges": ("whileai_core.grade.judge_trust", "compare_judges"),
+    "judge_trust": ("whileai_core.grade.trust", "judge_trust"),
+    "attach_labels": ("whileai_core.grade.labels", "attach_labels"),
+    "judge_probes": ("whileai_core.grade.probes", "judge_probes"),
+    "compare_judges": ("whileai_core.grade.ranking", "compare_judges"),
     "leak_report": ("whileai_core.grade.views", "leak_report"),
     "decontaminate": ("whileai_core.guard.contamination", "decontaminate"),
     "hack_scan": ("whileai_core.guard.hack", "hack_scan"),
@@ -202,18 +202,16 @@ if TYPE_CHECKING:  # generated from _LAZY (tests/test_facade.py checks it): each
     from whileai_core.export.writer import export as export
     from whileai_core.grade import verify as verify
     from whileai_core.grade.judge import Judge as Judge
-    from whileai_core.grade.judge_trust import (
-        attach_labels as attach_labels,
-        compare_judges as compare_judges,
-        judge_probes as judge_probes,
-        judge_trust as judge_trust,
-    )
+    from whileai_core.grade.labels import attach_labels as attach_labels
     from whileai_core.grade.lists import make_rows as rows
+    from whileai_core.grade.probes import judge_probes as judge_probes
+    from whileai_core.grade.ranking import compare_judges as compare_judges
     from whileai_core.grade.run import (
         normalize_verdict as normalize_verdict,
         run_judge as run_judge,
         ScoredData as ScoredData,
     )
+    from whileai_core.grade.trust import judge_trust as judge_trust
     from whileai_core.grade.verify import Verifier as Verifier
     from whileai_core.grade.verify.basic import (
         ExactMatch as ExactMatch,

@@ -106,7 +106,7 @@ FAKE_SERVER_REQUEST_LOG = 1000  # requests the loopback test server remembers (b
 FAKE_SERVER_MAX_BODY = 1 << 22  # largest request body the loopback test server reads (4 MiB); convention
 
 # --------------------------------------------------------------------------------------------------
-# Guards and judge validation (guards.py, verify.py, judge_trust.py, preferences.py, curriculum.py)
+# Guards and judge validation (guards.py, verify.py, grade/trust.py, probes.py, preferences.py, curriculum.py)
 # --------------------------------------------------------------------------------------------------
 # hack_scan (guards.py); HACK_THRESHOLD above is the strength floor
 HACK_PERMUTATIONS = 200  # within-task shuffles for the floor; whileai SDK n_perm=100, doubled for a steadier 95th pct; convention
@@ -146,7 +146,7 @@ CODE_OUTPUT_CAP = 65536  # bytes of stdout/stderr read back per stream; output p
 CODE_TMPFS_MB = 64  # size of the private tmpfs mounted over /tmp etc. in the sandbox; convention, untested
 CODE_UID_BASE = 200000  # sandbox uids are drawn from [BASE, BASE+SPAN): no such user exists, so nothing else runs as it; convention
 CODE_UID_SPAN = 50000
-# judge_trust and judge_probes (judge_trust.py)
+# judge_trust and judge_probes (grade/trust.py, probes.py, labels.py)
 JUDGE_MIN_AGREEMENT = 0.8  # floor on the Wilson lower bound of judge-vs-gold agreement; whileai SDK min_agreement=0.8
 JUDGE_MIN_KAPPA = 0.6  # floor on Cohen's kappa; Landis & Koch 1977 "substantial" starts at 0.61; whileai SDK min_kappa=0.6
 JUDGE_GUESSING_KAPPA = 0.2  # kappa below this is "slight" agreement: the judge is guessing; Landis & Koch 1977
@@ -281,7 +281,7 @@ EXACT_PERMUTATION_CAP = 40  # exact_max may not exceed this: meeting in the midd
 DIRECT_CONVOLUTION_MAX = 4_000_000  # len(a) x len(b) above this convolves the exact null by FFT instead of directly; convention, untested
 FLOAT32_TIE_RTOL = 1e-5  # tie tolerance (share of sum|d|) for float32 sign-flip sums on continuous differences; float32 eps x sqrt(n) margin, convention
 P_VALUE_PRINT_FLOOR = 1e-12  # exact p-values below this print as "<1e-12" (FFT round-off floor ~1e-15); statistics-methods.md C
-# guards, second batch (judge_trust.py, curriculum.py, verify.py, guards.py)
+# guards, second batch (grade/trust.py, curriculum.py, verify.py, guards.py)
 JUDGE_LEAK_WARN = 0.10  # judge passes this share of gold-fail rows -> "leak rate" warning; whileai SDK pass_when_gold_fail >= 0.1
 PROBE_KEYWORDS = 8  # rubric words appended by the keyword_stuffing probe; whileai SDK (up to 8 words of 5+ letters)
 CURRICULUM_FIRM_ROLLOUTS = 8  # below this median rollouts per task, the curriculum notes that tiers are uncertain; DAPO groups of 8+ (Yu et al. 2025)

@@ -10,13 +10,9 @@ import pytest
 from scipy import stats
 
 import whileai as wai
-from whileai_core.grade.judge_trust import (
-    attach_labels,
-    judge_probes,
-    judge_trust,
-    labels_needed,
-    row_label_key,
-)
+from whileai_core.grade.labels import attach_labels, labels_needed, row_label_key
+from whileai_core.grade.probes import judge_probes
+from whileai_core.grade.trust import judge_trust
 
 
 def fair_judge(row):

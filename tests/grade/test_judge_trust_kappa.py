@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from whileai_core.grade.judge_trust import judge_trust
+from whileai_core.grade.trust import judge_trust
 from whileai_core.measure.stats import cohen_kappa_interval
 
 

@@ -213,7 +213,7 @@ class ScoredData:
 
     def compare_judges(self, judges: Any, **kwargs: Any) -> Any:
         """Rank several judges by kappa against the gold labels these rows carry (``grade.views.compare_judges``)."""
-        from whileai_core.grade.judge_trust import compare_judges
+        from whileai_core.grade.ranking import compare_judges
 
         return compare_judges(self, judges, **kwargs)
 

@@ -198,7 +198,7 @@ def check_trust(trust: Any) -> None:
 def _copy_gold(rows: list[Row], gold_rows: list[Row]) -> None:
     """Stamp each gold row's label (``gold_reward``, else ``reward``) and kind (``gold_kind``, default human) onto
     the graded row with the same label key (``judge_trust.row_label_key``)."""
-    from whileai_core.grade.judge_trust import row_label_key
+    from whileai_core.grade.labels import row_label_key
 
     by_key = {row_label_key(g): g for g in gold_rows}
     for r in rows:
@@ -210,7 +210,7 @@ def _copy_gold(rows: list[Row], gold_rows: list[Row]) -> None:
 
 def trust_after_grade(scored: Any, trust: Any) -> Any:
     """Run ``judge_trust`` on freshly graded rows (see ``run_judge(trust=)``); stamps and returns the report."""
-    from whileai_core.grade.judge_trust import judge_trust
+    from whileai_core.grade.trust import judge_trust
 
     scored.trust = None
     if trust is None or trust == "off":

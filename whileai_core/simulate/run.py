@@ -212,8 +212,8 @@ class SimulationData:
         return leak_report(self, **kwargs)
 
     def compare_judges(self, judges: Any, **kwargs: Any) -> Any:
-        """How far several judges agree on these rows (``grade.judge_trust.compare_judges``)."""
-        from whileai_core.grade.judge_trust import compare_judges
+        """How far several judges agree on these rows (``grade.ranking.compare_judges``)."""
+        from whileai_core.grade.ranking import compare_judges
 
         return compare_judges(self, judges, **kwargs)
 
