@@ -500,20 +500,12 @@ def judge_trust(
                         "Label some graded rows (wai.attach_labels(rows, labels)) and rerun")
         return report(False, "NOT MEASURED", agreement=None, agreement_ci=None, kappa=None, confusion=confusion)
 
-    j = np.array([x[1] for x in labeled])
-    g = np.array([x[2] for x in labeled])
-    n = len(labeled)
+    j, g, agreement, ci, kappa, kappa_ci = _agreement_stats(labeled, level)
     confusion = _confusion(j, g)
-    agree = int(np.sum(j == g))
-    agreement = agree / n
-    ci = wilson_interval(agree, n, level=level)
-    kappa = cohen_kappa(list(j), list(g), labels=[0, 1])
-    kappa_ci = cohen_kappa_interval(list(j), list(g), labels=[0, 1], level=level)
     flagged = False
     gold_degenerate = len(set(g.tolist())) == 1
-    assert ci is not None
     agreement_ok, kappa_ok, need = _agreement_checks(
-        agreement, ci, kappa, kappa_ci, n, min_agreement=min_agreement, min_kappa=min_kappa, min_gold=min_gold,
+        agreement, ci, kappa, kappa_ci, len(labeled), min_agreement=min_agreement, min_kappa=min_kappa, min_gold=min_gold,
         level=level, label_search_max=label_search_max, gold_degenerate=gold_degenerate, first_gold=int(g[0]),
         trusted=trusted, kind=kind, warnings=warnings)
 
@@ -536,9 +528,27 @@ def judge_trust(
     _leak(confusion, leak_warn, level, warnings)
     ok = bool(trusted and agreement_ok and kappa_ok and not flagged and not inconclusive and not gold_degenerate)
     verdict = "INCONCLUSIVE" if inconclusive else ("PASS" if ok else "FAIL")
-    disagreements = [{"task": task_key(r), "gold": gb, "judge": jb, "reason": r.get("reason"),
-                      "final_text": reply_text(r)[:200]} for r, jb, gb in labeled if jb != gb]
     return report(ok, verdict, agreement=agreement, agreement_ci=ci, kappa=None if math.isnan(kappa) else kappa,
                   kappa_ci=kappa_ci,
                   confusion=confusion, labels_needed=need, halves=halves, length=length,
-                  perturbation=perturbation, probes=probe_report, disagreements=disagreements)
+                  perturbation=perturbation, probes=probe_report, disagreements=_disagreements(labeled))
+
+
+def _agreement_stats(labeled: list[tuple[Row, int, int]], level: float
+                     ) -> tuple[np.ndarray, np.ndarray, float, tuple[float, float], float, tuple[float, float] | None]:
+    """The judge's and the gold labels as arrays, agreement with its Wilson interval, and Cohen's kappa with its
+    interval (Fleiss, Cohen & Everitt 1969 standard error)."""
+    j = np.array([x[1] for x in labeled])
+    g = np.array([x[2] for x in labeled])
+    agree = int(np.sum(j == g))
+    ci = wilson_interval(agree, len(labeled), level=level)
+    kappa = cohen_kappa(list(j), list(g), labels=[0, 1])
+    kappa_ci = cohen_kappa_interval(list(j), list(g), labels=[0, 1], level=level)
+    assert ci is not None
+    return j, g, agree / len(labeled), ci, kappa, kappa_ci
+
+
+def _disagreements(labeled: list[tuple[Row, int, int]]) -> list[dict[str, Any]]:
+    """The labeled rows where judge and gold disagree: task, both labels, the judge's reason, the reply's start."""
+    return [{"task": task_key(r), "gold": gb, "judge": jb, "reason": r.get("reason"),
+             "final_text": reply_text(r)[:200]} for r, jb, gb in labeled if jb != gb]
