@@ -168,206 +168,100 @@ __all__ = sorted([*_LAZY, "__version__"])
 if TYPE_CHECKING:  # generated from _LAZY (tests/test_facade.py checks it): each public name's real type
     from pytest_whileai.markers import scenarios as scenarios
     from whileai import platform as platform
-    from whileai_core import defaults as defaults
-    from whileai_core import hub as hub
-    from whileai_core import traces as traces
-    from whileai_core.adapters import agent as agent
-    from whileai_core.adapters import register_adapter as register_adapter
+    from whileai_core import defaults as defaults, hub as hub, traces as traces
+    from whileai_core.adapters import agent as agent, register_adapter as register_adapter
     from whileai_core.adapters.base import AgentAdapter as AgentAdapter
     from whileai_core.adapters.mcp import mcp_tools as mcp_tools
     from whileai_core.errors import (
         AnswerTooLarge as AnswerTooLarge,
-    )
-    from whileai_core.errors import (
         BackendError as BackendError,
-    )
-    from whileai_core.errors import (
         BaselineError as BaselineError,
-    )
-    from whileai_core.errors import (
         BudgetExceeded as BudgetExceeded,
-    )
-    from whileai_core.errors import (
         CassetteMiss as CassetteMiss,
-    )
-    from whileai_core.errors import (
         CorruptBaseline as CorruptBaseline,
-    )
-    from whileai_core.errors import (
         EditedBaseline as EditedBaseline,
-    )
-    from whileai_core.errors import (
         IncompatibleBaseline as IncompatibleBaseline,
-    )
-    from whileai_core.errors import (
         InvalidArgument as InvalidArgument,
-    )
-    from whileai_core.errors import (
         InvalidArgumentType as InvalidArgumentType,
-    )
-    from whileai_core.errors import (
         IsolationUnavailable as IsolationUnavailable,
-    )
-    from whileai_core.errors import (
         JudgeError as JudgeError,
-    )
-    from whileai_core.errors import (
         JudgeReplyError as JudgeReplyError,
-    )
-    from whileai_core.errors import (
         LoginError as LoginError,
-    )
-    from whileai_core.errors import (
         MissingBaseline as MissingBaseline,
-    )
-    from whileai_core.errors import (
         MissingExtra as MissingExtra,
-    )
-    from whileai_core.errors import (
         MissingKey as MissingKey,
-    )
-    from whileai_core.errors import (
         NonFiniteReward as NonFiniteReward,
-    )
-    from whileai_core.errors import (
         PlatformError as PlatformError,
-    )
-    from whileai_core.errors import (
         ScaleError as ScaleError,
-    )
-    from whileai_core.errors import (
         ServeError as ServeError,
-    )
-    from whileai_core.errors import (
         TrainingSelectionError as TrainingSelectionError,
-    )
-    from whileai_core.errors import (
         UnsupportedAnnotation as UnsupportedAnnotation,
-    )
-    from whileai_core.errors import (
         VerifierError as VerifierError,
-    )
-    from whileai_core.errors import (
         WaiError as WaiError,
     )
     from whileai_core.grade import verify as verify
     from whileai_core.grade.judge import Judge as Judge
     from whileai_core.grade.judge_trust import (
         attach_labels as attach_labels,
-    )
-    from whileai_core.grade.judge_trust import (
         compare_judges as compare_judges,
-    )
-    from whileai_core.grade.judge_trust import (
         judge_probes as judge_probes,
-    )
-    from whileai_core.grade.judge_trust import (
         judge_trust as judge_trust,
     )
     from whileai_core.grade.lists import make_rows as rows
     from whileai_core.grade.run import (
-        ScoredData as ScoredData,
-    )
-    from whileai_core.grade.run import (
         normalize_verdict as normalize_verdict,
-    )
-    from whileai_core.grade.run import (
         run_judge as run_judge,
+        ScoredData as ScoredData,
     )
     from whileai_core.grade.verify import Verifier as Verifier
     from whileai_core.grade.verify.basic import (
         ExactMatch as ExactMatch,
-    )
-    from whileai_core.grade.verify.basic import (
         Includes as Includes,
-    )
-    from whileai_core.grade.verify.basic import (
         JSONFields as JSONFields,
-    )
-    from whileai_core.grade.verify.basic import (
         JSONValid as JSONValid,
-    )
-    from whileai_core.grade.verify.basic import (
         MultipleChoice as MultipleChoice,
-    )
-    from whileai_core.grade.verify.basic import (
         Numeric as Numeric,
-    )
-    from whileai_core.grade.verify.basic import (
         Regex as Regex,
-    )
-    from whileai_core.grade.verify.basic import (
         verifier as verifier,
     )
     from whileai_core.grade.verify.math_equal import MathEqual as MathEqual
     from whileai_core.grade.verify.toolcalls import ToolCalls as ToolCalls
     from whileai_core.grade.views import leak_report as leak_report
     from whileai_core.guard.contamination import decontaminate as decontaminate
-    from whileai_core.guard.hack import hack_scan as hack_scan
-    from whileai_core.guard.hack import hack_scan_diff as hack_scan_diff
+    from whileai_core.guard.hack import hack_scan as hack_scan, hack_scan_diff as hack_scan_diff
     from whileai_core.guard.monitor import HackMonitor as HackMonitor
     from whileai_core.guard.trace import trace_markers as trace_markers
     from whileai_core.init_evals import init_evals as init_evals
-    from whileai_core.measure.compare import Comparison as Comparison
-    from whileai_core.measure.compare import compare as compare
+    from whileai_core.measure.compare import compare as compare, Comparison as Comparison
     from whileai_core.measure.config import run_config as run_config
-    from whileai_core.measure.history import History as History
-    from whileai_core.measure.history import pool_runs as pool_runs
-    from whileai_core.measure.measure import (
-        DeltaReport as DeltaReport,
-    )
-    from whileai_core.measure.measure import (
-        PassAt as PassAt,
-    )
+    from whileai_core.measure.history import History as History, pool_runs as pool_runs
     from whileai_core.measure.measure import (
         delta_report as delta_report,
-    )
-    from whileai_core.measure.measure import (
+        DeltaReport as DeltaReport,
         eval_variance as eval_variance,
-    )
-    from whileai_core.measure.measure import (
         holdout_size as holdout_size,
-    )
-    from whileai_core.measure.measure import (
         pass_at as pass_at,
+        PassAt as PassAt,
     )
     from whileai_core.measure.runs import (
         bootstrap_ci as bootstrap_ci,
-    )
-    from whileai_core.measure.runs import (
         compare_runs as compare_runs,
-    )
-    from whileai_core.measure.runs import (
         eval_power as eval_power,
-    )
-    from whileai_core.measure.runs import (
         noise_band as noise_band,
     )
     from whileai_core.measure.sequential import (
-        SequentialPlan as SequentialPlan,
-    )
-    from whileai_core.measure.sequential import (
-        SequentialResult as SequentialResult,
-    )
-    from whileai_core.measure.sequential import (
         sequential_test as sequential_test,
+        SequentialPlan as SequentialPlan,
+        SequentialResult as SequentialResult,
     )
     from whileai_core.measure.stats import (
         cohen_kappa as cohen_kappa,
-    )
-    from whileai_core.measure.stats import (
         cohen_kappa_interval as cohen_kappa_interval,
-    )
-    from whileai_core.measure.stats import (
         newcombe_interval as newcombe_interval,
-    )
-    from whileai_core.measure.stats import (
         wilson_interval as wilson_interval,
     )
     from whileai_core.models.anthropic import Anthropic as Anthropic
-    from whileai_core.models.config import configure as configure
-    from whileai_core.models.config import context as context
-    from whileai_core.models.config import settings as settings
+    from whileai_core.models.config import configure as configure, context as context, settings as settings
     from whileai_core.models.endpoint import Endpoint as Endpoint
     from whileai_core.models.local_model import LocalModel as LocalModel
     from whileai_core.models.ollama import Ollama as Ollama
@@ -377,47 +271,29 @@ if TYPE_CHECKING:  # generated from _LAZY (tests/test_facade.py checks it): each
     from whileai_core.report.html import report as report
     from whileai_core.report.tracking import log_mlflow as log_mlflow
     from whileai_core.rowlist import RowList as RowList
-    from whileai_core.select.curriculum import curriculum as curriculum
-    from whileai_core.select.curriculum import retire_solved as retire_solved
+    from whileai_core.select.curriculum import curriculum as curriculum, retire_solved as retire_solved
     from whileai_core.select.preferences import build_preference_pairs as build_preference_pairs
-    from whileai_core.select.rounds import group_signal as group_signal
-    from whileai_core.select.rounds import next_round as next_round
+    from whileai_core.select.rounds import group_signal as group_signal, next_round as next_round
     from whileai_core.select.rules import Rejection as Rejection
-    from whileai_core.select.select import Selection as Selection
-    from whileai_core.select.select import select as select
-    from whileai_core.serve.server import Server as Server
-    from whileai_core.serve.server import serve as serve
-    from whileai_core.simulate.agents import (
-        SEEDED_BEHAVIORS as SEEDED_BEHAVIORS,
-    )
+    from whileai_core.select.select import select as select, Selection as Selection
+    from whileai_core.serve.server import serve as serve, Server as Server
     from whileai_core.simulate.agents import (
         seeded_agent as seeded_agent,
+        SEEDED_BEHAVIORS as SEEDED_BEHAVIORS,
     )
     from whileai_core.simulate.covering import covering_array as covering_array
     from whileai_core.simulate.harness import Harness as Harness
-    from whileai_core.simulate.run import SimulationData as SimulationData
-    from whileai_core.simulate.run import simulate as simulate
-    from whileai_core.simulate.situations import (
-        Scenario as Scenario,
-    )
+    from whileai_core.simulate.run import simulate as simulate, SimulationData as SimulationData
     from whileai_core.simulate.situations import (
         preflight as preflight,
-    )
-    from whileai_core.simulate.situations import (
         rule_clauses as rule_clauses,
-    )
-    from whileai_core.simulate.situations import (
+        Scenario as Scenario,
         situations as situations,
     )
-    from whileai_core.simulate.world import World as World
-    from whileai_core.simulate.world import world as world
-    from whileai_core.tools import Tool as Tool
-    from whileai_core.tools import dispatch as dispatch
-    from whileai_core.tools import tool as tool
+    from whileai_core.simulate.world import World as World, world as world
+    from whileai_core.tools import dispatch as dispatch, tool as tool, Tool as Tool
     from whileai_core.train.environment import (
         export_environment as export_environment,
-    )
-    from whileai_core.train.environment import (
         load_environment as load_environment,
     )
     from whileai_core.train.export import export as export
