@@ -98,7 +98,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "trace_markers": ("whileai_core.guard.trace", "trace_markers"),
     "HackMonitor": ("whileai_core.guard.monitor", "HackMonitor"),
     # export and train
-    "export": ("whileai_core.train.export", "export"),
+    "export": ("whileai_core.export.writer", "export"),
     "RowList": ("whileai_core.rowlist", "RowList"),
     "rows": ("whileai_core.grade.lists", "make_rows"),
     "train": ("whileai_core.train.train", "train"),
@@ -199,6 +199,7 @@ if TYPE_CHECKING:  # generated from _LAZY (tests/test_facade.py checks it): each
         VerifierError as VerifierError,
         WaiError as WaiError,
     )
+    from whileai_core.export.writer import export as export
     from whileai_core.grade import verify as verify
     from whileai_core.grade.judge import Judge as Judge
     from whileai_core.grade.judge_trust import (
@@ -296,7 +297,6 @@ if TYPE_CHECKING:  # generated from _LAZY (tests/test_facade.py checks it): each
         export_environment as export_environment,
         load_environment as load_environment,
     )
-    from whileai_core.train.export import export as export
     from whileai_core.train.holdout import holdout as holdout
     from whileai_core.train.preferences import export_preference as export_preference
     from whileai_core.train.prove import prove as prove
