@@ -298,6 +298,7 @@ if TYPE_CHECKING:  # generated from _LAZY (tests/test_facade.py checks it): each
     from whileai_core.train.train import train as train
     from whileai_core.train.trl_formats import export_trl as export_trl
 # end of the generated block
+# end of the generated block
 
 
 def __getattr__(name: str) -> Any:
