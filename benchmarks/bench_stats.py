@@ -218,13 +218,12 @@ def table(quick: bool) -> None:
             theirs / ours >= 100)
     for m in (10, 100, 1000):
         d = (rng.binomial(k, 0.52, size=m) - rng.binomial(k, 0.5, size=m)) / k
-        reps = 20
         ours, theirs = interleaved(
-            lambda d=d: [stats.paired_permutation_test(d, permutations=perms) for _ in range(reps)],
+            lambda d=d: [stats.paired_permutation_test(d, permutations=perms) for _ in range(20)],
             lambda d=d: sps.permutation_test((d,), lambda x, axis: np.mean(x, axis=axis), permutation_type="samples",
                                              n_resamples=perms, vectorized=True, rng=1, batch=1000),
             rounds, max(1, rounds // 2))
-        ours /= reps
+        ours /= 20
         how = "exact" if stats.paired_permutation_test(d).exact else "random flips"
         row(f"permutation test ({how}), n={m:,} vs scipy.stats.permutation_test", f"{theirs / ours:.0f}x",
             ">= 100x", theirs / ours >= 100)
