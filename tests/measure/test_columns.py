@@ -241,3 +241,21 @@ def test_compare_slices_equal_delta_report_on_each_slice_rows() -> None:
         a_rows = [r for r in after if r["scenario"].get("tool", "(none)") == s.name]
         want = delta_report(b_rows, a_rows, seed=3)
         assert (s.n_tasks, s.delta, s.ci, s.p_value) == (want.n_paired, want.delta, want.ci, want.p_value)
+
+
+def test_sequential_rounds_from_the_columns_equal_task_counts_on_each_rounds_rows() -> None:
+    """``columns.round_counts`` (each round's counts from the classified columns) equals ``task_counts`` on the
+    rows of that round, for shuffled rows with ungraded and partial rewards."""
+    rng = random.Random(12)
+    for _ in range(200):
+        rows = [{"task_id": f"t{t}", "rollout_index": i, "reward": rng.choice([0, 1, 1, None, 0.5])}
+                for t in range(rng.randint(1, 20)) for i in range(rng.randint(1, 6))]
+        rng.shuffle(rows)
+        index = [r["rollout_index"] for r in rows]
+        cuts = [2, 4, 6]
+        got = columns.round_counts(columns.RowColumns(rows, name="after"), index, cuts, name="after", dedupe=False)
+        want = []
+        for cut in cuts:
+            tc = columns.task_counts([r for r, i in zip(rows, index) if i < cut], name="after")
+            want.append({k: (int(c), int(n)) for k, c, n in zip(tc.keys, tc.c, tc.n)})
+        assert got is not None and [list(g.items()) for g in got] == [list(w.items()) for w in want]
