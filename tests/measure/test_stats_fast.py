@@ -58,3 +58,31 @@ def test_bootstrap_on_few_tasks_matches_the_cells_definition() -> None:
         want = (draws @ cells) / draws.sum(axis=1)
         got = stats.bootstrap_means(v, draws=300, seed=7)[:, 0]
         assert np.array_equal(got, want)
+
+
+def test_sequential_count_pairs_checked_at_once_equal_one_by_one() -> None:
+    """``sequential._count_pairs`` (int tuples checked as arrays) gives ``_count_pair``'s answer or error per key."""
+    import random
+
+    from whileai_core.measure import sequential
+
+    def one_by_one(counts: dict[str, object]) -> object:
+        try:
+            return {k: sequential._count_pair(v, f"after_rounds[0][{k!r}]") for k, v in counts.items()}
+        except (TypeError, ValueError) as exc:
+            return (type(exc).__name__, str(exc))
+
+    def at_once(counts: dict[str, object]) -> object:
+        try:
+            return sequential._count_pairs(counts, "after_rounds[0]")
+        except (TypeError, ValueError) as exc:
+            return (type(exc).__name__, str(exc))
+
+    rng = random.Random(5)
+    odd = [(3, 2), (-1, 2), (1.0, 2), [1, 2], (True, 1), (1, 2, 3), "12", (2**70, 2**71), (np.int64(1), 2)]
+    for _ in range(500):
+        passes = [rng.randint(0, 4) for _ in range(rng.randint(0, 8))]
+        counts: dict[str, object] = {f"s{i}": (c, c + rng.randint(0, 3)) for i, c in enumerate(passes)}
+        if counts and rng.random() < 0.5:
+            counts[rng.choice(list(counts))] = rng.choice(odd)
+        assert at_once(counts) == one_by_one(counts)
