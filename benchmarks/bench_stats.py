@@ -1,7 +1,15 @@
-"""Speed and memory of the statistics core against scipy, measured side by side in one run.
+"""Speed of the statistics core against scipy, measured side by side in one run.
 
-    python benchmarks/bench_stats.py            # n = 100,000 tasks, k = 4 (takes ~30 s on 2 cores)
-    python benchmarks/bench_stats.py --n 20000  # smaller
+    python benchmarks/bench_stats.py            # issue 34's table: each row a ratio with its goal (~2 min)
+    python benchmarks/bench_stats.py --quick    # the same rows, fewer rounds (~40 s)
+    python benchmarks/bench_stats.py --detail [--n 20000]  # issue 3's comparisons: intervals, memory, BCa
+
+Issue 34's rows: pass_at over 400,000 row dicts vs scipy.stats.bootstrap on the per-task rates (same draws);
+compare on 100,000 rows a side, unsliced and with 10 slices; the bootstrap interval and the paired permutation
+test vs scipy at n from 10 to 10,000. Each row's two sides run in alternating rounds (medians), so a shared
+machine's load hits both alike.
+
+The ``--detail`` mode:
 
 Prints, for each comparison, the median wall time of each side, the ratio, the interval both produce, and the
 peak of traced (numpy) memory. Targets from issue 3: pass_at's bootstrap >= 20x faster than
@@ -23,6 +31,7 @@ import numpy as np
 import scipy.stats as sps
 
 from whileai_core.measure import stats
+from whileai_core.measure.compare import compare
 from whileai_core.measure.delta import delta_report
 from whileai_core.measure.pass_at import pass_at
 
@@ -50,14 +59,15 @@ def line(label: str, t: float, mem: float, extra: str = "") -> None:
     print(f"  {label:<46} {t * 1000:9.1f} ms  peak {mem:8.1f} MB  {extra}")
 
 
-def main() -> None:
+def detail(argv: list[str]) -> None:
+    """Issue 3's detailed comparisons (``--detail``): intervals, memory, BCa, continuous values, sign flips."""
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=100_000, help="tasks")
     ap.add_argument("--k", type=int, default=4, help="rollouts per task")
     ap.add_argument("--draws", type=int, default=2000)
     ap.add_argument("--permutations", type=int, default=10_000)
     ap.add_argument("--repeats", type=int, default=3)
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     n, k, B, P, R = args.n, args.k, args.draws, args.permutations, args.repeats
     rng = np.random.default_rng(0)
     counts = rng.binomial(k, rng.beta(2, 1.5, size=n))
@@ -143,6 +153,91 @@ def main() -> None:
     t_d, rep = timed(lambda: delta_report(rows, after), 1)
     line("measure.delta_report", t_d, peak_mb(lambda: delta_report(rows, after)))
     print(f"  {rep}")
+
+
+def interleaved(ours: Callable[[], Any], theirs: Callable[[], Any], rounds: int, theirs_rounds: int | None = None
+                ) -> tuple[float, float]:
+    """Median wall time of each side over rounds run alternately (ours, theirs, ours, ...): under a shared
+    machine's load both sides see the same conditions."""
+    a, b = [], []
+    ours()  # warm: first-call imports and caches are not what a user waits for on every call
+    theirs_rounds = rounds if theirs_rounds is None else theirs_rounds
+    for i in range(max(rounds, theirs_rounds)):
+        if i < rounds:
+            a.append(timed(ours, 1)[0])
+        if i < theirs_rounds:
+            b.append(timed(theirs, 1)[0])
+    return statistics.median(a), statistics.median(b)
+
+
+def row(label: str, value: str, goal: str, ok: bool) -> None:
+    print(f"  {label:<58} {value:>22}   goal {goal:<14} {'MET' if ok else 'not met'}")
+
+
+def table(quick: bool) -> None:
+    """Issue 34's statistics rows, each measured side by side in this run, with its goal."""
+    rounds = 2 if quick else 5
+    draws, perms, k = 2000, 10_000, 4
+    print(f"numpy {np.__version__}, scipy {__import__('scipy').__version__}; draws={draws}, permutations={perms}, "
+          f"{rounds} interleaved rounds per row (medians)\n")
+    rng = np.random.default_rng(0)
+    n = 100_000
+    counts = rng.binomial(k, rng.beta(2, 1.5, size=n))
+    rows = [{"task_id": f"t{t}", "reward": int(r < c)} for t, c in enumerate(counts) for r in range(k)]
+    rates = counts / k
+    ours, theirs = interleaved(lambda: pass_at(rows, draws=draws), lambda: sps.bootstrap(
+        (rates,), np.mean, n_resamples=draws, method="percentile", rng=2, batch=200, vectorized=True), rounds,
+        max(1, rounds // 2))
+    row(f"pass_at over {len(rows):,} row dicts vs scipy.stats.bootstrap on the rates",
+        f"{ours:.3f} s vs {theirs:.2f} s = {theirs / ours:.1f}x", ">= 20x", theirs / ours >= 20)
+
+    tasks = 25_000
+    p = rng.beta(2, 1.5, size=tasks)
+
+    def side(shift: float, seed: int) -> list[dict[str, Any]]:
+        r = np.random.default_rng(seed)
+        return [{"task_id": f"t{t}", "rollout_index": i, "reward": int(r.random() < min(1.0, p[t] + shift)),
+                 "scenario": {"tool": f"tool{t % 10}"}} for t in range(tasks) for i in range(k)]
+
+    before, after = side(0.0, 1), side(0.01, 2)
+    flat, sliced = interleaved(lambda: compare(before, after), lambda: compare(before, after, by="tool"), rounds)
+    row(f"compare, {len(before):,} rows a side, unsliced", f"{flat:.3f} s", "<= 0.3 s", flat <= 0.3)
+    row("compare with 10 slices (by=)", f"{sliced:.3f} s = {sliced / flat:.2f}x unsliced", "<= 2x unsliced",
+        sliced <= 2 * flat)
+    seq, _ = interleaved(lambda: compare(before, after, sequential=2), lambda: None, max(1, rounds // 2))
+    row("compare sequential=2 (rounds of rollout_index)", f"{seq:.3f} s = {seq / flat:.2f}x unsliced", "(reported)",
+        True)
+
+    for m in ((10, 100, 1000) if quick else (10, 100, 1000, 10_000)):
+        v = rng.binomial(k, rng.beta(2, 1.5, size=m)) / k
+        reps = 20 if m <= 1000 else 5
+        ours, theirs = interleaved(
+            lambda v=v, reps=reps: [stats.bootstrap_mean_ci(v, draws=draws, seed=1) for _ in range(reps)],
+            lambda v=v, reps=reps: [sps.bootstrap((v,), np.mean, n_resamples=draws, method="percentile", rng=2,
+                                                  batch=200, vectorized=True) for _ in range(reps)], rounds)
+        row(f"bootstrap interval, n={m:,} tasks, vs scipy.stats.bootstrap", f"{theirs / ours:.0f}x", ">= 100x",
+            theirs / ours >= 100)
+    for m in (10, 100, 1000):
+        d = (rng.binomial(k, 0.52, size=m) - rng.binomial(k, 0.5, size=m)) / k
+        ours, theirs = interleaved(
+            lambda d=d: [stats.paired_permutation_test(d, permutations=perms) for _ in range(20)],
+            lambda d=d: sps.permutation_test((d,), lambda x, axis: np.mean(x, axis=axis), permutation_type="samples",
+                                             n_resamples=perms, vectorized=True, rng=1, batch=1000),
+            rounds, max(1, rounds // 2))
+        ours /= 20
+        how = "exact" if stats.paired_permutation_test(d).exact else "random flips"
+        row(f"permutation test ({how}), n={m:,} vs scipy.stats.permutation_test", f"{theirs / ours:.0f}x",
+            ">= 100x", theirs / ours >= 100)
+
+
+def main() -> None:
+    import sys
+
+    argv = sys.argv[1:]
+    if "--detail" in argv:
+        detail([a for a in argv if a != "--detail"])
+        return
+    table("--quick" in argv)
 
 
 if __name__ == "__main__":

@@ -104,8 +104,8 @@ def test_task_counts_match_the_row_by_row_definition(fast_only: bool) -> None:
     for _ in range(1500):
         rows = random_rows(rng, fast_only)
         for dedupe in (False, True):
-            want = outcome(lambda: reference_counts(rows, dedupe=dedupe))
-            got = outcome(lambda: counted(columns.task_counts(rows, dedupe=dedupe)))
+            want = outcome(lambda rows=rows, dedupe=dedupe: reference_counts(rows, dedupe=dedupe))
+            got = outcome(lambda rows=rows, dedupe=dedupe: counted(columns.task_counts(rows, dedupe=dedupe)))
             assert got == want, rows
 
 
@@ -218,3 +218,44 @@ def test_pass_at_on_dict_rows_equals_pass_at_on_mapping_rows() -> None:
     fast, slow = pass_at(rows, seed=5), pass_at([Row(r) for r in rows], seed=5)
     assert fast.to_dict() == slow.to_dict()
     assert not math.isnan(fast.pass_at_1)
+
+
+def test_compare_slices_equal_delta_report_on_each_slice_rows() -> None:
+    """Each slice of ``compare(by=)`` (labels read from each task's first row, rates from the shared columns) is
+    the paired delta of that slice's rows alone: same delta, interval and p-value for the same seed."""
+    from whileai_core.measure.compare import compare
+    from whileai_core.measure.delta import delta_report
+
+    rng = np.random.default_rng(8)
+    p = rng.beta(2, 1.5, size=240)
+
+    def side(shift: float) -> list[dict[str, Any]]:
+        return [{"task_id": f"t{t}", "rollout_index": i, "reward": int(rng.random() < min(1.0, p[t] + shift)),
+                 "scenario": {"tool": f"tool{t % 4}"} if t % 7 else {}} for t in range(240) for i in range(3)]
+
+    before, after = side(0.0), side(0.1)
+    got = compare(before, after, by="tool", seed=3)
+    assert [s.name for s in got.slices] == ["(none)", "tool0", "tool1", "tool2", "tool3"]
+    for s in got.slices:
+        b_rows = [r for r in before if r["scenario"].get("tool", "(none)") == s.name]
+        a_rows = [r for r in after if r["scenario"].get("tool", "(none)") == s.name]
+        want = delta_report(b_rows, a_rows, seed=3)
+        assert (s.n_tasks, s.delta, s.ci, s.p_value) == (want.n_paired, want.delta, want.ci, want.p_value)
+
+
+def test_sequential_rounds_from_the_columns_equal_task_counts_on_each_rounds_rows() -> None:
+    """``columns.round_counts`` (each round's counts from the classified columns) equals ``task_counts`` on the
+    rows of that round, for shuffled rows with ungraded and partial rewards."""
+    rng = random.Random(12)
+    for _ in range(200):
+        rows = [{"task_id": f"t{t}", "rollout_index": i, "reward": rng.choice([0, 1, 1, None, 0.5])}
+                for t in range(rng.randint(1, 20)) for i in range(rng.randint(1, 6))]
+        rng.shuffle(rows)
+        index = [r["rollout_index"] for r in rows]
+        cuts = [2, 4, 6]
+        got = columns.round_counts(columns.RowColumns(rows, name="after"), index, cuts, name="after", dedupe=False)
+        want = []
+        for cut in cuts:
+            tc = columns.task_counts([r for r, i in zip(rows, index) if i < cut], name="after")
+            want.append({k: (int(c), int(n)) for k, c, n in zip(tc.keys, tc.c, tc.n)})
+        assert got is not None and [list(g.items()) for g in got] == [list(w.items()) for w in want]

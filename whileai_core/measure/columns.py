@@ -93,7 +93,7 @@ class RowColumns:
     while it lives.
     """
 
-    __slots__ = ("_columns", "_counts", "_floats", "_key_counts", "_keys", "_present", "name", "rows")
+    __slots__ = ("_classified", "_columns", "_counts", "_floats", "_key_counts", "_keys", "_present", "name", "rows")
 
     def __init__(self, rows: Any, *, name: str = "rows") -> None:
         self.rows: list[Row] = as_rows(rows, name=name)
@@ -103,6 +103,7 @@ class RowColumns:
         self._keys: list[str] | None | bool = False  # False: not computed yet
         self._key_counts: Counter[str] | None = None
         self._counts: dict[tuple[str, bool], TaskCounts] = {}
+        self._classified: dict[tuple[str, bool], tuple[list[str], np.ndarray, np.ndarray]] = {}
         self._present: set[str] | None | bool = False  # False: not computed yet
 
     def __len__(self) -> int:
@@ -306,6 +307,27 @@ def task_counts(rows: Any, *, name: str = "rows", dedupe: bool = False) -> TaskC
                      _first_error(data, apart[0]) if n_none else None, hint, dict(per_task), n_dup,
                      n if graded_per_task is per_task else None)
     cols._counts[(name, dedupe)] = out
+    cols._classified[(name, dedupe)] = (keys, graded, passed)
+    return out
+
+
+def round_counts(cols: RowColumns, index: list[int], cuts: list[int], *, name: str, dedupe: bool
+                 ) -> list[dict[str, tuple[int, int]]] | None:
+    """For each cut, ``{task: (passes, graded)}`` over the rows whose ``index`` is below it, tasks in the order of
+    their first graded row there: what ``task_counts`` gives on those rows, from the columns read once. None
+    when repeats were dropped (a repeat's first copy may lie past a cut: the caller counts row by row)."""
+    tc = task_counts(cols, name=name, dedupe=dedupe)
+    if tc.n_duplicates:
+        return None
+    keys, graded, passed = cols._classified[(name, dedupe)]
+    at = np.asarray(index, dtype=np.int64)
+    out = []
+    for cut in cuts:
+        inside = at < cut
+        n = Counter(compress(keys, (graded & inside).tolist()))
+        c = Counter(dict.fromkeys(n, 0))
+        c.update(compress(keys, (passed & inside).tolist()))
+        out.append(dict(zip(n, zip(c.values(), n.values()))))
     return out
 
 

@@ -34,11 +34,11 @@ import numpy as np
 from whileai_core.arguments import refuse_sdk_keywords
 from whileai_core.defaults import ALPHA, BOOTSTRAP_DRAWS, CI_LEVEL, MIN_CI_TASKS, PERMUTATIONS
 from whileai_core.errors import InvalidArgument
-from whileai_core.measure import stats
+from whileai_core.measure import columns, stats
 from whileai_core.measure.columns import task_counts
 from whileai_core.measure.delta import DeltaReport, delta_report
 from whileai_core.measure.pass_at import _est
-from whileai_core.rows import ReportMapping, as_rows, task_key, unique_rows
+from whileai_core.rows import ReportMapping, task_key, unique_rows
 
 Interval = tuple[float, float]
 MISSING = "(none)"
@@ -233,18 +233,20 @@ def compare(
     """
     named = target if isinstance(target, str) else None  # the SDK's metric name, for the errors
     target, must_not_regress, draws = _sdk_arguments(target, must_not_regress, draws, sdk)
-    before, after = as_rows(before, name="before"), as_rows(after, name="after")  # a JSONL path read once
+    # each side's rows read once, as columns: the headline, the slices and the task drops share them
+    before, after = columns.RowColumns(before, name="before"), columns.RowColumns(after, name="after")
     headline = delta_report(before, after, level=level, draws=draws, permutations=permutations, seed=seed,
                             alpha=alpha, noise=noise, min_effect=target, min_tasks=min_tasks, dedupe=dedupe,
                             sequential=sequential, run_std=run_std, run_std_runs=run_std_runs)
     if dedupe:
-        b_rows, _ = unique_rows(before, name="before", dedupe=True)
-        a_rows, _ = unique_rows(after, name="after", dedupe=True)
+        b_rows, _ = unique_rows(before.rows, name="before", dedupe=True)
+        a_rows, _ = unique_rows(after.rows, name="after", dedupe=True)
     else:  # delta_report has refused any repeated rollout already
-        b_rows, a_rows = before, after
+        b_rows, a_rows = before.rows, after.rows
+    b_cols, a_cols = (before, after) if not dedupe else (b_rows, a_rows)
     common: dict[str, Any] = {"level": level, "draws": draws, "permutations": permutations, "seed": seed,
                               "min_tasks": min_tasks}
-    slices = _slices(b_rows, a_rows, by, **common) if by is not None else []
+    slices = _slices(b_cols, a_cols, by, **common) if by is not None else []
     guards = []
     for name, bad in _guard_names(must_not_regress):
         try:
@@ -256,7 +258,7 @@ def compare(
         guards.append(_paired(name, b_values, a_values, bad=bad or natural, **common))
     slices = _holm(slices, alpha, lambda s: s.delta < 0 and abs(s.delta) >= target)
     guards = _holm(guards, alpha, lambda g: (g.delta > 0) == (g.bad == "up") and g.delta != 0)
-    drops = None if task_drops is False else _task_drops(task_drops, b_rows, a_rows, alpha=alpha, target=target)
+    drops = None if task_drops is False else _task_drops(task_drops, b_cols, a_cols, alpha=alpha, target=target)
     reasons = []
     if headline.worse:
         reasons.append("pass@1 worse" + ("" if headline.delta is None else f" by {abs(headline.delta):.3f}"))
@@ -302,7 +304,7 @@ def _proxy(name: Any, before: list, after: list, headline: DeltaReport, *, alpha
     return result, verdict, True, [text]
 
 
-def _task_drops(spec: Any, before: list, after: list, *, alpha: float, target: float) -> TaskDrops:
+def _task_drops(spec: Any, before: Any, after: Any, *, alpha: float, target: float) -> TaskDrops:
     """``compare(task_drops=)``: the counts (from the rows, or given), their exact drop p's and Holm."""
     if spec is True:
         b, a = task_counts(before, name="before"), task_counts(after, name="after")
@@ -382,33 +384,39 @@ def _field(row: Mapping[str, Any], name: str) -> Any:
     return value
 
 
-def _slices(before: list, after: list, by: str, **common: Any) -> list[PairedDelta]:
+def _slice_labels(before: columns.RowColumns, after: columns.RowColumns, by: str) -> dict[str, str]:
+    """Each task's slice: ``by`` read off the task's first row (before's rows first), ``MISSING`` when absent."""
+    label: dict[str, str] = {}
+    for cols in (before, after):
+        keys = cols.task_keys()
+        if keys is None:
+            keys = [task_key(row) for row in cols.rows]
+        rows = cols.rows
+        for key, i in columns.first_rows(keys).items():  # one row per task, not every row
+            if key not in label:
+                value = _field(rows[i], by)
+                label[key] = MISSING if value is None or value == "" else str(value)
+    return label
+
+
+def _slices(before: Any, after: Any, by: str, **common: Any) -> list[PairedDelta]:
     if not isinstance(by, str) or not by:
         raise InvalidArgument(f"by= names a row field to slice on (e.g. 'tool', 'world_state', 'stance'); got {by!r}")
-    label: dict[str, str] = {}
-    for rows in (before, after):
-        for row in rows:
-            key = task_key(row)
-            if key not in label:
-                value = _field(row, by)
-                label[key] = MISSING if value is None or value == "" else str(value)
+    before, after = columns.of(before, "before"), columns.of(after, "after")
+    label = _slice_labels(before, after, by)
     if set(label.values()) == {MISSING}:
-        seen = sorted({str(k) for r in before[:50] for k in r})[:15]
+        seen = sorted({str(k) for r in before.rows[:50] for k in r})[:15]
         raise InvalidArgument(f"by={by!r}: no row carries that field (nor scenario.{by}); row fields are {seen}")
     b, a = task_counts(before, name="before"), task_counts(after, name="after")
-    b_rate = dict(zip(b.keys, b.c / b.n))
-    a_rate = dict(zip(a.keys, a.c / a.n))
-    members: dict[str, list[str]] = {}
-    for k in b.keys:  # one pass over the tasks, not one per slice
-        if k in a_rate:
-            members.setdefault(label[k], []).append(k)
-    out = []
-    for value in sorted(set(label.values())):
-        keys = members.get(value, [])
-        if keys:
-            out.append(_paired(value, np.array([b_rate[k] for k in keys]), np.array([a_rate[k] for k in keys]),
-                               bad="down", **common))
-    return out
+    a_pos = dict(zip(a.keys, range(len(a.keys))))
+    paired = [k for k in b.keys if k in a_pos]  # in before's order, as each slice lists its tasks
+    bi = np.fromiter(map(dict(zip(b.keys, range(len(b.keys)))).__getitem__, paired), np.int64, len(paired))
+    ai = np.fromiter(map(a_pos.__getitem__, paired), np.int64, len(paired))
+    b_rate, a_rate = (b.c / b.n)[bi], (a.c / a.n)[ai]
+    values, which = np.unique(np.array([label[k] for k in paired], dtype=object), return_inverse=True)
+    which = which.reshape(-1)
+    return [_paired(str(value), b_rate[which == j], a_rate[which == j], bad="down", **common)
+            for j, value in enumerate(values)]
 
 
 def _guard_names(spec: Any) -> list[tuple[str, str | None]]:

@@ -24,10 +24,11 @@ from whileai_core.measure import sequential as sequential_design
 from whileai_core.measure import stats
 from whileai_core.measure.between_runs import EvalVariance, RunVariance
 from whileai_core.measure.columns import TaskCounts, task_counts
+from whileai_core.measure.columns import of as columns_of
+from whileai_core.measure.columns import round_counts as columns_round_counts
 from whileai_core.measure.pass_at import Interval, _check_seed, _ci_list, _est, _fmt_ci
 from whileai_core.rows import (
     ReportMapping,
-    as_rows,
     task_key,
 )
 
@@ -251,6 +252,7 @@ def delta_report(
         ```
     """
     if sequential is not None:
+        before, after = columns_of(before, "before"), columns_of(after, "after")  # each side read once
         fixed = {k: v for k, v in locals().items() if k not in ("before", "after", "sequential")}
         return _sequential_report(delta_report(before, after, **fixed), before, after, sequential, dedupe=dedupe)
     noise = _noise_from_run_std(noise, run_std, run_std_runs, level)
@@ -326,11 +328,14 @@ def _delta_intervals(d: Any, rb: Any, ra: Any, *, level: float, draws: int, seed
     return ci, b_ci, a_ci
 
 
-def _rollout_indices(rows: list[Any], plan: Any) -> list[int]:
+def _rollout_indices(rows: list[Any], plan: Any, column: list[Any] | None = None) -> list[int]:
     """Each after row's ``rollout_index``, checked against the plan: present, a whole number, 0-based and inside
     0..max_trials-1. A row the rounds cannot place is an error naming it, never dropped or put in round 1."""
     import numbers
 
+    col = column if column is not None else [row.get("rollout_index") for row in rows]
+    if set(map(type, col)) == {int} and 0 <= min(col) and max(col) < plan.max_trials:
+        return list(col)  # every index a whole number inside the plan (read as a column): nothing to name
     index = []
     for i, row in enumerate(rows):
         value = row.get("rollout_index")
@@ -360,17 +365,20 @@ def _sequential_report(rep: DeltaReport, before: Any, after: Any, plan: Any, *, 
     rollout_index inside the plan (``_rollout_indices``). "worse" when it stops red, else
     "inconclusive" with its reason; ``rep.sequential`` says the round it stopped at and why."""
     b = task_counts(before, name="before", dedupe=dedupe)
-    rows = as_rows(after, name="after")
-    a = task_counts(rows, name="after", dedupe=dedupe)
+    cols = columns_of(after, "after")
+    rows = cols.rows
+    a = task_counts(cols, name="after", dedupe=dedupe)
     if isinstance(plan, int) and not isinstance(plan, bool):
         plan = sequential_design.SequentialPlan(plan, max(max(a.rows_per_task.values(), default=1), plan))
     if not isinstance(plan, sequential_design.SequentialPlan):
         raise InvalidArgument(f"sequential= takes a SequentialPlan or a round size (int >= 1); got {plan!r}")
     before_counts = {k: (int(c), int(n)) for k, c, n in zip(b.keys, b.c, b.n)}
-    index = _rollout_indices(rows, plan)
+    index = _rollout_indices(rows, plan, cols.column("rollout_index"))
     last = min(plan.rounds, max(index, default=0) // plan.round_trials + 1)
-    rounds = []
-    for r in range(last):
+    cuts = [(r + 1) * plan.round_trials for r in range(last)]
+    counted = columns_round_counts(cols, index, cuts, name="after", dedupe=dedupe)  # one read, every round
+    rounds = counted if counted is not None else []
+    for r in range(last if counted is None else 0):
         upto = (r + 1) * plan.round_trials
         tc = task_counts([row for row, i in zip(rows, index) if i < upto], name="after", dedupe=dedupe)
         rounds.append({k: (int(c), int(n)) for k, c, n in zip(tc.keys, tc.c, tc.n)})

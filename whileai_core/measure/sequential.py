@@ -23,6 +23,7 @@ import functools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
+from itertools import chain
 from typing import Any, SupportsInt, cast
 
 import numpy as np
@@ -331,6 +332,22 @@ def _count_pair(value: Any, where: str) -> tuple[int, int]:
     return passes, trials
 
 
+def _count_pairs(counts: Mapping[str, Any], where: str) -> dict[str, tuple[int, int]]:
+    """``{key: _count_pair(value)}`` for a whole mapping: tuples of two Python ints are checked at once (the run's
+    own counts, thousands of keys), anything else one by one (whose errors name the key)."""
+    values = list(counts.values())
+    if set(map(type, values)) <= {tuple} and set(map(len, values)) <= {2}:
+        flat = list(chain.from_iterable(values))
+        if set(map(type, flat)) <= {int}:
+            try:
+                passes, trials = np.array(flat[0::2], dtype=np.int64), np.array(flat[1::2], dtype=np.int64)
+            except OverflowError:  # past int64: one by one
+                passes = trials = np.zeros(0, dtype=np.int64)
+            if len(passes) == len(values) and bool(np.all((passes >= 0) & (passes <= trials))):
+                return dict(counts)
+    return {k: _count_pair(v, f"{where}[{k!r}]") for k, v in counts.items()}
+
+
 def _checked_counts(before: Any, after_rounds: Any, plan: Any) -> tuple[dict[str, tuple[int, int]],
                                                                           list[dict[str, tuple[int, int]]]]:
     """``sequential_test``'s inputs, checked: every count a (passes, trials) pair, cumulative counts that never
@@ -343,14 +360,14 @@ def _checked_counts(before: Any, after_rounds: Any, plan: Any) -> tuple[dict[str
         raise InvalidArgumentType("after_rounds= is a list of {key: (passes, trials)}, one per round (cumulative)")
     if not after_rounds or len(after_rounds) > plan.rounds:
         raise InvalidArgument(f"after_rounds= needs 1..{plan.rounds} rounds of counts; got {len(after_rounds)}")
-    base = {k: _count_pair(v, f"before[{k!r}]") for k, v in before.items()}
+    base = _count_pairs(before, "before")
     rounds: list[dict[str, tuple[int, int]]] = []
     for r, counts in enumerate(after_rounds):
         if not isinstance(counts, Mapping):
             raise InvalidArgumentType(f"after_rounds[{r}] is a {type(counts).__name__}; each round maps key -> "
                                       "(passes, trials)")
         ran = min((r + 1) * plan.round_trials, plan.max_trials)
-        now = {k: _count_pair(v, f"after_rounds[{r}][{k!r}]") for k, v in counts.items()}
+        now = _count_pairs(counts, f"after_rounds[{r}]")
         for k, (c, n) in now.items():
             if n > ran:
                 raise InvalidArgument(f"after_rounds[{r}][{k!r}] has {n} trials, but {r + 1} round(s) of this plan "

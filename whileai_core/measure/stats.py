@@ -199,6 +199,10 @@ def _row_groups(x: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     return first, inv
 
 
+#: below this many rows the columns are factorized directly (grouping first costs more than it saves)
+ROW_GROUPS_MIN = 256
+#: half-sums of at most this many differences come from a cached sign table (2^12 x 12 floats: 384 KB)
+SIGN_TABLE_MAX = 12
 _ROW_MIX = (1.0, 0.6180339887498949, 0.41421356237309515, 0.7320508075688772, 0.2360679774997898,
             0.5772156649015329, 0.3183098861837907, 0.8414709848078965)  # fractional parts of irrationals
 
@@ -231,7 +235,7 @@ def _distinct_rows(x: np.ndarray, limit: float | None = None) -> tuple[np.ndarra
 
     Rows are first grouped by one float each (``_row_groups``: one sort instead of one per column) and the
     columns factorized over one row per group; the answer is the same as factorizing every row."""
-    groups = _row_groups(x) if len(x) else None
+    groups = _row_groups(x) if len(x) >= ROW_GROUPS_MIN else None  # a speed choice: the answer is the same
     if groups is not None:
         first, inv = groups
         if limit is not None and len(first) > limit:  # verified groups are the distinct rows
@@ -453,12 +457,11 @@ def _lattice(levels: np.ndarray, max_denominator: int) -> tuple[np.ndarray, int]
 def _exact_lattice_null(ints: np.ndarray, h: np.ndarray, direct_max: int = DIRECT_CONVOLUTION_MAX) -> np.ndarray:
     """pmf of T = sum_j v_j Bin(h_j, 1/2) on 0..sum(v h): the exact sign-flip null (S = 2T - sum(v h))."""
     from scipy.signal import fftconvolve
-    from scipy.stats import binom
 
     pmf = np.ones(1)
     for v, hj in zip(ints.tolist(), h.tolist()):
         part = np.zeros(v * hj + 1)
-        part[::v] = binom.pmf(np.arange(hj + 1), hj, 0.5)
+        part[::v] = _binom_half_pmf(hj)
         if len(pmf) * len(part) <= direct_max:
             pmf = np.convolve(pmf, part)
         else:
@@ -466,12 +469,39 @@ def _exact_lattice_null(ints: np.ndarray, h: np.ndarray, direct_max: int = DIREC
     return pmf
 
 
+_SIGNS: dict[int, np.ndarray] = {}  # h -> the 2^h x h matrix of +-1 sign patterns (small h only)
+
+
 def _signed_sums(x: np.ndarray) -> np.ndarray:
-    """All 2^len(x) sums of +-x_j (one entry per sign pattern)."""
-    sums = np.zeros(1)
-    for v in x.tolist():
-        sums = np.concatenate([sums + v, sums - v])
-    return sums
+    """All 2^len(x) sums of +-x_j (one entry per sign pattern), each added left to right from 0, so every sum
+    is the same float whichever way it is computed (a running sum along each pattern: one cumsum)."""
+    h = len(x)
+    if h > SIGN_TABLE_MAX:
+        sums = np.zeros(1)
+        for v in x.tolist():
+            sums = np.concatenate([sums + v, sums - v])
+        return sums
+    signs = _SIGNS.get(h)
+    if signs is None:
+        signs = _SIGNS[h] = 1.0 - 2.0 * ((np.arange(2**h)[:, None] >> np.arange(h)[::-1]) & 1)
+    if h == 0:
+        return np.zeros(1)
+    out: np.ndarray = np.cumsum(signs * x, axis=1)[:, -1]
+    return out
+
+
+def _binom_half_pmf(h: int) -> np.ndarray:
+    """``scipy.stats.binom.pmf(arange(h + 1), h, 0.5)``, the same floats, without rv_discrete's dispatch (the
+    ufunc it calls, then its clip to [0, 1]); binom.pmf itself where scipy moved that ufunc."""
+    from scipy import special
+
+    ufunc = getattr(special._ufuncs, "_binom_pmf", None)
+    if ufunc is None:  # pragma: no cover  (a scipy without the private ufunc)
+        from scipy.stats import binom
+
+        return np.asarray(binom.pmf(np.arange(h + 1), h, 0.5))
+    out: np.ndarray = np.clip(ufunc(np.arange(h + 1), h, 0.5), 0, 1)
+    return out
 
 
 def _enumerated_counts(nz: np.ndarray, obs: float, gamma: float) -> tuple[int, int]:
