@@ -93,7 +93,7 @@ class Engine:
 
     def __init__(self, agent: Any, scenarios: list[Scenario], *, seed: int, concurrency: int, run_id: str,
                  mode: str | None = None, policy: str | None = None, system_prompt: str | None = None,
-                 world: World | None = None, writer: str = "template", plan: tuple[Any, ...] = (),
+                 world: World | None = None, writer: str = "template", plan: Iterable[tuple[str, int]] = (),
                  deadline: float | None = None, grace_s: float = D.STOP_GRACE_S,
                  gc_threshold: int = D.ENGINE_GC_THRESHOLD) -> None:
         self.agent, self.scenarios, self.seed = agent, scenarios, seed

@@ -6,7 +6,7 @@ open). The file is fsynced at most every ``OUTPUT_FSYNC_S`` seconds and when the
 
 Opening the file reads it once: the rows of the same run (same ``lineage.run_id``: same seed, situations,
 k and policy) are *finished* and their (situation, rollout) pairs are skipped; only their byte offsets are
-kept, so memory does not grow with the rows. Rows of other runs stay where they are and are counted.
+kept (by the runner, 8 bytes a rollout), so memory does not grow with the rows. Rows of other runs stay where they are and are counted.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -56,19 +56,22 @@ class RowsFile:
         self._end = 0
         self._synced = time.monotonic()
 
-    def open(self, slot_of: Mapping[tuple[str, int], int]) -> dict[int, tuple[int, str]]:
-        """Open for appending; returns {slot: (byte offset, status)} of this run's rows already in the file.
+    def open(self, slot_of: Callable[[str, int], int | None], found: Callable[[int, int, str], bool]) -> int:
+        """Open for appending, calling ``found(slot, byte offset, status)`` for each row of this run already in
+        the file; returns how many ``found`` kept (it returns False for a slot it already holds: of duplicate
+        lines, never written by us, the first counts).
 
-        ``slot_of`` maps (task_id, rollout_index) to the slot the runner keeps the row in.
+        ``slot_of(task_id, rollout_index)`` is the slot the runner keeps that rollout in (None: not in this run's
+        plan). Nothing per row is kept here: the file is read line by line.
         """
-        done: dict[int, tuple[int, str]] = {}
+        done = 0
         with self.path.open("rb") as fh:
             offset = 0
             for line in fh:
                 if not line.endswith(b"\n"):
                     self.torn = len(line)
                     break
-                self._read_one(line, offset, slot_of, done)
+                done += self._read_one(line, offset, slot_of, found)
                 offset += len(line)
         self._fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
         if self.torn:
@@ -76,22 +79,21 @@ class RowsFile:
         self._end = offset
         return done
 
-    def _read_one(self, line: bytes, offset: int, slot_of: Mapping[tuple[str, int], int],
-                  done: dict[int, tuple[int, str]]) -> None:
+    def _read_one(self, line: bytes, offset: int, slot_of: Callable[[str, int], int | None],
+                  found: Callable[[int, int, str], bool]) -> bool:
         try:
             row = json.loads(line)
             run_id = row["lineage"]["run_id"]
-            key = (row["task_id"], int(row["rollout_index"]))
+            task_id, rollout_index = row["task_id"], int(row["rollout_index"])
         except (ValueError, KeyError, TypeError):
             if line.strip():
                 self.broken += 1
-            return
+            return False
         if run_id != self.run_id:
             self.other_rows += 1
-            return
-        slot = slot_of.get(key)
-        if slot is not None and slot not in done:  # a duplicate line (never written by us) keeps the first
-            done[slot] = (offset, str(row.get("status")))
+            return False
+        slot = slot_of(task_id, rollout_index)
+        return slot is not None and found(slot, offset, str(row.get("status")))
 
     def append(self, row: Mapping[str, Any]) -> int | None:
         """Write ``row``; returns its byte offset, or None once writing failed (the file was removed or the
@@ -116,8 +118,9 @@ class RowsFile:
         self._end += len(data)
         return offset
 
-    def read_many(self, offsets: list[int]) -> Iterator[dict[str, Any]]:
-        """The rows at ``offsets``, in that order (from the open file while it is open, even if removed)."""
+    def read_many(self, offsets: Iterable[int]) -> Iterator[dict[str, Any]]:
+        """The rows at ``offsets``, in that order, one at a time as they are read (from the open file while it is
+        open, even if removed)."""
         if self._fd >= 0:
             for offset in offsets:
                 yield json.loads(self._line_at(offset))

@@ -140,7 +140,7 @@ class SimulationData:
     @property
     def n_situations(self) -> int:
         if self._store is not None:
-            return len(self._store.situations)
+            return self._store.n_situations
         return len({r["task_id"] for r in self.rows})
 
     @property

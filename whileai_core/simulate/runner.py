@@ -10,13 +10,15 @@ engine, or (simulate's ``executor="ray"``) in shards on a cluster (``scale/rollo
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import math
 import sys
 import time
 import uuid
-from collections.abc import Callable, Iterator, Mapping
+from array import array
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -34,69 +36,91 @@ from whileai_core.simulate.world import World
 log = logging.getLogger("whileai.simulate")
 
 
+class RunPlan:
+    """A run's planned rollouts, (task_id, rollout_index) for each situation and ``0 <= rollout_index < k``, in
+    plan order (``world.RUN_PLAN``), computed as it is read: it holds one task id per situation, never a pair per
+    rollout (so the plan does not grow memory with ``k``)."""
+
+    def __init__(self, task_ids: Iterable[str], k: int) -> None:
+        self.task_ids, self.k = list(task_ids), k
+
+    def __len__(self) -> int:
+        return len(self.task_ids) * self.k
+
+    def __iter__(self) -> Iterator[tuple[str, int]]:
+        for task_id in self.task_ids:
+            for ri in range(self.k):
+                yield task_id, ri
+
+    def __repr__(self) -> str:
+        return f"RunPlan({len(self.task_ids)} situations x k={self.k})"
+
+
 class Rows:
-    """Where a run keeps its rows: one slot per (situation, rollout), holding the row or, with ``output=``,
-    only its byte offset in the file (so memory stays flat in the number of rows)."""
+    """Where a run keeps its rows: one slot per (situation, rollout). In memory, the row itself; with
+    ``output=``, only its byte offset in the file (8 bytes a rollout, in an ``array``) beside the running counts,
+    so memory stays flat in the number of rows; iterating reads the rows back from the file one at a time."""
 
     def __init__(self, n: int, k: int, file: RowsFile | None) -> None:
         self.k = k
-        self.slots: list[Any] = [None] * (n * k)
         self.file = file
+        self.slots: list[dict[str, Any] | None] = [] if file is not None else [None] * (n * k)
+        self.offsets = array("q", [-1]) * (n * k) if file is not None else None  # -1: not finished yet
         self.count = 0
         self.counts = {"agent_error": 0, "infra_error": 0}
-        self.situations: set[int] = set()
+        self.seen = bytearray(n)  # 1 for a situation with at least one row
+        self.n_situations = 0
         self.faults = [0, 0]  # rollouts whose scheduled fault missed the agent's calls, rollouts with one
 
     def put(self, si: int, ri: int, row: dict[str, Any] | int, status: str | None = None) -> None:
+        """Keep ``row`` (or, in the file, its byte offset) in its slot; the counts follow."""
         slot = si * self.k + ri
-        if self.slots[slot] is None:
+        if not self.has(si, ri):
             self.count += 1
-            self.situations.add(si)
+            if not self.seen[si]:
+                self.seen[si] = 1
+                self.n_situations += 1
         if status in self.counts:
             self.counts[status] += 1
-        self.slots[slot] = row
+        if isinstance(row, int):
+            assert self.offsets is not None
+            self.offsets[slot] = row
+        else:
+            self.slots[slot] = row
 
     def has(self, si: int, ri: int) -> bool:
-        return self.slots[si * self.k + ri] is not None
+        slot = si * self.k + ri
+        return self.offsets[slot] >= 0 if self.offsets is not None else self.slots[slot] is not None
 
     def get(self, si: int, ri: int) -> dict[str, Any]:
-        value = self.slots[si * self.k + ri]
-        if isinstance(value, int):
+        slot = si * self.k + ri
+        if self.offsets is not None:
             assert self.file is not None
-            return next(self.file.read_many([value]))
-        return value
+            return next(self.file.read_many([self.offsets[slot]]))
+        row = self.slots[slot]
+        assert row is not None
+        return row
 
     def in_memory(self) -> None:
         """Read every row written to the file back into memory (the file failed; the run goes on)."""
-        if self.file is None:
+        if self.file is None or self.offsets is None:
             return
-        at = [i for i, v in enumerate(self.slots) if isinstance(v, int)]
-        for i, row in zip(at, self.file.read_many([self.slots[i] for i in at])):
+        at = [i for i, offset in enumerate(self.offsets) if offset >= 0]
+        self.slots = [None] * len(self.offsets)
+        for i, row in zip(at, self.file.read_many([self.offsets[i] for i in at])):
             self.slots[i] = row
         self.file.close()
-        self.file = None
+        self.file, self.offsets = None, None
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
-        """Every row in plan order (situation, then rollout), read from the file in one pass if need be."""
-        if self.file is not None and any(isinstance(v, int) for v in self.slots):
-            yield from self._from_file()
+        """Every row in plan order (situation, then rollout); with the file, read back one at a time."""
+        if self.offsets is not None:
+            assert self.file is not None
+            yield from self.file.read_many(offset for offset in self.offsets if offset >= 0)
             return
-        for v in self.slots:
-            if v is not None:
-                yield v
-
-    def _from_file(self) -> Iterator[dict[str, Any]]:
-        batch: list[int] = []
-        kept: list[Any] = []
-        for v in self.slots:
-            if v is None:
-                continue
-            kept.append(v)
-            if isinstance(v, int):
-                batch.append(v)
-        read = self.file.read_many(batch) if self.file is not None else iter(())
-        for v in kept:
-            yield next(read) if isinstance(v, int) else v
+        for row in self.slots:
+            if row is not None:
+                yield row
 
 
 def _signature(row: Mapping[str, Any]) -> str:
@@ -134,7 +158,7 @@ class Runner:
         self.engine = Engine(run_agent, scen, seed=s.seed, concurrency=s.concurrency, run_id=self.run_id,
                              mode=s.mode, policy=s.policy, system_prompt=system_prompt,
                              world=world, writer=writer,
-                             plan=tuple((x.task_id, ri) for x in scen for ri in range(s.k)), deadline=deadline)
+                             plan=RunPlan([x.task_id for x in scen], s.k), deadline=deadline)
         self.started = time.perf_counter()
         self.rows = Rows(len(scen), s.k, None)
         self.show_progress = progress if progress is not None else s.budget >= D.PROGRESS_MIN_ROWS
@@ -143,27 +167,35 @@ class Runner:
         self.stopped = "budget" if s.situations is None and s.asks is None else "situations_done"
         self.resumed = 0
         #: how a batch of jobs is played: on this engine, or (simulate's executor="ray") in shards on a cluster
-        self.play: Callable[[list[tuple[int, int]], Callable[[int, int, dict[str, Any]], None]], None] = self.engine.run
+        self.play: Callable[[Any, Callable[[int, int, dict[str, Any]], None]], None] = self.engine.run
 
     def use_output(self, path: Path, name: str = "output", rollout_offset: int = 0) -> None:
         """Write rows to ``path`` as they finish and skip the rollouts of this run already in it (``name`` is
         the argument the caller used, for the warnings; ``rollout_offset``: the rows' rollout indices start
         there, as under simulate's ``runs=``)."""
         file = RowsFile(path, run_id=self.run_id)
-        slot_of = {(x.task_id, ri + rollout_offset): si * self.s.k + ri for si, x in enumerate(self.scen)
-                   for ri in range(self.s.k)}
-        done = file.open(slot_of)
-        self.rows = Rows(len(self.scen), self.s.k, file)
-        for slot, (offset, status) in done.items():
-            self.rows.put(slot // self.s.k, slot % self.s.k, offset, status)
-        self.resumed = len(done)
+        k, index = self.s.k, {x.task_id: si for si, x in enumerate(self.scen)}
+        self.rows = rows = Rows(len(self.scen), k, file)
+
+        def slot_of(task_id: str, rollout_index: int) -> int | None:
+            si, ri = index.get(task_id), rollout_index - rollout_offset
+            return si * k + ri if si is not None and 0 <= ri < k else None
+
+        def found(slot: int, offset: int, status: str) -> bool:
+            if rows.has(slot // k, slot % k):
+                return False  # a duplicate line (never written by us) keeps the first
+            rows.put(slot // k, slot % k, offset, status)
+            return True
+
+        done = file.open(slot_of, found)
+        self.resumed = done
         if file.other_rows:
             self._warn(f"{name}={str(path)!r} already holds {file.other_rows} rows of another run (another seed, "
                        "situations, k or policy); this run appends after them (each row's lineage.run_id tells "
                        "the runs apart); pass a fresh path to keep runs in separate files")
         if done:
             self.engine.lineage["resumed"] = True
-            self._warn(f"{name}={str(path)!r} already holds {len(done)} rows of this run: resumed, the finished "
+            self._warn(f"{name}={str(path)!r} already holds {done} rows of this run: resumed, the finished "
                        "(situation, rollout) pairs are skipped and only the missing rollouts run")
         if file.torn:
             self._warn(f"{name}={str(path)!r} ended in a torn line ({file.torn} bytes, a write cut short); it was "
@@ -175,7 +207,7 @@ class Runner:
         notes: list[str] = []
         try:
             if s.policy == "fixed":
-                self.run_batch([(si, ri) for si in range(n) for ri in range(s.k)], n * s.k)
+                self.run_batch(((si, ri) for si in range(n) for ri in range(s.k)), n * s.k)
             else:
                 notes.append(self.run_dynamic())
         except KeyboardInterrupt:
@@ -198,38 +230,52 @@ class Runner:
         """Probe every situation, then fill to k only the ones whose probes disagree."""
         s, n = self.s, len(self.scen)
         first = min(s.probe, s.k)
-        self.run_batch([(si, ri) for si in range(n) for ri in range(first)], n * s.k)
-        fill: list[tuple[int, int]] = []
+        self.run_batch(((si, ri) for si in range(n) for ri in range(first)), n * s.k)
+        disagreed: list[int] = []  # situations whose probes disagree: filled to k
         grader_failures: list[str] = []
         for si in range(n):
             if not all(self.rows.has(si, ri) for ri in range(first)):
                 continue  # cut by the deadline: this situation's probes are not all in
             votes = _probe_votes([self.rows.get(si, ri) for ri in range(first)], s.judge, grader_failures)
             if len(votes) > 1:
-                fill.extend((si, ri) for ri in range(first, s.k))
+                disagreed.append(si)
         if grader_failures:
             self._log(f"grader= failed on the probes of {len(grader_failures)} situation(s), so they were "
                       f"compared on what the agent did instead (first: {grader_failures[0][:160]})")
-        self.run_batch(fill, self.rows.count + sum(1 for si, ri in fill if not self.rows.has(si, ri)))
+
+        def fill() -> Iterator[tuple[int, int]]:
+            return ((si, ri) for si in disagreed for ri in range(first, s.k))
+
+        self.run_batch(fill(), self.rows.count + sum(1 for si, ri in fill() if not self.rows.has(si, ri)))
         saved = n * s.k - self.rows.count
-        return (f"dynamic sampling: {len(fill) // max(1, s.k - first)} of {n} situations disagreed on {first} "
+        filled = len(disagreed) if s.k > first else 0
+        return (f"dynamic sampling: {filled} of {n} situations disagreed on {first} "
                 f"probes and were filled to k={s.k}; {saved} rollouts saved")
 
-    def run_batch(self, keys: list[tuple[int, int]], total: int) -> None:
-        todo = [(si, ri) for si, ri in keys if not self.rows.has(si, ri)]
-        if not todo or self.engine.cut:
+    def run_batch(self, keys: Iterable[tuple[int, int]], total: int) -> None:
+        """Play the jobs of ``keys`` not finished yet. On this engine they stream (the engine pulls each job as a
+        worker frees up, so no list of the run's jobs is held); a cassette's replays and ``executor="ray"`` take
+        them as a list."""
+        todo: Iterable[tuple[int, int]] = ((si, ri) for si, ri in keys if not self.rows.has(si, ri))
+        head = next(iter(todo), None)
+        if head is None or self.engine.cut:
             return
+        todo = itertools.chain((head,), todo)
+
         def on_row(si: int, ri: int, row: dict[str, Any]) -> None:  # on the engine's thread
             self.keep(si, ri, row)
             if self.rows.count % D.PROGRESS_EVERY_ROWS == 0:
                 self.progress_line(self.rows.count, total)
 
         todo = self.replay(todo, on_row)
-        if todo:
-            self.play(todo, on_row)
+        if self.play != self.engine.run:
+            todo = list(todo)
+        if isinstance(todo, list) and not todo:
+            return  # every job replayed from the cassette
+        self.play(todo, on_row)
 
-    def replay(self, todo: list[tuple[int, int]], on_row: Callable[[int, int, dict[str, Any]], None],
-               ) -> list[tuple[int, int]]:
+    def replay(self, todo: Iterable[tuple[int, int]], on_row: Callable[[int, int, dict[str, Any]], None],
+               ) -> Iterable[tuple[int, int]]:
         """Give ``on_row`` the row of every job whose rollout the agent's cassette keeps whole (replay or auto
         mode), rebuilt here on the caller's thread; returns the jobs left to play."""
         agent, engine = self.engine.agent, self.engine
@@ -309,4 +355,4 @@ class Runner:
         warnings.warn(msg, UserWarning, stacklevel=4)
 
 
-__all__ = ["Rows", "Runner"]
+__all__ = ["Rows", "RunPlan", "Runner"]
