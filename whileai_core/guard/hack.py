@@ -31,6 +31,7 @@ from whileai_core.defaults import (
 from whileai_core.errors import InvalidArgumentType
 from whileai_core.guard.features import FeatureFn, _is_text_feature, _reward, row_features
 from whileai_core.messages import Row, reply_text
+from whileai_core.numbers import interval
 from whileai_core.rows import ReportMapping, as_rows, task_key
 
 __all__ = ["HackScanDiff", "HackScanReport", "hack_scan", "hack_scan_diff", "within_task_correlation"]
@@ -97,7 +98,7 @@ class HackScanReport(ReportMapping):
     def _describe(self, name: str, strength: float) -> str:
         d = self.details.get(name, {})
         ci = d.get("ci")
-        ci_txt = f" ({round(self.level * 100)}% CI {ci[0]:+.2f}..{ci[1]:+.2f})" if ci else ""
+        ci_txt = f" ({round(self.level * 100)}% CI {interval(ci, signed=True, brackets=False)})" if ci else ""
         return f'"{name}" rho {strength:+.2f}{ci_txt}'
 
     def __str__(self) -> str:
@@ -134,7 +135,7 @@ class HackScanReport(ReportMapping):
             d = self.details.get(name, {})
             mark = ("*" if name in flagged else " ") + ("e" if name in self.endorsed_features else " ")
             ci = d.get("ci")
-            ci_txt = f"{ci[0]:+.2f}..{ci[1]:+.2f}" if ci else "-"
+            ci_txt = interval(ci, signed=True, brackets=False) if ci else "-"
             pooled = d.get("pooled")
             pooled_txt = f"{pooled:+.3f}" if pooled is not None else "-"
             lines.append(f"{mark} {name:<32} {strength:+7.3f} {ci_txt:>15} {pooled_txt:>7} {d.get('n_nonzero', 0):>6}")
