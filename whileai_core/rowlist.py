@@ -14,7 +14,7 @@ from whileai_core.export.writer import export
 from whileai_core.rows import Row
 
 
-class RowList(list):  # type: ignore[type-arg]
+class RowList(list):
     """A list of row dicts that can export itself and be called to get a plain copy."""
 
     system_prompt: str | None = None

@@ -401,7 +401,7 @@ def _grade_all(items: list[tuple[int, dict[str, Any]]], scorer: _Scorer, concurr
                 graded.append(scorer(item))
                 bar.update()
     except JudgeError as exc:  # the verdicts already paid for are kept on the error, never thrown away
-        exc.partial = RowList(graded)  # type: ignore[attr-defined]
+        exc.partial = RowList(graded)
         exc.args = (f"{exc.args[0]} (the {len(graded)} row(s) graded before it are in err.partial)",)
         raise
     finally:
