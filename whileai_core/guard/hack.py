@@ -32,6 +32,7 @@ from whileai_core.errors import InvalidArgumentType
 from whileai_core.guard.features import FeatureFn, _is_text_feature, _reward, row_features
 from whileai_core.messages import Row, reply_text
 from whileai_core.numbers import interval
+from whileai_core.options import Stats, with_stats
 from whileai_core.rows import ReportMapping, as_rows, task_key
 
 __all__ = ["HackScanDiff", "HackScanReport", "hack_scan", "hack_scan_diff", "within_task_correlation"]
@@ -386,6 +387,7 @@ def hack_scan(
     chunk_cells: int = HACK_PERM_CHUNK_CELLS,
     alias_corr: float = HACK_ALIAS_CORR,
     min_distinct: int = HACK_MIN_DISTINCT,
+    stats: Stats | None = None,
 ) -> HackScanReport:
     """Which row feature predicts reward within a task, above a shuffled-within-task floor (Gao et al. 2022).
 
@@ -412,6 +414,8 @@ def hack_scan(
         floor_quantile: the quantile of the shuffled maximum |rho| used as the floor. (``HACK_FLOOR_QUANTILE``)
         min_rows: fewer usable rows give no verdict (``HACK_MIN_ROWS``). (``HACK_MIN_ROWS``)
         level: the interval level of rho (``CI_LEVEL``). (``CI_LEVEL``)
+        stats: a ``wai.Stats``; the scan reads its ``level`` and ``seed`` (a keyword set beside it to another
+            value is an error naming both).
         chunk_cells: the permutation work done per numpy chunk (memory bound). (``HACK_PERM_CHUNK_CELLS``)
         alias_corr: features this collinear with an endorsed one are excluded too. (``HACK_ALIAS_CORR``)
         min_distinct: below this median of distinct replies per task, size features are only candidates.
@@ -430,6 +434,9 @@ def hack_scan(
         print(wai.hack_scan(scored.rows))   # hack scan: clean: strongest "words" rho ... n=... rows in ... tasks
         ```
     """
+    if stats is not None:  # the scan reads the interval level and the seed of a wai.Stats
+        given = with_stats(stats, {"level": level, "seed": seed}, {"level": CI_LEVEL, "seed": 0}, where="hack_scan")
+        level, seed = given["level"], given["seed"]
     data = as_rows(rows, name="rows")
     threshold = fraction("threshold", threshold, closed=False)
     floor_quantile = fraction("floor_quantile", floor_quantile, closed=False)

@@ -37,6 +37,7 @@ from whileai_core.errors import InvalidArgument
 from whileai_core.measure import stats
 from whileai_core.measure.columns import task_counts
 from whileai_core.measure.measure import DeltaReport, _est, delta_report
+from whileai_core.options import Stats, with_stats
 from whileai_core.rows import ReportMapping, as_rows, task_key, unique_rows
 
 Interval = tuple[float, float]
@@ -173,6 +174,7 @@ def compare(
     run_std_runs: int | None = None,
     task_drops: Any = False,
     proxy: str | None = None,
+    stats: Stats | None = None,
     **sdk: Any,
 ) -> Comparison:
     """Compare two runs of the same tasks: headline pass@1 delta, per-slice deltas, guard metrics, a verdict.
@@ -211,6 +213,8 @@ def compare(
             did not, or its interval sits entirely above pass@1's, ``over_optimized`` is True and ``ok`` False.
             A proxy that is the target, or not measured on these rows, is a note (``proxy_is_target`` /
             ``proxy_not_measured``), not a failure.
+        stats: a ``wai.Stats`` holding ``level``, ``alpha``, ``draws`` and ``seed`` together; a keyword set beside
+            it to another value is an error naming both.
         **sdk: the SDK's ``delta_report`` spellings: ``target="pass_at_1"`` (the headline) or ``"marker:<m>"``
             (the marker joins ``must_not_regress``), ``min_effect=`` (our ``target=`` number), ``n_boot=``
             (``draws=``); its other keywords raise, naming the difference (``COMPARE_SDK_DIFFERENCES``).
@@ -230,6 +234,10 @@ def compare(
             print(gate.reasons)
         ```
     """
+    if stats is not None:
+        given = with_stats(stats, {"level": level, "alpha": alpha, "draws": draws, "seed": seed},
+                           {"level": CI_LEVEL, "alpha": ALPHA, "draws": BOOTSTRAP_DRAWS, "seed": 0}, where="compare")
+        level, alpha, draws, seed = given["level"], given["alpha"], given["draws"], given["seed"]
     named = target if isinstance(target, str) else None  # the SDK's metric name, for the errors
     target, must_not_regress, draws = _sdk_arguments(target, must_not_regress, draws, sdk)
     before, after = as_rows(before, name="before"), as_rows(after, name="after")  # a JSONL path read once
