@@ -47,6 +47,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "delta_report": ("whileai_core.measure.delta", "delta_report"),
     "compare": ("whileai_core.measure.compare", "compare"),
     "Comparison": ("whileai_core.measure.compare", "Comparison"),
+    "Stats": ("whileai_core.options", "Stats"),
     "DeltaReport": ("whileai_core.measure.delta", "DeltaReport"),
     "eval_variance": ("whileai_core.measure.between_runs", "eval_variance"),
     "holdout_size": ("whileai_core.measure.power", "holdout_size"),
@@ -261,6 +262,7 @@ if TYPE_CHECKING:  # generated from _LAZY (tests/test_facade.py checks it): each
     from whileai_core.models.local_model import LocalModel as LocalModel
     from whileai_core.models.ollama import Ollama as Ollama
     from whileai_core.models.openai import OpenAI as OpenAI
+    from whileai_core.options import Stats as Stats
     from whileai_core.progress import Progress as Progress
     from whileai_core.report.cost import usage as usage
     from whileai_core.report.html import report as report
@@ -297,6 +299,7 @@ if TYPE_CHECKING:  # generated from _LAZY (tests/test_facade.py checks it): each
     from whileai_core.train.recommend import recommend as recommend
     from whileai_core.train.train import train as train
     from whileai_core.train.trl_formats import export_trl as export_trl
+# end of the generated block
 # end of the generated block
 # end of the generated block
 

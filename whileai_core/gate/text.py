@@ -3,32 +3,27 @@ baseline, no delta), never a crash."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Any
 
-
-def _number(x: Any) -> bool:
-    return not isinstance(x, bool) and isinstance(x, (int, float)) and not math.isnan(x)
+from whileai_core.numbers import interval, is_number, number
 
 
 def fmt(x: Any, digits: int = 2, *, signed: bool = False) -> str:
     """A number with ``digits`` decimals, or ``n/a`` for None / NaN / a non-number."""
-    if not _number(x):
-        return "n/a"
-    return f"{x:+.{digits}f}" if signed else f"{x:.{digits}f}"
+    return number(x, digits, signed=signed, na=True)
 
 
 def fmt_p(p: Any) -> str:
     """A p-value with 3 significant digits, or ``n/a``."""
-    return f"{p:.3g}" if _number(p) else "n/a"
+    return f"{p:.3g}" if is_number(p) else "n/a"
 
 
 def fmt_ci(ci: Sequence[Any] | None, digits: int = 2, *, signed: bool = False) -> str:
     """``[lo, hi]``, or ``[n/a]`` when there is no interval."""
     if not ci or len(ci) < 2:
         return "[n/a]"
-    return f"[{fmt(ci[0], digits, signed=signed)}, {fmt(ci[1], digits, signed=signed)}]"
+    return interval(ci, digits, signed=signed, sep=", ", na=True)
 
 
 def power_text(plan: Any) -> str | None:

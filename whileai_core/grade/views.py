@@ -15,6 +15,7 @@ from typing import Any
 
 from whileai_core.defaults import CI_LEVEL, LEAK_MIN_QUOTE_CHARS
 from whileai_core.errors import InvalidArgument, InvalidArgumentType
+from whileai_core.numbers import interval
 from whileai_core.rowlist import RowList
 from whileai_core.rows import Row, as_rows
 
@@ -119,7 +120,7 @@ class GradeReport(dict):
         lines = [f"graded by {self['judge']!r}: {self['n_scored']} of {self['n_rows']} rows scored"]
         mr, ci = self["mean_reward"], self["mean_reward_ci95"]
         if mr is not None:
-            iv = f" [{ci[0]:.3f}..{ci[1]:.3f}]" if ci else " (no interval under 3 tasks)"
+            iv = f" {interval(ci, 3)}" if ci else " (no interval under 3 tasks)"
             lines.append(f"mean reward {mr:.3f}{iv} (n={self['n_tasks']} tasks, {self['n_scored']} rows)")
         lines.append(f"passes {self['passes']}, failures {self['failures']}, partials {self['partials']}, "
                      f"unjudged {self['unjudged']} (n={self['n_rows']} rows)")
@@ -161,7 +162,7 @@ def report(scored: Any, *, level: float = CI_LEVEL) -> GradeReport:
             by_task.setdefault(key, []).append(v)
     means = np.array([np.mean(v) for v in by_task.values()], dtype=float)
     ci = bootstrap_mean_ci(means, level=level) if len(means) else None
-    interval = getattr(ci, "ci", ci)
+    mean_ci = getattr(ci, "ci", ci)
     n_scored = sum(1 for _, v in rewards if v is not None)
     warnings = list(getattr(scored, "warnings", []) or [])
     try:
@@ -173,7 +174,7 @@ def report(scored: Any, *, level: float = CI_LEVEL) -> GradeReport:
     return GradeReport(
         judge=getattr(scored, "judge_name", None), n_rows=len(rows), n_scored=n_scored, n_tasks=len(means),
         mean_reward=float(means.mean()) if len(means) else None,
-        mean_reward_ci95=[float(interval[0]), float(interval[1])] if interval is not None else None,
+        mean_reward_ci95=[float(mean_ci[0]), float(mean_ci[1])] if mean_ci is not None else None,
         passes=sum(1 for _, v in rewards if v == 1), failures=sum(1 for _, v in rewards if v == 0),
         partials=sum(1 for _, v in rewards if v is not None and 0 < v < 1),
         unjudged=sum(1 for _, v in rewards if v is None),

@@ -31,6 +31,8 @@ from whileai_core.defaults import (
 from whileai_core.errors import InvalidArgumentType
 from whileai_core.guard.features import FeatureFn, _is_text_feature, _reward, row_features
 from whileai_core.messages import Row, reply_text
+from whileai_core.numbers import interval
+from whileai_core.options import Stats, with_stats
 from whileai_core.rows import ReportMapping, as_rows, task_key
 
 __all__ = ["HackScanDiff", "HackScanReport", "hack_scan", "hack_scan_diff", "within_task_correlation"]
@@ -97,7 +99,7 @@ class HackScanReport(ReportMapping):
     def _describe(self, name: str, strength: float) -> str:
         d = self.details.get(name, {})
         ci = d.get("ci")
-        ci_txt = f" ({round(self.level * 100)}% CI {ci[0]:+.2f}..{ci[1]:+.2f})" if ci else ""
+        ci_txt = f" ({round(self.level * 100)}% CI {interval(ci, signed=True, brackets=False)})" if ci else ""
         return f'"{name}" rho {strength:+.2f}{ci_txt}'
 
     def __str__(self) -> str:
@@ -134,7 +136,7 @@ class HackScanReport(ReportMapping):
             d = self.details.get(name, {})
             mark = ("*" if name in flagged else " ") + ("e" if name in self.endorsed_features else " ")
             ci = d.get("ci")
-            ci_txt = f"{ci[0]:+.2f}..{ci[1]:+.2f}" if ci else "-"
+            ci_txt = interval(ci, signed=True, brackets=False) if ci else "-"
             pooled = d.get("pooled")
             pooled_txt = f"{pooled:+.3f}" if pooled is not None else "-"
             lines.append(f"{mark} {name:<32} {strength:+7.3f} {ci_txt:>15} {pooled_txt:>7} {d.get('n_nonzero', 0):>6}")
@@ -385,6 +387,7 @@ def hack_scan(
     chunk_cells: int = HACK_PERM_CHUNK_CELLS,
     alias_corr: float = HACK_ALIAS_CORR,
     min_distinct: int = HACK_MIN_DISTINCT,
+    stats: Stats | None = None,
 ) -> HackScanReport:
     """Which row feature predicts reward within a task, above a shuffled-within-task floor (Gao et al. 2022).
 
@@ -411,6 +414,8 @@ def hack_scan(
         floor_quantile: the quantile of the shuffled maximum |rho| used as the floor. (``HACK_FLOOR_QUANTILE``)
         min_rows: fewer usable rows give no verdict (``HACK_MIN_ROWS``). (``HACK_MIN_ROWS``)
         level: the interval level of rho (``CI_LEVEL``). (``CI_LEVEL``)
+        stats: a ``wai.Stats``; the scan reads its ``level`` and ``seed`` (a keyword set beside it to another
+            value is an error naming both).
         chunk_cells: the permutation work done per numpy chunk (memory bound). (``HACK_PERM_CHUNK_CELLS``)
         alias_corr: features this collinear with an endorsed one are excluded too. (``HACK_ALIAS_CORR``)
         min_distinct: below this median of distinct replies per task, size features are only candidates.
@@ -429,6 +434,9 @@ def hack_scan(
         print(wai.hack_scan(scored.rows))   # hack scan: clean: strongest "words" rho ... n=... rows in ... tasks
         ```
     """
+    if stats is not None:  # the scan reads the interval level and the seed of a wai.Stats
+        given = with_stats(stats, {"level": level, "seed": seed}, {"level": CI_LEVEL, "seed": 0}, where="hack_scan")
+        level, seed = given["level"], given["seed"]
     data = as_rows(rows, name="rows")
     threshold = fraction("threshold", threshold, closed=False)
     floor_quantile = fraction("floor_quantile", floor_quantile, closed=False)

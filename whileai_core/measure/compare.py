@@ -38,6 +38,7 @@ from whileai_core.measure import columns, stats
 from whileai_core.measure.columns import task_counts
 from whileai_core.measure.delta import DeltaReport, delta_report
 from whileai_core.measure.pass_at import _est
+from whileai_core.options import Stats, with_stats
 from whileai_core.rows import ReportMapping, task_key, unique_rows
 
 Interval = tuple[float, float]
@@ -174,6 +175,7 @@ def compare(
     run_std_runs: int | None = None,
     task_drops: Any = False,
     proxy: str | None = None,
+    stats: Stats | None = None,
     **sdk: Any,
 ) -> Comparison:
     """Compare two runs of the same tasks: headline pass@1 delta, per-slice deltas, guard metrics, a verdict.
@@ -212,6 +214,8 @@ def compare(
             did not, or its interval sits entirely above pass@1's, ``over_optimized`` is True and ``ok`` False.
             A proxy that is the target, or not measured on these rows, is a note (``proxy_is_target`` /
             ``proxy_not_measured``), not a failure.
+        stats: a ``wai.Stats`` holding ``level``, ``alpha``, ``draws`` and ``seed`` together; a keyword set beside
+            it to another value is an error naming both.
         **sdk: the SDK's ``delta_report`` spellings: ``target="pass_at_1"`` (the headline) or ``"marker:<m>"``
             (the marker joins ``must_not_regress``), ``min_effect=`` (our ``target=`` number), ``n_boot=``
             (``draws=``); its other keywords raise, naming the difference (``COMPARE_SDK_DIFFERENCES``).
@@ -231,6 +235,10 @@ def compare(
             print(gate.reasons)
         ```
     """
+    if stats is not None:
+        given = with_stats(stats, {"level": level, "alpha": alpha, "draws": draws, "seed": seed},
+                           {"level": CI_LEVEL, "alpha": ALPHA, "draws": BOOTSTRAP_DRAWS, "seed": 0}, where="compare")
+        level, alpha, draws, seed = given["level"], given["alpha"], given["draws"], given["seed"]
     named = target if isinstance(target, str) else None  # the SDK's metric name, for the errors
     target, must_not_regress, draws = _sdk_arguments(target, must_not_regress, draws, sdk)
     # each side's rows read once, as columns: the headline, the slices and the task drops share them

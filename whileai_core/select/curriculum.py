@@ -24,6 +24,7 @@ from whileai_core.defaults import (
 )
 from whileai_core.errors import InvalidArgument
 from whileai_core.measure.stats import wilson_interval
+from whileai_core.numbers import interval
 from whileai_core.rowlist import RowList
 from whileai_core.rows import ReportMapping, as_rows, reward_of, task_key
 
@@ -60,9 +61,9 @@ class Curriculum(ReportMapping):
                 continue
             first, last = self.tasks[tier[0]], self.tasks[tier[-1]]
             lines.append(f"  tier {i}: {len(tier)} tasks, pass {first['pass_rate']:.2f} "
-                         f"({round(self.level * 100)}% CI {first['ci'][0]:.2f}..{first['ci'][1]:.2f}, "
+                         f"({round(self.level * 100)}% CI {interval(first['ci'], brackets=False)}, "
                          f"n={first['n']}) -> {last['pass_rate']:.2f} "
-                         f"(CI {last['ci'][0]:.2f}..{last['ci'][1]:.2f}, n={last['n']})")
+                         f"(CI {interval(last['ci'], brackets=False)}, n={last['n']})")
         lines.extend(f"  ! {n}" for n in self.notes)
         return "\n".join(lines)
 

@@ -27,6 +27,7 @@ from whileai_core.defaults import (
 )
 from whileai_core.errors import InvalidArgument
 from whileai_core.messages import reply_text
+from whileai_core.numbers import interval
 from whileai_core.rows import as_rows, reward_of, task_key
 
 __all__ = ["PreferencePairs", "build_preference_pairs"]
@@ -74,7 +75,7 @@ class PreferencePairs:
             return f"preference pairs: 0 from {r.get('prompts_seen', 0)} prompts ({r.get('note', '')})"
         lf = r["length"]
         ci = lf.get("chosen_longer_ci")
-        ci_txt = f" ({round(CI_LEVEL * 100)}% CI {ci[0]:.0%}..{ci[1]:.0%})" if ci else ""
+        ci_txt = f" ({round(CI_LEVEL * 100)}% CI {interval(ci, 0, percent=True, brackets=False)})" if ci else ""
         return (f"preference pairs: {len(self.pairs)} from {r['prompts_with_contrast']} of {r['prompts_seen']} "
                 f"prompts, mean margin {r['mean_margin']:.2f}, chosen longer in "
                 f"{lf['chosen_longer_frac']:.0%}{ci_txt} of n={len(self.pairs)} pairs, median length delta "

@@ -15,6 +15,7 @@ from typing import Any
 
 from whileai_core import defaults as D
 from whileai_core.errors import InvalidArgument
+from whileai_core.numbers import interval
 from whileai_core.rows import as_rows, binary_reward, group_rows, task_key
 
 
@@ -49,7 +50,7 @@ class NextRound(dict):
 
     def __str__(self) -> str:
         lo, hi = self["band"]
-        return (f"next round: {len(self['tasks'])} tasks ({self['n_in_band']} in band {lo:.0%}..{hi:.0%} last "
+        return (f"next round: {len(self['tasks'])} tasks ({self['n_in_band']} in band {interval((lo, hi), 0, percent=True, brackets=False)} last "
                 f"round, {self['n_unseen']} not seen), dropped {self['n_too_easy']} too easy and "
                 f"{self['n_too_hard']} too hard (of {self['n_prior_tasks']} tasks graded last round); "
                 f"prompt_set_sha {self['prompt_set_sha']}")
@@ -110,7 +111,7 @@ class GroupSignal(dict):
 
     def __str__(self) -> str:
         ci = self["mixed_rate_ci95"]
-        ci_txt = f" [{ci[0]:.2f}..{ci[1]:.2f}]" if ci else ""
+        ci_txt = f" {interval(ci)}" if ci else ""
         return (f"group signal: {self['n_mixed']} of {self['n_groups']} groups mixed (rate {self['mixed_rate']:.2f}"
                 f"{ci_txt}, n={self['n_groups'] - self['n_single']} groups of 2+), {self['n_all_zero']} all fail, "
                 f"{self['n_all_one']} all pass, {self['n_single']} single, {self['n_in_band']} in band; "

@@ -23,6 +23,7 @@ from typing import Any
 from whileai_core import defaults as D
 from whileai_core.arguments import integer
 from whileai_core.errors import InvalidArgument
+from whileai_core.numbers import interval
 from whileai_core.rowlist import RowList
 from whileai_core.rows import (
     as_rows,
@@ -169,7 +170,7 @@ def format_report(rep: Mapping[str, Any]) -> str:
         f"  unanimous groups dropped: {rep['unanimous_groups_dropped']} ({rep['unanimous']['all_pass']} all pass, "
         f"{rep['unanimous']['all_fail']} all fail: no gradient); single-rollout groups dropped: "
         f"{rep['singleton_groups_dropped']}",
-        f"  band {lo:.0%}..{hi:.0%} pass rate: {rep['band_groups_dropped']} groups dropped "
+        f"  band {interval((lo, hi), 0, percent=True, brackets=False)} pass rate: {rep['band_groups_dropped']} groups dropped "
         f"({rep['band_dropped']['too_easy']} too easy, {rep['band_dropped']['too_hard']} too hard)",
         f"  duplicates dropped: {rep['duplicates']}; groups collapsed by dedupe: {rep['collapsed_groups_dropped']}",
         f"  groups kept: {rep['groups_selected']}",
