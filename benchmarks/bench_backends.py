@@ -37,7 +37,7 @@ def compare_transports(args: argparse.Namespace) -> None:
 
     import httpx
 
-    from whileai_core.models.backends import Endpoint
+    from whileai_core.models.endpoint import Endpoint
 
     n_calls = args.tasks * args.k * 2
     proc, port = start_server(args.latency)
@@ -104,8 +104,8 @@ def main() -> None:
         compare_transports(args)
         return
 
-    from whileai_core.models.backends import Endpoint
     from whileai_core.models.cache import Cassette
+    from whileai_core.models.endpoint import Endpoint
     from whileai_core.simulate.run import simulate
     from whileai_core.tools import tool
 

@@ -41,7 +41,7 @@ def run_child(raw: str) -> None:
 
     from whileai_core.grade.judge import Judge
     from whileai_core.grade.run import run_judge
-    from whileai_core.models.backends import Endpoint
+    from whileai_core.models.endpoint import Endpoint
 
     judge = Judge("Pass when the reply names the order status.",
                   model=Endpoint("judge", url=f"http://127.0.0.1:{spec['port']}/v1", timeout=30.0))

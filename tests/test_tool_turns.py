@@ -14,7 +14,7 @@ import pytest
 
 import whileai as wai
 from whileai_core.messages import chat_messages, loss_mask, tool_calls, tool_turns
-from whileai_core.models.backends import to_anthropic
+from whileai_core.models.anthropic import to_anthropic
 from whileai_core.tools import as_tool, as_tools, model_name
 from whileai_core.train.trl_formats import completion_row, to_dpo, to_sft
 

@@ -98,7 +98,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "trace_markers": ("whileai_core.guard.trace", "trace_markers"),
     "HackMonitor": ("whileai_core.guard.monitor", "HackMonitor"),
     # export and train
-    "export": ("whileai_core.train.export", "export"),
+    "export": ("whileai_core.export.writer", "export"),
     "RowList": ("whileai_core.rowlist", "RowList"),
     "rows": ("whileai_core.grade.lists", "make_rows"),
     "train": ("whileai_core.train.train", "train"),
@@ -115,10 +115,10 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     # feed traces back (a namespace: wai.traces.load, .situations, .redact_strings)
     "traces": ("whileai_core.traces", None),
     # models and configuration
-    "OpenAI": ("whileai_core.models.backends", "OpenAI"),
-    "Anthropic": ("whileai_core.models.backends", "Anthropic"),
-    "Endpoint": ("whileai_core.models.backends", "Endpoint"),
-    "Ollama": ("whileai_core.models.backends", "Ollama"),
+    "OpenAI": ("whileai_core.models.openai", "OpenAI"),
+    "Anthropic": ("whileai_core.models.anthropic", "Anthropic"),
+    "Endpoint": ("whileai_core.models.endpoint", "Endpoint"),
+    "Ollama": ("whileai_core.models.ollama", "Ollama"),
     "Judge": ("whileai_core.grade.judge", "Judge"),
     "configure": ("whileai_core.models.config", "configure"),
     "context": ("whileai_core.models.config", "context"),
@@ -199,6 +199,7 @@ if TYPE_CHECKING:  # generated from _LAZY (tests/test_facade.py checks it): each
         VerifierError as VerifierError,
         WaiError as WaiError,
     )
+    from whileai_core.export.writer import export as export
     from whileai_core.grade import verify as verify
     from whileai_core.grade.judge import Judge as Judge
     from whileai_core.grade.judge_trust import (
@@ -260,14 +261,12 @@ if TYPE_CHECKING:  # generated from _LAZY (tests/test_facade.py checks it): each
         newcombe_interval as newcombe_interval,
         wilson_interval as wilson_interval,
     )
-    from whileai_core.models.backends import (
-        Anthropic as Anthropic,
-        Endpoint as Endpoint,
-        Ollama as Ollama,
-        OpenAI as OpenAI,
-    )
+    from whileai_core.models.anthropic import Anthropic as Anthropic
     from whileai_core.models.config import configure as configure, context as context, settings as settings
+    from whileai_core.models.endpoint import Endpoint as Endpoint
     from whileai_core.models.local_model import LocalModel as LocalModel
+    from whileai_core.models.ollama import Ollama as Ollama
+    from whileai_core.models.openai import OpenAI as OpenAI
     from whileai_core.progress import Progress as Progress
     from whileai_core.report.cost import usage as usage
     from whileai_core.report.html import report as report
@@ -298,13 +297,13 @@ if TYPE_CHECKING:  # generated from _LAZY (tests/test_facade.py checks it): each
         export_environment as export_environment,
         load_environment as load_environment,
     )
-    from whileai_core.train.export import export as export
     from whileai_core.train.holdout import holdout as holdout
     from whileai_core.train.preferences import export_preference as export_preference
     from whileai_core.train.prove import prove as prove
     from whileai_core.train.recommend import recommend as recommend
     from whileai_core.train.train import train as train
     from whileai_core.train.trl_formats import export_trl as export_trl
+# end of the generated block
 # end of the generated block
 
 

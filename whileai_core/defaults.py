@@ -61,7 +61,7 @@ TRAINING_SCHEMA_VERSION = "1"
 EXPORT_MAX_ABS_REWARD = 1e150  # export refuses a reward larger in size: its square (the group sd) stays finite in floats for any group size; convention (issue 28 fuzz: 1e308 overflowed)
 
 # --------------------------------------------------------------------------------------------------
-# Model backends, config, judge, writer, record/replay (backends.py, model_agent.py, judge.py, writer.py, cache.py)
+# Model backends, config, judge, writer, record/replay (models/transport.py and the provider modules, model_agent.py, judge.py, writer.py, cache.py)
 # --------------------------------------------------------------------------------------------------
 OPENAI_BASE_URL = "https://api.openai.com/v1"  # OpenAI API reference (chat completions); OPENAI_BASE_URL env overrides
 ANTHROPIC_BASE_URL = "https://api.anthropic.com/v1"  # Anthropic Messages API reference
@@ -300,7 +300,7 @@ ANTHROPIC_MIN_MAX_TOKENS = 256  # floor when max_tokens is halved after a 400 ab
 ANTHROPIC_ADAPT_TRIES = 3  # re-sends with an adapted body after a 400 about temperature or length; convention, untested
 
 # --------------------------------------------------------------------------------------------------
-# Model backends: dead-host circuit breaker (backends.py)
+# Model backends: dead-host circuit breaker (models/transport.py)
 # --------------------------------------------------------------------------------------------------
 DEAD_HOST_STRIKES = 3  # calls in a row that could not reach the host (or got 404/410) before later calls fail fast; whileai SDK #816 (>= 3)
 DEAD_HOST_PROBE_S = 5.0  # while the breaker is open, one call per this many seconds still tries the host; convention, untested

@@ -1,7 +1,7 @@
 """``RowList``: the list of rows every step returns, which can export itself.
 
-It sits one floor above ``rows`` so that ``rows`` never reaches up to ``train.export``; ``export`` is imported
-when it is called.
+It sits one floor above ``rows`` and reaches only down: the writer it calls (``whileai_core.export``) reads only the
+ground floor, so every step that returns rows (``train.holdout`` among them) stays above both.
 """
 
 from __future__ import annotations
@@ -10,10 +10,11 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
+from whileai_core.export.writer import export
 from whileai_core.rows import Row
 
 
-class RowList(list):  # type: ignore[type-arg]
+class RowList(list):
     """A list of row dicts that can export itself and be called to get a plain copy."""
 
     system_prompt: str | None = None
@@ -23,9 +24,7 @@ class RowList(list):  # type: ignore[type-arg]
         return [dict(r) for r in self]
 
     def export(self, path: str | os.PathLike[str] | None = None, **kwargs: Any) -> Any:
-        """Write trainer-ready JSONL (see ``whileai_core.train.export.export``)."""
-        from whileai_core.train.export import export  # late: train sits above every step that returns rows
-
+        """Write trainer-ready JSONL (see ``whileai_core.export.writer.export``)."""
         kwargs.setdefault("system_prompt", self.system_prompt)
         kwargs.setdefault("tools", self.tools)
         return export(self, path, **kwargs)

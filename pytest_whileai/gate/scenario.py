@@ -15,13 +15,12 @@ from typing import Any
 from pytest_whileai.gate.lines import summary_line, trouble_lines
 from pytest_whileai.markers import Thresholds
 from whileai_core import defaults as D
-from whileai_core.gate.compare import binarize
+from whileai_core.gate.compare import binarize, scenario_delta
 from whileai_core.gate.document import scenario_incompatibility
 from whileai_core.gate.ledger import entry_ledger, gate_rewards
 from whileai_core.gate.text import fmt, fmt_ci
 from whileai_core.measure import stats
-from whileai_core.measure.stats import fisher_drop_pvalues as drop_p_values
-from whileai_core.measure.stats import newcombe_interval, wilson_interval
+from whileai_core.measure.stats import wilson_interval
 
 
 def metric_interval(metric: str, passes: int, n: int, k: int, level: float) -> tuple[float | None, list[float] | None]:
@@ -132,10 +131,9 @@ def judge_scenario(*, key: str, nodeid: str, rewards: Sequence[float | None], k:
     entry["baseline"] = {"passes": b_pass, "n_scored": b_n, "pass_rate": b_pass / b_n if b_n else None,
                          "ci": None if b_ci is None else list(b_ci)}
     if b_n and n_scored:
-        delta = passes / n_scored - b_pass / b_n
-        entry["delta_ci"] = list(newcombe_interval(passes, n_scored, b_pass, b_n, level=level))  # type: ignore[arg-type]
-        p = float(drop_p_values(b_pass, b_n, passes, n_scored))
-        entry["delta"], entry["p_value"] = delta, p
+        compared = scenario_delta(passes, n_scored, b_pass, b_n, level=level)
+        delta, p = compared["delta"], compared["p_value"]
+        entry["delta_ci"], entry["delta"], entry["p_value"] = compared["delta_ci"], delta, p
         threshold = settings.alpha / 2 / max(1, family)
         entry["p_threshold"] = threshold
         if p <= threshold and -delta >= max_drop:

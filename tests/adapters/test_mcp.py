@@ -20,7 +20,7 @@ import whileai as wai
 from tests.adapters.harness import check_framework
 from whileai_core.defaults import MCP_CALL_TIMEOUT_S
 from whileai_core.errors import BackendError, InvalidArgument
-from whileai_core.models.backends import Endpoint
+from whileai_core.models.endpoint import Endpoint
 
 SERVER = str(Path(__file__).with_name("mcp_shop_server.py"))
 

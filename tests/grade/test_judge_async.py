@@ -15,7 +15,7 @@ import pytest
 from whileai_core.grade.judge import Judge
 from whileai_core.grade.run import JudgeError, run_judge
 from whileai_core.models import config
-from whileai_core.models.backends import Endpoint
+from whileai_core.models.endpoint import Endpoint
 
 FAST = {"backoff_s": 0.001, "backoff_cap_s": 0.002, "timeout": 5.0}
 RUBRIC = "Pass when the reply names the order status."
@@ -203,7 +203,7 @@ class BlockingBackend:
         self.threads = set()
 
     def complete(self, messages, **kwargs):
-        from whileai_core.models.backends import Completion
+        from whileai_core.models.protocol import Completion
 
         self.threads.add(threading.current_thread().name)
         reply = json.loads(messages[-1]["content"])["final_reply"]

@@ -10,7 +10,8 @@ from fakeserver import FakeServer, default_reply
 from whileai_core.grade.judge import CONDUCT_FLOOR, Judge, JudgeReplyError, evidence, parse_verdict
 from whileai_core.grade.run import JudgeError, run_judge
 from whileai_core.models import config
-from whileai_core.models.backends import Anthropic, Endpoint
+from whileai_core.models.anthropic import Anthropic
+from whileai_core.models.endpoint import Endpoint
 from whileai_core.simulate.run import simulate
 from whileai_core.simulate.writer import write_situations
 from whileai_core.tools import tool

@@ -11,26 +11,21 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from fakeserver import FakeServer
 
+from whileai_core.errors import BackendError
 from whileai_core.models import config
-from whileai_core.models.backends import (
-    Anthropic,
-    BackendError,
-    Endpoint,
-    Ollama,
-    OpenAI,
-    _retry_after,
-    backoff_ceiling,
-    resolve_model,
-    spec_problem,
-    to_anthropic,
-    tool_schemas,
-)
+from whileai_core.models.anthropic import Anthropic, to_anthropic
+from whileai_core.models.endpoint import Endpoint
+from whileai_core.models.ollama import Ollama
+from whileai_core.models.openai import OpenAI
+from whileai_core.models.protocol import tool_schemas
+from whileai_core.models.specs import resolve_model, spec_problem
+from whileai_core.models.transport import _retry_after, backoff_ceiling
 
 SECRET = "sk-test-DO-NOT-LEAK-0123456789"
 LOOKUP = {"type": "function", "function": {
     "name": "lookup_order", "description": "Look up an order.",
     "parameters": {"type": "object", "properties": {"order_id": {"type": "string"}}, "required": ["order_id"]}}}
-FAST = dict(backoff_s=0.001, backoff_cap_s=0.002, timeout=2.0)
+FAST = {"backoff_s": 0.001, "backoff_cap_s": 0.002, "timeout": 2.0}
 
 
 pytestmark = pytest.mark.usefixtures("clean_config")  # tests/conftest.py: no configured model leaks in
@@ -56,6 +51,31 @@ def test_openai_round_trip_sends_key_tools_and_params(srv, monkeypatch):
     # the assistant message carries wire-form (string) arguments
     msg = c.message()
     assert json.loads(msg["tool_calls"][0]["function"]["arguments"]) == {"order_id": "A1001"}
+
+
+def test_a_run_sends_the_key_of_its_own_frozen_environment(srv):
+    """Inside a run (``http.environment`` frozen) a backend works out its URL and headers once and reuses them;
+    the next run, with another environment, reads the key afresh."""
+    import asyncio
+    import contextvars
+
+    from whileai_core.models import http
+
+    b = OpenAI("gpt-test", url=srv.openai_url, **FAST)
+
+    def run(key):
+        async def calls():
+            for _ in range(3):
+                await b.acomplete(user("hello"))
+            await http.close_sessions()
+
+        ctx = contextvars.copy_context()
+        ctx.run(http.environment.set, {"OPENAI_API_KEY": key})
+        ctx.run(asyncio.run, calls())
+        return [r["headers"]["authorization"] for r in list(srv.requests)[-3:]]
+
+    assert run("sk-first-run-0123456789") == ["Bearer sk-first-run-0123456789"] * 3
+    assert run("sk-second-run-0123456789") == ["Bearer sk-second-run-0123456789"] * 3
 
 
 def test_openai_base_url_env_and_text_reply(srv, monkeypatch):
@@ -383,7 +403,8 @@ def test_importing_the_model_side_loads_no_httpx():
     import sys
 
     code = ("import sys, whileai as wai\n"
-            "import whileai_core.models.backends, whileai_core.models.config, whileai_core.models.cache, whileai_core.grade.judge\n"
+            "import whileai_core.models.specs, whileai_core.models.anthropic, whileai_core.models.endpoint, "
+            "whileai_core.models.config, whileai_core.models.cache, whileai_core.grade.judge\n"
             "import whileai_core.simulate.model_agent, whileai_core.simulate.writer\n"
             "wai.configure(agent='openai:gpt-4.1-mini'); wai.OpenAI('x'); repr(wai.settings)\n"
             "print(sorted(m for m in ('httpx', 'httpcore', 'numpy', 'scipy') if m in sys.modules))")

@@ -8,8 +8,9 @@ import pytest
 from fakeserver import FakeServer, default_reply
 
 from whileai_core.models import config
-from whileai_core.models.backends import Endpoint, OpenAI
 from whileai_core.models.cache import Cassette, CassetteMiss, request_key
+from whileai_core.models.endpoint import Endpoint
+from whileai_core.models.openai import OpenAI
 from whileai_core.simulate.model_agent import as_agent
 from whileai_core.simulate.run import simulate
 from whileai_core.tools import tool

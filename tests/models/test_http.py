@@ -13,8 +13,9 @@ import pytest
 import shop
 
 import whileai as wai
-from whileai_core.models.backends import BackendError, Endpoint
+from whileai_core.errors import BackendError
 from whileai_core.models.cache import Cassette
+from whileai_core.models.endpoint import Endpoint
 from whileai_core.models.http import redact
 
 FAST = dict(backoff_s=0.001, backoff_cap_s=0.002)
@@ -108,7 +109,8 @@ def test_no_credential_survives_in_error_log_row_or_cassette(srv, tmp_path, capl
 
 def test_http_calls_build_no_ssl_context_and_load_nothing_at_import():
     code = ("import sys, ssl, whileai as wai\n"
-            "import whileai_core.models.backends, whileai_core.simulate.run, whileai_core.simulate.engine\n"
+            "import whileai_core.models.specs, whileai_core.models.anthropic, whileai_core.models.endpoint, "
+            "whileai_core.simulate.run, whileai_core.simulate.engine\n"
             "print(sorted(m for m in ('aiohttp', 'httpx') if m in sys.modules))\n"
             "import aiohttp  # aiohttp builds its one verified context here, once per process\n"
             "built = []\n"

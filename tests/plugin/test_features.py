@@ -55,7 +55,7 @@ def agent(message):
     if message.rollout_index == 2:
         raise ValueError("tool blew up")
     if message.rollout_index == 4:
-        from whileai_core.models.backends import BackendError
+        from whileai_core.errors import BackendError
         raise BackendError("HTTP 503 after 4 tries")
     return {"steps": [], "final_text": "done"}
 

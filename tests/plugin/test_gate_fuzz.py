@@ -90,7 +90,7 @@ def _stop(index):
 
 def _infra(kind, key):
     # one trial's infrastructure fault, delivered over HTTP by whileai's own OpenAI backend (a BackendError)
-    from whileai_core.models.backends import OpenAI
+    from whileai_core.models.openai import OpenAI
 
     url = os.environ["SILENT_URL"] if kind == "timeout" else os.environ["FAKE_URL"]
     model = OpenAI("gpt-fuzz", url=url, api_key="{canary}", timeout=0.05, max_attempts=2, backoff_s=0.001,

@@ -115,7 +115,7 @@ def test_unscored_policy_fail_counts_them_as_failures_in_the_paired_delta(pytest
 HTTP = '''
 import os
 import pytest
-from whileai_core.models.backends import OpenAI
+from whileai_core.models.openai import OpenAI
 
 ASKS = [f"ask number {i}" for i in range(8)]
 

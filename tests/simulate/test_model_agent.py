@@ -7,8 +7,10 @@ import json
 import pytest
 from fakeserver import FakeServer
 
+from whileai_core.errors import BackendError
 from whileai_core.models import config
-from whileai_core.models.backends import Anthropic, BackendError, Endpoint
+from whileai_core.models.anthropic import Anthropic
+from whileai_core.models.endpoint import Endpoint
 from whileai_core.simulate.model_agent import ModelAgent, as_agent
 from whileai_core.simulate.situations import Scenario
 from whileai_core.simulate.world import MALFORMED_PAYLOAD, World
@@ -224,7 +226,7 @@ def test_simulate_keeps_backend_errors_as_rows(srv):
 def test_keys_never_reach_rows_logs_or_errors(monkeypatch, caplog, capsys):
     import logging
 
-    from whileai_core.models.backends import OpenAI
+    from whileai_core.models.openai import OpenAI
     from whileai_core.simulate.run import simulate
 
     secret = "sk-rows-SECRET-55555555"

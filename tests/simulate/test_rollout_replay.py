@@ -11,8 +11,8 @@ import shop
 from fakeserver import FakeServer, default_reply
 
 from whileai_core.errors import CassetteMiss
-from whileai_core.models.backends import Endpoint
 from whileai_core.models.cache import Cassette
+from whileai_core.models.endpoint import Endpoint
 from whileai_core.simulate.model_agent import as_agent, situation_key
 from whileai_core.simulate.rollout import replayed, rollout
 from whileai_core.simulate.run import simulate

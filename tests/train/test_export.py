@@ -5,8 +5,8 @@ import pytest
 import shop
 
 import whileai as wai
+from whileai_core.export.writer import export, mask_for, training_rows
 from whileai_core.rows import read_jsonl, reward_field_hint, write_jsonl
-from whileai_core.train.export import export, mask_for, training_rows
 
 
 @wai.tool

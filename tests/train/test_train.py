@@ -172,7 +172,7 @@ def test_sft_jsonl_round_trips_through_load_dataset_without_null_filled_argument
 
 
 def test_rows_from_the_lead_export_feed_the_trl_shapes(tmp_path):
-    from whileai_core.train.export import export
+    from whileai_core.export.writer import export
 
     rows = [th.tool_row(i) for i in range(3)]
     report = export(rows, tmp_path / "sft.jsonl", mode="sft")
@@ -628,8 +628,8 @@ def test_grpo_reward_takes_a_whileai_verifier():
 
 def test_sft_of_a_row_without_messages_keeps_its_tool_steps_like_export():
     """One row -> messages implementation: TRL formats and export build the same turns from steps."""
+    from whileai_core.export.writer import training_rows
     from whileai_core.messages import row_messages
-    from whileai_core.train.export import training_rows
 
     row = {"task_id": "t", "prompt": "find order 7", "final_text": "It shipped.", "reward": 1.0,
            "steps": [{"tool": "lookup", "arguments": {"id": 7}, "result": {"status": "shipped"}}]}

@@ -87,7 +87,7 @@ def agent(obj: Any, **options: Any) -> AgentAdapter:
     for module, cls in _BUILTIN:
         mod = importlib.import_module(module)
         if mod.detect(obj):
-            return getattr(mod, cls)(obj, **options)  # type: ignore[no-any-return]
+            return getattr(mod, cls)(obj, **options)
     raise InvalidArgumentType(f"no adapter knows {type(obj).__module__}.{type(obj).__name__}; whileai adapts OpenAI "
                               "Agents SDK, LangGraph, pydantic-ai and smolagents agents; write one with "
                               "wai.AgentAdapter and wai.register_adapter (docs/agents.md)")

@@ -208,7 +208,7 @@ def _settle(task: asyncio.Task[Any], done: concurrent.futures.Future[Any]) -> No
         if task.cancelled():
             done.cancel()
         elif task.exception() is not None:
-            done.set_exception(task.exception())  # type: ignore[arg-type]
+            done.set_exception(task.exception())
         else:
             done.set_result(task.result())
     except concurrent.futures.InvalidStateError:

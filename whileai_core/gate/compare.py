@@ -26,6 +26,7 @@ from whileai_core.gate import document
 from whileai_core.gate.document import scenario_incompatibility
 from whileai_core.gate.text import fmt, fmt_ci, p_eq
 from whileai_core.measure.compare import compare  # the gate's verdict is compare's
+from whileai_core.measure.stats import fisher_drop_pvalues, newcombe_interval
 
 
 def binarize(rewards: Sequence[float | None], pass_reward: float = D.GATE_PASS_REWARD) -> list[int]:
@@ -220,6 +221,15 @@ def holm_reach(counts: Sequence[tuple[int, int]], *, alpha: float) -> dict[str, 
             "(the suite delta still gates this run)")
     return {"possible": best <= threshold, "min_p": best, "threshold": threshold, "m": m, "k_needed": k_needed,
             "text": text}
+
+
+def scenario_delta(passes: int, n_scored: int, b_pass: int, b_n: int, *, level: float) -> dict[str, Any]:
+    """One scenario's pass@1 against its baseline, as the run document stores it (``delta``, ``delta_ci`` and
+    ``p_value`` of a ``ScenarioEntry``): the difference of pass rates, Newcombe's interval of it and the one-sided
+    exact p of a drop. The plugin stores these; a report computes them here only for documents without them."""
+    return {"delta": passes / n_scored - b_pass / b_n,
+            "delta_ci": list(newcombe_interval(passes, n_scored, b_pass, b_n, level=level)),  # type: ignore[arg-type]
+            "p_value": float(fisher_drop_pvalues(b_pass, b_n, passes, n_scored))}
 
 
 def scenario_counts(results: Mapping[str, Mapping[str, Any]], baseline_index: Mapping[str, Mapping[str, Any]],

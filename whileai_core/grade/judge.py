@@ -179,7 +179,7 @@ class Judge:
                  name: str | None = None, temperature: float = JUDGE_TEMPERATURE,
                  max_tokens: int = JUDGE_MAX_TOKENS, max_chars: int = JUDGE_PAYLOAD_CHARS,
                  json_mode: bool = False, cache: Any = None) -> None:
-        from whileai_core.models.backends import resolve_model
+        from whileai_core.models.specs import resolve_model
 
         if rubric is not None and (not isinstance(rubric, str) or not rubric.strip()):
             raise InvalidArgument("rubric= must be a non-empty str (what a good conversation does), or None for the "
@@ -217,7 +217,7 @@ class Judge:
         if self._model is not None:
             return self._model
         from whileai_core.models import config
-        from whileai_core.models.backends import resolve_model
+        from whileai_core.models.specs import resolve_model
 
         configured = self._built_with if self._built_with is not None else config.get("judge")
         if configured is None or (callable(configured) and not callable(getattr(configured, "complete", None))):

@@ -24,8 +24,8 @@ from whileai_core.models.aio import as_finished, async_call
 from whileai_core.progress import Progress
 from whileai_core.redact import error_text
 from whileai_core.rowlist import RowList
+from whileai_core.rows import JudgeStatus, RowFields, as_rows, json_safe, scrub, write_jsonl
 from whileai_core.rows import as_number as _number
-from whileai_core.rows import as_rows, json_safe, scrub, write_jsonl
 from whileai_core.scale.executor import Executor
 from whileai_core.scale.executor import resolve as resolve_executor
 
@@ -270,7 +270,7 @@ def _check_scale(scale: Any) -> tuple[float, float] | None:
     return lo, hi
 
 
-def _contract_meta(verdict: Any, scale: tuple[float, float] | None) -> tuple[str, dict[str, Any]]:
+def _contract_meta(verdict: Any, scale: tuple[float, float] | None) -> tuple[JudgeStatus, dict[str, Any]]:
     """(judge_status, judge_meta) for a verdict that broke the contract, in the SDK's vocabulary."""
     if isinstance(verdict, Mapping):
         keys = ("reward", "score", "rating") if scale else ("reward", "score")
@@ -322,7 +322,9 @@ class _Scorer:
         original = item[1]
         row = copy.deepcopy(dict(original))
         if original.get("status") == "infra_error":  # the agent never answered: nothing to judge, not a failure
-            row.update(reward=None, reason=None, judge_name=self.name, judge_status="skipped_infra_error")
+            skipped: RowFields = {"reward": None, "reason": None, "judge_name": self.name,
+                                  "judge_status": "skipped_infra_error"}
+            row.update(skipped)
             return row, None
         return row, copy.deepcopy(dict(original))
 
@@ -332,6 +334,7 @@ class _Scorer:
         recorded on it (``on_error="keep"``) or raised as a ``JudgeError`` (``"raise"``)."""
         i, original = item
         meta: dict[str, Any] = {}
+        status: JudgeStatus
         if error is not None:
             problem, status = f"the judge raised {error_text(error)}", "error"
             meta = {"error": error_text(error)[:400]}
@@ -348,15 +351,17 @@ class _Scorer:
             contract = "" if CONTRACT in problem else f" {CONTRACT};"
             raise JudgeError(f"judge {self.name!r} failed on {_describe(original, i)}: {problem}.{contract} "
                              "pass on_error='keep' to record the failure on the row and go on")
-        row.update(reward=None, reason=None, judge_name=self.name, judge_status=status, judge_error=problem,
-                   judge_meta=meta)
+        failed: RowFields = {"reward": None, "reason": None, "judge_name": self.name, "judge_status": status,
+                             "judge_error": problem, "judge_meta": meta}
+        row.update(failed)
         row.setdefault("lineage", {}).update(judge=self.name, scoring_run_id=self.scoring_run_id)
         return row
 
     def _scored(self, row: dict[str, Any], reward: Any, reason: Any, markers: dict[str, Any],
                 meta: dict[str, Any]) -> dict[str, Any]:
-        status = "ok" if reward is not None else "abstained"
-        row.update(reward=reward, reason=reason, judge_name=self.name, judge_status=status)
+        status: JudgeStatus = "ok" if reward is not None else "abstained"
+        scored: RowFields = {"reward": reward, "reason": reason, "judge_name": self.name, "judge_status": status}
+        row.update(scored)
         row["markers"] = {**(row.get("markers") or {}), **markers}
         if "failure_class" in meta:  # lifted onto the row, as the SDK does, so selectors and exports read it
             row["failure_class"] = meta.pop("failure_class")
@@ -396,7 +401,7 @@ def _grade_all(items: list[tuple[int, dict[str, Any]]], scorer: _Scorer, concurr
                 graded.append(scorer(item))
                 bar.update()
     except JudgeError as exc:  # the verdicts already paid for are kept on the error, never thrown away
-        exc.partial = RowList(graded)  # type: ignore[attr-defined]
+        exc.partial = RowList(graded)
         exc.args = (f"{exc.args[0]} (the {len(graded)} row(s) graded before it are in err.partial)",)
         raise
     finally:

@@ -63,7 +63,7 @@ def select_by_reward_range(source: Any, lo: float, hi: float, *, inclusive: bool
     return RowList(r for r in _rows(source) if inside(_reward(r)))
 
 
-class LeakReport(dict):  # type: ignore[type-arg]
+class LeakReport(dict):
     """Rows whose visible reply quotes their own privileged block; prints itself."""
 
     def __str__(self) -> str:
@@ -112,7 +112,7 @@ def leak_report(source: Any, *, min_chars: int = LEAK_MIN_QUOTE_CHARS) -> LeakRe
                       min_chars=min_chars, leaked=leaked)
 
 
-class GradeReport(dict):  # type: ignore[type-arg]
+class GradeReport(dict):
     """What a grading run holds, in one printable block; every number beside its n and interval."""
 
     def __str__(self) -> str:

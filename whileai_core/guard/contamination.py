@@ -230,7 +230,7 @@ class DecontaminationReport(ReportMapping):
     def contamination_rate(self) -> float:
         return self.n_contaminated / self.n if self.n else 0.0
 
-    def __iter__(self):  # type: ignore[no-untyped-def]
+    def __iter__(self):
         yield self.clean
         yield self
 
@@ -304,7 +304,7 @@ def _embed_function(embedder: Any) -> Callable[[list[str]], Any] | None:
     if fn is None or not callable(fn):
         raise InvalidArgumentType(f"embedder= must be callable, embedder(texts) -> vectors, or have .embed(texts); "
                                   f"got {type(embedder).__name__}")
-    return fn  # type: ignore[no-any-return]
+    return fn
 
 
 def _unit_vectors(embed: Callable[[list[str]], Any], texts: list[str], what: str) -> np.ndarray:

@@ -505,7 +505,7 @@ def hack_scan(
 # --------------------------------------------------------------------------------------------------
 
 
-class HackScanDiff(dict):  # type: ignore[type-arg]
+class HackScanDiff(dict):
     """Two hack scans side by side; prints the verdicts, what moved, and what the policy learned."""
 
     def __str__(self) -> str:

@@ -327,7 +327,7 @@ class HackMonitor:
 
         monitor = self
 
-        class _HackMonitorCallback(TrainerCallback):  # type: ignore[misc]
+        class _HackMonitorCallback(TrainerCallback):
             def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> Any:
                 step = int(getattr(state, "global_step", 0) or 0)
                 if generate is not None and monitor.holdout and step % monitor.every == 0:

@@ -35,7 +35,8 @@ from whileai_core.arguments import refuse_sdk_keywords
 from whileai_core.defaults import ALPHA, BOOTSTRAP_DRAWS, CI_LEVEL, MIN_CI_TASKS, PERMUTATIONS
 from whileai_core.errors import InvalidArgument
 from whileai_core.measure import stats
-from whileai_core.measure.measure import DeltaReport, _est, delta_report, task_counts
+from whileai_core.measure.columns import task_counts
+from whileai_core.measure.measure import DeltaReport, _est, delta_report
 from whileai_core.rows import ReportMapping, as_rows, task_key, unique_rows
 
 Interval = tuple[float, float]

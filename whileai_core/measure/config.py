@@ -12,8 +12,11 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
+
+from whileai_core.measure import columns
 from whileai_core.messages import reply_text
-from whileai_core.rows import as_rows, mapping_field
+from whileai_core.rows import mapping_field
 
 _THINK = re.compile(r"<think>.*?</think>", re.DOTALL)
 #: writers that carry no model (a template, a pinned list): ignored when reading writer_model
@@ -73,32 +76,104 @@ def run_config(rows: Any) -> dict[str, Any]:
         0.7
         ```
     """
-    data = as_rows(rows, name="rows")
+    cols = columns.of(rows, "rows")
+    data = cols.rows
+    agreed = _agreed_columns(cols)
+    if agreed is None:  # a row whose sampling is not a dict, or a value that cannot be hashed: row by row
+        agreed = _agreed_rows(data)
+    out: dict[str, Any] = {}
+    mixed = []
+    for name, (value, differ) in zip(_FIELDS, agreed):
+        out[name] = value
+        if differ:
+            mixed.append(name)
+    n = len(data)
+    answered, unclosed = _answered(cols)
+    truncated = cols.column("finish_reason").count("length") if cols.has("finish_reason") else 0
+    out.update(mixed=mixed, n_rows=n, truncated_share=_share(truncated, n), answered_share=_share(answered, n),
+               unclosed_think_share=_share(unclosed, n), graded_share=_share(_graded(cols), n))
+    return out
+
+
+def _agreed_rows(data: list[Any]) -> list[tuple[Any, bool]]:
+    """Each of ``_FIELDS``' (agreed value, differ) pairs, row by row (the definition ``_agreed_columns`` follows)."""
     fields = [_fields(r) for r in data]
     try:
         distinct: Any = set(fields)  # runs agree on nearly everything: a handful of distinct tuples
     except TypeError:  # an unhashable value (a list as temperature): compare every row's
         distinct = fields
-    out: dict[str, Any] = {}
-    mixed = []
-    for j, name in enumerate(_FIELDS):
-        value, differ = _agreed([f[j] for f in distinct])
-        out[name] = value
-        if differ:
-            mixed.append(name)
-    n = len(data)
-    answered = unclosed = truncated = graded = 0
-    for r in data:
-        text = reply_text(r)
+    return [_agreed([f[j] for f in distinct]) for j in range(len(_FIELDS))]
+
+
+def _distinct(cols: columns.RowColumns, name: str) -> set[Any]:
+    """The distinct values of a field over the rows ({None} when no row has it)."""
+    return set(cols.column(name)) if cols.has(name) else {None}
+
+
+def _agreed_columns(cols: columns.RowColumns) -> list[tuple[Any, bool]] | None:
+    """``_agreed_rows``' answer from the columns (each field's distinct values), or None when a row's ``sampling``
+    is not a dict or None, or a value is not hashable (the caller then walks the rows)."""
+    sampling = cols.column("sampling") if cols.has("sampling") else []
+    if not set(map(type, sampling)) <= {dict, type(None)}:
+        return None
+    present = [s for s in sampling if s]
+    try:
+        policy = _distinct(cols, "policy_version")
+        lineage, meta = cols.has("lineage"), cols.has("judge_meta")
+        if (not lineage or cols.column("lineage").count(None) == len(cols)) and \
+                (not meta or cols.column("judge_meta").count(None) == len(cols)) and \
+                not any("@" in str(v) for v in policy):
+            judge: set[Any] = {None}
+            prompt: set[Any] = {None}
+        else:  # some row has lineage: read those rows' judge version and prompt hash one by one
+            some = [r for r, a, b, v in zip(cols.rows, cols.column("lineage"), cols.column("judge_meta"),
+                                            cols.column("policy_version"))
+                    if a is not None or b is not None or "@" in str(v)]
+            judge, prompt = set(map(_judge_version, some)), set(map(_prompt_hash, some))
+            if len(some) < len(cols.rows):
+                judge.add(None)
+                prompt.add(None)
+        distinct = [{s.get("temperature") for s in present}, {s.get("max_tokens") for s in present}, policy,
+                    judge, prompt, _distinct(cols, "user_model"), _distinct(cols, "writer_model") - {*OFFLINE_WRITERS}]
+    except TypeError:  # an unhashable value
+        return None
+    return [_agreed(list(values)) for values in distinct]
+
+
+def _answered(cols: columns.RowColumns) -> tuple[int, int]:
+    """Rows with a non-empty reply once ``<think>`` blocks are stripped, and rows with a ``<think>`` never closed."""
+    if not cols.has("final_text") and not cols.has("messages"):
+        return 0, 0
+    finals = cols.column("final_text")
+    kinds = set(map(type, finals))
+    if kinds <= {str}:
+        texts = finals
+    elif list not in set(map(type, cols.column("messages"))):  # no messages to read a reply from
+        texts = finals if kinds <= {str, type(None)} and not finals.count(None) else \
+            [t for t in finals if isinstance(t, str)] if kinds - {type(None)} else []
+    else:  # a row without a final_text string replies with its last assistant message, if it has messages
+        messages = cols.column("messages")
+        texts = [t if type(t) is str else reply_text(r) for t, m, r in zip(finals, messages, cols.rows)
+                 if isinstance(t, str) or isinstance(m, list)]
+    if "<think>" not in "\n".join(texts):
+        return len(texts) - list(map(str.strip, texts)).count(""), 0
+    answered = unclosed = 0
+    for text in texts:
         if "<think>" in text:
             text = _THINK.sub("", text)
             unclosed += "<think>" in text
         answered += bool(text.strip())
-        truncated += r.get("finish_reason") == "length"
-        graded += _finite(r.get("reward"))
-    out.update(mixed=mixed, n_rows=n, truncated_share=_share(truncated, n), answered_share=_share(answered, n),
-               unclosed_think_share=_share(unclosed, n), graded_share=_share(graded, n))
-    return out
+    return answered, unclosed
+
+
+def _graded(cols: columns.RowColumns) -> int:
+    """Rewards that are finite numbers (ints and floats, not bools)."""
+    if not cols.has("reward"):
+        return 0
+    kinds, values = cols.floats("reward")
+    if values is not None and bool not in kinds:
+        return int(np.count_nonzero(np.isfinite(values)))  # None is NaN there; an int is finite
+    return sum(map(_finite, cols.column("reward")))
 
 
 _FIELDS = ("temperature", "max_tokens", "policy_version", "judge_version", "prompt_hash", "user_model", "writer_model")

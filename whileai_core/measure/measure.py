@@ -39,116 +39,14 @@ from whileai_core.measure import power as power_sim
 from whileai_core.measure import sequential as sequential_design
 from whileai_core.measure import stats
 from whileai_core.measure.between_runs import RunVariance
+from whileai_core.measure.columns import RowColumns, TaskCounts, task_counts
 from whileai_core.rows import (
     ReportMapping,
-    TaskKeyTypes,
     as_rows,
-    reward_field_hint,
     task_key,
-    task_key_field,
-    unique_rows,
 )
 
 Interval = tuple[float, float]
-
-
-# ------------------------------------------------------------------------------------------------
-# rows -> per-task pass counts
-# ------------------------------------------------------------------------------------------------
-@dataclass
-class TaskCounts:
-    """Per-task graded rollouts ``n`` and passes ``c`` (tasks with >= 1 binary reward), plus what was skipped."""
-
-    keys: list[str]
-    n: np.ndarray
-    c: np.ndarray
-    n_rows: int  # rows with a binary reward
-    n_total: int  # rows seen
-    n_none: int  # reward None / missing
-    n_partial: int  # a number strictly between 0 and 1, or another non-binary value
-    n_bool: int  # a bool reward (excluded: True/False is not a graded 0/1)
-    first_error: str | None = None
-    hint: str | None = None  # e.g. rows from another tool that carry 'score' instead of 'reward'
-    rows_per_task: dict[str, int] = field(default_factory=dict)  # every row of the task, graded or not
-    n_duplicates: int = 0  # repeated rollouts dropped under dedupe=True
-
-    def short_of(self, k: int) -> list[tuple[str, int, int]]:
-        """Tasks with fewer than k graded rollouts: (task, graded, rows)."""
-        return [(key, int(n), self.rows_per_task.get(key, int(n))) for key, n in zip(self.keys, self.n) if n < k]
-
-    @property
-    def rates(self) -> np.ndarray:
-        rates: np.ndarray = self.c / self.n
-        return rates
-
-    def skipped_note(self) -> str | None:
-        parts = []
-        if self.n_none:
-            parts.append(f"{self.n_none} ungraded (reward None)")
-        if self.n_partial:
-            parts.append(f"{self.n_partial} partial/non-binary")
-        if self.n_bool:
-            parts.append(f"{self.n_bool} bool")
-        dup = f"dropped {self.n_duplicates} repeated rollout(s) (dedupe=True)" if self.n_duplicates else None
-        if not parts:
-            return dup
-        note = f"skipped {' + '.join(parts)} of {self.n_total} rows; only rewards exactly 0 or 1 count"
-        note = f"{note}; {dup}" if dup else note
-        return f"{note}; {self.hint}" if self.hint else note
-
-
-def task_counts(rows: Any, *, name: str = "rows", dedupe: bool = False) -> TaskCounts:
-    """Group rows by task key and count graded rollouts and passes per task.
-
-    Repeated rollouts (``rows.unique_rows``) are an error, or dropped and counted with ``dedupe=True``; a task
-    id seen as two types (1 and "1") is an error (``rows.TaskKeyTypes``). Each row's key is read once.
-    """
-    data = as_rows(rows, name=name)
-    keyed = [task_key_field(row) for row in data]
-    data, n_dup = unique_rows(data, name=name, dedupe=dedupe, keys=[k[0] for k in keyed])
-    if n_dup:
-        keyed = [task_key_field(row) for row in data]
-    types = TaskKeyTypes(name)
-    per_task: dict[str, int] = {}
-    for i, (key, source, raw) in enumerate(keyed):
-        types.check_raw(key, source, raw, i)
-        per_task[key] = per_task.get(key, 0) + 1
-    order: dict[str, int] = {}
-    n_list: list[int] = []
-    c_list: list[int] = []
-    n_none = n_partial = n_bool = 0
-    first_error = None
-    for i, row in enumerate(data):
-        r = row.get("reward")
-        if r is None:
-            n_none += 1
-            if first_error is None and row.get("judge_status") not in (None, "ok"):
-                first_error = str(row.get("judge_error") or row.get("reason") or row.get("judge_status"))[:120]
-            continue
-        kind = type(r)
-        if kind is bool:
-            n_bool += 1
-            continue
-        if kind is int or kind is float or isinstance(r, (int, float, np.integer, np.floating)):
-            if r != r:  # noqa: PLR0124 (NaN, without a call)
-                raise InvalidArgument(
-                    f"{name}[{i}] (task {keyed[i][0]!r}) has reward NaN; a judge that failed should write "
-                    f"reward None (skipped and counted), a graded row 0 or 1; fix the judge or drop the row"
-                )
-            if r == 0 or r == 1:
-                j = order.setdefault(keyed[i][0], len(order))
-                if j == len(n_list):
-                    n_list.append(0)
-                    c_list.append(0)
-                n_list[j] += 1
-                c_list[j] += int(r == 1)
-                continue
-        n_partial += 1
-    n = np.asarray(n_list, dtype=np.int64)
-    c = np.asarray(c_list, dtype=np.int64)
-    hint = reward_field_hint(data) if n_none == len(data) else None
-    return TaskCounts(list(order), n, c, int(n.sum()), len(data), n_none, n_partial, n_bool, first_error, hint,
-                      per_task, n_dup)
 
 
 def _fmt(x: float | None, digits: int = 2) -> str:
@@ -351,7 +249,7 @@ def pass_at(
     if k_interval not in ("wilson_cc", "wilson", "bootstrap"):
         raise InvalidArgument(f"k_interval= must be 'wilson_cc', 'wilson' or 'bootstrap'; got {k_interval!r}")
     seed = _check_seed(seed)
-    rows = as_rows(rows, name="rows")  # once: a JSONL path is read once for the counts and the config
+    rows = RowColumns(rows, name="rows")  # once: each field read once for the counts and the config
     tc = task_counts(rows, dedupe=dedupe)
     notes: list[str] = []
     n_skipped = tc.n_none + tc.n_partial + tc.n_bool
@@ -396,7 +294,7 @@ def pass_at(
         notes.append(zero)
     if skipped:
         notes.append(skipped)
-    per_task = {key: float(r) for key, r in zip(tc.keys, rates)}
+    per_task = dict(zip(tc.keys, rates.tolist()))
     from whileai_core.measure.config import run_config
 
     return PassAt(k, p1, ppk, pak, ci1, cik, ciak, cih, n_tasks, tc.n_rows, n_at_k, n_excluded, n_skipped,
@@ -437,7 +335,7 @@ def _pass_k(tc: TaskCounts, k: int | None, *, k_given: bool, min_k: int) -> tupl
     """k (default: the smallest number of rows per task among tasks with 2+), per-task pass^k and pass@k on the
     tasks with k graded rollouts (None when not reported), which tasks those are, and the notes."""
     n, c = tc.n, tc.c
-    planned = np.array([tc.rows_per_task.get(key, int(m)) for key, m in zip(tc.keys, n)])
+    planned = tc.planned()
     multi = planned[planned >= 2]
     if k is None:
         k = int(multi.min()) if multi.size else 1

@@ -310,7 +310,8 @@ def eval_power(rows: Any, effect: float = EVAL_POWER_EFFECT, power: float = POWE
         'underpowered'
         ```
     """
-    from whileai_core.measure.measure import holdout_size, task_counts
+    from whileai_core.measure.columns import task_counts
+    from whileai_core.measure.measure import holdout_size
 
     if isinstance(effect, bool) or not isinstance(effect, (int, float)) or not 0 < effect < 1:
         raise InvalidArgument(f"effect= is the gain in pass rate to prove, between 0 and 1 (0.05 = 5 points); got {effect!r}")

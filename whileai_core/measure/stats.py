@@ -184,9 +184,28 @@ def _as_columns(values: Any, weights: Any, name: str) -> tuple[np.ndarray, np.nd
     return v, w, single
 
 
-def _distinct_rows(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Distinct rows of a 2-D array and their counts, by factorizing each column (1-D sorts, much faster
-    than ``np.unique(axis=0)``) and combining the codes while their product fits in int64."""
+def _row_groups(x: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """Rows of ``x`` grouped by one float per row (a fixed combination of the columns, one sort): each group's
+    first row index and every row's group, when every group holds equal rows (checked); None when two different
+    rows share a value (the caller then factorizes column by column)."""
+    h = np.zeros(len(x))
+    for j in range(x.shape[1]):
+        h += x[:, j] * _ROW_MIX[j % len(_ROW_MIX)] * (1 + j // len(_ROW_MIX))
+    _, first, inv = np.unique(h, return_index=True, return_inverse=True)
+    inv = inv.reshape(-1)
+    if not np.array_equal(x, x[first][inv]):
+        return None
+    return first, inv
+
+
+_ROW_MIX = (1.0, 0.6180339887498949, 0.41421356237309515, 0.7320508075688772, 0.2360679774997898,
+            0.5772156649015329, 0.3183098861837907, 0.8414709848078965)  # fractional parts of irrationals
+
+
+def _column_codes(x: np.ndarray) -> np.ndarray | None:
+    """One int64 per row, equal for equal rows and ordered as the rows' values (first column first), by
+    factorizing each column (1-D sorts, much faster than ``np.unique(axis=0)``) and combining the codes while
+    their product fits in int64; None when even the compressed codes would not fit."""
     codes = np.zeros(len(x), dtype=np.int64)
     radix = 1
     for j in range(x.shape[1]):
@@ -199,12 +218,42 @@ def _distinct_rows(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
             codes = codes.reshape(-1).astype(np.int64)
             radix = int(codes.max()) + 1
             if radix * size >= 2**62:
-                uniq, counts = np.unique(x, axis=0, return_counts=True)
-                return uniq, counts
+                return None
         codes = codes * size + inv
         radix *= size
-    _, first, counts = np.unique(codes, return_index=True, return_counts=True)
-    return x[first], counts
+    return codes
+
+
+def _distinct_rows(x: np.ndarray, limit: float | None = None) -> tuple[np.ndarray, np.ndarray] | None:
+    """Distinct rows of a 2-D array (ordered as their values, first column first), each taken at its first
+    occurrence, and their counts; None when there are more than ``limit``.
+
+    Rows are first grouped by one float each (``_row_groups``: one sort instead of one per column) and the
+    columns factorized over one row per group; the answer is the same as factorizing every row."""
+    groups = _row_groups(x) if len(x) else None
+    if groups is not None:
+        first, inv = groups
+        if limit is not None and len(first) > limit:  # verified groups are the distinct rows
+            return None
+        mult = np.bincount(inv, minlength=len(first))
+        codes = _column_codes(x[first])
+        if codes is not None:
+            _, cell = np.unique(codes, return_inverse=True)
+            cell = cell.reshape(-1)
+            n_cells = int(cell.max()) + 1
+            rep = np.full(n_cells, len(x), dtype=np.int64)
+            np.minimum.at(rep, cell, first)  # each distinct row at its first occurrence
+            counts = np.bincount(cell, weights=mult, minlength=n_cells).astype(np.int64)
+            return x[rep], counts
+    codes = _column_codes(x)
+    if codes is None:
+        uniq, counts = np.unique(x, axis=0, return_counts=True)
+    else:
+        _, first_at, counts = np.unique(codes, return_index=True, return_counts=True)
+        uniq = x[first_at]
+    if limit is not None and len(uniq) > limit:
+        return None
+    return uniq, counts
 
 
 def bootstrap_means(
@@ -231,9 +280,10 @@ def bootstrap_means(
         raise InvalidArgument("values= is empty; the bootstrap needs at least one task")
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     out = np.empty((draws, s))
-    cells, counts = _distinct_rows(np.hstack([v * w, w]))
-    num_c, den_c = cells[:, :s], cells[:, s:]
-    if len(cells) <= max(min_cells, max_cell_share * n):
+    distinct = _distinct_rows(np.hstack([v * w, w]), limit=max(min_cells, max_cell_share * n))
+    if distinct is not None:
+        cells, counts = distinct
+        num_c, den_c = cells[:, :s], cells[:, s:]
         # sufficient statistic: resampling n tasks with replacement == multinomial(n, counts/n) over cells
         p = counts / n
         rows = max(1, chunk_bytes // (8 * len(cells)))

@@ -62,7 +62,7 @@ def _validate(values: Mapping[str, Any], *, call: str) -> dict[str, Any]:
             out[name] = False  # the offline template writer
             continue
         if isinstance(value, str):
-            from whileai_core.models.backends import spec_problem
+            from whileai_core.models.specs import spec_problem
 
             problem = spec_problem(value, role=name)
             if problem:
@@ -154,7 +154,7 @@ def lookup(name: str, explicit: Any = _UNSET) -> tuple[Any, str]:
         if raw:
             if name == "simulator" and raw.lower() in ("false", "0", "offline", "template"):
                 return False, f"env:{var}"
-            from whileai_core.models.backends import spec_problem
+            from whileai_core.models.specs import spec_problem
 
             problem = spec_problem(raw, role=name)
             if problem:

@@ -33,7 +33,7 @@ from whileai_core.defaults import (
     PLATFORM_REQUEST_TIMEOUT_S,
 )
 from whileai_core.errors import InvalidArgument, PlatformError
-from whileai_core.models.backends import backoff_ceiling
+from whileai_core.models.transport import backoff_ceiling
 from whileai_core.platform.credentials import resolve_key, resolve_url
 
 log = logging.getLogger("whileai.platform")

@@ -195,7 +195,7 @@ class ServedModel:
 
     def as_endpoint(self, *, api_key: str | None = None) -> Any:
         """A ``wai.Endpoint`` pointed at it, ready for ``simulate`` and ``prove``."""
-        from whileai_core.models.backends import Endpoint
+        from whileai_core.models.endpoint import Endpoint
 
         return Endpoint(self.name, url=self.endpoint, api_key=api_key)
 

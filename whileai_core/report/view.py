@@ -14,7 +14,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from whileai_core import defaults as D
-from whileai_core.gate.compare import GateSettings, binarize, compute_gate
+from whileai_core.gate.compare import GateSettings, binarize, compute_gate, scenario_delta
 from whileai_core.gate.document import baseline_index
 from whileai_core.gate.text import fmt, fmt_ci, p_eq, power_text
 from whileai_core.report.cost import usage
@@ -51,7 +51,7 @@ def _scenario_rows(current: Mapping[str, Any], baseline: Mapping[str, Any] | Non
                    level: float) -> list[dict[str, Any]]:
     """One forest row per scenario: the delta vs the baseline with Newcombe's interval (the terminal table's
     delta column), or without a baseline the pass@1 with its Wilson interval; largest drop first."""
-    from whileai_core.measure.stats import fisher_drop_pvalues, newcombe_interval, wilson_interval
+    from whileai_core.measure.stats import wilson_interval
 
     flagged = set((gate or {}).get("scenario_regressions") or [])
     base = baseline_index(baseline) if baseline else {}
@@ -64,11 +64,9 @@ def _scenario_rows(current: Mapping[str, Any], baseline: Mapping[str, Any] | Non
         if b is not None:
             bc = counted(b)
             delta, ci, p = e.get("delta"), e.get("delta_ci"), e.get("p_value")
-            if delta is None and bc["n_scored"] and e["n_scored"]:
-                delta = e["passes"] / e["n_scored"] - bc["passes"] / bc["n_scored"]
-                ci = list(newcombe_interval(e["passes"], e["n_scored"], bc["passes"], bc["n_scored"],  # type: ignore[arg-type]
-                                            level=level))
-                p = float(fisher_drop_pvalues(bc["passes"], bc["n_scored"], e["passes"], e["n_scored"]))
+            if delta is None and bc["n_scored"] and e["n_scored"]:  # not stored: the gate's own computation
+                compared = scenario_delta(e["passes"], e["n_scored"], bc["passes"], bc["n_scored"], level=level)
+                delta, ci, p = compared["delta"], compared["delta_ci"], compared["p_value"]
             row.update(value=delta, ci=ci, text=f"{fmt(delta, signed=True)} {fmt_ci(ci, signed=True)}",
                        n=f"{e['passes']}/{e['n_scored']} vs {bc['passes']}/{bc['n_scored']}"
                        + (f", one-sided p{p_eq(p)}" if p is not None else ""))

@@ -44,7 +44,7 @@ def apply_prior(rows: list[dict[str, Any]], prior: Any, lo: float, hi: float
                   "rows_dropped": len(rows) - len(kept), "prompt_set_sha": nr["prompt_set_sha"]}
 
 
-class NextRound(dict):  # type: ignore[type-arg]
+class NextRound(dict):
     """The next round's task set; prints what was carried and what was retired."""
 
     def __str__(self) -> str:
@@ -105,7 +105,7 @@ def next_round(prior: Any, tasks: Any = None, lo: float = D.DIFFICULTY_BAND[0], 
                      prompt_set_sha=sha)
 
 
-class GroupSignal(dict):  # type: ignore[type-arg]
+class GroupSignal(dict):
     """How many GRPO groups carry a gradient; prints counts with the mixed rate's interval and n."""
 
     def __str__(self) -> str:

@@ -173,7 +173,7 @@ class Server:
     def endpoint(self) -> Any:
         """A ``wai.Endpoint`` pointed at this server, ready for ``simulate``, ``prove`` and the plugin."""
         if self._endpoint is None:
-            from whileai_core.models.backends import Endpoint
+            from whileai_core.models.endpoint import Endpoint
 
             provider = "vllm" if self.engine == "vllm" else "endpoint"
             self._endpoint = Endpoint(self.model, url=self.url, provider=provider)

@@ -16,12 +16,9 @@ environment (API keys) once when it starts, and collects garbage less often whil
 rollouts from starting; those in flight get ``STOP_GRACE_S`` to finish. Closing the iterator (Ctrl-C in the
 caller) cancels what is in flight.
 
-``Runner`` is simulate's run on top of it: the fixed and dynamic policies, the rows store (in memory, or the
-``output=`` file, which is also the checkpoint a rerun resumes from), progress lines and the stop reason.
-Before a batch of jobs is played, the Runner asks the agent's cassette for each rollout kept whole there
-(``rollout.replayed``): a hit becomes its row on the caller's thread, with no event loop and no agent loop;
-only the misses are played. The Ray executor (``scale/rollouts.py``) plays a run's batches of jobs in shards,
-each on an ``Engine`` rebuilt on the worker from this one's ``recipe()``.
+simulate's run on top of it (policies, the rows store, progress) is ``runner.Runner``; the Ray executor
+(``scale/rollouts.py``) plays a run's batches of jobs in shards, each on an ``Engine`` rebuilt on the worker from
+this one's ``recipe()``.
 """
 
 from __future__ import annotations
@@ -31,27 +28,18 @@ import collections
 import contextlib
 import contextvars
 import gc
-import json
 import logging
 import os
-import sys
 import threading
 import time
-import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 from typing import Any
 
 from whileai_core import defaults as D
-from whileai_core.adapters.routing import missed
 from whileai_core.models import http
 from whileai_core.models.aio import async_call, stop_helper
-from whileai_core.progress import Progress
-from whileai_core.rows import stable_id
-from whileai_core.simulate.model_agent import situation_key
-from whileai_core.simulate.output import RowsFile
-from whileai_core.simulate.rollout import arollout, replayed, rollout
+from whileai_core.simulate.rollout import arollout, rollout
 from whileai_core.simulate.situations import Scenario
 from whileai_core.simulate.world import RUN_PLAN, World
 
@@ -146,17 +134,19 @@ class Engine:
 
     # ---- one job -------------------------------------------------------------------------------
     def _sync_job(self, si: int, ri: int) -> dict[str, Any]:
-        return self._stamp(rollout(self.agent, self.scenarios[si], rollout_index=ri, seed=self.seed,
+        return self.stamp(rollout(self.agent, self.scenarios[si], rollout_index=ri, seed=self.seed,
                                    system_prompt=self.system_prompt, world=self.world, run_id=self.run_id,
                                    mode=self.mode, repeat_policy=self.policy))
 
     async def _async_job(self, si: int, ri: int) -> dict[str, Any]:
         assert self.acall is not None
-        return self._stamp(await arollout(self.agent, self.acall, self.scenarios[si], rollout_index=ri,
+        return self.stamp(await arollout(self.agent, self.acall, self.scenarios[si], rollout_index=ri,
                                           seed=self.seed, system_prompt=self.system_prompt, world=self.world,
                                           run_id=self.run_id, mode=self.mode, repeat_policy=self.policy))
 
-    def _stamp(self, row: dict[str, Any]) -> dict[str, Any]:
+    def stamp(self, row: dict[str, Any]) -> dict[str, Any]:
+        """``row`` with this run's writer, lineage and last stamp (``post``), as every job's row gets them; a row
+        rebuilt elsewhere (the Runner's cassette replays) goes through it too."""
         row["lineage"]["writer"] = self.writer
         row["lineage"].update(self.lineage)
         return row if self.post is None else self.post(row)
@@ -277,282 +267,4 @@ class Engine:
                 stop_helper(thread, box, self.grace_s)
 
 
-# --------------------------------------------------------------------------------------------------
-# simulate's run: policies, the rows store, progress
-# --------------------------------------------------------------------------------------------------
-class Rows:
-    """Where a run keeps its rows: one slot per (situation, rollout), holding the row or, with ``output=``,
-    only its byte offset in the file (so memory stays flat in the number of rows)."""
-
-    def __init__(self, n: int, k: int, file: RowsFile | None) -> None:
-        self.k = k
-        self.slots: list[Any] = [None] * (n * k)
-        self.file = file
-        self.count = 0
-        self.counts = {"agent_error": 0, "infra_error": 0}
-        self.situations: set[int] = set()
-        self.faults = [0, 0]  # rollouts whose scheduled fault missed the agent's calls, rollouts with one
-
-    def put(self, si: int, ri: int, row: dict[str, Any] | int, status: str | None = None) -> None:
-        slot = si * self.k + ri
-        if self.slots[slot] is None:
-            self.count += 1
-            self.situations.add(si)
-        if status in self.counts:
-            self.counts[status] += 1
-        self.slots[slot] = row
-
-    def has(self, si: int, ri: int) -> bool:
-        return self.slots[si * self.k + ri] is not None
-
-    def get(self, si: int, ri: int) -> dict[str, Any]:
-        value = self.slots[si * self.k + ri]
-        if isinstance(value, int):
-            assert self.file is not None
-            return next(self.file.read_many([value]))
-        return value
-
-    def in_memory(self) -> None:
-        """Read every row written to the file back into memory (the file failed; the run goes on)."""
-        if self.file is None:
-            return
-        at = [i for i, v in enumerate(self.slots) if isinstance(v, int)]
-        for i, row in zip(at, self.file.read_many([self.slots[i] for i in at])):
-            self.slots[i] = row
-        self.file.close()
-        self.file = None
-
-    def __iter__(self) -> Iterator[dict[str, Any]]:
-        """Every row in plan order (situation, then rollout), read from the file in one pass if need be."""
-        if self.file is not None and any(isinstance(v, int) for v in self.slots):
-            yield from self._from_file()
-            return
-        for v in self.slots:
-            if v is not None:
-                yield v
-
-    def _from_file(self) -> Iterator[dict[str, Any]]:
-        batch: list[int] = []
-        kept: list[Any] = []
-        for v in self.slots:
-            if v is None:
-                continue
-            kept.append(v)
-            if isinstance(v, int):
-                batch.append(v)
-        read = self.file.read_many(batch) if self.file is not None else iter(())
-        for v in kept:
-            yield next(read) if isinstance(v, int) else v
-
-
-def _signature(row: Mapping[str, Any]) -> str:
-    """What a rollout did, for telling apart agreeing and disagreeing probes when there is no grader."""
-    calls = [(s.get("tool"), json.dumps(s.get("arguments"), sort_keys=True), str(s.get("result"))[:200])
-             for s in row.get("steps", []) if "tool" in s]
-    return stable_id(row.get("status"), calls, " ".join(str(row.get("final_text", "")).lower().split()))
-
-
-def _probe_votes(probes: list[dict[str, Any]], grader: Any, failures: list[str]) -> set[Any]:
-    """What the dynamic policy compares: the grader's rewards, or what the agent did when there is no grader
-    (or the grader raised / broke the judge contract on one of these probes, which is noted, never a crash)."""
-    if grader is not None:
-        from whileai_core.grade.run import normalize_verdict
-
-        try:
-            return {normalize_verdict(grader(dict(r)))[0] for r in probes}
-        except (KeyboardInterrupt, SystemExit):
-            raise
-        except Exception as exc:  # noqa: BLE001 - any grader failure falls back, and is noted
-            failures.append(f"{probes[0].get('task_id')}: {type(exc).__name__}: {exc}")
-    return {_signature(r) for r in probes}
-
-
-class Runner:
-    """simulate's run: fixed or dynamic policy over an ``Engine``, rows to memory or to ``output=``."""
-
-    def __init__(self, s: Any, run_agent: Callable[[Any], Any], scen: list[Scenario], writer: str,
-                 system_prompt: str | None, progress: bool | None,
-                 on_progress: Callable[[dict[str, Any]], None] | None, warn_list: list[str], *,
-                 world: World | None, deadline: float | None = None, run_id: str | None = None) -> None:
-        self.s, self.scen, self.warn_list = s, scen, warn_list
-        self.run_id = run_id or "run-" + uuid.UUID(int=int(stable_id(s.seed, [str(x) for x in scen], s.k, s.policy,
-                                                                      length=32), 16)).hex[:12]
-        self.engine = Engine(run_agent, scen, seed=s.seed, concurrency=s.concurrency, run_id=self.run_id,
-                             mode=s.mode, policy=s.policy, system_prompt=system_prompt,
-                             world=world, writer=writer,
-                             plan=tuple((x.task_id, ri) for x in scen for ri in range(s.k)), deadline=deadline)
-        self.started = time.perf_counter()
-        self.rows = Rows(len(scen), s.k, None)
-        self.show_progress = progress if progress is not None else s.budget >= D.PROGRESS_MIN_ROWS
-        self.callback = on_progress
-        self.bar: Progress | None = None  # a tqdm bar when stderr is a terminal (whileai_core.progress)
-        self.stopped = "budget" if s.situations is None and s.asks is None else "situations_done"
-        self.resumed = 0
-        #: how a batch of jobs is played: on this engine, or (simulate's executor="ray") in shards on a cluster
-        self.play: Callable[[list[tuple[int, int]], Callable[[int, int, dict[str, Any]], None]], None] = self.engine.run
-
-    def use_output(self, path: Path, name: str = "output", rollout_offset: int = 0) -> None:
-        """Write rows to ``path`` as they finish and skip the rollouts of this run already in it (``name`` is
-        the argument the caller used, for the warnings; ``rollout_offset``: the rows' rollout indices start
-        there, as under simulate's ``runs=``)."""
-        file = RowsFile(path, run_id=self.run_id)
-        slot_of = {(x.task_id, ri + rollout_offset): si * self.s.k + ri for si, x in enumerate(self.scen)
-                   for ri in range(self.s.k)}
-        done = file.open(slot_of)
-        self.rows = Rows(len(self.scen), self.s.k, file)
-        for slot, (offset, status) in done.items():
-            self.rows.put(slot // self.s.k, slot % self.s.k, offset, status)
-        self.resumed = len(done)
-        if file.other_rows:
-            self._warn(f"{name}={str(path)!r} already holds {file.other_rows} rows of another run (another seed, "
-                       "situations, k or policy); this run appends after them (each row's lineage.run_id tells "
-                       "the runs apart); pass a fresh path to keep runs in separate files")
-        if done:
-            self.engine.lineage["resumed"] = True
-            self._warn(f"{name}={str(path)!r} already holds {len(done)} rows of this run: resumed, the finished "
-                       "(situation, rollout) pairs are skipped and only the missing rollouts run")
-        if file.torn:
-            self._warn(f"{name}={str(path)!r} ended in a torn line ({file.torn} bytes, a write cut short); it was "
-                       "cut off and that rollout runs again")
-
-    def run(self) -> list[str]:
-        """Every rollout the policy asks for; returns the notes it leaves (dynamic sampling's savings)."""
-        s, n = self.s, len(self.scen)
-        notes: list[str] = []
-        try:
-            if s.policy == "fixed":
-                self.run_batch([(si, ri) for si in range(n) for ri in range(s.k)], n * s.k)
-            else:
-                notes.append(self.run_dynamic())
-        except KeyboardInterrupt:
-            self.stopped = "interrupted"
-            msg = f"interrupted: kept the {self.rows.count} rows finished so far"
-            self.warn_list.append(msg)
-            print(f"whileai: {msg}", file=sys.stderr)
-        finally:
-            if self.rows.file is not None:
-                self.rows.file.close()
-        if self.engine.cut and self.stopped != "interrupted":
-            self.stopped = "time_budget"
-            self._warn(f"the time budget ran out: kept the {self.rows.count} rows finished; no new rollout started "
-                       "after the deadline (rerun with the same output= and seed to finish the rest)")
-        if self.resumed:
-            notes.append(f"resumed: {self.resumed} rollouts were already in the output file")
-        return notes
-
-    def run_dynamic(self) -> str:
-        """Probe every situation, then fill to k only the ones whose probes disagree."""
-        s, n = self.s, len(self.scen)
-        first = min(s.probe, s.k)
-        self.run_batch([(si, ri) for si in range(n) for ri in range(first)], n * s.k)
-        fill: list[tuple[int, int]] = []
-        grader_failures: list[str] = []
-        for si in range(n):
-            if not all(self.rows.has(si, ri) for ri in range(first)):
-                continue  # cut by the deadline: this situation's probes are not all in
-            votes = _probe_votes([self.rows.get(si, ri) for ri in range(first)], s.judge, grader_failures)
-            if len(votes) > 1:
-                fill.extend((si, ri) for ri in range(first, s.k))
-        if grader_failures:
-            self._log(f"grader= failed on the probes of {len(grader_failures)} situation(s), so they were "
-                      f"compared on what the agent did instead (first: {grader_failures[0][:160]})")
-        self.run_batch(fill, self.rows.count + sum(1 for si, ri in fill if not self.rows.has(si, ri)))
-        saved = n * s.k - self.rows.count
-        return (f"dynamic sampling: {len(fill) // max(1, s.k - first)} of {n} situations disagreed on {first} "
-                f"probes and were filled to k={s.k}; {saved} rollouts saved")
-
-    def run_batch(self, keys: list[tuple[int, int]], total: int) -> None:
-        todo = [(si, ri) for si, ri in keys if not self.rows.has(si, ri)]
-        if not todo or self.engine.cut:
-            return
-        def on_row(si: int, ri: int, row: dict[str, Any]) -> None:  # on the engine's thread
-            self.keep(si, ri, row)
-            if self.rows.count % D.PROGRESS_EVERY_ROWS == 0:
-                self.progress_line(self.rows.count, total)
-
-        todo = self.replay(todo, on_row)
-        if todo:
-            self.play(todo, on_row)
-
-    def replay(self, todo: list[tuple[int, int]], on_row: Callable[[int, int, dict[str, Any]], None],
-               ) -> list[tuple[int, int]]:
-        """Give ``on_row`` the row of every job whose rollout the agent's cassette keeps whole (replay or auto
-        mode), rebuilt here on the caller's thread; returns the jobs left to play."""
-        agent, engine = self.engine.agent, self.engine
-        cassette = getattr(agent, "cache", None)
-        if getattr(agent, "rollout_key", None) is None or getattr(cassette, "mode", "record") == "record":
-            return todo
-        left: list[tuple[int, int]] = []
-        situations: dict[int, str] = {}
-        for si, ri in todo:
-            scenario = self.scen[si]
-            situation = situations.get(si)
-            if situation is None:
-                prompt = engine.system_prompt if engine.system_prompt is not None else scenario.system_prompt
-                situation = situations[si] = situation_key(scenario, prompt)
-            row = replayed(agent, scenario, rollout_index=ri, seed=engine.seed, system_prompt=engine.system_prompt,
-                           world=engine.world, situation=situation, run_id=self.run_id, mode=engine.mode,
-                           repeat_policy=engine.policy)
-            if row is None:
-                left.append((si, ri))
-            else:
-                on_row(si, ri, engine._stamp(row))
-        return left
-
-    def keep(self, si: int, ri: int, row: dict[str, Any]) -> None:
-        """Store one finished row: to the file when there is one (a failing disk moves the run to memory)."""
-        if row.get("faults_scheduled"):
-            self.rows.faults[0] += missed(row)
-            self.rows.faults[1] += 1
-        file = self.rows.file
-        if file is not None:
-            offset = file.append(row)
-            if offset is not None:
-                self.rows.put(si, ri, offset, row.get("status"))
-                return
-            self._log(f"output {str(file.path)!r} stopped being written after {self.rows.count} rows "
-                      f"({file.failed}); the run went on and every row is in the returned data (data.save(path) "
-                      "to write them)")
-            self.rows.in_memory()
-        self.rows.put(si, ri, row, row.get("status"))
-
-    def progress_line(self, done: int, total: int) -> None:
-        elapsed = time.perf_counter() - self.started
-        rate = done / elapsed if elapsed > 0 else 0.0
-        eta = (total - done) / rate if rate > 0 else float("nan")
-        errors = self.rows.counts["agent_error"]
-        info = {"rows": done, "cap": total, "elapsed_s": round(elapsed, 2), "rate": round(rate, 2),
-                "eta_s": round(eta, 1) if eta == eta else None, "agent_errors": errors, "resumed": self.resumed}
-        if self.callback is not None:
-            try:
-                self.callback(info)
-            except Exception as exc:  # noqa: BLE001 - a broken progress hook must not cost the run its rows
-                self._log(f"on_progress raised {type(exc).__name__}: {exc}; it is not called again in this run")
-                self.callback = None
-        if not self.show_progress:
-            return
-        if self.bar is None:
-            self.bar = Progress(total, "whileai simulate (rollouts)")
-        if self.bar.mode == "bar":  # a terminal: one bar with rate and ETA, redrawn in place
-            self.bar.set(done, total)
-        else:  # a log (CI, a file): one plain line every PROGRESS_EVERY_ROWS rows
-            print(f"whileai: {done}/{total} rollouts, {rate:.1f}/s, ~{eta:.0f}s left, {errors} agent error(s)",
-                  file=sys.stderr, flush=True)
-
-    def close_progress(self) -> None:
-        """Clear the terminal bar (plain lines need nothing)."""
-        if self.bar is not None:
-            self.bar.close()
-
-    def _log(self, msg: str) -> None:
-        self.warn_list.append(msg)
-        log.warning(msg)
-
-    def _warn(self, msg: str) -> None:
-        import warnings
-
-        self.warn_list.append(msg)
-        warnings.warn(msg, UserWarning, stacklevel=4)
-
-
-__all__ = ["Engine", "Rows", "Runner"]
+__all__ = ["Engine"]

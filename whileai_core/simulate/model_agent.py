@@ -103,7 +103,9 @@ def situation_key(scenario: Scenario, system_prompt: str | None) -> str:
 #: rollout key, so a whole rollout recorded before an edit of any of them (an editable install, where the version
 #: stays the same) misses and plays again call by call, as strictly as a call-by-call replay would
 _ROLLOUT_CODE = ("whileai_core.simulate.model_agent", "whileai_core.simulate.world", "whileai_core.simulate.rollout",
-                 "whileai_core.messages", "whileai_core.rows", "whileai_core.tools", "whileai_core.models.backends")
+                 "whileai_core.messages", "whileai_core.rows", "whileai_core.tools", "whileai_core.models.protocol",
+                 "whileai_core.models.transport", "whileai_core.models.openai", "whileai_core.models.endpoint",
+                 "whileai_core.models.ollama", "whileai_core.models.anthropic", "whileai_core.models.specs")
 
 
 @functools.lru_cache(maxsize=1)
@@ -155,7 +157,7 @@ class ModelAgent:
     def __init__(self, backend: Any, *, tools: Any, system_prompt: str | None, max_turns: int = MAX_TURNS,
                  cache: Any = None, temperature: float = AGENT_TEMPERATURE, max_tokens: int = AGENT_MAX_TOKENS,
                  user_model: Any = None, user_max_turns: int = USER_MAX_TURNS) -> None:
-        from whileai_core.models.backends import tool_schemas
+        from whileai_core.models.protocol import tool_schemas
 
         max_turns = integer("max_turns", max_turns, minimum=1)
         user_max_turns = integer("user_max_turns", user_max_turns, minimum=0)
@@ -397,7 +399,8 @@ def as_agent(agent: Any, *, tools: Any, system_prompt: str | None, max_turns: in
     plays the user when the agent asks a question.
     """
     from whileai_core.models import config
-    from whileai_core.models.backends import _is_backend, resolve_model
+    from whileai_core.models.protocol import _is_backend
+    from whileai_core.models.specs import resolve_model
 
     if agent is None:
         agent = config.get("agent")
@@ -424,7 +427,8 @@ def require_keys(agent: Any, *models: Any, cache: Any = None) -> None:
         MissingKey: a backend whose key is unset (``key_source()`` says ``unset (set OPENAI_API_KEY)``).
     """
     from whileai_core.errors import MissingKey
-    from whileai_core.models.backends import _is_backend, resolve_model
+    from whileai_core.models.protocol import _is_backend
+    from whileai_core.models.specs import resolve_model
 
     cassette = _resolve_cache(cache)
     if cassette is not None and getattr(cassette, "mode", None) != "record":

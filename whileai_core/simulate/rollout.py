@@ -22,7 +22,7 @@ import threading
 import time
 import warnings
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 from whileai_core import defaults as D
 from whileai_core import distribution_version
@@ -30,7 +30,7 @@ from whileai_core.adapters.routing import Route, fault_fields, install_thread_co
 from whileai_core.errors import BackendError, CassetteMiss, InvalidArgumentType
 from whileai_core.messages import chat_messages, flat_steps, loss_mask
 from whileai_core.redact import error_text
-from whileai_core.rows import json_safe, opaque
+from whileai_core.rows import Row, RowFields, RowStatus, Step, as_row, json_safe, opaque
 from whileai_core.simulate.situations import Scenario
 from whileai_core.simulate.world import CURRENT, World
 from whileai_core.tools import ROUTE
@@ -113,7 +113,11 @@ def _trial(scenario: Scenario | str, rollout_index: int, seed: int, tools: Seque
     return scenario.replace(rollout_index=rollout_index, world=world, system_prompt=system_prompt), system_prompt
 
 
-def _outcome(out: Any = None, exc: BaseException | None = None) -> tuple[Any, ...]:
+#: (steps, final_text, extra, status, error, finish_reason) of one agent call
+Outcome = tuple[list[dict[str, Any]], str, dict[str, Any], RowStatus, str | None, str]
+
+
+def _outcome(out: Any = None, exc: BaseException | None = None) -> Outcome:
     """(steps, final_text, extra, status, error, finish) of an agent's return value or of what it raised."""
     if exc is None:
         try:
@@ -122,19 +126,19 @@ def _outcome(out: Any = None, exc: BaseException | None = None) -> tuple[Any, ..
             exc = bad
     if isinstance(exc, CassetteMiss):
         raise exc  # a cassette miss means the run is not the recorded one: fail loudly, with its diff
-    status = "infra_error" if _is_infra_error(exc) else "agent_error"
+    status: RowStatus = "infra_error" if _is_infra_error(exc) else "agent_error"
     return [], "", {}, status, error_text(exc)[:D.ERROR_TEXT_MAX_CHARS], "error"
 
 
-def _row(agent: Any, trial: Scenario, system_prompt: str | None, outcome: tuple[Any, ...], started: float,
-         rollout_index: int, seed: int, run_id: str | None, mode: str | None,
-         repeat_policy: str | None) -> dict[str, Any]:
+def _row(agent: Any, trial: Scenario, system_prompt: str | None, outcome: Outcome, started: float,
+         rollout_index: int, seed: int, run_id: str | None, mode: str | None, repeat_policy: str | None) -> Row:
+    """The rollout's row, built as ``RowFields`` (every documented key checked by a type checker)."""
     steps, final_text, extra, status, error, finish = outcome
     seeded = bool(extra.pop("seeded", False))
     seeded_what = extra.pop("seeded_what", None)
     finish = str(extra.pop("finish_reason", finish))
     messages = chat_messages(system_prompt, str(trial), steps, final_text)
-    return {
+    typed: RowFields = {
         "schema_version": D.ROW_SCHEMA_VERSION,
         "row_id": f"{trial.task_id}#{rollout_index}",
         "task_id": trial.task_id,
@@ -147,7 +151,7 @@ def _row(agent: Any, trial: Scenario, system_prompt: str | None, outcome: tuple[
         "stance": trial.stance,
         "faults": dict(trial.faults),
         "privileged": json_safe(trial.privileged),
-        "steps": steps,
+        "steps": cast(list[Step], steps),
         "final_text": final_text,
         "messages": messages,
         "loss_mask": loss_mask(messages),
@@ -161,6 +165,7 @@ def _row(agent: Any, trial: Scenario, system_prompt: str | None, outcome: tuple[
         "lineage": _lineage(getattr(agent, "__name__", None) or type(agent).__name__, system_prompt, seed, run_id,
                             mode, repeat_policy),
     }
+    return as_row(typed)
 
 
 def _lineage(agent_name: str, system_prompt: str | None, seed: int, run_id: str | None, mode: str | None,
@@ -276,7 +281,7 @@ def _leave(route: Route, tokens: tuple[Any, Any]) -> None:
     ROUTE.reset(tokens[1])
 
 
-def _with_route(outcome: tuple[Any, ...], route: Route) -> tuple[Any, ...]:
+def _with_route(outcome: Outcome, route: Route) -> Outcome:
     """The outcome with the calls the agent's own code routed through the world as its steps, when it
     returned none (an agent need not return ``steps``; returned steps win)."""
     if outcome[0] or not route.steps:

@@ -2,8 +2,9 @@
 
 ``simulate`` writes situations (the template writer's covering array with ``simulator=False``), plans the
 rollouts (``fixed``: k each; ``dynamic``: probe 2, fill to k only where they disagree, DAPO), runs them on the
-rollout engine (``engine.py``: one event loop) and returns every conversation as a row (docs/rows.md). An agent that raises gives an error row:
-counted, kept, never a crash of the run. Ctrl-C keeps the rows finished so far.
+rollout engine (``engine.py``: one event loop; ``runner.py``: the run over it) and returns every conversation as
+a row (docs/rows.md). An agent that raises gives an error row: counted, kept, never a crash of the run. Ctrl-C
+keeps the rows finished so far.
 """
 
 from __future__ import annotations
@@ -27,10 +28,11 @@ from whileai_core.rowlist import RowList
 from whileai_core.rows import scrub, write_jsonl
 from whileai_core.scale.executor import Executor
 from whileai_core.scale.executor import resolve as resolve_executor
-from whileai_core.simulate.engine import Engine, Rows, Runner
+from whileai_core.simulate.engine import Engine
 from whileai_core.simulate.harness import unpack as unpack_harness
 from whileai_core.simulate.output import check_path
 from whileai_core.simulate.rollout import rollout  # noqa: F401 - its old home: rollout() lived here
+from whileai_core.simulate.runner import Rows, Runner
 from whileai_core.simulate.situations import (
     Scenario,
     coverage_report,
@@ -253,7 +255,7 @@ def _resolve_agent(agent: Any, tools: list[Tool], system_prompt: str | None, max
         try:
             from whileai_core.models import config
 
-            agent = config.resolve("agent")  # type: ignore[attr-defined]
+            agent = config.resolve("agent")
         except (ImportError, AttributeError, KeyError, LookupError):
             agent = None
         if agent is None:

@@ -35,7 +35,7 @@ WRITER_SYSTEM_PROMPT = (
 )
 
 
-class WrittenSituations(list):  # type: ignore[type-arg]
+class WrittenSituations(list):
     """The situations (a list of dicts) plus ``.warnings``, ``.calls`` and ``.dropped`` (invalid items)."""
 
     def __init__(self, items: list[dict[str, Any]] = (), *, warnings: list[str] | None = None,  # type: ignore[assignment]
@@ -89,8 +89,10 @@ def write_situations(model: Any, *, tools: Any, system_prompt: str | None, n: in
     ``seed`` goes into each request (so a cassette keys on it, and servers that honour ``seed`` repeat);
     each call's trial index is its position, so calls stay distinct under record/replay.
     """
-    from whileai_core.models.backends import BackendError, _schema_name, resolve_model, tool_schemas
+    from whileai_core.errors import BackendError
     from whileai_core.models.cache import resolve_cache as _resolve_cache
+    from whileai_core.models.protocol import _schema_name, tool_schemas
+    from whileai_core.models.specs import resolve_model
 
     for name, v, lo in (("n", n, 1), ("batch", batch, 1), ("max_calls", max_calls, 1), ("seed", seed, 0)):
         integer(name, v, minimum=lo)

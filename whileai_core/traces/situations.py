@@ -28,7 +28,7 @@ class TraceSituations:
     def __len__(self) -> int:
         return len(self.asks)
 
-    def __iter__(self):  # type: ignore[no-untyped-def]
+    def __iter__(self):
         return iter(self.asks)
 
     def __str__(self) -> str:

@@ -161,19 +161,19 @@ def v1_taskset(package_dir: str | os.PathLike[str], split: str = "train") -> typ
     rubric = make_rubric(spec["judge"])
     data_path = here / "data" / f"{split}.jsonl"
 
-    class WhileaiData(vf.TaskData):  # type: ignore[misc, valid-type]
+    class WhileaiData(vf.TaskData):
         answer: str = ""
         info: dict = {}  # noqa: RUF012 - a pydantic field default (copied per instance)
 
-    class WhileaiTask(vf.Task[WhileaiData, vf.State, vf.TaskConfig]):  # type: ignore[misc, name-defined]
+    class WhileaiTask(vf.Task[WhileaiData, vf.State, vf.TaskConfig]):
         @vf.reward(weight=1.0)
-        async def judge_reward(self, task: WhileaiData, trace: vf.Trace) -> float:  # type: ignore[name-defined]
+        async def judge_reward(self, task: WhileaiData, trace: vf.Trace) -> float:
             prompt = ([{"role": "system", "content": task.system_prompt}] if task.system_prompt else []) + [
                 m if isinstance(m, dict) else m.model_dump(exclude_none=True) for m in (task.prompt or [])]
             return rubric(prompt=prompt, completion=trace.last_reply or "", answer=task.answer, info=task.info)
 
-    class WhileaiTaskset(vf.Taskset[WhileaiTask, vf.TasksetConfig]):  # type: ignore[misc, name-defined]
-        def load(self):  # type: ignore[no-untyped-def]
+    class WhileaiTaskset(vf.Taskset[WhileaiTask, vf.TasksetConfig]):
+        def load(self):
             for ex in read_jsonl(data_path) if data_path.exists() else []:
                 system = next((m["content"] for m in ex["prompt"] if m.get("role") == "system"), None)
                 turns = [m for m in ex["prompt"] if m.get("role") != "system"]

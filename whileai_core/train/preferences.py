@@ -12,8 +12,8 @@ from typing import Any
 
 from whileai_core.arguments import choice
 from whileai_core.errors import InvalidArgument
+from whileai_core.export.formats import EXPORT_FORMATS, drop_think
 from whileai_core.rows import write_jsonl
-from whileai_core.train.formats import EXPORT_FORMATS, drop_think
 
 _PAIR_META = ("chosen_score", "rejected_score", "margin", "length_delta", "first_turn_differs", "chosen_reason",
               "rejected_reason", "rejected_failure_class", "chosen_model", "rejected_model", "same_policy",

@@ -16,7 +16,7 @@ from whileai_core import defaults as D
 from whileai_core.arguments import choice, fraction, integer
 
 
-class Recommendation(dict):  # type: ignore[type-arg]
+class Recommendation(dict):
     """``{mode, cells, target, simulate_kwargs, reasoning}``; prints the reasoning, one line each."""
 
     def __str__(self) -> str:

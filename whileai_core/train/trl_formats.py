@@ -22,11 +22,9 @@ from typing import Any
 
 from whileai_core.arguments import choice
 from whileai_core.errors import InvalidArgument, InvalidArgumentType
+from whileai_core.export.formats import SFT_MASKS, _row_messages, _tool_schemas, to_sft  # noqa: F401  (the SFT shapes)
 from whileai_core.messages import normalize_messages
 from whileai_core.rows import Row, as_rows, group_rows
-
-# the SFT shapes live in train.formats (RowList.export reaches it, so it imports only the ground floor)
-from whileai_core.train.formats import SFT_MASKS, _row_messages, _tool_schemas, to_sft  # noqa: F401
 
 # keys of a rollout that a GRPO reward row must not inherit from the task's first rollout
 _ROLLOUT_KEYS = (

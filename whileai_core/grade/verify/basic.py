@@ -596,7 +596,7 @@ class JSONField(JSONFields):
             def want(got: Any) -> bool:
                 return str(got).strip().lower() == target
 
-            want.__name__ = f"equals {equals!r}"  # type: ignore[attr-defined]
+            want.__name__ = f"equals {equals!r}"
         super().__init__({path: want}, name=name or "json_field")
 
 

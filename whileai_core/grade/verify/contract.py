@@ -70,8 +70,8 @@ class Verifier:
         self.field = field
         self.name: str = name or str(type(self).__name__)
 
-    @property  # type: ignore[misc]
-    def __name__(self) -> str:  # type: ignore[override]  # so run_judge stamps judge_name
+    @property
+    def __name__(self) -> str:  # so run_judge stamps judge_name
         return self.name
 
     def __repr__(self) -> str:
@@ -213,7 +213,7 @@ class AnyOf(AllOf):
         scores = [(s, r) for s, r in self._scores(row) if s is not None]
         if not scores:
             return {"reward": None, "reason": f"{self.name}: no part could check", "verifier": self.name}
-        best = max(range(len(scores)), key=lambda i: scores[i][0])  # type: ignore[arg-type,return-value]
+        best = max(range(len(scores)), key=lambda i: scores[i][0])
         return {**self._finish((scores[best][0], scores[best][1] or None)), "scorer_kind": self.kind}
 
 

@@ -274,16 +274,16 @@ class Handle:
         return self._link.ask("next", self)
 
     def __bool__(self) -> bool:
-        return self._link.ask("bool", self)  # type: ignore[no-any-return]
+        return self._link.ask("bool", self)
 
     def __len__(self) -> int:
-        return self._link.ask("len", self)  # type: ignore[no-any-return]
+        return self._link.ask("len", self)
 
     def __hash__(self) -> int:
-        return self._link.ask("hash", self)  # type: ignore[no-any-return]
+        return self._link.ask("hash", self)
 
     def __str__(self) -> str:
-        return self._link.ask("str", self)  # type: ignore[no-any-return]
+        return self._link.ask("str", self)
 
     def __repr__(self) -> str:
         return f"<candidate object #{self._id}>"

@@ -44,7 +44,7 @@ def _canon(name: Any) -> str:
         return text
 
 
-class ToolCall(dict):  # type: ignore[type-arg]
+class ToolCall(dict):
     """One call: a dict ``{"name", "arguments"}`` that also reads as the SDK's ``ToolCall`` (``.name``,
     ``.arguments``, ``.id``: the call id when the row logged one, else None)."""
 

@@ -20,6 +20,8 @@ from typing import Any, SupportsInt, cast
 from whileai_core.arguments import refuse_sdk_keywords
 from whileai_core.defaults import EXPORT_MAX_ABS_REWARD, TRAINING_SCHEMA_VERSION
 from whileai_core.errors import InvalidArgument, InvalidArgumentType
+from whileai_core.export import formats
+from whileai_core.hub import push as hub_push
 from whileai_core.messages import loss_mask, row_messages
 from whileai_core.rows import as_rows, group_rows, reward_field_hint, scrub, task_key, write_jsonl
 from whileai_core.tools import as_tools
@@ -154,8 +156,8 @@ def export(source: Any, path: str | PathLike[str] | None = None, *, mode: str | 
     """Write trainer-ready JSONL to ``path`` (or only build it, with ``path=None``); returns a report dict.
 
     ``format``: "openai" (default; messages, loss_mask, tools, reward, group stamp), "trl" (TRL's SFT rows,
-    ``train.formats.reshape``) or "fireworks" (messages with the mask as assistant ``weight``, and tools).
-    ``unroll=True``: one sample per assistant turn, the loss on that turn alone (``train.formats.unroll``).
+    ``export.formats.reshape``) or "fireworks" (messages with the mask as assistant ``weight``, and tools).
+    ``unroll=True``: one sample per assistant turn, the loss on that turn alone (``export.formats.unroll``).
     ``max_tool_output_chars``: cut each tool message to this many characters, noting the cut.
 
     Args:
@@ -191,7 +193,6 @@ def export(source: Any, path: str | PathLike[str] | None = None, *, mode: str | 
         report = wai.export(scored.select(mode="sft"), "train.jsonl")
         ```
     """
-    from whileai_core.train import formats
 
     formats.check_export_options(format, unroll, max_tool_output_chars)
     mode = _export_mode(source, mode)
@@ -225,8 +226,6 @@ def export(source: Any, path: str | PathLike[str] | None = None, *, mode: str | 
     else:
         report["rows"] = formats.reshape(items, format)
     if push_to is not None:
-        from whileai_core.hub import push as hub_push
-
         report["hub"] = hub_push(report["path"], push_to)
     return report
 
@@ -286,7 +285,6 @@ def _export_warnings(items: list[dict[str, Any]], source_rows: list[Any], mode: 
 def _write_export(items: list[dict[str, Any]], path: str | PathLike[str], format: str, overwrite: bool,
                   warnings: list[str]) -> dict[str, Any]:
     """Write the rows in ``format``; an earlier whileai export is replaced with a warning (appended to ``warnings``)."""
-    from whileai_core.train import formats
 
     replace = overwrite or _is_earlier_export(Path(path))
     if replace and not overwrite:

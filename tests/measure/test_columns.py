@@ -1,0 +1,220 @@
+"""The columnar readers give the same answers as reading the rows one by one (issue 34).
+
+``measure.columns.task_counts`` (fields read once as columns, counts by ``Counter``), ``measure.config.run_config``
+(distinct values per column) and ``stats._distinct_rows`` (rows grouped by one float, then factorized) each have
+a row-by-row definition: the reference implementations below, written as the code read before the columns. Random
+rows with seeds cover the fast path and every fallback (ids of two types, keys from the prompt, numpy and bool
+rewards, NaN, repeats with and without dedupe, non-dict sampling, think blocks).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from typing import Any
+
+import numpy as np
+import pytest
+
+from whileai_core.measure import columns, config, stats
+from whileai_core.measure.measure import pass_at
+from whileai_core.rows import TaskKeyTypes, reward_field_hint, task_key_field, unique_rows
+
+
+def reference_counts(rows: list[dict[str, Any]], name: str = "rows", dedupe: bool = False) -> dict[str, Any]:
+    """Per-task counts row by row: the definition (keys, then repeats, then id types, then each reward)."""
+    keyed = [task_key_field(row) for row in rows]
+    data, n_dup = unique_rows(rows, name=name, dedupe=dedupe, keys=[k[0] for k in keyed])
+    keyed = [task_key_field(row) for row in data]
+    types = TaskKeyTypes(name)
+    per_task: dict[str, int] = {}
+    for i, (key, source, raw) in enumerate(keyed):
+        types.check_raw(key, source, raw, i)
+        per_task[key] = per_task.get(key, 0) + 1
+    n: dict[str, int] = {}
+    c: dict[str, int] = {}
+    n_none = n_partial = n_bool = 0
+    first_error = None
+    for i, row in enumerate(data):
+        r = row.get("reward")
+        if r is None:
+            n_none += 1
+            if first_error is None and row.get("judge_status") not in (None, "ok"):
+                first_error = str(row.get("judge_error") or row.get("reason") or row.get("judge_status"))[:120]
+        elif type(r) is bool:
+            n_bool += 1
+        elif isinstance(r, (int, float, np.integer, np.floating)) and r != r:  # noqa: PLR0124
+            raise ValueError(f"{name}[{i}] (task {keyed[i][0]!r}) has reward NaN; a judge that failed should write "
+                             f"reward None (skipped and counted), a graded row 0 or 1; fix the judge or drop the row")
+        elif isinstance(r, (int, float, np.integer, np.floating)) and (r == 0 or r == 1):
+            n[keyed[i][0]] = n.get(keyed[i][0], 0) + 1
+            c[keyed[i][0]] = c.get(keyed[i][0], 0) + int(r == 1)
+        else:
+            n_partial += 1
+    hint = reward_field_hint(data) if n_none == len(data) else None
+    return {"keys": list(n), "n": list(n.values()), "c": [c[k] for k in n], "n_rows": sum(n.values()),
+            "n_total": len(data), "n_none": n_none, "n_partial": n_partial, "n_bool": n_bool,
+            "first_error": first_error, "hint": hint, "rows_per_task": list(per_task.items()), "n_duplicates": n_dup}
+
+
+def counted(tc: columns.TaskCounts) -> dict[str, Any]:
+    return {"keys": tc.keys, "n": tc.n.tolist(), "c": tc.c.tolist(), "n_rows": tc.n_rows, "n_total": tc.n_total,
+            "n_none": tc.n_none, "n_partial": tc.n_partial, "n_bool": tc.n_bool, "first_error": tc.first_error,
+            "hint": tc.hint, "rows_per_task": list(tc.rows_per_task.items()), "n_duplicates": tc.n_duplicates}
+
+
+def outcome(fn: Any) -> Any:
+    try:
+        return fn()
+    except ValueError as exc:  # the same error, word for word
+        return ("error", str(exc))
+
+
+def random_rows(rng: random.Random, fast_only: bool) -> list[dict[str, Any]]:
+    rewards = [0, 1, 0.0, 1.0, None, True, False, 0.5, 2, -0.0, float("inf")]
+    if not fast_only:
+        rewards += [np.int64(1), np.float64(0), "1", float("nan")]
+    rows = []
+    for _ in range(rng.randint(0, 30)):
+        row: dict[str, Any] = {}
+        pick = rng.random()
+        if pick < 0.75 or fast_only:
+            row["task_id"] = f"t{rng.randint(0, 5)}"
+        elif pick < 0.85:
+            row["task_id"] = rng.randint(0, 5)
+        elif pick < 0.92:
+            row["scenario_id"] = f"t{rng.randint(0, 5)}"
+        else:
+            row["task_id"], row["prompt"] = "", f"p{rng.randint(0, 3)}"
+        if rng.random() < 0.9:
+            row["reward"] = rng.choice(rewards)
+        if rng.random() < 0.3:
+            row["row_id"] = f"r{rng.randint(0, 40)}"
+        if rng.random() < 0.3:
+            row["rollout_index"] = rng.randint(0, 6)
+        if rng.random() < 0.1:
+            row["judge_status"], row["judge_error"] = "error", "judge timed out"
+        rows.append(row)
+    return rows
+
+
+@pytest.mark.parametrize("fast_only", [True, False])
+def test_task_counts_match_the_row_by_row_definition(fast_only: bool) -> None:
+    rng = random.Random(34)
+    for _ in range(1500):
+        rows = random_rows(rng, fast_only)
+        for dedupe in (False, True):
+            want = outcome(lambda: reference_counts(rows, dedupe=dedupe))
+            got = outcome(lambda: counted(columns.task_counts(rows, dedupe=dedupe)))
+            assert got == want, rows
+
+
+def test_task_counts_on_many_rows_take_the_columns_and_agree() -> None:
+    rng = np.random.default_rng(3)
+    rows = [{"task_id": f"t{t}", "rollout_index": i, "reward": int(rng.random() < 0.6)}
+            for t in range(2000) for i in range(4)]
+    rows += [{"task_id": "t0", "rollout_index": 9, "reward": None, "judge_status": "error", "reason": "boom"}]
+    cols = columns.RowColumns(rows)
+    assert cols.task_keys() is not None  # the fast path applies
+    assert counted(columns.task_counts(cols)) == reference_counts(rows)
+    assert columns.task_counts(cols) is columns.task_counts(cols)  # read once per RowColumns
+
+
+def reference_config(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """run_config row by row: every row's fields as a tuple, then agreement; each row's reply, one by one."""
+    from whileai_core.messages import reply_text
+
+    out = dict(zip(config._FIELDS, config._agreed_rows(rows)))
+    answered = unclosed = 0
+    for r in rows:
+        text = reply_text(r)
+        if "<think>" in text:
+            text = config._THINK.sub("", text)
+            unclosed += "<think>" in text
+        answered += bool(text.strip())
+    n = len(rows)
+    share = (lambda x: round(x / n, 4) if n else None)
+    return {"agreed": out, "answered": share(answered), "unclosed": share(unclosed),
+            "truncated": share(sum(r.get("finish_reason") == "length" for r in rows)),
+            "graded": share(sum(map(config._finite, (r.get("reward") for r in rows))))}
+
+
+def test_run_config_matches_the_row_by_row_definition() -> None:
+    class Text(str):
+        pass
+
+    rng = random.Random(7)
+    choices: dict[str, list[Any]] = {
+        "sampling": [{"temperature": 0.7}, {"temperature": 0.5, "max_tokens": 10}, {}, None, "bad", []],
+        "policy_version": ["p", "p@abc", None, 3], "user_model": ["u1", "u2", None],
+        "lineage": [{"system_prompt_sha": "s1", "judge_version": "j"}, {}, None],
+        "judge_meta": [{"version": "v1"}, {}, None], "writer_model": ["w", "pinned", None],
+        "final_text": ["hi", "", "  ", "<think>a</think>ok", "<think>open", None, 5, Text("sub"), Text("")],
+        "messages": [[{"role": "assistant", "content": "yo"}], [], "x", [{"role": "assistant", "content": "<think>"}]],
+        "finish_reason": ["length", "stop"], "reward": [0, 1, 0.5, None, True, float("nan"), float("inf"), 10**400],
+    }
+    for _ in range(2500):
+        rows = [{f: rng.choice(v) for f, v in choices.items() if rng.random() < 0.4} for _ in range(rng.randint(0, 12))]
+        got = config.run_config(rows)
+        want = reference_config(rows)
+        assert {f: (got[f], f in got["mixed"]) for f in config._FIELDS} == want["agreed"], rows
+        assert (got["answered_share"], got["unclosed_think_share"], got["truncated_share"], got["graded_share"]) == \
+            (want["answered"], want["unclosed"], want["truncated"], want["graded"]), rows
+
+
+def reference_distinct(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct rows ordered as their values (first column first) at their first occurrence, and their counts."""
+    order = np.lexsort(x.T[::-1], axis=0) if len(x) else np.zeros(0, dtype=np.int64)
+    first: dict[tuple[float, ...], int] = {}
+    counts: dict[tuple[float, ...], int] = {}
+    for i in order.tolist():
+        key = tuple(x[i].tolist())
+        key = tuple(0.0 if v == 0 else v for v in key)  # -0.0 and 0.0 are one value
+        first[key] = min(first.get(key, i), i)
+        counts[key] = counts.get(key, 0) + 1
+    return x[list(first.values())], np.array(list(counts.values()))
+
+
+def test_distinct_rows_match_the_reference_with_signed_zeros_and_collisions() -> None:
+    rng = np.random.default_rng(11)
+    for trial in range(300):
+        n, s = int(rng.integers(1, 300)), int(rng.integers(1, 10))
+        kind = trial % 3
+        if kind == 0:
+            x = rng.integers(0, 5, size=(n, s)) / 4
+        elif kind == 1:  # signed zeros: equal values, different bits
+            x = np.where(rng.random((n, s)) < 0.5, -0.0, 0.0) + rng.integers(0, 2, size=(n, s))
+        else:  # different rows built to share the grouping float (0.618 * 1 == 1 * 0.618): the checked fallback
+            x = np.array([[0.6180339887498949, 0.0], [0.0, 1.0], [0.6180339887498949, 0.0]])
+            assert stats._row_groups(x) is None
+        cells, counts = stats._distinct_rows(x)
+        ref, ref_counts = reference_distinct(x)
+        assert np.array_equal(cells, ref) and np.array_equal(counts, ref_counts)
+        assert np.array_equal(np.signbit(cells), np.signbit(ref))  # each at its first occurrence
+
+
+def test_pass_at_on_dict_rows_equals_pass_at_on_mapping_rows() -> None:
+    """The whole pass_at over row dicts (fields read with map(dict.get)) equals pass_at over the same rows as a
+    Mapping that is not a dict (read with .get, row by row)."""
+    from collections.abc import Mapping
+
+    class Row(Mapping[str, Any]):
+        def __init__(self, d: dict[str, Any]) -> None:
+            self.d = d
+
+        def __getitem__(self, k: str) -> Any:
+            return self.d[k]
+
+        def __iter__(self) -> Any:
+            return iter(self.d)
+
+        def __len__(self) -> int:
+            return len(self.d)
+
+    rng = np.random.default_rng(2)
+    rows = [{"task_id": f"t{t}", "rollout_index": i, "reward": int(rng.random() < 0.3 + 0.05 * (t % 9)),
+             "final_text": "<think>x</think>a" if i else "b", "sampling": {"temperature": 0.7}}
+            for t in range(300) for i in range(4)]
+    fast, slow = pass_at(rows, seed=5), pass_at([Row(r) for r in rows], seed=5)
+    assert fast.to_dict() == slow.to_dict()
+    assert not math.isnan(fast.pass_at_1)

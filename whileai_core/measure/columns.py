@@ -1,0 +1,316 @@
+"""Rows as columns: each field of a run's row dicts read once into a list or a numpy array (issue 34).
+
+Statistics over rows used to walk the rows once per question (the task key, the repeats check, the reward, the
+config, the slice label), each walk a Python call per row. ``RowColumns`` reads a field once for every row,
+with ``map(dict.get, rows, ...)`` (no Python frame per row), keeps it, and hands it to every consumer:
+``task_counts`` (per-task graded rollouts and passes), ``measure.config.run_config``, ``compare``'s slices. Per
+task, the counts come from ``collections.Counter`` over the keys (a C loop), not from a dict walk.
+
+The fast path covers the common run: every ``task_id`` a non-empty str (or every one an int), rewards of type
+int, float, bool or None, ``row_id`` and ``(task, rollout_index)`` hashable. Anything else (a task keyed by its
+prompt, a task id seen as two types, a numpy reward, a repeated rollout) takes the row-by-row walk, which is the
+one definition of the semantics: both give the same ``TaskCounts`` (tests/measure/test_columns.py checks this on
+random rows).
+"""
+
+from __future__ import annotations
+
+import operator
+from collections import Counter
+from dataclasses import dataclass, field
+from itertools import compress, repeat
+from typing import Any
+
+import numpy as np
+
+from whileai_core.errors import InvalidArgument
+from whileai_core.rows import Row, TaskKeyTypes, as_rows, reward_field_hint, task_key_field, unique_rows
+
+_NONE = type(None)
+_FAST_REWARDS = frozenset({int, float, bool, _NONE})
+#: rows with at most this many keys each (on average) have their key union taken once, so that a field no row
+#: has is not read row by row (a key costs about what one field of a row costs to read); measured, issue 34
+PRESENT_KEYS_PER_ROW = 6
+PRESENT_SAMPLE = 64  # rows sampled to tell small rows from large ones (a speed decision only)
+
+
+@dataclass
+class TaskCounts:
+    """Per-task graded rollouts ``n`` and passes ``c`` (tasks with >= 1 binary reward), plus what was skipped."""
+
+    keys: list[str]
+    n: np.ndarray
+    c: np.ndarray
+    n_rows: int  # rows with a binary reward
+    n_total: int  # rows seen
+    n_none: int  # reward None / missing
+    n_partial: int  # a number strictly between 0 and 1, or another non-binary value
+    n_bool: int  # a bool reward (excluded: True/False is not a graded 0/1)
+    first_error: str | None = None
+    hint: str | None = None  # e.g. rows from another tool that carry 'score' instead of 'reward'
+    rows_per_task: dict[str, int] = field(default_factory=dict)  # every row of the task, graded or not
+    n_duplicates: int = 0  # repeated rollouts dropped under dedupe=True
+    rows_n: np.ndarray | None = field(default=None, repr=False)  # rows_per_task lined up with keys, when known
+
+    def planned(self) -> np.ndarray:
+        """Every row of each task in ``keys`` (graded or not), lined up with ``keys``."""
+        if self.rows_n is None:
+            self.rows_n = np.fromiter(map(self.rows_per_task.get, self.keys, self.n.tolist()), np.int64,
+                                      len(self.keys))
+        return self.rows_n
+
+    def short_of(self, k: int) -> list[tuple[str, int, int]]:
+        """Tasks with fewer than k graded rollouts: (task, graded, rows)."""
+        return [(key, int(n), self.rows_per_task.get(key, int(n))) for key, n in zip(self.keys, self.n) if n < k]
+
+    @property
+    def rates(self) -> np.ndarray:
+        rates: np.ndarray = self.c / self.n
+        return rates
+
+    def skipped_note(self) -> str | None:
+        parts = []
+        if self.n_none:
+            parts.append(f"{self.n_none} ungraded (reward None)")
+        if self.n_partial:
+            parts.append(f"{self.n_partial} partial/non-binary")
+        if self.n_bool:
+            parts.append(f"{self.n_bool} bool")
+        dup = f"dropped {self.n_duplicates} repeated rollout(s) (dedupe=True)" if self.n_duplicates else None
+        if not parts:
+            return dup
+        note = f"skipped {' + '.join(parts)} of {self.n_total} rows; only rewards exactly 0 or 1 count"
+        note = f"{note}; {dup}" if dup else note
+        return f"{note}; {self.hint}" if self.hint else note
+
+
+class RowColumns:
+    """A run's rows with their fields read as columns, each field once (kept for the next question).
+
+    ``rows`` is the list of row dicts (so anything that takes rows takes a ``RowColumns``); ``column(name)``
+    is every row's ``row.get(name)``; ``task_keys()`` every row's task key when the fast path applies.
+    Build one per call that asks several questions of the same rows; it assumes the rows are not edited
+    while it lives.
+    """
+
+    __slots__ = ("_columns", "_counts", "_floats", "_key_counts", "_keys", "_present", "name", "rows")
+
+    def __init__(self, rows: Any, *, name: str = "rows") -> None:
+        self.rows: list[Row] = as_rows(rows, name=name)
+        self.name = name
+        self._columns: dict[str, list[Any]] = {}
+        self._floats: dict[str, tuple[set[type], np.ndarray | None]] = {}
+        self._keys: list[str] | None | bool = False  # False: not computed yet
+        self._key_counts: Counter[str] | None = None
+        self._counts: dict[tuple[str, bool], TaskCounts] = {}
+        self._present: set[str] | None | bool = False  # False: not computed yet
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def has(self, name: str) -> bool:
+        """False when no row has the field ``name``, known without reading it row by row when rows are small
+        (the union of their keys costs less than reading a few absent fields); True when some row may have it."""
+        if self._present is False:
+            rows = self.rows
+            sample = rows[:: max(1, len(rows) // PRESENT_SAMPLE)]
+            small = bool(rows) and sum(map(len, sample)) <= PRESENT_KEYS_PER_ROW * len(sample)
+            self._present = set().union(*rows) if small else None
+        return not isinstance(self._present, set) or name in self._present
+
+    def column(self, name: str) -> list[Any]:
+        """Every row's ``row.get(name)``, read once."""
+        col = self._columns.get(name)
+        if col is None:
+            if not self.has(name):
+                col = [None] * len(self.rows)
+            else:
+                try:  # dict.get through map: no Python frame per row
+                    col = list(map(dict.get, self.rows, repeat(name)))
+                except TypeError:  # a row that is a Mapping but not a dict
+                    col = [r.get(name) for r in self.rows]
+            self._columns[name] = col
+        return col
+
+    def task_keys(self) -> list[str] | None:
+        """Every row's task key (``rows.task_key``) when every ``task_id`` is a non-empty str, or every one an int;
+        else None (keys from scenario_id or the prompt, or ids of two types: the caller walks the rows)."""
+        if self._keys is False:
+            tids = self.column("task_id")
+            kinds = set(map(type, tids))
+            self._keys = None
+            if kinds == {str}:
+                self._key_counts = Counter(tids)
+                self._keys = None if "" in self._key_counts else tids
+            elif kinds == {int}:
+                self._keys = list(map(str, tids))
+        return self._keys if isinstance(self._keys, list) else None
+
+    def floats(self, name: str) -> tuple[set[type], np.ndarray | None]:
+        """The types in column ``name`` and the column as floats when they allow (``_floats``), read once."""
+        got = self._floats.get(name)
+        if got is None:
+            got = self._floats[name] = _floats(self.column(name))
+        return got
+
+    def key_counts(self, keys: list[str]) -> Counter[str]:
+        """Rows per task key, in first-seen order (``keys`` is ``task_keys()``'s answer or the walked keys)."""
+        if self._key_counts is None or keys is not self._keys:
+            return Counter(keys)
+        return self._key_counts
+
+
+def _floats(values: list[Any]) -> tuple[set[type], np.ndarray | None]:
+    """The types in a column, and the column as floats (None -> NaN, True -> 1.0) when every value is an int,
+    float, bool or None that fits a float (else None)."""
+    kinds = set(map(type, values))
+    if not kinds <= _FAST_REWARDS:
+        return kinds, None
+    try:
+        return kinds, np.array(values, dtype=float) if values else np.zeros(0)
+    except (OverflowError, TypeError, ValueError):  # an int past float range
+        return kinds, None
+
+
+def of(rows: Any, name: str = "rows") -> RowColumns:
+    """``rows`` as a ``RowColumns`` (itself when it is one)."""
+    return rows if isinstance(rows, RowColumns) else RowColumns(rows, name=name)
+
+
+def _no_repeats(cols: RowColumns, keys: list[str]) -> bool:
+    """True when no two rows share a ``row_id`` or a (task key, ``rollout_index``), read from the columns; False
+    when some do, or when a value is not hashable (``rows.unique_rows`` then decides, row by row)."""
+    try:
+        for name in ("row_id", "rollout_index"):
+            if not cols.has(name):
+                continue
+            col = cols.column(name)
+            missing = col.count(None)
+            if missing == len(col):
+                continue
+            if name == "row_id":
+                present: Any = col if not missing else [v for v in col if v is not None]
+            else:
+                pairs = zip(keys, col)
+                present = list(pairs) if not missing else [p for p in pairs if p[1] is not None]
+            if len(set(present)) != len(col) - missing:
+                return False
+    except (TypeError, ValueError):  # an unhashable id, or one whose == is not a bool
+        return False
+    return True
+
+
+def _walked_keys(data: list[Row], name: str, dedupe: bool) -> tuple[list[Row], list[str], int]:
+    """The rows (repeats dropped under ``dedupe``), their task keys and the repeats dropped, row by row: the
+    missing-key error first, then the repeats, then a task id seen as two types (``rows.TaskKeyTypes``)."""
+    keyed = [task_key_field(row) for row in data]
+    data, n_dup = unique_rows(data, name=name, dedupe=dedupe, keys=[k[0] for k in keyed])
+    if n_dup:
+        keyed = [task_key_field(row) for row in data]
+    types = TaskKeyTypes(name)
+    for i, (key, source, raw) in enumerate(keyed):
+        types.check_raw(key, source, raw, i)
+    return data, [k[0] for k in keyed], n_dup
+
+
+def _nan_error(name: str, i: int, key: str) -> InvalidArgument:
+    return InvalidArgument(
+        f"{name}[{i}] (task {key!r}) has reward NaN; a judge that failed should write "
+        f"reward None (skipped and counted), a graded row 0 or 1; fix the judge or drop the row"
+    )
+
+
+def _classify_arrays(rewards: list[Any], keys: list[str], name: str,
+                     floats: tuple[set[type], np.ndarray | None] | None = None,
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """Per row: graded (exactly 0 or 1, not a bool), passed (1), ungraded (None), as arrays, when every reward is
+    an int, float, bool or None that fits a float; else None (``_classify_walk`` decides). ``floats``:
+    ``RowColumns.floats`` of these rewards, when the caller has it."""
+    kinds, as_float = floats if floats is not None else _floats(rewards)
+    if not kinds <= _FAST_REWARDS or as_float is None:
+        return None
+    n = len(rewards)
+    values = as_float.copy()
+    none = np.fromiter(map(operator.is_, rewards, repeat(None)), bool, n) if _NONE in kinds else np.zeros(n, bool)
+    if bool in kinds:
+        flags = np.fromiter(map(operator.is_, map(type, rewards), repeat(bool)), bool, n)
+        values[flags] = 0.5  # neither 0 nor 1: counted apart below
+    else:
+        flags = np.zeros(n, bool)
+    nan = np.isnan(values) & ~none
+    if nan.any():
+        i = int(np.flatnonzero(nan)[0])
+        raise _nan_error(name, i, keys[i])
+    passed = values == 1
+    graded = passed | (values == 0)
+    return graded, passed, np.stack([none, flags])
+
+
+def _classify_walk(rewards: list[Any], keys: list[str], name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``_classify_arrays``'s answer row by row, for any reward type (numpy numbers count as numbers)."""
+    graded, passed, none, flags = [], [], [], []
+    for i, r in enumerate(rewards):
+        kind = type(r)
+        is_number = kind is not bool and r is not None and (
+            kind is int or kind is float or isinstance(r, (int, float, np.integer, np.floating)))
+        if is_number and r != r:  # noqa: PLR0124 (NaN, without a call)
+            raise _nan_error(name, i, keys[i])
+        binary = is_number and (r == 0 or r == 1)
+        graded.append(bool(binary))
+        passed.append(bool(binary and r == 1))
+        none.append(r is None)
+        flags.append(kind is bool)
+    n = len(rewards)
+    return (np.array(graded, dtype=bool).reshape(n), np.array(passed, dtype=bool).reshape(n),
+            np.array([none, flags], dtype=bool).reshape(2, n))
+
+
+def _first_error(data: list[Row], none: np.ndarray) -> str | None:
+    """The first ungraded row's judge error (its judge_status not ok), cut to 120 characters."""
+    for i in np.flatnonzero(none).tolist():
+        row = data[i]
+        if row.get("judge_status") not in (None, "ok"):
+            return str(row.get("judge_error") or row.get("reason") or row.get("judge_status"))[:120]
+    return None
+
+
+def task_counts(rows: Any, *, name: str = "rows", dedupe: bool = False) -> TaskCounts:
+    """Group rows by task key and count graded rollouts and passes per task.
+
+    Repeated rollouts (``rows.unique_rows``) are an error, or dropped and counted with ``dedupe=True``; a task
+    id seen as two types (1 and "1") is an error (``rows.TaskKeyTypes``). Only rewards exactly 0 or 1 count
+    (bools excluded); None, partial and bool rewards are counted apart; a NaN reward is an error naming its row.
+    ``rows`` may be a ``RowColumns`` (its columns are reused, and so is the answer).
+    """
+    cols = of(rows, name)
+    memo = cols._counts.get((name, dedupe))
+    if memo is not None:
+        return memo
+    data, keys, n_dup = cols.rows, cols.task_keys(), 0
+    if keys is None or not _no_repeats(cols, keys):
+        data, keys, n_dup = _walked_keys(data, name, dedupe)
+    rewards = cols.column("reward") if n_dup == 0 else [row.get("reward") for row in data]
+    arrays = _classify_arrays(rewards, keys, name, cols.floats("reward") if n_dup == 0 else None)
+    graded, passed, apart = arrays if arrays is not None else _classify_walk(rewards, keys, name)
+    n_none, n_bool = (int(x) for x in apart.sum(axis=1))
+    n_graded = int(graded.sum())
+    per_task = cols.key_counts(keys)
+    graded_per_task = per_task if n_graded == len(keys) else Counter(compress(keys, graded.tolist()))
+    order = list(graded_per_task)
+    passes = Counter(dict.fromkeys(order, 0))  # seeded in order: its values line up with ``order``
+    passes.update(compress(keys, passed.tolist()))
+    n = np.fromiter(graded_per_task.values(), np.int64, len(order))
+    c = np.fromiter(passes.values(), np.int64, len(order))
+    hint = reward_field_hint(data) if n_none == len(data) else None
+    out = TaskCounts(order, n, c, n_graded, len(data), n_none, len(data) - n_graded - n_none - n_bool, n_bool,
+                     _first_error(data, apart[0]) if n_none else None, hint, dict(per_task), n_dup,
+                     n if graded_per_task is per_task else None)
+    cols._counts[(name, dedupe)] = out
+    return out
+
+
+def first_rows(keys: list[str]) -> dict[str, int]:
+    """Each task key's first row index (a dict built in C: later rows are written first, earlier ones win)."""
+    n = len(keys)
+    return dict(zip(reversed(keys), range(n - 1, -1, -1)))
+
