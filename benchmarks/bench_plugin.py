@@ -3,7 +3,8 @@
 1. Overhead: 10,000 trivial scenario items through ``@pytest.mark.wai_scenarios`` + ``wai_eval.record`` (the test
    reads ``wai_eval.scenario``; a second arm also requests the ``wai_scenario`` fixture, one more fixture per item) against the
    same 10,000 items as plain ``@pytest.mark.parametrize``, each in a fresh ``pytest`` subprocess, interleaved
-   ``--repeats`` times; the median wall times and their ratio are printed (goal <= 1.3x). A third arm runs the
+   ``--repeats`` times after one warm-up run of each (bytecode written: the children do not inherit
+   PYTHONDONTWRITEBYTECODE); the median wall and CPU times and their ratios are printed (goal <= 1.2x, issue 34). A third arm runs the
    plain suite with the plugin disabled (``-p no:whileai``) to show what merely installing the plugin costs.
 2. A/A false alarms: an unchanged seeded agent (``wai.seeded_agent``, share 1/3) run twice with independent
    agent seeds over the example's covering array (k=4); the share of runs the gate turns red, with a Wilson
@@ -56,12 +57,18 @@ def test_item(ask):
 """
 
 
+# the children write and reuse bytecode like a user's pytest does: with PYTHONDONTWRITEBYTECODE inherited (CI
+# images and this sandbox set it) every child would recompile the plugin, and that compile time was being timed
+CHILD_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+GOAL = 1.2  # issue 34: plugin / plain parametrize with the plugin off, wall and CPU
+
+
 def _time_suite(folder: Path, *extra: str) -> tuple[float, float]:
     """(wall seconds, CPU seconds of the child) for one pytest subprocess; CPU time is less sensitive to load."""
     cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *extra]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    out = subprocess.run(cmd, cwd=folder, capture_output=True, text=True, check=False)
+    out = subprocess.run(cmd, cwd=folder, capture_output=True, text=True, check=False, env=CHILD_ENV)
     elapsed = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if out.returncode != 0:
@@ -81,6 +88,8 @@ def overhead(items: int, repeats: int) -> None:
             folder.mkdir(exist_ok=True)
             (folder / "test_bench.py").write_text(body.format(n=items))
             (folder / "pytest.ini").write_text("[pytest]\n")
+        for folder, _, extra in arms.values():  # warm-up: bytecode compiled and files cached before any timing
+            _time_suite(folder, *extra)
         wall: dict[str, list[float]] = {name: [] for name in arms}
         cpu: dict[str, list[float]] = {name: [] for name in arms}
         for _ in range(repeats):  # interleaved so machine load hits every arm alike
@@ -97,7 +106,7 @@ def overhead(items: int, repeats: int) -> None:
                          "plain parametrize, plugin loaded")
         for label, d in (("wall", wall), ("cpu", cpu)):
             base = statistics.median(d[off])
-            print(f"  {label}: ratio plugin / plain (plugin off) {statistics.median(d[plug]) / base:.2f}x (goal <= 1.3x); "
+            print(f"  {label}: ratio plugin / plain (plugin off) {statistics.median(d[plug]) / base:.2f}x (goal <= {GOAL}x); "
                   f"with wai_scenario too {statistics.median(d['plugin, also requesting wai_scenario']) / base:.2f}x; "
                   f"plain with plugin loaded / plugin off {statistics.median(d[on]) / base:.2f}x")
 
@@ -108,8 +117,8 @@ def false_alarms(reps: int) -> None:
     from pytest_whileai.gate import scenario
     from pytest_whileai.markers import Thresholds
     from pytest_whileai.options import Settings
-    from whileai_core.measure.stats import wilson_interval
     from whileai_core.gate import compare
+    from whileai_core.measure.stats import wilson_interval
     from whileai_core.simulate.run import rollout
 
     @wai.tool

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from whileai_core.gate.text import fmt, fmt_ci, fmt_p
+from whileai_core.gate.text import fmt, fmt_ci, p_eq
 
 
 def first_line(text: Any, limit: int) -> str:
@@ -39,7 +39,7 @@ def summary_line(e: Mapping[str, Any]) -> str:
         if e.get("delta") is not None:
             delta += f" {fmt_ci(e.get('delta_ci'), signed=True)} (Newcombe)"
         head += (f" | baseline {fmt(b.get('pass_rate'))} {fmt_ci(b.get('ci'))} ({b.get('passes', 0)}/"
-                 f"{b.get('n_scored', 0)}) | delta {delta}, one-sided p={fmt_p(e.get('p_value'))}")
+                 f"{b.get('n_scored', 0)}) | delta {delta}, one-sided p{p_eq(e.get('p_value'))}")
     elif e.get("baseline_note"):
         head += f" | baseline: {e['baseline_note']}"
     return head

@@ -15,7 +15,7 @@ from typing import Any, Literal
 from pytest import TestReport
 
 from whileai_core import defaults as D
-from whileai_core.gate.text import fmt_ci, fmt_p
+from whileai_core.gate.text import fmt_ci, p_eq
 
 GATE_FILE, GATE_NAME = D.GATE_NODEID.split("::", 1)
 
@@ -52,7 +52,7 @@ def gate_details(gate: Any) -> list[str]:
     out = []
     if gate.delta is not None:
         out.append(f"delta={gate.delta:+.3f} interval={fmt_ci(gate.ci, 3, signed=True)} ({round(gate.level * 100)}%) "
-                   f"p={fmt_p(gate.p_value)} n={gate.n_paired} paired scenarios; alpha={gate.alpha:g} "
+                   f"p{p_eq(gate.p_value)} n={gate.n_paired} paired scenarios; alpha={gate.alpha:g} "
                    f"max_drop={gate.max_drop:g}")
     if gate.baseline:
         out.append(f"baseline: {gate.baseline}")

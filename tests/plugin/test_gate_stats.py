@@ -4,6 +4,7 @@ document is an error (never a failure), and two scenarios never share a baseline
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from types import SimpleNamespace
@@ -13,10 +14,10 @@ import pytest
 
 from pytest_whileai import collect, markers
 from pytest_whileai.gate import scenario as gate_scenario
+from pytest_whileai.options import Settings
 from pytest_whileai.report import markdown as report
 from whileai_core import errors
 from whileai_core.gate import compare
-from pytest_whileai.options import Settings
 from whileai_core.measure.delta import delta_report
 from whileai_core.measure.stats import newcombe_interval, wilson_interval
 
@@ -66,6 +67,26 @@ def test_suite_line_prints_each_side_with_its_interval_and_n():
     assert g.message.startswith(head), g.message
     assert "n=40 paired scenarios (160 -> 160 scored trials)" in g.message
     assert g.to_dict()["before_ci"] == g.before_ci
+
+
+def test_gate_line_never_prints_p_zero():
+    """A large suite's exact sign-flip p underflows to (or near) 0: the gate line prints p<1e-12, never p=0; a
+    Monte-Carlo p where no random flip reached the observed delta prints under its bound 2/(B+1), not as a value."""
+    from pytest_whileai.gate.verdict import gate_details
+    from whileai_core.gate.text import p_eq
+
+    keys = [f"t{i:04d}" for i in range(1500)]
+    results = {k: scenario(k, [0.0, 0.0, 0.0, 0.0]) for k in keys}
+    index = {k: {"key": k, "k": 4, "judge": "j", "rewards": [1.0, 1.0, 1.0, 1.0]} for k in keys}
+    g = compare.compute_gate(results, index, baseline_name="main", settings=settings())
+    assert g.red and g.p_value is not None and g.p_value < 1e-12, (g.p_value, g.message)
+    assert "permutation p<1e-12," in g.message and not re.search(r"(?<![a-z_])p=0(?![.\d])", g.message), g.message
+    assert any(" p<1e-12 n=1500 " in line for line in gate_details(g)), gate_details(g)
+    assert p_eq(0.0) == "<1e-12" and p_eq(None) == "=n/a" and p_eq(0.0123) == "=0.0123"
+    assert p_eq(2 / 10001, exact=False, permutations=10000) == "<0.0002"  # (0 + 1)/(B + 1), two-sided
+    assert p_eq(1 / 1001, exact=False, permutations=1000, sides=1) == "<0.001"
+    assert p_eq(3 / 10001, exact=False, permutations=10000) == "=0.0003"  # a draw reached it: a value
+    assert p_eq(2 / 10001, exact=True) == "=0.0002"  # an exact p is a value wherever it lies
 
 
 def test_scenario_delta_carries_newcombes_interval():

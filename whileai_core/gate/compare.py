@@ -24,7 +24,7 @@ from typing import Any, Literal
 from whileai_core import defaults as D
 from whileai_core.gate import document
 from whileai_core.gate.document import scenario_incompatibility
-from whileai_core.gate.text import fmt, fmt_ci, fmt_p
+from whileai_core.gate.text import fmt, fmt_ci, p_eq
 from whileai_core.measure.compare import compare  # the gate's verdict is compare's
 from whileai_core.measure.stats import fisher_drop_pvalues, newcombe_interval
 
@@ -118,7 +118,7 @@ def _listed(ci: Any) -> list[float] | None:
     return None if ci is None else [float(x) for x in ci]
 
 
-def _delta_text(rep: Any, trials: tuple[int, int]) -> str:
+def _delta_text(rep: Any, trials: tuple[int, int], permutations: int | None = None) -> str:
     """The suite line: each side's pass@1 and the delta, every one with its scenario-bootstrap interval, and n
     (paired scenarios, and the scored trials behind them on each side)."""
     def side(value: Any, ci: Any) -> str:
@@ -127,7 +127,8 @@ def _delta_text(rep: Any, trials: tuple[int, int]) -> str:
 
     return (f"pass@1 {side(rep.before, rep.before_ci)} -> {side(rep.after, rep.after_ci)}, "
             f"delta {fmt(rep.delta, 3, signed=True)} {fmt_ci(rep.ci, 3, signed=True)} "
-            f"({round(rep.level * 100)}% scenario bootstrap), permutation p={fmt_p(rep.p_value)}, "
+            f"({round(rep.level * 100)}% scenario bootstrap), "
+            f"permutation p{p_eq(rep.p_value, exact=getattr(rep, 'p_exact', None), permutations=permutations)}, "
             f"n={rep.n_paired} paired scenarios ({trials[0]} -> {trials[1]} scored trials)")
 
 
@@ -417,7 +418,7 @@ def _paired_gate(results: Mapping[str, Mapping[str, Any]], baseline_index: Mappi
         "after_ci": _listed(rep.after_ci), "verdict": rep.verdict, "reason": rep.reason,
         "scenario_regressions": scen_reg, "holm": holm, "holm_reach": reach, "report": rep.to_dict(),
         "sequential": None if rep.sequential is None else rep.sequential.to_dict()}
-    text = _delta_text(rep, (len(before_rows), len(after_rows)))
+    text = _delta_text(rep, (len(before_rows), len(after_rows)), settings.permutations)
     seq = rep.sequential
     if seq is not None:
         text += (f"; sequential ({seq.spending} spending): {seq.decision} after round {seq.round} of {seq.rounds}, "

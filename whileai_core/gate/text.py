@@ -3,9 +3,11 @@ baseline, no delta), never a crash."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
+from whileai_core.defaults import P_VALUE_PRINT_FLOOR
 from whileai_core.numbers import interval, is_number, number
 
 
@@ -15,8 +17,28 @@ def fmt(x: Any, digits: int = 2, *, signed: bool = False) -> str:
 
 
 def fmt_p(p: Any) -> str:
-    """A p-value with 3 significant digits, or ``n/a``."""
+    """A p-value with 3 significant digits, or ``n/a``; one below ``P_VALUE_PRINT_FLOOR`` (FFT round-off, or an
+    exact tail that underflowed to 0) prints as ``<1e-12``, never as 0."""
+    if is_number(p) and p < P_VALUE_PRINT_FLOOR:
+        return f"<{P_VALUE_PRINT_FLOOR:g}"
     return f"{p:.3g}" if is_number(p) else "n/a"
+
+
+def p_eq(p: Any, *, exact: bool | None = None, permutations: int | None = None, sides: int = 2) -> str:
+    """``=0.0123`` for ``f"p{p_eq(p)}"``; ``<1e-12`` below the print floor; and for a Monte-Carlo p-value
+    (``exact=False`` with its ``permutations`` B) at its smallest value (b + 1)/(B + 1) x sides with b = 0, when
+    no random flip reached the observed statistic, ``<`` that bound rounded up (``p<0.0002`` at B = 10,000
+    two-sided): the estimate is an upper bound there, never 0 and never an exact value."""
+    text = fmt_p(p)
+    if text.startswith("<") or text == "n/a":
+        return text if text.startswith("<") else "=n/a"
+    if exact is False and permutations:
+        floor = sides / (permutations + 1)
+        if p <= floor * (1 + 1e-9):
+            digits = max(0, -math.floor(math.log10(floor)))  # one significant digit, rounded up
+            bound = math.ceil(floor * 10**digits) / 10**digits
+            return f"<{bound:g}" if bound > floor else f"<={fmt_p(floor)}"
+    return f"={text}"
 
 
 def fmt_ci(ci: Sequence[Any] | None, digits: int = 2, *, signed: bool = False) -> str:

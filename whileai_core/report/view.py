@@ -16,7 +16,7 @@ from typing import Any
 from whileai_core import defaults as D
 from whileai_core.gate.compare import GateSettings, binarize, compute_gate, scenario_delta
 from whileai_core.gate.document import baseline_index
-from whileai_core.gate.text import fmt, fmt_ci, fmt_p, power_text
+from whileai_core.gate.text import fmt, fmt_ci, p_eq, power_text
 from whileai_core.report.cost import usage
 from whileai_core.report.inputs import Inputs
 
@@ -69,7 +69,7 @@ def _scenario_rows(current: Mapping[str, Any], baseline: Mapping[str, Any] | Non
                 delta, ci, p = compared["delta"], compared["delta_ci"], compared["p_value"]
             row.update(value=delta, ci=ci, text=f"{fmt(delta, signed=True)} {fmt_ci(ci, signed=True)}",
                        n=f"{e['passes']}/{e['n_scored']} vs {bc['passes']}/{bc['n_scored']}"
-                       + (f", one-sided p={fmt_p(p)}" if p is not None else ""))
+                       + (f", one-sided p{p_eq(p)}" if p is not None else ""))
         else:
             ci = e.get("ci") if e.get("metric", "pass@1") == "pass@1" else None
             ci = ci or (list(wilson_interval(e["passes"], e["n_scored"], level=level) or []) or None)
@@ -117,7 +117,7 @@ def _slice_rows(comparison: Mapping[str, Any] | None, current: Mapping[str, Any]
             rows.append({"label": f"{name}={s['name']}", "key": f"{name}={s['name']}", "kind": "slice",
                          "value": s["delta"], "ci": None if ci is None else list(ci), "regressed": bool(s["flagged"]),
                          "text": f"{fmt(s['delta'], 3, signed=True)} {fmt_ci(ci, 3, signed=True)}",
-                         "n": f"{s['n_tasks']} scenarios, Holm p={fmt_p(s.get('p_holm'))}"})
+                         "n": f"{s['n_tasks']} scenarios, Holm p{p_eq(s.get('p_holm'))}"})
     return sorted(rows, key=lambda r: (r["value"], r["label"]))
 
 
@@ -131,7 +131,7 @@ def _suite_row(gate: Mapping[str, Any] | None, comparison: Mapping[str, Any] | N
         return {"label": "suite", "key": "suite", "kind": "suite", "value": head["delta"], "ci": head.get("ci"),
                 "regressed": (gate or {}).get("status") == "regression" or head.get("verdict") == "worse",
                 "text": f"{fmt(head['delta'], 3, signed=True)} {fmt_ci(head.get('ci'), 3, signed=True)}",
-                "n": f"{n} paired scenarios, permutation p={fmt_p(head.get('p_value'))}"}
+                "n": f"{n} paired scenarios, permutation p{p_eq(head.get('p_value'))}"}
     if current is None or not current.get("scenarios"):
         return None
     m = metric_table(current, None, level=level)[0]
