@@ -53,3 +53,18 @@ def test_hack_scan_reads_the_level_and_seed_of_stats():
     by_object = wai.hack_scan(rows, permutations=200, stats=wai.Stats(level=0.9, seed=4))
     by_keywords = wai.hack_scan(rows, permutations=200, level=0.9, seed=4)
     assert str(by_object) == str(by_keywords)
+
+
+@pytest.mark.parametrize("seq", [None, 2])
+def test_pass_at_and_delta_report_take_stats_as_their_keywords(seq):
+    before, after = _rows(0), _rows(1)
+    opts = wai.Stats(level=0.8, alpha=0.1, draws=300, seed=5)
+    assert str(wai.pass_at(after, stats=opts)) == str(wai.pass_at(after, level=0.8, draws=300, seed=5))
+    assert wai.pass_at(after, stats=opts).ci95 == wai.pass_at(after, level=0.8, draws=300, seed=5).ci95
+    by_object = wai.delta_report(before, after, stats=opts, sequential=seq)
+    by_keywords = wai.delta_report(before, after, level=0.8, alpha=0.1, draws=300, seed=5, sequential=seq)
+    assert str(by_object) == str(by_keywords) and by_object.ci == by_keywords.ci
+    with pytest.raises(ValueError, match=r"pass_at: draws=100 conflicts with stats=Stats\(draws=300\)"):
+        wai.pass_at(after, draws=100, stats=opts)
+    with pytest.raises(ValueError, match=r"delta_report: alpha=0.2 conflicts with stats=Stats\(alpha=0.1\)"):
+        wai.delta_report(before, after, alpha=0.2, stats=opts)

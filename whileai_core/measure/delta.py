@@ -22,11 +22,13 @@ from whileai_core.defaults import (
 from whileai_core.errors import InvalidArgument
 from whileai_core.measure import sequential as sequential_design
 from whileai_core.measure import stats
+from whileai_core.measure import stats as st  # inside functions that take a stats= option
 from whileai_core.measure.between_runs import EvalVariance, RunVariance
 from whileai_core.measure.columns import TaskCounts, task_counts
 from whileai_core.measure.columns import of as columns_of
 from whileai_core.measure.columns import round_counts as columns_round_counts
 from whileai_core.measure.pass_at import Interval, _check_seed, _ci_list, _est, _fmt_ci
+from whileai_core.options import Stats, with_stats
 from whileai_core.rows import (
     ReportMapping,
     task_key,
@@ -196,6 +198,7 @@ def delta_report(
     run_std: float | None = None,
     run_std_runs: int | None = None,
     sequential: Any = None,
+    stats: Stats | None = None,
 ) -> DeltaReport:
     """Paired change in pass@1 between two runs on the same tasks (alias ``compare``).
 
@@ -235,6 +238,8 @@ def delta_report(
             df = runs - 1 instead of the normal quantile; needs ``run_std`` (default None).
         sequential: a ``SequentialPlan`` or a round size: decide by rounds of ``rollout_index``
             (``measure.sequential``); None: the fixed design.
+        stats: a ``wai.Stats`` holding ``level``, ``alpha``, ``draws`` and ``seed`` together; a keyword set
+            beside it to another value is an error naming both.
 
     Returns:
         a ``DeltaReport``: ``delta``, ``ci``, ``p_value``, ``se``, ``n_paired``, ``verdict`` and ``reason``; it
@@ -251,17 +256,21 @@ def delta_report(
         # better: pass@1 0.529 [...] -> 0.692 [...] | delta +0.163 [+0.083..+0.237] p=0.0002 (exact) ...
         ```
     """
+    if stats is not None:  # one wai.Stats for level/draws/seed (and alpha): a keyword beside it must agree
+        given = with_stats(stats, {"level": level, "alpha": alpha, "draws": draws, "seed": seed},
+                           {"level": CI_LEVEL, "alpha": ALPHA, "draws": BOOTSTRAP_DRAWS, "seed": 0}, where="delta_report")
+        level, alpha, draws, seed = given["level"], given["alpha"], given["draws"], given["seed"]
     if sequential is not None:
         before, after = columns_of(before, "before"), columns_of(after, "after")  # each side read once
-        fixed = {k: v for k, v in locals().items() if k not in ("before", "after", "sequential")}
+        fixed = {k: v for k, v in locals().items() if k not in ("before", "after", "sequential", "given")}
         return _sequential_report(delta_report(before, after, **fixed), before, after, sequential, dedupe=dedupe)
     noise = _noise_from_run_std(noise, run_std, run_std_runs, level)
-    level = stats.check_level(level)
-    alpha = stats.check_prob(alpha, "alpha")
-    draws = stats.check_int(draws, "draws", 1)
-    permutations = stats.check_int(permutations, "permutations", 1)
-    method = stats.check_method(method)
-    min_tasks = stats.check_int(min_tasks, "min_tasks", 1)
+    level = st.check_level(level)
+    alpha = st.check_prob(alpha, "alpha")
+    draws = st.check_int(draws, "draws", 1)
+    permutations = st.check_int(permutations, "permutations", 1)
+    method = st.check_method(method)
+    min_tasks = st.check_int(min_tasks, "min_tasks", 1)
     seed = _check_seed(seed)
     if isinstance(min_effect, bool) or not isinstance(min_effect, (int, float)) or not min_effect >= 0:
         raise InvalidArgument(f"min_effect= must be a change in pass rate >= 0 (0.05 = 5 points); got {min_effect!r}")
@@ -289,8 +298,8 @@ def delta_report(
     d = ra - rb
     n = len(paired)
     delta = float(d.mean())
-    test = stats.paired_permutation_test(d, permutations=permutations, seed=seed)
-    se = stats.mean_se(d)
+    test = st.paired_permutation_test(d, permutations=permutations, seed=seed)
+    se = st.mean_se(d)
     ci = b_ci = a_ci = None
     if n >= min_tasks:
         ci, b_ci, a_ci = _delta_intervals(d, rb, ra, level=level, draws=draws, seed=seed, method=method,

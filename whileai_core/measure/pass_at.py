@@ -25,7 +25,9 @@ from whileai_core.defaults import (
 )
 from whileai_core.errors import InvalidArgument, InvalidArgumentType
 from whileai_core.measure import stats
+from whileai_core.measure import stats as st  # inside functions that take a stats= option
 from whileai_core.measure.columns import RowColumns, TaskCounts, task_counts
+from whileai_core.options import Stats, with_stats
 
 Interval = tuple[float, float]
 
@@ -160,6 +162,7 @@ def pass_at(
     k_interval: str = PASS_K_INTERVAL,
     reliable_tasks: int = BOOTSTRAP_RELIABLE_TASKS,
     unanimous_short: bool = False,
+    stats: Stats | None = None,
 ) -> PassAt:
     """pass@1, pass^k (tau-bench) and pass@k (Chen et al. 2021) over tasks, with bootstrap-over-tasks intervals.
 
@@ -194,6 +197,8 @@ def pass_at(
             (``BOOTSTRAP_RELIABLE_TASKS``)
         unanimous_short: score a task with fewer than k graded rollouts that all agree (all 0 or all 1) at that
             value for pass^k and pass@k, counted in ``n_groups_imputed`` (default False: such tasks are left out).
+        stats: a ``wai.Stats`` holding ``level``, ``draws`` and ``seed`` together (its ``alpha`` is not used
+            here); a keyword set beside it to another value is an error naming both.
 
     Returns:
         a ``PassAt`` (prints itself: every number with its interval and n; ``.to_dict()``).
@@ -212,17 +217,21 @@ def pass_at(
         print(wai.pass_at(rows))   # pass@1 ... | pass^4 ... | pass@4 ... (20 groups, k=4)
         ```
     """
+    if stats is not None:  # one wai.Stats for level/draws/seed (and alpha): a keyword beside it must agree
+        given = with_stats(stats, {"level": level, "draws": draws, "seed": seed},
+                           {"level": CI_LEVEL, "draws": BOOTSTRAP_DRAWS, "seed": 0}, where="pass_at")
+        level, draws, seed = given["level"], given["draws"], given["seed"]
     if not isinstance(unanimous_short, bool):
         raise InvalidArgumentType(f"unanimous_short= must be True or False; got {unanimous_short!r}")
     k_given = k is not None
     if k is not None:
-        k = stats.check_int(k, "k", 1)
-    level = stats.check_level(level)
-    draws = stats.check_int(draws, "draws", 1)
-    method = stats.check_method(method)
-    min_k = stats.check_int(min_k, "min_k", 1)
-    min_tasks = stats.check_int(min_tasks, "min_tasks", 1)
-    reliable_tasks = stats.check_int(reliable_tasks, "reliable_tasks", 1)
+        k = st.check_int(k, "k", 1)
+    level = st.check_level(level)
+    draws = st.check_int(draws, "draws", 1)
+    method = st.check_method(method)
+    min_k = st.check_int(min_k, "min_k", 1)
+    min_tasks = st.check_int(min_tasks, "min_tasks", 1)
+    reliable_tasks = st.check_int(reliable_tasks, "reliable_tasks", 1)
     if k_interval not in ("wilson_cc", "wilson", "bootstrap"):
         raise InvalidArgument(f"k_interval= must be 'wilson_cc', 'wilson' or 'bootstrap'; got {k_interval!r}")
     seed = _check_seed(seed)
