@@ -27,24 +27,21 @@ from whileai_core.errors import InvalidArgument, InvalidArgumentType
 from whileai_core.measure import stats
 from whileai_core.measure import stats as st  # inside functions that take a stats= option
 from whileai_core.measure.columns import RowColumns, TaskCounts, task_counts
+from whileai_core.numbers import interval, number
 from whileai_core.options import Stats, with_stats
 
 Interval = tuple[float, float]
 
 
 def _fmt_ci(ci: Interval | None, digits: int = 2, signed: bool = False) -> str:
-    if ci is None:
-        return ""
-    f = "+." if signed else "."
-    return f" [{ci[0]:{f}{digits}f}..{ci[1]:{f}{digits}f}]"
+    return "" if ci is None else " " + interval(ci, digits, signed=signed)
 
 
 def _est(x: float | None, ci: Interval | None, digits: int = 2, signed: bool = False) -> str:
     """An estimate as printed: ``n/a``, ``0.64 [0.57..0.72]``, or ``0.64 (no interval)`` (the note says why)."""
     if x is None:
         return "n/a"
-    value = f"{x:+.{digits}f}" if signed else f"{x:.{digits}f}"
-    return value + (_fmt_ci(ci, digits, signed) if ci is not None else " (no interval)")
+    return number(x, digits, signed=signed) + (_fmt_ci(ci, digits, signed) if ci is not None else " (no interval)")
 
 
 def _zero_width(named: list[tuple[str, Interval | None]]) -> str | None:
