@@ -30,6 +30,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "preflight": ("whileai_core.simulate.situations", "preflight"),
     "covering_array": ("whileai_core.simulate.covering", "covering_array"),
     "simulate": ("whileai_core.simulate.run", "simulate"),
+    "Execution": ("whileai_core.options", "Execution"),
     "Harness": ("whileai_core.simulate.harness", "Harness"),
     "agent": ("whileai_core.adapters", "agent"),
     "AgentAdapter": ("whileai_core.adapters.base", "AgentAdapter"),
@@ -103,6 +104,8 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "RowList": ("whileai_core.rowlist", "RowList"),
     "rows": ("whileai_core.grade.lists", "make_rows"),
     "train": ("whileai_core.train.train", "train"),
+    "Optim": ("whileai_core.options", "Optim"),
+    "Generation": ("whileai_core.options", "Generation"),
     "prove": ("whileai_core.train.prove", "prove"),
     "holdout": ("whileai_core.train.holdout", "holdout"),
     "LocalModel": ("whileai_core.models.local_model", "LocalModel"),
@@ -262,7 +265,12 @@ if TYPE_CHECKING:  # generated from _LAZY (tests/test_facade.py checks it): each
     from whileai_core.models.local_model import LocalModel as LocalModel
     from whileai_core.models.ollama import Ollama as Ollama
     from whileai_core.models.openai import OpenAI as OpenAI
-    from whileai_core.options import Stats as Stats
+    from whileai_core.options import (
+        Execution as Execution,
+        Generation as Generation,
+        Optim as Optim,
+        Stats as Stats,
+    )
     from whileai_core.progress import Progress as Progress
     from whileai_core.report.cost import usage as usage
     from whileai_core.report.html import report as report

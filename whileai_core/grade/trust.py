@@ -61,6 +61,7 @@ from whileai_core.grade.probes import (
 )
 from whileai_core.measure.stats import cohen_kappa, cohen_kappa_interval, wilson_interval
 from whileai_core.messages import reply_text
+from whileai_core.options import Stats, with_stats
 from whileai_core.rows import ReportMapping, as_rows, task_key
 
 __all__ = ["JudgeTrustReport", "judge_trust"]
@@ -417,6 +418,7 @@ def judge_trust(
     min_gold: int = JUDGE_MIN_GOLD,
     label_search_max: int = JUDGE_LABEL_SEARCH_MAX,
     level: float = CI_LEVEL,
+    stats: Stats | None = None,
 ) -> JudgeTrustReport:
     """Agreement of the stored judge rewards with gold labels, and whether the judge clears the floors.
 
@@ -460,6 +462,8 @@ def judge_trust(
         label_search_max: the largest label count searched for ``labels_needed`` (``JUDGE_LABEL_SEARCH_MAX``).
             (``JUDGE_LABEL_SEARCH_MAX``)
         level: the interval level (``CI_LEVEL``). (``CI_LEVEL``)
+        stats: a ``wai.Stats``; its ``level`` and ``seed`` are used. A keyword set beside it to another value is
+            an error naming both.
 
     Returns:
         A ``JudgeTrustReport``: ``ok``, ``verdict``, agreement and kappa with intervals, ``warnings``,
@@ -476,6 +480,9 @@ def judge_trust(
         print(report)
         ```
     """
+    if stats is not None:
+        given = with_stats(stats, {"level": level, "seed": seed}, {"level": CI_LEVEL, "seed": 0}, where="judge_trust")
+        level, seed = given["level"], given["seed"]
     data = as_rows(rows, name="rows")
     _check_trust_arguments(judge, min_kappa, min_agreement=min_agreement, length_gap=length_gap,
                            flip_flag=flip_flag, halves_gap=halves_gap, max_skipped_share=max_skipped_share,

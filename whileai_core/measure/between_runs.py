@@ -40,8 +40,10 @@ from whileai_core import defaults as D
 from whileai_core.defaults import CI_LEVEL, MIN_RERUNS
 from whileai_core.errors import InvalidArgument, InvalidArgumentType
 from whileai_core.measure import stats
+from whileai_core.measure import stats as st  # inside functions that take a stats= option
 from whileai_core.measure.columns import TaskCounts, task_counts
 from whileai_core.measure.pass_at import _ci_list, _est, _fmt_ci, _sd_interval
+from whileai_core.options import Stats, with_stats
 from whileai_core.rows import ReportMapping
 
 Interval = tuple[float, float]
@@ -372,6 +374,7 @@ def eval_variance(
     multiplier: float | None = None,
     min_reruns: int = MIN_RERUNS,
     dedupe: bool = False,
+    stats: Stats | None = None,
 ) -> EvalVariance:
     """Run-to-run noise band from re-runs of one eval: ``eval_variance(rows_run1, rows_run2, rows_run3)``.
 
@@ -388,6 +391,8 @@ def eval_variance(
         multiplier: a flat multiple of the run sd in place of the t rule.
         min_reruns: fewer runs than this draw a note. (``MIN_RERUNS``)
         dedupe: drop repeated rollouts instead of raising.
+        stats: a ``wai.Stats``; its ``level`` is used (the other fields have nothing to set here). A ``level=``
+            set beside it to another value is an error naming both.
 
     Returns:
         an ``EvalVariance``: ``means``, ``run_sd`` with its interval, ``noise_band``, ``band(n_a, n_b)``; it
@@ -403,12 +408,13 @@ def eval_variance(
         print(wai.delta_report(before, after, noise=noise))
         ```
     """
+    level = with_stats(stats, {"level": level}, {"level": CI_LEVEL}, where="eval_variance")["level"]
     runs = _gathered_runs(positional, runs)
-    level = stats.check_level(level)
+    level = st.check_level(level)
     if multiplier is not None and (isinstance(multiplier, bool) or not isinstance(multiplier, (int, float))
                                    or not multiplier > 0):
         raise InvalidArgument(f"multiplier= is a flat number of sds (> 0), or None for the t rule; got {multiplier!r}")
-    min_reruns = stats.check_int(min_reruns, "min_reruns", 2)
+    min_reruns = st.check_int(min_reruns, "min_reruns", 2)
     runs = _unwrapped_runs(runs)
     counts = [_one_run_counts(i, run, dedupe) for i, run in enumerate(runs)]
     shared = set(counts[0].keys)

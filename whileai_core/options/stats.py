@@ -9,12 +9,12 @@ keyword left at the function's default takes the ``Stats`` value, and one set to
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any
 
 from whileai_core.arguments import fraction, integer
 from whileai_core.defaults import ALPHA, BOOTSTRAP_DRAWS, CI_LEVEL
-from whileai_core.errors import InvalidArgument, InvalidArgumentType
+from whileai_core.options.merge import with_option
 
 
 @dataclass(frozen=True)
@@ -51,20 +51,6 @@ class Stats:
 
 def with_stats(stats: Stats | None, given: Mapping[str, Any], defaults: Mapping[str, Any], *,
                where: str) -> dict[str, Any]:
-    """The settings a function runs with: ``given`` (its keywords, as called) where ``stats`` is None; else
-    ``stats``' values, refusing a keyword of ``given`` that was set (differs from ``defaults``) to another value
-    than ``stats`` holds. Only the names in both ``given`` and ``Stats`` are looked at."""
-    if stats is None:
-        return dict(given)
-    if not isinstance(stats, Stats):
-        raise InvalidArgumentType(f"{where}(stats=...) takes a wai.Stats, got {type(stats).__name__}")
-    out = dict(given)
-    for f in fields(Stats):
-        if f.name not in given:
-            continue
-        value, held = given[f.name], getattr(stats, f.name)
-        if value != defaults[f.name] and value != held:
-            raise InvalidArgument(f"{where}: {f.name}={value!r} conflicts with stats=Stats({f.name}={held!r}); "
-                                  f"give {f.name} in one place")
-        out[f.name] = held
-    return out
+    """``with_option`` for ``stats=``: the settings a function runs with, ``stats``' values merged into
+    ``given`` (its keywords, as called), a keyword set to another value than ``stats`` holds refused by name."""
+    return with_option(stats, Stats, given, defaults, keyword="stats", where=where)

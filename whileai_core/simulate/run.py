@@ -24,6 +24,7 @@ from whileai_core import defaults as D
 from whileai_core.adapters.routing import undelivered, undelivered_warning
 from whileai_core.arguments import integer
 from whileai_core.errors import InvalidArgument, InvalidArgumentType
+from whileai_core.options import Execution, with_option
 from whileai_core.rowlist import RowList
 from whileai_core.rows import scrub, write_jsonl
 from whileai_core.scale.executor import Executor
@@ -328,7 +329,7 @@ def simulate(agent: Any = None, *, tools: Sequence[Any] | None = None, system_pr
              seeds: Sequence[Any] | None = None, execute: Any = None, user_model: Any = None,
              dimensions: Any = None, grade: Any = None, output: str | Path | None = None,
              until: Any = None, time_budget: float | None = None, executor: str | None = None,
-             ray_address: str | None = None, **aliases: Any) -> Any:
+             ray_address: str | None = None, execution: Execution | None = None, **aliases: Any) -> Any:
     """Write situations for ``tools`` and run ``agent`` through each ``repeats`` times.
 
     simulator=False uses the template writer: a pairwise covering array (Kuhn et al. 2004) over tool x world
@@ -400,6 +401,9 @@ def simulate(agent: Any = None, *, tools: Sequence[Any] | None = None, system_pr
         executor: where the rollouts run: "local" ("threads") or "ray" (default None: ``wai.configure``'s,
             else ``defaults.EXECUTOR``).
         ray_address: the Ray cluster for ``executor="ray"`` (default None: Ray's own default).
+        execution: a ``wai.Execution`` holding ``concurrency``, ``executor``, ``ray_address``, ``output``,
+            ``progress``, ``on_progress`` and ``time_budget`` together (default None: the keywords); a keyword set
+            beside it to another value is an error naming both.
         **aliases: the SDK's names (``rollouts_per_prompt``, ``policy``, ``fault_rate``, ``tasks``), and
             ``temperature=``: the model agent's sampling temperature in [0, 2] (default None: the backend's
             call default, ``defaults.AGENT_TEMPERATURE``); not used with a callable agent, and a warning says so.
@@ -426,6 +430,13 @@ def simulate(agent: Any = None, *, tools: Sequence[Any] | None = None, system_pr
         scored = data.grade(judge=my_judge)
         ```
     """
+    if execution is not None:
+        run = with_option(execution, Execution, {"concurrency": concurrency, "executor": executor,
+                                                 "ray_address": ray_address, "output": output, "progress": progress,
+                                                 "on_progress": on_progress, "time_budget": time_budget},
+                          keyword="execution", where="simulate")
+        concurrency, executor, ray_address = run["concurrency"], run["executor"], run["ray_address"]
+        output, progress, on_progress, time_budget = run["output"], run["progress"], run["on_progress"], run["time_budget"]
     where = resolve_executor(executor, ray_address)
     temperature = _temperature(aliases.pop("temperature", None))
     given = _apply_aliases(aliases, {"repeats": repeats, "repeat_policy": repeat_policy,
@@ -493,7 +504,8 @@ def simulate(agent: Any = None, *, tools: Sequence[Any] | None = None, system_pr
 _KNOWN_KEYWORDS = ("tools", "system_prompt", "simulator", "mode", "repeats", "repeat_policy", "budget", "situations",
                    "asks", "seed", "concurrency", "fault_share", "probe", "judge", "grader", "checkpoint", "progress",
                    "on_progress", "max_turns", "cache", "traces", "runs", "seeds", "execute", "user_model",
-                   "dimensions", "grade", "output", "until", "time_budget", "executor", "ray_address", "temperature")
+                   "dimensions", "grade", "output", "until", "time_budget", "executor", "ray_address", "temperature",
+                   "execution")
 
 
 def _apply_aliases(aliases: dict[str, Any], given: dict[str, Any]) -> dict[str, Any]:

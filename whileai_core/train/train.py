@@ -37,6 +37,7 @@ from whileai_core.defaults import (
     TRAIN_SEED,
 )
 from whileai_core.errors import InvalidArgument, InvalidArgumentType
+from whileai_core.options import Generation, Optim, with_option
 from whileai_core.rows import Row, as_rows
 
 INSTALL_HINT = "pip install 'pytest-whileai[train]'  (pins torch==2.13.0, trl==1.16.0, transformers==5.24.0)"
@@ -250,6 +251,12 @@ def _trainer(method: str, common: dict[str, Any], dataset: Any, lm: Any, tok: An
     return args, trainer, rewards
 
 
+def _grouped(optim: Optim | None, generation: Generation | None, **given: Any) -> dict[str, Any]:
+    """``train``'s keywords with ``optim=`` and ``generation=`` merged in (``with_option``: a conflict names both)."""
+    given = with_option(optim, Optim, given, keyword="optim", where="train")
+    return with_option(generation, Generation, given, keyword="generation", where="train")
+
+
 def train(
     rows: Any,
     method: str = "sft",
@@ -279,6 +286,8 @@ def train(
     trainer_args: Mapping[str, Any] | None = None,
     trainer_kwargs: Mapping[str, Any] | None = None,
     mlflow: bool | str | os.PathLike[str] = False,
+    optim: Optim | None = None,
+    generation: Generation | None = None,
 ) -> TrainResult:
     """Train ``model`` on ``rows`` with TRL and save the result; returns a ``TrainResult``.
 
@@ -322,6 +331,11 @@ def train(
         trainer_args: anything else for the TRL config; wins over the defaults.
         trainer_kwargs: keyword arguments for the trainer itself (``callbacks``, GRPO ``tools``).
         mlflow: log the training curves to MLflow: True (``MLFLOW_TRACKING_URI``), a tracking URI or a folder.
+        optim: a ``wai.Optim`` holding ``learning_rate``, ``batch_size``, ``max_steps``, ``epochs``,
+            ``logging_steps`` and ``seed`` together (default None: the keywords); a keyword set beside it to
+            another value is an error naming both.
+        generation: a ``wai.Generation`` holding GRPO's ``num_generations``, ``max_completion_length`` and
+            ``temperature`` together (default None: the keywords); a keyword set beside it the same way.
 
     Returns:
         A ``TrainResult``: ``.checkpoint``, ``.losses``, ``.steps``, ``.log``, ``.model()`` (a ``LocalModel``); it
@@ -337,6 +351,13 @@ def train(
         print(result)   # train sft: 100 steps on ... examples ..., loss ... -> ...; checkpoint ...
         ```
     """
+    if optim is not None or generation is not None:
+        k = _grouped(optim, generation, learning_rate=learning_rate, batch_size=batch_size, max_steps=max_steps,
+                     epochs=epochs, logging_steps=logging_steps, seed=seed, num_generations=num_generations,
+                     max_completion_length=max_completion_length, temperature=temperature)
+        learning_rate, batch_size, max_steps, epochs = k["learning_rate"], k["batch_size"], k["max_steps"], k["epochs"]
+        logging_steps, seed, num_generations = k["logging_steps"], k["seed"], k["num_generations"]
+        max_completion_length, temperature = k["max_completion_length"], k["temperature"]
     _check_train_arguments(method, model, judge=judge, reward=reward, max_steps=max_steps, epochs=epochs,
                            batch_size=batch_size, max_length=max_length, logging_steps=logging_steps,
                            learning_rate=learning_rate, beta=beta, num_generations=num_generations,
