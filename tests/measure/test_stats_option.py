@@ -68,3 +68,51 @@ def test_pass_at_and_delta_report_take_stats_as_their_keywords(seq):
         wai.pass_at(after, draws=100, stats=opts)
     with pytest.raises(ValueError, match=r"delta_report: alpha=0.2 conflicts with stats=Stats\(alpha=0.1\)"):
         wai.delta_report(before, after, alpha=0.2, stats=opts)
+
+
+STATS_TAKERS = ("compare", "delta_report", "pass_at", "hack_scan", "judge_trust", "eval_variance")
+
+
+def test_each_function_that_takes_stats_has_the_objects_defaults():
+    import inspect
+
+    for name in STATS_TAKERS:
+        params = inspect.signature(getattr(wai, name)).parameters
+        assert params["stats"].default is None and params["stats"].kind is inspect.Parameter.KEYWORD_ONLY
+        for f in dataclasses.fields(wai.Stats):
+            if f.name in params:
+                assert params[f.name].default == f.default, (name, f.name)
+
+
+def _labeled() -> list[dict]:
+    return [{"task_id": f"t{i}", "rollout_index": 0, "final_text": "x" * (1 + i % 5), "reward": float(i % 3 != 0),
+             "gold_reward": float(i % 4 != 0), "gold_kind": "human", "judge_name": "j"} for i in range(40)]
+
+
+def _judge(row: dict) -> dict:
+    return {"reward": float(len(row["final_text"]) % 2), "reason": "length parity"}
+
+
+@pytest.mark.parametrize("field,value", [("level", 0.8), ("seed", 7)])
+def test_judge_trust_takes_stats_as_its_keywords(field, value):
+    by_object = wai.judge_trust(_labeled(), _judge, sample=10, stats=wai.Stats(**{field: value}))
+    by_keyword = wai.judge_trust(_labeled(), _judge, sample=10, **{field: value})
+    assert by_object.to_dict() == by_keyword.to_dict() and str(by_object) == str(by_keyword)
+    both = wai.judge_trust(_labeled(), _judge, sample=10, stats=wai.Stats(**{field: value}), **{field: value})
+    assert both.to_dict() == by_keyword.to_dict()
+    other = {"level": 0.9, "seed": 8}[field]
+    with pytest.raises(ValueError, match=rf"judge_trust: {field}={other!r} conflicts with "
+                                         rf"stats=Stats\({field}={value!r}\)"):
+        wai.judge_trust(_labeled(), _judge, stats=wai.Stats(**{field: value}), **{field: other})
+
+
+def test_eval_variance_takes_the_level_of_stats():
+    runs = [_rows(shift) for shift in range(3)]
+    by_object = wai.eval_variance(*runs, stats=wai.Stats(level=0.8))
+    by_keyword = wai.eval_variance(*runs, level=0.8)
+    assert by_object.to_dict() == by_keyword.to_dict() and str(by_object) == str(by_keyword)
+    assert wai.eval_variance(*runs, level=0.8, stats=wai.Stats(level=0.8)).to_dict() == by_keyword.to_dict()
+    with pytest.raises(ValueError, match=r"eval_variance: level=0.9 conflicts with stats=Stats\(level=0.8\)"):
+        wai.eval_variance(*runs, level=0.9, stats=wai.Stats(level=0.8))
+    with pytest.raises(TypeError, match=r"eval_variance\(stats=...\) takes a wai.Stats, got float"):
+        wai.eval_variance(*runs, stats=0.8)
