@@ -91,7 +91,10 @@ def test_the_type_checking_block_is_the_lazy_table():
 def test_a_users_type_checker_sees_each_public_names_signature(tmp_path):
     pytest.importorskip("mypy")
     (tmp_path / "user.py").write_text("import whileai as wai\n\nreveal_type(wai.simulate)\nreveal_type(wai.pass_at)\n"
-                                      "k: int | None = wai.pass_at(rows=[]).k\ns: str = wai.pass_at\n")
+                                      "k: int | None = wai.pass_at(rows=[]).k\ns: str = wai.pass_at\n"
+                                      # the option objects (issue 31 item 3): typed fields through the facade
+                                      "reveal_type(wai.Execution(concurrency=4).concurrency)\n"
+                                      "reveal_type(wai.Optim().learning_rate)\nreveal_type(wai.Generation)\n")
     # third-party packages are skipped (their stubs would take a minute to read); whileai's own modules are read
     heavy = ",".join(f"{m}.*" for m in ("numpy", "scipy", "torch", "transformers", "trl", "pytest", "_pytest",
                                           "httpx", "aiohttp", "pluggy", "ray", "mlflow", "jinja2", "plotly",
@@ -105,3 +108,7 @@ def test_a_users_type_checker_sees_each_public_names_signature(tmp_path):
     assert 'Revealed type is "def (agent: Any =, *, tools:' in out, out
     assert 'Revealed type is "def (rows: Any, k: int | None =' in out, out
     assert "user.py:6: error: Incompatible types in assignment" in out and "Found 1 error" in out, out
+    assert 'user.py:7: note: Revealed type is "int"' in out, out
+    assert 'user.py:8: note: Revealed type is "float | None"' in out, out
+    assert 'Revealed type is "def (num_generations: int =, max_completion_length: int =, temperature: float =) ' \
+           '-> whileai_core.options.training.Generation"' in out, out
