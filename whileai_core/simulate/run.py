@@ -430,13 +430,12 @@ def simulate(agent: Any = None, *, tools: Sequence[Any] | None = None, system_pr
         scored = data.grade(judge=my_judge)
         ```
     """
-    if execution is not None:
-        run = with_option(execution, Execution, {"concurrency": concurrency, "executor": executor,
-                                                 "ray_address": ray_address, "output": output, "progress": progress,
-                                                 "on_progress": on_progress, "time_budget": time_budget},
-                          keyword="execution", where="simulate")
-        concurrency, executor, ray_address = run["concurrency"], run["executor"], run["ray_address"]
-        output, progress, on_progress, time_budget = run["output"], run["progress"], run["on_progress"], run["time_budget"]
+    run = with_option(execution, Execution, {"concurrency": concurrency, "executor": executor,
+                                             "ray_address": ray_address, "output": output, "progress": progress,
+                                             "on_progress": on_progress, "time_budget": time_budget},
+                      keyword="execution", where="simulate")  # the keywords as given when execution is None
+    concurrency, executor, ray_address = run["concurrency"], run["executor"], run["ray_address"]
+    output, progress, on_progress, time_budget = run["output"], run["progress"], run["on_progress"], run["time_budget"]
     where = resolve_executor(executor, ray_address)
     temperature = _temperature(aliases.pop("temperature", None))
     given = _apply_aliases(aliases, {"repeats": repeats, "repeat_policy": repeat_policy,
