@@ -5,7 +5,9 @@
    same 10,000 items as plain ``@pytest.mark.parametrize``, each in a fresh ``pytest`` subprocess, interleaved
    ``--repeats`` times after one warm-up run of each (bytecode written: the children do not inherit
    PYTHONDONTWRITEBYTECODE); the median wall and CPU times and their ratios are printed (goal <= 1.2x, issue 34). A third arm runs the
-   plain suite with the plugin disabled (``-p no:whileai``) to show what merely installing the plugin costs.
+   plain suite with the plugin disabled (``-p no:whileai``) to show what merely installing the plugin costs, and
+   a fourth the same items through one indirectly parametrized fixture (plugin off): pytest's own cost of a
+   fixture per item, so the printed "plugin / that floor" is the part that is whileai's.
 2. A/A false alarms: an unchanged seeded agent (``wai.seeded_agent``, share 1/3) run twice with independent
    agent seeds over the example's covering array (k=4); the share of runs the gate turns red, with a Wilson
    interval, next to alpha.
@@ -56,6 +58,20 @@ def test_item(ask):
     assert 1.0 >= 1.0
 """
 
+# pytest's own share: the same items through one indirectly parametrized fixture that requests ``request`` (what
+# ``wai_eval`` is to pytest), with the plugin off; plugin / this arm is the part of the overhead that is whileai's
+FIXTURE_SUITE = """
+import pytest
+ASKS = [f"ask number {{i}}" for i in range({n})]
+
+@pytest.fixture
+def handle(request):
+    return request.param
+
+@pytest.mark.parametrize("handle", ASKS, indirect=True)
+def test_item(handle):
+    assert handle.startswith("ask")
+"""
 
 # the children write and reuse bytecode like a user's pytest does: with PYTHONDONTWRITEBYTECODE inherited (CI
 # images and this sandbox set it) every child would recompile the plugin, and that compile time was being timed
@@ -83,7 +99,8 @@ def overhead(items: int, repeats: int) -> None:
         arms = {"plugin (wai_scenarios + wai_eval.record)": (root / "plugin", PLUGIN_SUITE, ()),
                 "plugin, also requesting wai_scenario": (root / "plugin2", PLUGIN_SUITE_TWO_FIXTURES, ()),
                 "plain parametrize, plugin loaded": (root / "plain", PLAIN_SUITE, ()),
-                "plain parametrize, -p no:whileai": (root / "plain", PLAIN_SUITE, ("-p", "no:whileai"))}
+                "plain parametrize, -p no:whileai": (root / "plain", PLAIN_SUITE, ("-p", "no:whileai")),
+                "one indirect fixture, -p no:whileai": (root / "fixture", FIXTURE_SUITE, ("-p", "no:whileai"))}
         for folder, body, _ in arms.values():
             folder.mkdir(exist_ok=True)
             (folder / "test_bench.py").write_text(body.format(n=items))
@@ -104,11 +121,14 @@ def overhead(items: int, repeats: int) -> None:
                   f"(wall runs: {', '.join(f'{x:.2f}' for x in wall[name])})")
         plug, off, on = ("plugin (wai_scenarios + wai_eval.record)", "plain parametrize, -p no:whileai",
                          "plain parametrize, plugin loaded")
+        floor = "one indirect fixture, -p no:whileai"
         for label, d in (("wall", wall), ("cpu", cpu)):
             base = statistics.median(d[off])
             print(f"  {label}: ratio plugin / plain (plugin off) {statistics.median(d[plug]) / base:.2f}x (goal <= {GOAL}x); "
                   f"with wai_scenario too {statistics.median(d['plugin, also requesting wai_scenario']) / base:.2f}x; "
-                  f"plain with plugin loaded / plugin off {statistics.median(d[on]) / base:.2f}x")
+                  f"plain with plugin loaded / plugin off {statistics.median(d[on]) / base:.2f}x; "
+                  f"pytest's floor (one indirect fixture) / plain {statistics.median(d[floor]) / base:.2f}x, "
+                  f"plugin / that floor {statistics.median(d[plug]) / statistics.median(d[floor]):.2f}x")
 
 
 def false_alarms(reps: int) -> None:

@@ -73,6 +73,12 @@ def pytest_configure(config: pytest.Config) -> None:
     wai.setup()
     if settings.sequential and not wai.worker:
         wai.start_rounds()
+    # hooks that only act under --wai-sequential or -v are registered only then: each hook implementation is a
+    # call on every item (or report) of the run, whileai test or not
+    if settings.sequential:
+        config.pluginmanager.register(SequentialHooks(wai), "whileai-sequential")
+    if config.option.verbose > 0:
+        config.pluginmanager.register(VerboseHooks(), "whileai-verbose")
     if not wai.worker:
         config.pluginmanager.register(ControllerHooks(wai), "whileai-controller")
     if config.pluginmanager.hasplugin("xdist") and not wai.worker:
@@ -196,24 +202,6 @@ def pytest_deselected(items: list[pytest.Item]) -> None:
             wai.deselected += len(items)  # a narrowed run is never saved as a baseline
 
 
-@pytest.hookimpl(tryfirst=True)
-def pytest_runtest_setup(item: pytest.Item) -> None:
-    wai = _wai(item.config)
-    if wai is None or not wai.settings.sequential:
-        return
-    from pytest_whileai.collect import round_of
-    from pytest_whileai.gate.rounds import read_decision, wait_for_round
-
-    r = round_of(item.nodeid)
-    seq_dir = getattr(item.config, "workerinput", {}).get("wai_seq_dir")
-    if wai.rounds is None and r:
-        wait_for_round(seq_dir, r)  # an xdist worker starts round r only once round r-1 is decided
-    stop = wai.rounds.stop if wai.rounds is not None else read_decision(seq_dir)
-    if r is not None and stop is not None and r > stop["round"]:
-        pytest.skip(f"whileai --wai-sequential: the gate decided after round {stop['round'] + 1} "
-                    f"({stop['decision']}: {stop['reason']}); round {r + 1} is not needed")
-
-
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
     report = yield
@@ -231,21 +219,46 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     return report
 
 
-def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -> Any:
-    """Under -v, a scenario's word carries its trials ("PASSED (3/4 trials)"); -q and xdist letters stay pytest's."""
-    if report.when != "call" or config.option.verbose <= 0:
-        return None
-    from pytest_whileai.session import ENTRY_ATTR
+class SequentialHooks:
+    """Under ``--wai-sequential`` (controller and xdist workers): items of rounds the gate no longer needs skip."""
 
-    entry = getattr(report, ENTRY_ATTR, None)
-    if not isinstance(entry, dict) or "rewards" not in entry:
+    def __init__(self, wai: Any) -> None:
+        self.wai = wai
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_setup(self, item: pytest.Item) -> None:
+        from pytest_whileai.collect import round_of
+        from pytest_whileai.gate.rounds import read_decision, wait_for_round
+
+        wai = self.wai
+        r = round_of(item.nodeid)
+        seq_dir = getattr(item.config, "workerinput", {}).get("wai_seq_dir")
+        if wai.rounds is None and r:
+            wait_for_round(seq_dir, r)  # an xdist worker starts round r only once round r-1 is decided
+        stop = wai.rounds.stop if wai.rounds is not None else read_decision(seq_dir)
+        if r is not None and stop is not None and r > stop["round"]:
+            pytest.skip(f"whileai --wai-sequential: the gate decided after round {stop['round'] + 1} "
+                        f"({stop['decision']}: {stop['reason']}); round {r + 1} is not needed")
+
+
+class VerboseHooks:
+    """Under -v, a scenario's word carries its trials ("PASSED (3/4 trials)"); -q and xdist letters stay pytest's."""
+
+    def pytest_report_teststatus(self, report: pytest.TestReport, config: pytest.Config) -> Any:
+        if report.when != "call" or config.option.verbose <= 0:
+            return None
+        from pytest_whileai.session import ENTRY_ATTR
+
+        entry = getattr(report, ENTRY_ATTR, None)
+        if not isinstance(entry, dict) or "rewards" not in entry:
+            return None
+        trials = (f"({entry.get('passes', 0)}/{entry.get('n_scored', 0)} trials"
+                  f"{_why_passed(entry) if report.passed else ''})")
+        if report.passed:
+            return "passed", ".", (f"PASSED {trials}", {"green": True})
+        if report.failed:
+            return "failed", "F", (f"FAILED {trials}", {"red": True})
         return None
-    trials = f"({entry.get('passes', 0)}/{entry.get('n_scored', 0)} trials{_why_passed(entry) if report.passed else ''})"
-    if report.passed:
-        return "passed", ".", (f"PASSED {trials}", {"green": True})
-    if report.failed:
-        return "failed", "F", (f"FAILED {trials}", {"red": True})
-    return None
 
 
 def _why_passed(entry: dict[str, Any]) -> str:

@@ -67,7 +67,8 @@ def attach_entry(item: pytest.Item, report: pytest.TestReport) -> None:
         return
     if item.stash.get(ENTRY_SENT, False):
         return
-    setattr(report, ENTRY_ATTR, result.to_dict())
+    setattr(report, ENTRY_ATTR, result._entry)  # the entry itself, not to_dict()'s copy: nothing edits it after
+    # the test, an xdist worker serializes it, and the controller keeps this one object (one dict per item less)
     item.stash[ENTRY_SENT] = True
 
 

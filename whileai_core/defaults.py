@@ -241,6 +241,11 @@ HOLDOUT_SIM_CONFIDENCE = 0.9  # holdout_size takes the smallest n whose simulate
 HOLDOUT_SIM_MAX_LATTICE = 1000  # simulate only while k x n (lattice points of one run's sum) is at most this (~1 s per candidate n at the cap, 2 cores); above it the permutation-variance t formula, conservative; convention
 HOLDOUT_MAX_TASKS = 10_000_000  # holdout_size refuses a plan above this many tasks (alpha or effect so small no held-out set reaches it; scipy's t quantile overflows int64 far above); convention
 HOLDOUT_SIM_SEED = 0  # seed of holdout_size's simulation (the plan is reproducible); convention
+T_QUANTILE_REL_TOL = 1e-9  # error bound of t_quantile, relative to max(1, |t|) (tests: against scipy.special.stdtrit over df 1..1e7, worst seen ~1e-10); issue 34, convention
+T_QUANTILE_PLAN_SAFETY = 100.0  # power.t_tasks takes t_quantile's integer only when its expression lies this many error bounds from an integer, else asks scipy; issue 34, convention
+T_QUANTILE_SERIES_DF = 1000  # t_quantile uses the Cornish-Fisher series from this df up (its 1/df^5 remainder ~1e-12 there); Abramowitz and Stegun 26.7.5
+T_QUANTILE_NEWTON_STEPS = 200  # Newton/bisection steps t_quantile takes before giving the question to scipy; convention
+T_QUANTILE_CF_STEPS = 10_000  # continued-fraction terms of the incomplete beta (Numerical Recipes 6.4: ~sqrt(max(a, b)) needed); convention
 POWER_PLAN_CACHE_ENTRIES = 64  # power-line plans the plugin keeps in pytest's cache (newest kept); issue 34, convention
 PASS_K_INTERVAL = "wilson_cc"  # pass^k / pass@k interval: Wilson score with continuity correction (Newcombe 1998 method 4) on tasks, per-task value as fractional success; issue 30: plain Wilson covered 0.900 for pass^8 at 10 tasks, Beta(2,2) (exact); this one covers >= 0.95 at every true rate from 10 tasks (exact binomial sums) and >= 0.95 in every setting of tests/measure/test_stats_promises.py
 BOOTSTRAP_RELIABLE_TASKS = 30  # below this many tasks the headroom bootstrap under-covers and is flagged: 0.88-0.91 at 10 tasks, >= 0.93 from 30 (issue 15 measurement, k=4, 1000 runs)

@@ -17,7 +17,7 @@ from pytest_whileai.markers import Thresholds
 from whileai_core import defaults as D
 from whileai_core.gate.compare import binarize, scenario_delta
 from whileai_core.gate.document import scenario_incompatibility
-from whileai_core.gate.ledger import entry_ledger, gate_rewards
+from whileai_core.gate.ledger import Ledger, entry_ledger, gate_rewards
 from whileai_core.gate.text import fmt, fmt_ci
 from whileai_core.measure import stats
 from whileai_core.measure.stats import wilson_interval
@@ -82,19 +82,21 @@ def judge_scenario(*, key: str, nodeid: str, rewards: Sequence[float | None], k:
         states = [None if r is not None else "abstention" for r in rewards]
     measured = list(rewards)
     rewards = gate_rewards(measured, states, policy)
-    ledger = entry_ledger({"trial_states": list(states)})
+    ledger = Ledger().add_states(states)  # entry_ledger of the entry's trial_states
     scored = [r for r in rewards if r is not None]
     flags = binarize(scored, pass_reward)
     passes, n_scored = sum(flags), len(flags)
     metric = thresholds.metric
     value, ci = metric_interval(metric, passes, n_scored, k, level)
     max_drop = thresholds.max_drop if thresholds.max_drop is not None else settings.max_drop
+    ledger_dict = ledger.to_dict()
+    missing = ledger_dict["missing"]
     entry: dict[str, Any] = {
         "key": key, "nodeid": nodeid, "k": k, "seed": seed, "judge": judge,
         "rewards": [None if r is None else float(r) for r in rewards],
         "trial_indices": [trial_index] if trial_index is not None else list(range(len(rewards))),
-        "pass_reward": pass_reward, "passes": passes, "n_scored": n_scored, "unscored": ledger.missing,
-        "trial_states": list(states), "ledger": ledger.to_dict(), "unscored_policy": policy,
+        "pass_reward": pass_reward, "passes": passes, "n_scored": n_scored, "unscored": missing,
+        "trial_states": list(states), "ledger": ledger_dict, "unscored_policy": policy,
         "errors": errors, "agent_error": agent_error, "judge_errors": judge_errors, "judge_error": judge_error,
         "infra_errors": infra_errors, "infra_error": infra_error,
         "pass_rate": passes / n_scored if n_scored else None, "metric": metric, "value": value,
@@ -104,7 +106,7 @@ def judge_scenario(*, key: str, nodeid: str, rewards: Sequence[float | None], k:
         "prompt": None if scenario is None else str(scenario)[:300], "location": location,
     }
     failures: list[str] = entry["failures"]
-    measured_n = ledger.planned - ledger.missing  # judged trials and agent errors
+    measured_n = ledger.planned - missing  # judged trials and agent errors
     if measured_n == 0:
         failures.append(_no_scored_trial(measured, judge_errors, judge_error, infra_errors, infra_error))
     elif errors >= measured_n:

@@ -164,9 +164,10 @@ def _plan_key(**inputs: Any) -> str:
     import hashlib
 
     from whileai_core.measure import pass_at, power
+    from whileai_core.measure.quantiles import student_t
 
     digest = hashlib.sha256()
-    for module in (power, pass_at):
+    for module in (power, pass_at, student_t):
         digest.update(Path(str(module.__file__)).read_bytes())
     fixed = (D.HOLDOUT_SIM_RUNS, D.HOLDOUT_SIM_CONFIDENCE, D.HOLDOUT_SIM_MAX_LATTICE, D.HOLDOUT_SIM_SEED,
              D.HOLDOUT_BETWEEN_VAR, D.BOOTSTRAP_DRAWS, D.CI_LEVEL, D.MIN_CI_TASKS)
