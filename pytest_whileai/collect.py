@@ -222,7 +222,7 @@ def refuse_shared_keys(items: list[pytest.Item], key: Any, error: Any) -> int:
     groups: dict[tuple[str, int | None], list[pytest.Item]] = {}
     for item in items:
         k = item.stash.get(key, None)
-        if k is not None and "wai" in getattr(item, "fixturenames", ()):  # only the wai fixture records a result
+        if k is not None and "wai_eval" in getattr(item, "fixturenames", ()):  # only wai_eval (or its old name) records
             groups.setdefault((k, round_of(item.nodeid)), []).append(item)  # rounds of one scenario share its key
     refused = 0
     for (k, _), group in groups.items():

@@ -175,22 +175,24 @@ def test_asks(wai):
                                "test_repeated_asks_are_a_collection_error.py::test_asks[[]where-is-my-order-ask-*[]]*")])
 
 
-def test_colliding_key_pins_fail_both_tests_naming_them(pytester: pytest.Pytester):
+@pytest.mark.parametrize("fixture", ["wai_eval", "wai"])  # the documented name and its deprecated alias
+def test_colliding_key_pins_fail_both_tests_naming_them(pytester: pytest.Pytester, fixture: str):
     pytester.makepyfile("""
 import pytest
 
 @pytest.mark.wai_key("refunds")
-def test_one(wai):
-    wai.record([1.0] * 4)
+def test_one(FIXTURE):
+    FIXTURE.record([1.0] * 4)
 
 @pytest.mark.wai_key("refunds")
-def test_two(wai):
-    wai.record([0.0] * 4)
+def test_two(FIXTURE):
+    FIXTURE.record([0.0] * 4)
 
-def test_other(wai):
-    wai.record([1.0] * 4)
-""")
-    res = pytester.runpytest_inprocess("-p", "no:cacheprovider", "--wai-json=run.json")
+def test_other(FIXTURE):
+    FIXTURE.record([1.0] * 4)
+""".replace("FIXTURE", fixture))
+    res = pytester.runpytest_inprocess("-p", "no:cacheprovider", "-W", "ignore::DeprecationWarning",
+                                       "--wai-json=run.json")
     res.assert_outcomes(passed=1, errors=2)
     name = "test_colliding_key_pins_fail_both_tests_naming_them.py"
     res.stdout.fnmatch_lines([(f"*whileai: 2 tests share the baseline key 'refunds' ({name}::test_one, "
