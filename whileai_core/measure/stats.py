@@ -117,6 +117,8 @@ def _counts(n: Any, c: Any, k: Any) -> tuple[np.ndarray, np.ndarray, int]:
     if n_arr.shape != c_arr.shape:
         raise InvalidArgument(f"n and c must have the same shape; got {n_arr.shape} and {c_arr.shape}")
     for name, arr in (("n", n_arr), ("c", c_arr)):
+        if arr.dtype.kind in "iu":  # whole numbers already
+            continue
         if arr.size and (not np.all(np.isfinite(arr.astype(float))) or np.any(arr != np.round(arr))):
             raise InvalidArgument(f"{name}= must hold whole numbers (rollouts per task, passes per task)")
     n_arr = n_arr.astype(np.int64)
@@ -133,12 +135,25 @@ def _counts(n: Any, c: Any, k: Any) -> tuple[np.ndarray, np.ndarray, int]:
     return n_arr, c_arr, k
 
 
+def _small_int_unique(x: np.ndarray, bound: int) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(x, return_inverse=True)`` for integers in [0, bound): by counting, without a sort, when bound
+    is at most len(x) (the same answer)."""
+    if bound > len(x):
+        values, inverse = np.unique(x, return_inverse=True)
+        return values, inverse.reshape(-1)
+    values = np.flatnonzero(np.bincount(x, minlength=bound))
+    position = np.empty(bound, dtype=np.intp)
+    position[values] = np.arange(len(values))
+    return values, position[x]
+
+
 def _falling_ratio(top: np.ndarray, n: np.ndarray, k: int) -> np.ndarray:
     """prod_{j<k} (top-j)/(n-j), computed once per distinct (top, n) cell, as a product (no float comb)."""
     if top.size == 0:
         return np.zeros(0)
-    codes, inverse = np.unique(top * (int(n.max()) + 1) + n, return_inverse=True)  # one code per (top, n)
-    cell_top, cell_n = np.divmod(codes, int(n.max()) + 1)
+    radix = int(n.max()) + 1
+    codes, inverse = _small_int_unique(top * radix + n, radix * radix)  # one code per (top, n)
+    cell_top, cell_n = np.divmod(codes, radix)
     j = np.arange(k)
     num = cell_top[:, None] - j  # (cells, k)
     den = cell_n[:, None] - j
