@@ -41,7 +41,7 @@ class TaskIndex:
     and each row's code (its key's position in ``keys``)."""
 
     keys: list[str]
-    first: np.ndarray  # int64 per key: the key's first row
+    first: np.ndarray  # intp per key: the key's first row
     codes: np.ndarray  # intp per row: the row's key's position in ``keys``
 
     def tasks_in(self, mask: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -196,8 +196,9 @@ class RowColumns:
             kinds = set(map(type, tids))
             self._keys = None
             if kinds == {str}:
-                self._index = task_index(tids)
-                self._keys = None if self._index.keys and not all(self._index.keys) else tids
+                index = task_index(tids)
+                if all(index.keys):  # an empty id is not a key: the row walk decides (scenario_id, prompt)
+                    self._index, self._keys = index, tids
             elif kinds == {int}:
                 self._keys = list(map(str, tids))
         return self._keys if isinstance(self._keys, list) else None
