@@ -284,6 +284,9 @@ LATTICE_MAX_DENOMINATOR = 1000  # paired differences count as lattice values whe
 SUFFSTAT_MIN_CELLS = 8  # up to this many distinct cells (or |d| levels) always use the multinomial / per-level path; convention, untested
 EXACT_PERMUTATION_CAP = 40  # exact_max may not exceed this: meeting in the middle holds 2 x 2^20 half sums (16 MB) and sorts one; memory bound, convention
 DIRECT_CONVOLUTION_MAX = 4_000_000  # len(a) x len(b) above this convolves the exact null by FFT instead of directly; convention, untested
+EXACT_BOOTSTRAP = False  # bootstrap_mean_ci's exact= default: the exact bootstrap distribution of a mean of lattice values (Fisher & Hall 1991, "Bootstrap algorithms for small samples", J. Statist. Plann. Inference 27:157-169) instead of Monte Carlo draws; opt-in so printed intervals stay as they were
+EXACT_BOOTSTRAP_MAX_SUPPORT = 2**16  # the exact bootstrap mean is used while n x (lattice span) + 1 is at most this (n=10,000 tasks at k=4: 40,001 points, one FFT); convention, untested
+EXACT_QUANTILE_TOL = 1e-12  # an exact-distribution CDF within this of a quantile level counts as reaching it (FFT round-off ~1e-15); convention
 FLOAT32_TIE_RTOL = 1e-5  # tie tolerance (share of sum|d|) for float32 sign-flip sums on continuous differences; float32 eps x sqrt(n) margin, convention
 P_VALUE_PRINT_FLOOR = 1e-12  # exact p-values below this print as "<1e-12" (FFT round-off floor ~1e-15); statistics-methods.md C
 # guards, second batch (grade/trust.py, curriculum.py, verify.py, guards.py)

@@ -3,8 +3,9 @@
 Statistics over rows used to walk the rows once per question (the task key, the repeats check, the reward, the
 config, the slice label), each walk a Python call per row. ``RowColumns`` reads a field once for every row,
 with ``map(dict.get, rows, ...)`` (no Python frame per row), keeps it, and hands it to every consumer:
-``task_counts`` (per-task graded rollouts and passes), ``measure.config.run_config``, ``compare``'s slices. Per
-task, the counts come from ``collections.Counter`` over the keys (a C loop), not from a dict walk.
+``task_counts`` (per-task graded rollouts and passes), ``measure.config.run_config``, ``compare``'s slices. The
+task keys are factorized once (``TaskIndex``: one C-level pass of ``dict.setdefault`` over the keys, no Python
+frame per row, no sort of strings); per-task counts are then ``numpy.bincount`` over the codes.
 
 The fast path covers the common run: every ``task_id`` a non-empty str (or every one an int), rewards of type
 int, float, bool or None, ``row_id`` and ``(task, rollout_index)`` hashable. Anything else (a task keyed by its
@@ -16,9 +17,9 @@ random rows).
 from __future__ import annotations
 
 import operator
-from collections import Counter
 from dataclasses import dataclass, field
-from itertools import compress, repeat
+from functools import cached_property
+from itertools import count, repeat
 from typing import Any
 
 import numpy as np
@@ -32,6 +33,48 @@ _FAST_REWARDS = frozenset({int, float, bool, _NONE})
 #: has is not read row by row (a key costs about what one field of a row costs to read); measured, issue 34
 PRESENT_KEYS_PER_ROW = 6
 PRESENT_SAMPLE = 64  # rows sampled to tell small rows from large ones (a speed decision only)
+
+
+@dataclass(frozen=True)
+class TaskIndex:
+    """Every row's task as a small int: the task keys in the order of their first row, each key's first row,
+    and each row's code (its key's position in ``keys``)."""
+
+    keys: list[str]
+    first: np.ndarray  # intp per key: the key's first row
+    codes: np.ndarray  # intp per row: the row's key's position in ``keys``
+
+    def tasks_in(self, mask: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """The tasks with a row under ``mask`` (None: every row), in the order of their first such row, and how
+        many of their rows are under ``mask`` (both lined up): what ``Counter(compress(keys, mask))`` gives."""
+        n_keys = len(self.keys)
+        if mask is None:
+            return np.arange(n_keys), np.bincount(self.codes, minlength=n_keys)
+        rows = np.flatnonzero(mask)
+        codes = self.codes[rows]
+        per = np.bincount(codes, minlength=n_keys)
+        if len(rows) == len(self.codes):
+            return np.arange(n_keys), per
+        first = np.full(n_keys, len(self.codes), dtype=np.intp)
+        np.minimum.at(first, codes, rows)  # each task's first row under the mask
+        hit = np.flatnonzero(per)
+        order = hit[np.argsort(first[hit], kind="stable")]
+        return order, per[order]
+
+    def first_rows(self) -> dict[str, int]:
+        """Each task key's first row index."""
+        return dict(zip(self.keys, self.first.tolist()))
+
+
+def task_index(keys: list[str]) -> TaskIndex:
+    """The task keys factorized in one pass: ``dict.setdefault(key, row)`` through ``map`` (a C loop, no frame
+    per row) gives every row its key's first row; those first rows, in order, number the keys."""
+    where: dict[str, int] = {}
+    first_of_row = np.fromiter(map(where.setdefault, keys, count()), np.intp, len(keys))
+    first = np.fromiter(where.values(), np.intp, len(where))
+    code_at = np.empty(len(keys), dtype=np.intp)
+    code_at[first] = np.arange(len(first))
+    return TaskIndex(list(where), first, code_at[first_of_row])
 
 
 @dataclass
@@ -48,9 +91,17 @@ class TaskCounts:
     n_bool: int  # a bool reward (excluded: True/False is not a graded 0/1)
     first_error: str | None = None
     hint: str | None = None  # e.g. rows from another tool that carry 'score' instead of 'reward'
-    rows_per_task: dict[str, int] = field(default_factory=dict)  # every row of the task, graded or not
     n_duplicates: int = 0  # repeated rollouts dropped under dedupe=True
-    rows_n: np.ndarray | None = field(default=None, repr=False)  # rows_per_task lined up with keys, when known
+    rows_n: np.ndarray | None = field(default=None, repr=False)  # every row of each task in keys, lined up
+    tasks: TaskIndex | None = field(default=None, repr=False)  # every task key (graded or not), factorized
+    task_rows: np.ndarray | None = field(default=None, repr=False)  # every row of each task, lined up with tasks
+
+    @cached_property
+    def rows_per_task(self) -> dict[str, int]:
+        """Every row of each task (graded or not), tasks in the order of their first row."""
+        if self.tasks is None or self.task_rows is None:
+            return {}
+        return dict(zip(self.tasks.keys, self.task_rows.tolist()))
 
     def planned(self) -> np.ndarray:
         """Every row of each task in ``keys`` (graded or not), lined up with ``keys``."""
@@ -59,9 +110,13 @@ class TaskCounts:
                                       len(self.keys))
         return self.rows_n
 
+    def most_rows(self) -> int:
+        """The most rows any task has (graded or not); 1 with no task."""
+        return int(self.task_rows.max()) if self.task_rows is not None and len(self.task_rows) else 1
+
     def short_of(self, k: int) -> list[tuple[str, int, int]]:
         """Tasks with fewer than k graded rollouts: (task, graded, rows)."""
-        return [(key, int(n), self.rows_per_task.get(key, int(n))) for key, n in zip(self.keys, self.n) if n < k]
+        return [(key, int(n), int(rows)) for key, n, rows in zip(self.keys, self.n, self.planned()) if n < k]
 
     @property
     def rates(self) -> np.ndarray:
@@ -93,7 +148,7 @@ class RowColumns:
     while it lives.
     """
 
-    __slots__ = ("_classified", "_columns", "_counts", "_floats", "_key_counts", "_keys", "_present", "name", "rows")
+    __slots__ = ("_classified", "_columns", "_counts", "_floats", "_index", "_keys", "_present", "name", "rows")
 
     def __init__(self, rows: Any, *, name: str = "rows") -> None:
         self.rows: list[Row] = as_rows(rows, name=name)
@@ -101,9 +156,9 @@ class RowColumns:
         self._columns: dict[str, list[Any]] = {}
         self._floats: dict[str, tuple[set[type], np.ndarray | None]] = {}
         self._keys: list[str] | None | bool = False  # False: not computed yet
-        self._key_counts: Counter[str] | None = None
+        self._index: TaskIndex | None = None
         self._counts: dict[tuple[str, bool], TaskCounts] = {}
-        self._classified: dict[tuple[str, bool], tuple[list[str], np.ndarray, np.ndarray]] = {}
+        self._classified: dict[tuple[str, bool], tuple[TaskIndex, np.ndarray, np.ndarray]] = {}
         self._present: set[str] | None | bool = False  # False: not computed yet
 
     def __len__(self) -> int:
@@ -141,8 +196,9 @@ class RowColumns:
             kinds = set(map(type, tids))
             self._keys = None
             if kinds == {str}:
-                self._key_counts = Counter(tids)
-                self._keys = None if "" in self._key_counts else tids
+                index = task_index(tids)
+                if all(index.keys):  # an empty id is not a key: the row walk decides (scenario_id, prompt)
+                    self._index, self._keys = index, tids
             elif kinds == {int}:
                 self._keys = list(map(str, tids))
         return self._keys if isinstance(self._keys, list) else None
@@ -154,11 +210,13 @@ class RowColumns:
             got = self._floats[name] = _floats(self.column(name))
         return got
 
-    def key_counts(self, keys: list[str]) -> Counter[str]:
-        """Rows per task key, in first-seen order (``keys`` is ``task_keys()``'s answer or the walked keys)."""
-        if self._key_counts is None or keys is not self._keys:
-            return Counter(keys)
-        return self._key_counts
+    def index(self, keys: list[str]) -> TaskIndex:
+        """``keys`` factorized (``task_index``), kept when they are ``task_keys()``'s answer."""
+        if keys is not self._keys:
+            return task_index(keys)
+        if self._index is None:
+            self._index = task_index(keys)
+        return self._index
 
 
 def _floats(values: list[Any]) -> tuple[set[type], np.ndarray | None]:
@@ -295,19 +353,18 @@ def task_counts(rows: Any, *, name: str = "rows", dedupe: bool = False) -> TaskC
     graded, passed, apart = arrays if arrays is not None else _classify_walk(rewards, keys, name)
     n_none, n_bool = (int(x) for x in apart.sum(axis=1))
     n_graded = int(graded.sum())
-    per_task = cols.key_counts(keys)
-    graded_per_task = per_task if n_graded == len(keys) else Counter(compress(keys, graded.tolist()))
-    order = list(graded_per_task)
-    passes = Counter(dict.fromkeys(order, 0))  # seeded in order: its values line up with ``order``
-    passes.update(compress(keys, passed.tolist()))
-    n = np.fromiter(graded_per_task.values(), np.int64, len(order))
-    c = np.fromiter(passes.values(), np.int64, len(order))
+    index = cols.index(keys)
+    rows_n = np.bincount(index.codes, minlength=len(index.keys))
+    order, n = index.tasks_in(None if n_graded == len(keys) else graded)
+    c = np.bincount(index.codes[passed], minlength=len(index.keys))[order].astype(np.int64)
+    in_place = len(order) == len(index.keys) and bool(np.all(order == np.arange(len(order))))
+    keys_in_order = list(index.keys) if in_place else [index.keys[i] for i in order.tolist()]
     hint = reward_field_hint(data) if n_none == len(data) else None
-    out = TaskCounts(order, n, c, n_graded, len(data), n_none, len(data) - n_graded - n_none - n_bool, n_bool,
-                     _first_error(data, apart[0]) if n_none else None, hint, dict(per_task), n_dup,
-                     n if graded_per_task is per_task else None)
+    out = TaskCounts(keys_in_order, n.astype(np.int64), c, n_graded, len(data), n_none,
+                     len(data) - n_graded - n_none - n_bool, n_bool, _first_error(data, apart[0]) if n_none else None,
+                     hint, n_dup, rows_n[order].astype(np.int64), index, rows_n)
     cols._counts[(name, dedupe)] = out
-    cols._classified[(name, dedupe)] = (keys, graded, passed)
+    cols._classified[(name, dedupe)] = (index, graded, passed)
     return out
 
 
@@ -319,20 +376,13 @@ def round_counts(cols: RowColumns, index: list[int], cuts: list[int], *, name: s
     tc = task_counts(cols, name=name, dedupe=dedupe)
     if tc.n_duplicates:
         return None
-    keys, graded, passed = cols._classified[(name, dedupe)]
+    tasks, graded, passed = cols._classified[(name, dedupe)]
     at = np.asarray(index, dtype=np.int64)
     out = []
     for cut in cuts:
         inside = at < cut
-        n = Counter(compress(keys, (graded & inside).tolist()))
-        c = Counter(dict.fromkeys(n, 0))
-        c.update(compress(keys, (passed & inside).tolist()))
-        out.append(dict(zip(n, zip(c.values(), n.values()))))
+        order, n = tasks.tasks_in(graded & inside)
+        c = np.bincount(tasks.codes[passed & inside], minlength=len(tasks.keys))[order]
+        keys = [tasks.keys[i] for i in order.tolist()]
+        out.append(dict(zip(keys, zip(c.tolist(), n.tolist()))))
     return out
-
-
-def first_rows(keys: list[str]) -> dict[str, int]:
-    """Each task key's first row index (a dict built in C: later rows are written first, earlier ones win)."""
-    n = len(keys)
-    return dict(zip(reversed(keys), range(n - 1, -1, -1)))
-

@@ -400,7 +400,7 @@ def _slice_labels(before: columns.RowColumns, after: columns.RowColumns, by: str
         if keys is None:
             keys = [task_key(row) for row in cols.rows]
         rows = cols.rows
-        for key, i in columns.first_rows(keys).items():  # one row per task, not every row
+        for key, i in cols.index(keys).first_rows().items():  # one row per task, not every row
             if key not in label:
                 value = _field(rows[i], by)
                 label[key] = MISSING if value is None or value == "" else str(value)

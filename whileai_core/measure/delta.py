@@ -378,7 +378,7 @@ def _sequential_report(rep: DeltaReport, before: Any, after: Any, plan: Any, *, 
     rows = cols.rows
     a = task_counts(cols, name="after", dedupe=dedupe)
     if isinstance(plan, int) and not isinstance(plan, bool):
-        plan = sequential_design.SequentialPlan(plan, max(max(a.rows_per_task.values(), default=1), plan))
+        plan = sequential_design.SequentialPlan(plan, max(a.most_rows(), plan))
     if not isinstance(plan, sequential_design.SequentialPlan):
         raise InvalidArgument(f"sequential= takes a SequentialPlan or a round size (int >= 1); got {plan!r}")
     before_counts = {k: (int(c), int(n)) for k, c, n in zip(b.keys, b.c, b.n)}

@@ -33,9 +33,12 @@ from whileai_core.defaults import (
     BOOTSTRAP_DRAWS,
     CI_LEVEL,
     DIRECT_CONVOLUTION_MAX,
+    EXACT_BOOTSTRAP,
+    EXACT_BOOTSTRAP_MAX_SUPPORT,
     EXACT_LATTICE_MAX_SUPPORT,
     EXACT_PERMUTATION_CAP,
     EXACT_PERMUTATION_MAX,
+    EXACT_QUANTILE_TOL,
     FLOAT32_TIE_RTOL,
     LATTICE_MAX_DENOMINATOR,
     MIN_CI_TASKS,
@@ -117,6 +120,8 @@ def _counts(n: Any, c: Any, k: Any) -> tuple[np.ndarray, np.ndarray, int]:
     if n_arr.shape != c_arr.shape:
         raise InvalidArgument(f"n and c must have the same shape; got {n_arr.shape} and {c_arr.shape}")
     for name, arr in (("n", n_arr), ("c", c_arr)):
+        if arr.dtype.kind in "iu":  # whole numbers already
+            continue
         if arr.size and (not np.all(np.isfinite(arr.astype(float))) or np.any(arr != np.round(arr))):
             raise InvalidArgument(f"{name}= must hold whole numbers (rollouts per task, passes per task)")
     n_arr = n_arr.astype(np.int64)
@@ -133,12 +138,25 @@ def _counts(n: Any, c: Any, k: Any) -> tuple[np.ndarray, np.ndarray, int]:
     return n_arr, c_arr, k
 
 
+def _small_int_unique(x: np.ndarray, bound: int) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(x, return_inverse=True)`` for integers in [0, bound): by counting, without a sort, when bound
+    is at most len(x) (the same answer)."""
+    if bound > len(x):
+        values, inverse = np.unique(x, return_inverse=True)
+        return values, inverse.reshape(-1)
+    values = np.flatnonzero(np.bincount(x, minlength=bound))
+    position = np.empty(bound, dtype=np.intp)
+    position[values] = np.arange(len(values))
+    return values, position[x]
+
+
 def _falling_ratio(top: np.ndarray, n: np.ndarray, k: int) -> np.ndarray:
     """prod_{j<k} (top-j)/(n-j), computed once per distinct (top, n) cell, as a product (no float comb)."""
     if top.size == 0:
         return np.zeros(0)
-    codes, inverse = np.unique(top * (int(n.max()) + 1) + n, return_inverse=True)  # one code per (top, n)
-    cell_top, cell_n = np.divmod(codes, int(n.max()) + 1)
+    radix = int(n.max()) + 1
+    codes, inverse = _small_int_unique(top * radix + n, radix * radix)  # one code per (top, n)
+    cell_top, cell_n = np.divmod(codes, radix)
     j = np.arange(k)
     num = cell_top[:, None] - j  # (cells, k)
     den = cell_n[:, None] - j
@@ -326,6 +344,19 @@ def _jackknife_acceleration(v: np.ndarray, w: np.ndarray) -> float:
     return 0.0 if s2 == 0 else float(np.sum(u**3) / (6 * s2**1.5))
 
 
+def _bca_levels(share: float, a_lo: float, a_hi: float, acceleration: float) -> tuple[float, float]:
+    """BCa's adjusted quantile levels (Efron & Tibshirani 14.3): z0 from the share of the bootstrap distribution
+    below the estimate (ties counted half), the levels unchanged when that share is 0 or 1 (degenerate)."""
+    if not 0 < share < 1:
+        return a_lo, a_hi
+    z0 = _NORMAL.inv_cdf(share)
+    qs = []
+    for a_ in (a_lo, a_hi):
+        za = _NORMAL.inv_cdf(a_)
+        qs.append(_NORMAL.cdf(z0 + (z0 + za) / (1 - acceleration * (z0 + za))))
+    return qs[0], qs[1]
+
+
 def interval_from_distribution(
     dist: np.ndarray,
     estimate: float,
@@ -348,14 +379,97 @@ def interval_from_distribution(
     a_lo, a_hi = (1 - level) / 2, (1 + level) / 2
     if method == "bca":
         share = (np.count_nonzero(d < estimate) + np.count_nonzero(d <= estimate)) / (2 * d.size)
-        if 0 < share < 1:
-            z0 = _NORMAL.inv_cdf(share)
-            qs = []
-            for a_ in (a_lo, a_hi):
-                za = _NORMAL.inv_cdf(a_)
-                qs.append(_NORMAL.cdf(z0 + (z0 + za) / (1 - acceleration * (z0 + za))))
-            a_lo, a_hi = qs
+        a_lo, a_hi = _bca_levels(share, a_lo, a_hi, acceleration)
     lo, hi = np.quantile(d, [a_lo, a_hi])
+    if method == "basic":
+        lo, hi = 2 * estimate - hi, 2 * estimate - lo
+    return (float(lo), float(hi))
+
+
+@dataclass(frozen=True)
+class ExactMean:
+    """The exact bootstrap distribution of a mean of n equally weighted lattice values (Fisher & Hall 1991):
+    ``pmf[j]`` is the probability that the resampled mean is ``(base + j) / scale``; ``observed`` is the
+    sample's own j."""
+
+    pmf: np.ndarray
+    base: int
+    scale: int
+    observed: int
+
+    def quantiles(self, levels: tuple[float, float], tol: float = EXACT_QUANTILE_TOL) -> tuple[float, float]:
+        """The smallest means whose CDF reaches each level: the limit of ``np.quantile`` over Monte Carlo draws."""
+        cdf = np.cumsum(self.pmf)
+        cdf /= cdf[-1]
+        at = np.searchsorted(cdf, np.asarray(levels) - tol, side="left").tolist()
+        top = len(cdf) - 1
+        return (self.base + min(at[0], top)) / self.scale, (self.base + min(at[1], top)) / self.scale
+
+    def share_below(self) -> float:
+        """P(mean < observed) + P(mean == observed) / 2: BCa's z0 share, exactly."""
+        total = float(self.pmf.sum())
+        below = float(self.pmf[: self.observed].sum())
+        return (below + float(self.pmf[self.observed]) / 2) / total
+
+
+def exact_bootstrap_mean(values: np.ndarray, *, max_support: int = EXACT_BOOTSTRAP_MAX_SUPPORT,
+                         max_denominator: int = LATTICE_MAX_DENOMINATOR) -> ExactMean | None:
+    """The bootstrap distribution of the mean of n equally weighted values, exactly, when they lie on a lattice
+    v/L (``_lattice``, as the permutation test's): the resampled sum is the n-fold convolution of one task's pmf
+    on the integers, computed as one FFT raised to the n-th power (support n x span + 1). This is the limit of
+    the Monte Carlo bootstrap as draws -> infinity (Fisher & Hall 1991, "Bootstrap algorithms for small
+    samples"). None when the values are off every lattice with L <= ``max_denominator`` or the support passes
+    ``max_support``."""
+    n = len(values)
+    levels, counts = np.unique(values, return_counts=True)
+    lat = _lattice(levels, max_denominator)
+    if lat is None:
+        return None
+    ints, scale = lat
+    low = int(ints[0])
+    steps = ints - low
+    span = int(steps[-1])
+    size = n * span + 1
+    if size > max_support:
+        return None
+    observed = int(np.dot(steps, counts))
+    if span == 0:
+        return ExactMean(np.ones(1), n * low, n * scale, 0)
+    one = np.zeros(span + 1)
+    one[steps] = counts / n
+    fft_size = _fast_length(size)
+    pmf = np.fft.irfft(_power(np.fft.rfft(one, fft_size), n), fft_size)[:size]
+    np.clip(pmf, 0.0, None, out=pmf)
+    return ExactMean(pmf, n * low, n * scale, observed)
+
+
+def _power(z: np.ndarray, n: int) -> np.ndarray:
+    """``z ** n`` for a complex array by repeated squaring (about 2 log2(n) products; numpy's complex power
+    goes through exp and log per element)."""
+    out = np.ones_like(z)
+    base = z.copy()
+    while n:
+        if n & 1:
+            out *= base
+        n >>= 1
+        if n:
+            base *= base
+    return out
+
+
+def _fast_length(size: int) -> int:
+    """The smallest 2^a 3^b 5^c at or above ``size`` (a length pocketfft transforms fast)."""
+    from scipy.fft import next_fast_len
+
+    return int(next_fast_len(size, real=True))
+
+
+def _exact_interval(exact: ExactMean, estimate: float, *, level: float, method: str, acceleration: float) -> Interval:
+    """``interval_from_distribution``'s answer from the exact bootstrap distribution instead of draws."""
+    a_lo, a_hi = (1 - level) / 2, (1 + level) / 2
+    if method == "bca":
+        a_lo, a_hi = _bca_levels(exact.share_below(), a_lo, a_hi, acceleration)
+    lo, hi = exact.quantiles((a_lo, a_hi))
     if method == "basic":
         lo, hi = 2 * estimate - hi, 2 * estimate - lo
     return (float(lo), float(hi))
@@ -372,18 +486,35 @@ def bootstrap_mean_ci(
     min_n: int = MIN_CI_TASKS,
     chunk_bytes: int = BOOTSTRAP_CHUNK_BYTES,
     max_cell_share: float = SUFFSTAT_MAX_CELL_SHARE,
+    exact: bool = EXACT_BOOTSTRAP,
+    max_support: int = EXACT_BOOTSTRAP_MAX_SUPPORT,
+    max_denominator: int = LATTICE_MAX_DENOMINATOR,
 ) -> Any:
     """Bootstrap-over-tasks interval of the (weighted) mean of per-task values.
 
     1-D ``values`` -> ``(lo, hi)`` or None when fewer than ``min_n`` tasks carry weight; 2-D (tasks x
     statistics) -> a list with one such entry per column, all from the same resampled task sets.
+    ``exact=True`` (default ``EXACT_BOOTSTRAP``): for 1-D values with equal weights on a lattice v/L (per-task
+    rates c/k) whose resampled sum has at most ``max_support`` points, the interval comes from the exact
+    bootstrap distribution (``exact_bootstrap_mean``: no draws, no seed, no Monte Carlo error); otherwise, and
+    for weighted or ratio statistics, from ``draws`` resamples.
     """
     level = check_level(level)
     method = check_method(method)
     min_n = check_int(min_n, "min_n", 1)
+    if not isinstance(exact, bool):
+        raise InvalidArgumentType(f"exact= must be True or False; got {exact!r}")
     v, w, single = _as_columns(values, weights, "values")
     if v.shape[0] == 0:
         return None if single else [None] * v.shape[1]
+    if exact and single and v.shape[0] >= min_n and w[0, 0] > 0 and np.all(w == w[0, 0]):
+        x = v[:, 0]
+        whole = exact_bootstrap_mean(x, max_support=check_int(max_support, "max_support", 1),
+                                     max_denominator=check_int(max_denominator, "max_denominator", 1))
+        if whole is not None:
+            est = float(np.sum(x) / len(x))
+            acc = _jackknife_acceleration(x, w[:, 0]) if method == "bca" else 0.0
+            return _exact_interval(whole, est, level=level, method=method, acceleration=acc)
     dist = bootstrap_means(v, w, draws=draws, seed=seed, chunk_bytes=chunk_bytes, max_cell_share=max_cell_share)
     out: list[Interval | None] = []
     for j in range(v.shape[1]):
@@ -434,12 +565,32 @@ def _pvalue(count_ge: int, count_le: int, total: int, exact: bool, alternative: 
     return float(min(1.0, 2 * min(p_ge, p_le)))
 
 
+#: scales up to this are tried directly (a few float products) before Fraction's search; a speed choice: the
+#: answer is the same (two fractions with denominators <= 1000 differ by more than the 1e-9 tolerance)
+LATTICE_QUICK_SCALES = 24
+
+
+def _small_scale(levels: np.ndarray, most: int) -> int | None:
+    """The smallest scale L <= ``most`` with every level within 1e-9 (relative) of a multiple of 1/L, or None:
+    ``_lattice``'s scale, found without Fraction when the denominators are small (per-task rates c/k)."""
+    values = levels.tolist()
+    if len(values) > most:
+        return None
+    for scale in range(1, most + 1):
+        if all(abs(u * scale - round(u * scale)) <= 1e-9 * max(1.0, abs(u)) * scale for u in values):
+            return scale
+    return None
+
+
 def _lattice(levels: np.ndarray, max_denominator: int) -> tuple[np.ndarray, int] | None:
     """Integers v and a scale L with levels == v / L (exactly, up to float round-off), or None."""
     from fractions import Fraction
 
     if len(levels) > 4 * max_denominator:
         return None
+    scale = _small_scale(levels, min(max_denominator, LATTICE_QUICK_SCALES))
+    if scale is not None:
+        return np.rint(levels * scale).astype(np.int64), scale
     scale = 1
     for u in levels:
         f = Fraction(float(u)).limit_denominator(max_denominator)
