@@ -473,12 +473,26 @@ def _kill_uid(uid: int, rounds: int = CODE_KILL_ROUNDS) -> int:
     return len(killed)
 
 
+# uids handed to runs of this process that have not ended: two judge threads must never share one (the check in
+# ``_fresh_uid`` and the uid drop are apart, and ``_kill_uid`` at the end of one run would kill the other's code)
+_UIDS_IN_USE: set[int] = set()
+_UIDS_LOCK = threading.Lock()
+
+
 def _fresh_uid() -> int:
-    for _ in range(100):
-        uid = CODE_UID_BASE + secrets.randbelow(CODE_UID_SPAN)
-        if not _pids_of_uid(uid):
-            return uid
+    """A sandbox uid no process has and no other run of this process holds; release it with ``_release_uid``."""
+    with _UIDS_LOCK:
+        for _ in range(100):
+            uid = CODE_UID_BASE + secrets.randbelow(CODE_UID_SPAN)
+            if uid not in _UIDS_IN_USE and not _pids_of_uid(uid):
+                _UIDS_IN_USE.add(uid)
+                return uid
     raise RuntimeError("could not find an unused sandbox uid")
+
+
+def _release_uid(uid: int) -> None:
+    with _UIDS_LOCK:
+        _UIDS_IN_USE.discard(uid)
 
 
 def _read_capped(fh: Any, cap: int) -> tuple[str, int]:
@@ -820,6 +834,8 @@ def run_sandboxed(
         stdout, n_out, stderr, n_err = _read_outputs(out_f, err_f, output_cap)
     finally:
         _drop_cgroups(cgroups)
+        if is_root:
+            _release_uid(uid)
         for fd in child_ends.values():
             os.close(fd)
         os.close(pipes["status"][0])
