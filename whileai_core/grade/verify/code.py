@@ -174,9 +174,11 @@ class CodeExec(Verifier):
         """Split mode: the candidate in the sandbox, the tests here; (result, report, mode), report None when the
         tests need something that cannot cross as plain data."""
         out = SplitOutcome(self.entry_point, self.setup)
-        deadline = time.monotonic() + self.limits["timeout"]
-        res = run_sandboxed(server_program(code), channel=lambda w, r: run_split(tests, w, r, deadline, out),
-                            **self.limits)
+        timeout = self.limits["timeout"]
+        # the channel starts once the sandbox reports it started: the tests' deadline, like the sandbox's own
+        # timeout, does not count a loaded host's start-up
+        res = run_sandboxed(server_program(code), **self.limits,
+                            channel=lambda w, r: run_split(tests, w, r, time.monotonic() + timeout, out))
         if out.unsplittable and (out.by_candidate or self.mode == "split"):
             # a candidate must not pick the weaker mode by defining a class where the tests call a function
             why = f"{out.unsplittable}; its results cannot cross as plain data (pass mode='isolated' for tasks " \
@@ -196,9 +198,9 @@ class CodeExec(Verifier):
         res = None
         for unit in units:
             out = SplitOutcome(self.entry_point, self.setup)
-            deadline = time.monotonic() + self.limits["timeout"]
+            t = self.limits["timeout"]
             res = run_sandboxed(object_server_program(code), **self.limits,
-                                channel=lambda w, r, u=unit, o=out, d=deadline: run_isolated(tests, u, w, r, d, o))
+                                channel=lambda w, r, u=unit, o=out: run_isolated(tests, u, w, r, time.monotonic() + t, o))
             if res.timed_out or res.signal:
                 return res, Report(valid=True, status="ok", results={unit or "tests": "killed"})
             report = _outcome_report(out, [unit] if unit else [])
