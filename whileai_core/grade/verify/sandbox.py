@@ -21,6 +21,7 @@ from typing import Any
 from whileai_core.arguments import integer
 from whileai_core.defaults import (
     CODE_BWRAP_PROBE_S,
+    CODE_CHANNEL_GRACE_S,
     CODE_CPU_S,
     CODE_FSIZE_MB,
     CODE_KILL_ROUNDS,
@@ -511,10 +512,11 @@ def _tail(fh: Any, n: int) -> str:
     return fh.read(n).decode("utf-8", "replace")
 
 
-def _check_run_arguments(program: Any, timeout: Any, start_timeout: Any, **limits: Any) -> None:
+def _check_run_arguments(program: Any, timeout: Any, start_timeout: Any, channel_grace: Any, **limits: Any) -> None:
     if not isinstance(program, str):
         raise InvalidArgumentType(f"program= must be Python source text; got {type(program).__name__}")
-    for arg, v, lo in (("timeout", timeout, 0.01), ("start_timeout", start_timeout, 0.01)):
+    for arg, v, lo in (("timeout", timeout, 0.01), ("start_timeout", start_timeout, 0.01),
+                       ("channel_grace", channel_grace, 0.0)):
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not v >= lo:
             raise InvalidArgument(f"{arg}= must be a number of seconds >= {lo}; got {v!r}")
     for arg, v in limits.items():
@@ -768,6 +770,7 @@ def run_sandboxed(
     channel: Any = None,
     ro_paths: Any = (),
     start_timeout: float = CODE_START_S,
+    channel_grace: float = CODE_CHANNEL_GRACE_S,
 ) -> SandboxResult:
     """Run a Python program in a sandbox and return what it did.
 
@@ -795,10 +798,12 @@ def run_sandboxed(
 
     ``secret=`` bytes are readable once on fd 3; what it writes to fd 4 comes back as ``result.report``.
     ``channel=`` instead is called on a thread while the program runs with (write end of its fd
-    3, read end of its fd 4), CodeExec's split-mode link; it must close the write end when done. ``ro_paths=``:
+    3, read end of its fd 4), CodeExec's split-mode link, once the sandbox has started (a deadline it takes then
+    is the sandbox's; the sandbox itself is killed ``channel_grace`` seconds after ``timeout``, so the channel's
+    side stops first); it must close the write end when done. ``ro_paths=``:
     host paths bound read-only.
     """
-    _check_run_arguments(program, timeout, start_timeout, cpu_seconds=cpu_seconds, mem_mb=mem_mb, nproc=nproc, fsize_mb=fsize_mb,
+    _check_run_arguments(program, timeout, start_timeout, channel_grace, cpu_seconds=cpu_seconds, mem_mb=mem_mb, nproc=nproc, fsize_mb=fsize_mb,
                          nofile=nofile, output_cap=output_cap, tmpfs_mb=tmpfs_mb)
     _check_isolation(isolation, secret)
     isolate = isolate and isolation != "none"
@@ -828,7 +833,8 @@ def run_sandboxed(
     try:
         reader = _ReportReader(pipes["report"][0]) if channel is None else \
             _ChannelThread(channel, pipes["secret"][1], pipes["report"][0])
-        proc, timed_out, raw_status, in_time = _start_and_wait(cfg, program, (start_timeout, timeout), out_f, err_f,
+        wait_s = timeout + (channel_grace if channel is not None else 0.0)
+        proc, timed_out, raw_status, in_time = _start_and_wait(cfg, program, (start_timeout, wait_s), out_f, err_f,
                                                                reader.start, child_ends, pipes["status"][0])
         child_ends = {}
         if is_root:
