@@ -297,6 +297,8 @@ MATH_MAX_EXPONENT = 64  # MathEqual refuses to evaluate a power with a larger ex
 MATH_MAX_BASE = 1e6  # ... or a larger base; convention
 CODE_KILL_ROUNDS = 200  # sweeps over /proc killing the sandbox uid's processes before giving up; convention, untested
 CODE_STDOUT_TAIL = 4096  # bytes of the end of stdout kept when output passes the cap (the runner's verdict line is there); convention
+CODE_START_S = 120.0  # seconds the launcher may take to report the sandbox started (~0.2 s on an idle host, seconds under load) before the run is abandoned as not started; the code's timeout= counts only after it; convention
+CODE_CHANNEL_GRACE_S = 1.0  # seconds a split/isolated-mode sandbox outlives the tests' deadline (both count from its start), so tests running past it stop first and are named; convention
 CODE_BWRAP_PROBE_S = 10.0  # seconds for the one-time check that bubblewrap starts a sandbox on this host; convention
 CODE_SECRET_BYTES = 32  # per-run secret the CodeExec harness prefixes its report with (256 bits, like secrets.token_bytes' default); convention
 CODE_REPORT_CAP = 1 << 20  # bytes read back from the harness's report pipe; convention, untested

@@ -260,6 +260,7 @@ def test_codeexec_under_a_threaded_judge_pool():
         body = "return a + b" if i % 2 == 0 else "return a - b"
         rows.append(dict(_row(f"def add(a, b):\n    {body}"), task_id=f"t{i}", rollout_index=0))
     scored = run_judge(rows, CodeExec(timeout=20), concurrency=4)
-    assert [r["reward"] for r in scored.rows] == [1, 0] * 4
+    assert [r["reward"] for r in scored.rows] == [1, 0] * 4, \
+        [(r["reward"], r.get("judge_status"), r.get("reason"), r.get("judge_error")) for r in scored.rows]
     assert {r["judge_name"] for r in scored.rows} == {"code_exec"}
     assert all(r["judge_meta"]["isolation"]["uid"] != 0 or os.geteuid() != 0 for r in scored.rows)

@@ -17,6 +17,7 @@ from whileai_core.defaults import (
     CODE_NPROC,
     CODE_OUTPUT_CAP,
     CODE_SECRET_BYTES,
+    CODE_START_S,
     CODE_TIMEOUT_S,
     CODE_TMPFS_MB,
 )
@@ -76,6 +77,8 @@ class CodeExec(Verifier):
     With hidden tests, a failure names only the exception class, never the test's text. ``python=`` picks the
     interpreter (default: the caller's, with its packages, read-only); ``isolation=`` ``"auto"``, ``"bwrap"`` or
     ``"namespaces"`` (see ``run_sandboxed``); the level that ran is in the verdict's ``isolation["level"]``.
+    ``timeout=`` counts from the sandbox's start; a start-up past ``start_timeout=`` (a loaded host) abstains
+    (reward None) with a reason saying so, since the code never ran.
 
     >>> verdict = CodeExec(tests="assert add(2, 3) == 5")({"final_text": "```py\\ndef add(a, b):\\n    return a + b\\n```"})
     """
@@ -86,7 +89,7 @@ class CodeExec(Verifier):
                  setup: str = "", python: str | None = None, isolate: bool = True, require_isolation: bool = False,
                  isolation: str = "auto", entry_point: str | None = None, secret_bytes: int = CODE_SECRET_BYTES,
                  mode: str = "auto", ro_paths: Any = (), io_tests: Any = None, field: str | None = None,
-                 name: str | None = None) -> None:
+                 name: str | None = None, start_timeout: float = CODE_START_S) -> None:
         super().__init__(field=field, name=name or "code_exec")
         if mode not in ("auto", "split", "isolated"):
             raise InvalidArgument(f"mode= must be 'auto', 'split' or 'isolated'; got {mode!r}")
@@ -112,14 +115,16 @@ class CodeExec(Verifier):
         self.limits: dict[str, Any] = {"timeout": timeout, "cpu_seconds": cpu_seconds, "mem_mb": mem_mb, "nproc": nproc,
                        "fsize_mb": fsize_mb, "nofile": nofile, "output_cap": output_cap, "tmpfs_mb": tmpfs_mb,
                        "python": python, "isolate": isolate, "require_isolation": require_isolation,
-                       "isolation": isolation, "ro_paths": tuple(ro_paths)}
+                       "isolation": isolation, "ro_paths": tuple(ro_paths),
+                       "start_timeout": start_timeout}
         # validate the limits now, not on the first row
         for arg, v in (*((k, self.limits[k]) for k in ("cpu_seconds", "mem_mb", "nproc", "fsize_mb", "nofile",
                                                         "output_cap", "tmpfs_mb")), ("secret_bytes", secret_bytes)):
             integer(arg, v, minimum=1)
         self.secret_bytes = secret_bytes
-        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
-            raise InvalidArgument(f"timeout= must be a number of seconds > 0; got {timeout!r}")
+        for arg, v in (("timeout", timeout), ("start_timeout", start_timeout)):
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not v > 0:
+                raise InvalidArgument(f"{arg}= must be a number of seconds > 0; got {v!r}")
 
     def reference(self, row: Row) -> tuple[Any, bool]:
         if self.tests is not None:
@@ -174,9 +179,11 @@ class CodeExec(Verifier):
         """Split mode: the candidate in the sandbox, the tests here; (result, report, mode), report None when the
         tests need something that cannot cross as plain data."""
         out = SplitOutcome(self.entry_point, self.setup)
-        deadline = time.monotonic() + self.limits["timeout"]
-        res = run_sandboxed(server_program(code), channel=lambda w, r: run_split(tests, w, r, deadline, out),
-                            **self.limits)
+        timeout = self.limits["timeout"]
+        # the channel starts once the sandbox reports it started: the tests' deadline, like the sandbox's own
+        # timeout, does not count a loaded host's start-up
+        res = run_sandboxed(server_program(code), **self.limits,
+                            channel=lambda w, r: run_split(tests, w, r, time.monotonic() + timeout, out))
         if out.unsplittable and (out.by_candidate or self.mode == "split"):
             # a candidate must not pick the weaker mode by defining a class where the tests call a function
             why = f"{out.unsplittable}; its results cannot cross as plain data (pass mode='isolated' for tasks " \
@@ -196,9 +203,10 @@ class CodeExec(Verifier):
         res = None
         for unit in units:
             out = SplitOutcome(self.entry_point, self.setup)
-            deadline = time.monotonic() + self.limits["timeout"]
+            t = self.limits["timeout"]
             res = run_sandboxed(object_server_program(code), **self.limits,
-                                channel=lambda w, r, u=unit, o=out, d=deadline: run_isolated(tests, u, w, r, d, o))
+                                channel=lambda w, r, u=unit, o=out, t=t: run_isolated(tests, u, w, r,
+                                                                                     time.monotonic() + t, o))
             if res.timed_out or res.signal:
                 return res, Report(valid=True, status="ok", results={unit or "tests": "killed"})
             report = _outcome_report(out, [unit] if unit else [])

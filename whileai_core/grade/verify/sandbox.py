@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import select
 import shutil
 import signal
 import subprocess
@@ -20,6 +21,7 @@ from typing import Any
 from whileai_core.arguments import integer
 from whileai_core.defaults import (
     CODE_BWRAP_PROBE_S,
+    CODE_CHANNEL_GRACE_S,
     CODE_CPU_S,
     CODE_FSIZE_MB,
     CODE_KILL_ROUNDS,
@@ -28,6 +30,7 @@ from whileai_core.defaults import (
     CODE_NPROC,
     CODE_OUTPUT_CAP,
     CODE_REPORT_CAP,
+    CODE_START_S,
     CODE_STDOUT_TAIL,
     CODE_TIMEOUT_S,
     CODE_TMPFS_MB,
@@ -473,12 +476,26 @@ def _kill_uid(uid: int, rounds: int = CODE_KILL_ROUNDS) -> int:
     return len(killed)
 
 
+# uids handed to runs of this process that have not ended: two judge threads must never share one (the check in
+# ``_fresh_uid`` and the uid drop are apart, and ``_kill_uid`` at the end of one run would kill the other's code)
+_UIDS_IN_USE: set[int] = set()
+_UIDS_LOCK = threading.Lock()
+
+
 def _fresh_uid() -> int:
-    for _ in range(100):
-        uid = CODE_UID_BASE + secrets.randbelow(CODE_UID_SPAN)
-        if not _pids_of_uid(uid):
-            return uid
+    """A sandbox uid no process has and no other run of this process holds; release it with ``_release_uid``."""
+    with _UIDS_LOCK:
+        for _ in range(100):
+            uid = CODE_UID_BASE + secrets.randbelow(CODE_UID_SPAN)
+            if uid not in _UIDS_IN_USE and not _pids_of_uid(uid):
+                _UIDS_IN_USE.add(uid)
+                return uid
     raise RuntimeError("could not find an unused sandbox uid")
+
+
+def _release_uid(uid: int) -> None:
+    with _UIDS_LOCK:
+        _UIDS_IN_USE.discard(uid)
 
 
 def _read_capped(fh: Any, cap: int) -> tuple[str, int]:
@@ -495,10 +512,11 @@ def _tail(fh: Any, n: int) -> str:
     return fh.read(n).decode("utf-8", "replace")
 
 
-def _check_run_arguments(program: Any, timeout: Any, **limits: Any) -> None:
+def _check_run_arguments(program: Any, timeout: Any, start_timeout: Any, channel_grace: Any, **limits: Any) -> None:
     if not isinstance(program, str):
         raise InvalidArgumentType(f"program= must be Python source text; got {type(program).__name__}")
-    for arg, v, lo in (("timeout", timeout, 0.01),):
+    for arg, v, lo in (("timeout", timeout, 0.01), ("start_timeout", start_timeout, 0.01),
+                       ("channel_grace", channel_grace, 0.0)):
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not v >= lo:
             raise InvalidArgument(f"{arg}= must be a number of seconds >= {lo}; got {v!r}")
     for arg, v in limits.items():
@@ -515,9 +533,9 @@ def _check_ro_paths(ro_paths: Any) -> tuple[str, ...]:
     return tuple(ro_paths)
 
 
-def _read_status(r_fd: int) -> dict[str, Any]:
-    """The launcher's isolation report, read from its status pipe ({} when it never wrote one)."""
-    status_raw = b""
+def _read_status(r_fd: int, status_raw: bytes = b"") -> dict[str, Any]:
+    """The launcher's isolation report: ``status_raw`` (read while it started) and the rest of its status pipe ({}
+    when it never wrote one)."""
     while True:
         chunk = os.read(r_fd, 65536)
         if not chunk:
@@ -751,6 +769,8 @@ def run_sandboxed(
     secret: bytes | None = None,
     channel: Any = None,
     ro_paths: Any = (),
+    start_timeout: float = CODE_START_S,
+    channel_grace: float = CODE_CHANNEL_GRACE_S,
 ) -> SandboxResult:
     """Run a Python program in a sandbox and return what it did.
 
@@ -768,7 +788,9 @@ def run_sandboxed(
     namespaces (root): new network, mount and pid namespaces, pivoted into a new root built the same way; the uid
     drop. Both: RLIMIT_CPU/AS/FSIZE/
     NOFILE/NPROC, no core files, a minimal environment, the program read from stdin (then empty), a wall-clock
-    ``timeout`` after which the process group and every process of the sandbox uid is killed, stdout/stderr
+    ``timeout`` (counted from the moment the sandbox reports it started, so a loaded host's slow start-up is not
+    charged to the code; a start past ``start_timeout`` raises ``VerifierError``, the code never having run) after
+    which the process group and every process of the sandbox uid is killed, stdout/stderr
     capped by RLIMIT_FSIZE and read back up to ``output_cap`` bytes. Memory: one ``memory.max`` for the whole
     sandbox when the kernel offers a writable cgroup (``isolation["memory_limit"]`` is ``"cgroup v2"``, else the
     v1 memory hierarchy, ``"cgroup v1"``; ``pids.max`` = ``nproc`` too), else ``"per-process"``: RLIMIT_AS per process, so the sandbox as a whole may use up to ``nproc`` × ``mem_mb``. Without root there is no
@@ -776,10 +798,12 @@ def run_sandboxed(
 
     ``secret=`` bytes are readable once on fd 3; what it writes to fd 4 comes back as ``result.report``.
     ``channel=`` instead is called on a thread while the program runs with (write end of its fd
-    3, read end of its fd 4), CodeExec's split-mode link; it must close the write end when done. ``ro_paths=``:
+    3, read end of its fd 4), CodeExec's split-mode link, once the sandbox has started (a deadline it takes then
+    is the sandbox's; the sandbox itself is killed ``channel_grace`` seconds after ``timeout``, so the channel's
+    side stops first); it must close the write end when done. ``ro_paths=``:
     host paths bound read-only.
     """
-    _check_run_arguments(program, timeout, cpu_seconds=cpu_seconds, mem_mb=mem_mb, nproc=nproc, fsize_mb=fsize_mb,
+    _check_run_arguments(program, timeout, start_timeout, channel_grace, cpu_seconds=cpu_seconds, mem_mb=mem_mb, nproc=nproc, fsize_mb=fsize_mb,
                          nofile=nofile, output_cap=output_cap, tmpfs_mb=tmpfs_mb)
     _check_isolation(isolation, secret)
     isolate = isolate and isolation != "none"
@@ -805,10 +829,13 @@ def run_sandboxed(
     err_f = tempfile.TemporaryFile(dir=host_dir)  # noqa: SIM115
     started = time.monotonic()
     killed = 0
+    reader: _ReportReader | _ChannelThread | None = None
     try:
         reader = _ReportReader(pipes["report"][0]) if channel is None else \
             _ChannelThread(channel, pipes["secret"][1], pipes["report"][0])
-        proc, timed_out = _start_and_wait(cfg, program, timeout, out_f, err_f, reader.start, child_ends)
+        wait_s = timeout + (channel_grace if channel is not None else 0.0)
+        proc, timed_out, raw_status, in_time = _start_and_wait(cfg, program, (start_timeout, wait_s), out_f, err_f,
+                                                               reader.start, child_ends, pipes["status"][0])
         child_ends = {}
         if is_root:
             killed = _kill_uid(uid)
@@ -816,17 +843,25 @@ def run_sandboxed(
         cgroups = []
         report = reader.finish()
         wall = time.monotonic() - started
-        status = _read_status(pipes["status"][0])
+        status = _read_status(pipes["status"][0], raw_status)
         stdout, n_out, stderr, n_err = _read_outputs(out_f, err_f, output_cap)
     finally:
         _drop_cgroups(cgroups)
+        if is_root:
+            _release_uid(uid)
         for fd in child_ends.values():
             os.close(fd)
         os.close(pipes["status"][0])
-        os.close(pipes["report"][0])
+        if reader is None or not reader.thread.is_alive():
+            # a reader or channel still running past finish()'s wait keeps its fd: closed here, the number could
+            # be reused by another run's pipe and read (or closed) by this thread
+            os.close(pipes["report"][0])
         out_f.close()
         err_f.close()
         shutil.rmtree(host_dir, ignore_errors=True)
+    if not status and not in_time:
+        raise VerifierError(f"the sandbox did not start within start_timeout={start_timeout:g} s (the host is "
+                            "overloaded, or the launcher hung): the code never ran, so it is not scored")
     return _result(proc.returncode, stdout, stderr, timed_out, wall, n_out, n_err, status, killed, report,
                    require_isolation, nproc, mem_mb)
 
@@ -849,10 +884,14 @@ def _read_outputs(out_f: Any, err_f: Any, cap: int) -> tuple[str, int, str, int]
     return stdout, n_out, stderr, n_err
 
 
-def _start_and_wait(cfg: dict[str, Any], program: str, timeout: float, out_f: Any, err_f: Any,
-                    on_start: Callable[[], None], child_ends: dict[str, int]) -> tuple[Any, bool]:
-    """Start the launcher, close our copies of its pipe ends, start the reader or channel (``on_start``), hand
-    the program over on stdin, wait up to ``timeout``, then kill its process group."""
+def _start_and_wait(cfg: dict[str, Any], program: str, timeouts: tuple[float, float], out_f: Any, err_f: Any,
+                    on_start: Callable[[], None], child_ends: dict[str, int],
+                    status_fd: int) -> tuple[Any, bool, bytes, bool]:
+    """Start the launcher, close our copies of its pipe ends, wait up to ``timeouts[0]`` for its status (written
+    just before the sandbox interpreter starts), start the reader or channel (``on_start``), hand the program over
+    on stdin, wait up to ``timeouts[1]``, then kill its process group. Returns (the process, whether the code
+    timed out, the status bytes read so far, whether the start-up ended in time)."""
+    start_timeout, timeout = timeouts
     proc = subprocess.Popen(
         [sys.executable, "-I", "-S", "-c", _LAUNCHER, json.dumps(cfg)],
         stdin=subprocess.PIPE, stdout=out_f, stderr=err_f, close_fds=True, pass_fds=tuple(cfg["fds"].values()),
@@ -860,25 +899,51 @@ def _start_and_wait(cfg: dict[str, Any], program: str, timeout: float, out_f: An
     )
     for fd in child_ends.values():
         os.close(fd)
+    raw_status, in_time = _await_start(status_fd, start_timeout)
     on_start()
     timed_out = False
-    try:
-        assert proc.stdin is not None
-        proc.stdin.write(program.encode("utf-8", "replace"))
-        proc.stdin.close()
-    except (BrokenPipeError, OSError):
-        pass
-    try:
-        proc.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        timed_out = True
+    if in_time:
+        try:
+            assert proc.stdin is not None
+            proc.stdin.write(program.encode("utf-8", "replace"))
+            proc.stdin.close()
+        except (BrokenPipeError, OSError):
+            pass
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            timed_out = True
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except OSError:
         pass
     proc.wait()
-    return proc, timed_out
+    try:
+        if proc.stdin is not None:
+            proc.stdin.close()  # never written when the start-up ran past its bound
+    except OSError:
+        pass
+    return proc, timed_out, raw_status, in_time
 
+
+def _await_start(fd: int, start_timeout: float) -> tuple[bytes, bool]:
+    """The launcher's status as soon as it is whole (its JSON parses), or what came before the pipe closed (the
+    launcher ended without one); and False when ``start_timeout`` passed first."""
+    raw = b""
+    end = time.monotonic() + start_timeout
+    while True:
+        left = end - time.monotonic()
+        if left <= 0 or not select.select([fd], [], [], left)[0]:
+            return raw, False
+        chunk = os.read(fd, 65536)
+        if not chunk:
+            return raw, True
+        raw += chunk
+        try:
+            json.loads(raw.decode())
+            return raw, True
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            continue
 
 class _ReportReader:
     """Drains the report pipe on a thread while the program runs (a full pipe must not block the harness)."""
