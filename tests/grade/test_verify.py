@@ -115,6 +115,18 @@ def test_privileged_answer_is_redacted_from_reasons():
     assert "99" in Leaky()({"final_text": "7", "answer": "99"})["reason"]
 
 
+@pytest.mark.parametrize("ref", ["0", "2", "1.5", "42", "-3"])
+def test_redact_takes_whole_numbers_only(ref):
+    """A short reference is blanked where it stands as a token, never out of another number."""
+    from whileai_core.grade.verify.contract import redact
+
+    for other in ("0.25", "10.5", "12", "2.0.1", "x1.5y", "421", "-30"):
+        if other != ref:
+            assert redact(f"timed out after {other} s", ref) == f"timed out after {other} s"
+    for form in (f"got {ref}", f"got {ref}.", f"got ({ref}), then", f"{ref} != 7"):
+        assert ref not in redact(form, ref).replace("<reference>", "")
+
+
 def test_verifier_contract_with_run_judge():
     from whileai_core.grade.run import run_judge
 

@@ -164,7 +164,8 @@ def redact(text: str, reference: Any) -> str:
         spellings.update(line.strip() for line in s.splitlines() if len(line.strip()) >= 8)
     for sp in sorted((x for x in spellings if x), key=len, reverse=True):
         if re.fullmatch(r"[\w.\-]+", sp):
-            text = re.sub(rf"(?<![\w.]){re.escape(sp)}(?![\w])", "<reference>", text)
+            # a whole token only: not inside a longer word or number ("0" stays in "0.2 s" and "10")
+            text = re.sub(rf"(?<![\w.]){re.escape(sp)}(?!\w|\.\d)", "<reference>", text)
         else:
             text = text.replace(sp, "<reference>")
     return text
