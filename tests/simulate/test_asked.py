@@ -1,5 +1,5 @@
-"""asks= as situations built when played (``simulate/asked.py``): the same situations, task ids, order and run id
-as the list ``from_asks`` makes, with no ``Scenario`` held per ask."""
+"""asks= as situations built when played (``situations.AskedSituations``): the same situations, task ids, order and run
+id as the list ``from_asks`` makes, with no ``Scenario`` held per ask."""
 
 from __future__ import annotations
 
@@ -9,9 +9,8 @@ import pytest
 
 from whileai_core.errors import InvalidArgument
 from whileai_core.rows import stable_id
-from whileai_core.simulate.asked import AskedSituations, plain_asks
 from whileai_core.simulate.runner import RunPlan, run_key
-from whileai_core.simulate.situations import Scenario, from_asks
+from whileai_core.simulate.situations import AskedSituations, Scenario, from_asks, plain_asks
 
 ASKS = ["get order A1", "get order B2", "get order A1", "héllo \"quoted\"\n", "get order B2", "cancel C3"]
 

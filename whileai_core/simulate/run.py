@@ -28,16 +28,17 @@ from whileai_core.rowlist import RowList
 from whileai_core.rows import scrub, write_jsonl
 from whileai_core.scale.executor import Executor
 from whileai_core.scale.executor import resolve as resolve_executor
-from whileai_core.simulate.asked import AskedSituations, plain_asks
 from whileai_core.simulate.engine import Engine
 from whileai_core.simulate.harness import unpack as unpack_harness
 from whileai_core.simulate.output import check_path
 from whileai_core.simulate.rollout import rollout  # noqa: F401 - its old home: rollout() lived here
 from whileai_core.simulate.runner import Rows, Runner
 from whileai_core.simulate.situations import (
+    AskedSituations,
     Scenario,
     coverage_report,
     from_asks,
+    plain_asks,
     resolve_dimensions,
 )
 from whileai_core.simulate.situations import (

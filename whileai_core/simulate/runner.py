@@ -27,12 +27,11 @@ from whileai_core import defaults as D
 from whileai_core.adapters.routing import missed
 from whileai_core.progress import Progress
 from whileai_core.rows import stable_id
-from whileai_core.simulate.asked import AskedSituations
 from whileai_core.simulate.engine import Engine
 from whileai_core.simulate.model_agent import situation_key
 from whileai_core.simulate.output import RowsFile
 from whileai_core.simulate.rollout import replayed
-from whileai_core.simulate.situations import Scenario
+from whileai_core.simulate.situations import AskedSituations, Scenario
 from whileai_core.simulate.world import World
 
 log = logging.getLogger("whileai.simulate")
