@@ -13,15 +13,20 @@ The bare clients run on the event loop the engine runs on (uvloop's when it is i
 ``whileai_core/models/http.py``), so the ceiling and whileai differ in the client code only.
 
 At (1000 x 4, c=32), (4000 x 4, c=32), (1000 x 4, c=128); then peak RSS with ``output=`` at k=4 and k=16 over
-the same 1000 tasks (4x the rows, the same situations), and replay (a recorded cassette, server unreachable) against the live run. Targets (issue 16): >= 90% of
+the same 1000 tasks (4x the rows, the same situations) and at k=4 over 1000 and 4000 tasks (4x the rows, 4x the
+situations), and replay (a recorded cassette, server unreachable) against the live run. Targets (issue 16): >= 90% of
 the bare client at c=32, >= 50% of the limit at c=128, CPU per rollout at 4000 tasks <= 1.15x that at 1000,
-peak RSS with output= flat in rows (<= 1.10x), replay <= 5% of live wall time. It prints each and met/missed.
+peak RSS with output= flat in rows and in situations (<= 1.10x), replay <= 5% of live wall time. It prints each and met/missed.
+
+``--memory`` measures only peak RSS with ``output=`` over 4x the situations (``--tasks`` then 4x that, k=4,
+``--rounds`` interleaved pairs, the median of each; goal <= 1.10x, issue 34).
 
 ``--hot`` measures only the hot path's goals (issue 34), side by side in one run: at 1000 x 4, c=128, whileai
 and bare aiohttp in interleaved rounds (``--rounds``, the median of each), as a fraction of the latency limit
 (>= 0.50) and of bare aiohttp (>= 0.90); then replay wall / live wall at 1000 x 4, c=32 (<= 0.05).
 
-Usage: ``python benchmarks/bench_simulate.py [--latency 0.02] [--quick | --hot [--rounds 3]]``
+Usage: ``python benchmarks/bench_simulate.py [--latency 0.02] [--quick | --hot [--rounds 3] |
+--memory [--tasks 4000] [--rounds 3]]``
 (``--quick``: 250/1000 tasks).
 """
 
@@ -182,6 +187,8 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="250 and 1000 tasks instead of 1000 and 4000")
     ap.add_argument("--hot", action="store_true", help="only the c=128 and replay goals (issue 34), side by side")
     ap.add_argument("--rounds", type=int, default=3, help="--hot: interleaved rounds at c=128 (median of each)")
+    ap.add_argument("--memory", action="store_true", help="only the peak RSS goal over 4x the situations (issue 34)")
+    ap.add_argument("--tasks", type=int, default=4000, help="--memory: the smaller run's tasks (the larger has 4x)")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
@@ -189,6 +196,9 @@ def main() -> None:
         return
     if args.hot:
         hot(args.latency, args.rounds)
+        return
+    if args.memory:
+        memory(args.latency, args.rounds, args.tasks)
         return
     small, big = (250, 1000) if args.quick else (1000, 4000)
     proc, port = start_server(args.latency)
@@ -221,6 +231,7 @@ def main() -> None:
                 res[("output", k, 32)] = child(__file__, "whileai", url=url, tasks=small, c=32, k=k,
                                               output=str(Path(tmp) / f"rows{k}.jsonl"))
                 print(_line(f"whileai output= k={k}", res[("output", k, 32)], 32 / (2 * args.latency)))
+            situations_rss(res, url, small, args.latency, tmp)
             cassette = str(Path(tmp) / "cassette.jsonl")
             rec = child(__file__, "whileai", url=url, tasks=small, c=32, cassette=cassette, cache_mode="record")
             size = Path(cassette).stat().st_size / 1e6
@@ -236,6 +247,43 @@ def main() -> None:
     load = os.getloadavg()
     print(f"\nload average at the end: {load[0]:.1f} {load[1]:.1f} {load[2]:.1f} (the machine is shared; other "
           "processes' CPU shows up as lower throughput for every client alike)")
+
+
+def situations_rss(res: dict, url: str, tasks: int, latency: float, tmp: str, rounds: int = 1) -> None:
+    """Peak RSS with ``output=`` at k=4 over ``tasks`` asks and over 4x the asks (4x the rows, 4x the situations),
+    ``rounds`` interleaved pairs (the median of each is kept in ``res``)."""
+    import statistics
+
+    print(f"\npeak RSS with output= (rows streamed to a file), concurrency 32, k={K}: {tasks} tasks then {4 * tasks} "
+          "tasks (4x the rows, 4x the situations):")
+    peaks: dict[int, list[float]] = {tasks: [], 4 * tasks: []}
+    for i in range(rounds):
+        for n in (tasks, 4 * tasks) if i % 2 == 0 else (4 * tasks, tasks):
+            r = child(__file__, "whileai", url=url, tasks=n, c=32, output=str(Path(tmp) / f"tasks{n}-{i}.jsonl"))
+            peaks[n].append(r["rss_mb"])
+            res[("situations", n, 32)] = r
+            print(_line(f"output= {n} tasks r{i + 1}", r, 32 / (CALLS_PER_ROLLOUT * latency)))
+    for n, values in peaks.items():
+        res[("situations", n, 32)] = dict(res[("situations", n, 32)], rss_mb=statistics.median(values))
+
+
+def memory(latency: float, rounds: int, tasks: int) -> None:
+    """``--memory``: only the peak-RSS-in-situations goal (issue 34), ``rounds`` interleaved pairs."""
+    proc, port = start_server(latency)
+    res: dict = {}
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            situations_rss(res, f"http://127.0.0.1:{port}/v1", tasks, latency, tmp, rounds)
+    finally:
+        proc.kill()
+        proc.wait()
+    _situations_verdict(res, tasks, rounds)
+
+
+def _situations_verdict(res: dict, tasks: int, rounds: int = 1) -> None:
+    small, big = res[("situations", tasks, 32)]["rss_mb"], res[("situations", 4 * tasks, 32)]["rss_mb"]
+    print(_verdict(f"peak RSS with output=, {4 * tasks} x {K} / {tasks} x {K} ({small:.1f} -> {big:.1f} MB"
+                   f"{f', median of {rounds}' if rounds > 1 else ''})", big / small, "<= 1.10", big / small <= 1.10))
 
 
 def hot(latency: float, rounds: int, tasks: int = 1000) -> None:
@@ -294,6 +342,7 @@ def _report(res: dict, small: int, big: int, latency: float, rep: dict) -> None:
     print(_verdict(f"CPU per rollout, {big} tasks / {small} tasks (c=32)", r, "<= 1.15", r <= 1.15))
     r = res[("output", 4 * K, 32)]["rss_mb"] / res[("output", K, 32)]["rss_mb"]
     print(_verdict(f"peak RSS with output=, {4 * K * small} rows / {K * small} rows", r, "<= 1.10", r <= 1.10))
+    _situations_verdict(res, small)
     r = rep["wall"] / res[("whileai", small, 32)]["wall"]
     print(_verdict(f"replay wall / live wall, {small} x {K}", r, "<= 0.05", r <= 0.05 and rep["ok"] == rep["n"]))
     r = cpu(("httpx", small, 32)) / cpu(("aiohttp", small, 32))

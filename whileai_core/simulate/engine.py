@@ -32,7 +32,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -91,7 +91,7 @@ def relaxed_gc(threshold: int = D.ENGINE_GC_THRESHOLD) -> Iterator[None]:
 class Engine:
     """Runs rollout jobs on one event loop (see the module docstring)."""
 
-    def __init__(self, agent: Any, scenarios: list[Scenario], *, seed: int, concurrency: int, run_id: str,
+    def __init__(self, agent: Any, scenarios: Sequence[Scenario], *, seed: int, concurrency: int, run_id: str,
                  mode: str | None = None, policy: str | None = None, system_prompt: str | None = None,
                  world: World | None = None, writer: str = "template", plan: Iterable[tuple[str, int]] = (),
                  deadline: float | None = None, grace_s: float = D.STOP_GRACE_S,

@@ -35,9 +35,11 @@ from whileai_core.simulate.output import check_path
 from whileai_core.simulate.rollout import rollout  # noqa: F401 - its old home: rollout() lived here
 from whileai_core.simulate.runner import Rows, Runner
 from whileai_core.simulate.situations import (
+    AskedSituations,
     Scenario,
     coverage_report,
     from_asks,
+    plain_asks,
     resolve_dimensions,
 )
 from whileai_core.simulate.situations import (
@@ -100,7 +102,7 @@ class SimulationData:
 
     runs: int  # simulate's ``runs=``: how many times the situations ran (simulate sets it)
 
-    def __init__(self, rows: list[dict[str, Any]] | Rows, *, scenarios: list[Scenario], tools: list[Tool],
+    def __init__(self, rows: list[dict[str, Any]] | Rows, *, scenarios: Sequence[Scenario], tools: list[Tool],
                  system_prompt: str | None, mode: str, repeat_policy: str, repeats: int, budget: int,
                  seed: int, run_id: str, coverage: dict[str, Any], warnings: list[str], notes: list[str],
                  stopped_because: str, elapsed_s: float, agent_name: str) -> None:
@@ -607,7 +609,7 @@ def _world(tools: list[Tool], seed: int, execute: Any) -> World | None:
     return World(tools, seed=seed, execute=execute)
 
 
-def _play(s: _Settings, run_agent: Any, scen: list[Scenario], writer: str,
+def _play(s: _Settings, run_agent: Any, scen: Sequence[Scenario], writer: str,
           system_prompt: str | None, progress: Any, on_progress: Any, warn_list: list[str], *, world: World | None,
           path: Path | None, name: str, deadline: float | None, notes: list[str],
           ship: Any = None) -> tuple[Runner, Any]:
@@ -617,7 +619,10 @@ def _play(s: _Settings, run_agent: Any, scen: list[Scenario], writer: str,
     rows: list[dict[str, Any]] = []
     run_id = None
     for eval_run in range(s.runs):
-        played = [x.replace(eval_run=eval_run) for x in scen] if eval_run else scen
+        played: Sequence[Scenario] = scen
+        if eval_run:
+            played = (scen.with_fields(eval_run=eval_run) if isinstance(scen, AskedSituations)
+                      else [x.replace(eval_run=eval_run) for x in scen])
         runner = Runner(s, run_agent, played, writer, system_prompt, progress, on_progress, warn_list,
                         world=world, deadline=deadline, run_id=run_id)
         run_id = runner.run_id
@@ -739,7 +744,7 @@ def _warn(warn_list: list[str], msg: str) -> None:
 
 
 def _write(s: _Settings, simulator: Any, tool_objs: list[Tool], system_prompt: str | None, n_sit: int,
-           warn_list: list[str], dims: Mapping[str, Any] | None = None) -> tuple[list[Scenario], str]:
+           warn_list: list[str], dims: Mapping[str, Any] | None = None) -> tuple[Sequence[Scenario], str]:
     """The situations to play and the name of who wrote them: the caller's asks, the seeds (and the writer's
     situations after them), the template, or a model."""
     if s.seeds is not None:
@@ -752,23 +757,31 @@ def _write(s: _Settings, simulator: Any, tool_objs: list[Tool], system_prompt: s
             return seeded, "seeds"
         rest, writer = _write(dataclasses.replace(s, seeds=None), simulator, tool_objs, system_prompt,
                               n_sit - len(seeded), warn_list, dims)
-        return seeded + rest, f"seeds+{writer}"
+        return [*seeded, *rest], f"seeds+{writer}"
     if s.asks is not None:
-        scen = from_asks(list(s.asks), system_prompt=system_prompt, tools=tool_objs)
-        if not scen:
-            raise InvalidArgument("asks= is empty; give at least one ask (a string or a dict with 'prompt')")
-        # tasks= a run's rows (the SDK's replay): one situation per task, first seen first, never repeated rows
-        scen = list({sc.task_id: sc for sc in reversed(scen)}.values())[::-1]
+        scen = _asked(list(s.asks), system_prompt, tool_objs)
         if len(scen) > n_sit:
             _warn(warn_list, f"budget={s.budget} covers {n_sit} of {len(scen)} asks at repeats={s.k}; raise budget "
                              f"to {len(scen) * s.k}+ or drop asks")
-        return scen[:n_sit], "asks"
+        return scen.limited(n_sit) if isinstance(scen, AskedSituations) else scen[:n_sit], "asks"
     if simulator is False or simulator is None:
         if not tool_objs:
             raise InvalidArgument("simulator=False writes situations from tools: pass tools=[...] (or asks=[...])")
         return template_situations(tool_objs, system_prompt, n=n_sit, seed=s.seed, fault_share=s.fault_share,
                                    dimensions=dims or None), "template"
     return _model_situations(simulator, tool_objs, system_prompt, n_sit, s.seed, s.fault_share), f"model:{simulator}"
+
+
+def _asked(asks: list[Any], system_prompt: str | None, tool_objs: list[Tool]) -> Sequence[Scenario]:
+    """The situations of ``asks=``, one per task id. Plain strings become ``AskedSituations`` (built when played,
+    so the run holds no ``Scenario`` per ask); dicts and ``Scenario`` objects a list of them."""
+    if not asks:
+        raise InvalidArgument("asks= is empty; give at least one ask (a string or a dict with 'prompt')")
+    if plain_asks(asks):
+        return AskedSituations.from_asks(asks, system_prompt=system_prompt, tools=tuple(t.name for t in tool_objs))
+    scen = from_asks(asks, system_prompt=system_prompt, tools=tool_objs)
+    # tasks= a run's rows (the SDK's replay): one situation per task, each at its last place, never repeated rows
+    return list({sc.task_id: sc for sc in reversed(scen)}.values())[::-1]
 
 
 def _coverage_note(coverage: Mapping[str, Any], n_situations: int, k: int) -> str:

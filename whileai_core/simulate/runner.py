@@ -10,6 +10,7 @@ engine, or (simulate's ``executor="ray"``) in shards on a cluster (``scale/rollo
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import json
 import logging
@@ -18,7 +19,7 @@ import sys
 import time
 import uuid
 from array import array
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -30,30 +31,53 @@ from whileai_core.simulate.engine import Engine
 from whileai_core.simulate.model_agent import situation_key
 from whileai_core.simulate.output import RowsFile
 from whileai_core.simulate.rollout import replayed
-from whileai_core.simulate.situations import Scenario
+from whileai_core.simulate.situations import AskedSituations, Scenario
 from whileai_core.simulate.world import World
 
 log = logging.getLogger("whileai.simulate")
 
 
+def task_ids(scen: Sequence[Scenario]) -> Iterator[str]:
+    """Every situation's task id, in order (``AskedSituations`` computes them without building its scenarios)."""
+    return scen.task_ids() if isinstance(scen, AskedSituations) else (x.task_id for x in scen)
+
+
+def prompts(scen: Sequence[Scenario]) -> Iterator[str]:
+    """Every situation's user message, in order, as a plain ``str``."""
+    return scen.prompts() if isinstance(scen, AskedSituations) else (str(x) for x in scen)
+
+
+def run_key(seed: int, scen: Sequence[Scenario], k: int, policy: str) -> str:
+    """``stable_id(seed, [str(x) for x in scen], k, policy, length=32)``, hashed as the messages are read (no list
+    of them is made: a run of many situations holds none of its messages twice)."""
+    encode = json.JSONEncoder(sort_keys=True, default=str).encode  # rows.stable_id's encoder
+    digest = hashlib.sha256(f"[{encode(seed)}, [".encode())
+    for i, prompt in enumerate(prompts(scen)):
+        digest.update(f"{', ' if i else ''}{encode(prompt)}".encode())
+    digest.update(f"], {encode(k)}, {encode(policy)}]".encode())
+    return digest.hexdigest()[:32]
+
+
 class RunPlan:
     """A run's planned rollouts, (task_id, rollout_index) for each situation and ``0 <= rollout_index < k``, in
-    plan order (``world.RUN_PLAN``), computed as it is read: it holds one task id per situation, never a pair per
-    rollout (so the plan does not grow memory with ``k``)."""
+    plan order (``world.RUN_PLAN``), computed as it is read: it holds a task id per situation (none for the
+    situations of ``asks=``, read from its asks), never a pair per rollout (so it does not grow with ``k``)."""
 
-    def __init__(self, task_ids: Iterable[str], k: int) -> None:
-        self.task_ids, self.k = list(task_ids), k
+    def __init__(self, scen: Sequence[Scenario], k: int) -> None:
+        self.scen: Sequence[Scenario] | list[str] = scen if isinstance(scen, AskedSituations) else list(task_ids(scen))
+        self.k = k
 
     def __len__(self) -> int:
-        return len(self.task_ids) * self.k
+        return len(self.scen) * self.k
 
     def __iter__(self) -> Iterator[tuple[str, int]]:
-        for task_id in self.task_ids:
+        ids = self.scen.task_ids() if isinstance(self.scen, AskedSituations) else self.scen
+        for task_id in ids:
             for ri in range(self.k):
                 yield task_id, ri
 
     def __repr__(self) -> str:
-        return f"RunPlan({len(self.task_ids)} situations x k={self.k})"
+        return f"RunPlan({len(self.scen)} situations x k={self.k})"
 
 
 class Rows:
@@ -148,17 +172,16 @@ def _probe_votes(probes: list[dict[str, Any]], grader: Any, failures: list[str])
 class Runner:
     """simulate's run: fixed or dynamic policy over an ``Engine``, rows to memory or to ``output=``."""
 
-    def __init__(self, s: Any, run_agent: Callable[[Any], Any], scen: list[Scenario], writer: str,
+    def __init__(self, s: Any, run_agent: Callable[[Any], Any], scen: Sequence[Scenario], writer: str,
                  system_prompt: str | None, progress: bool | None,
                  on_progress: Callable[[dict[str, Any]], None] | None, warn_list: list[str], *,
                  world: World | None, deadline: float | None = None, run_id: str | None = None) -> None:
         self.s, self.scen, self.warn_list = s, scen, warn_list
-        self.run_id = run_id or "run-" + uuid.UUID(int=int(stable_id(s.seed, [str(x) for x in scen], s.k, s.policy,
-                                                                      length=32), 16)).hex[:12]
+        self.run_id = run_id or "run-" + uuid.UUID(int=int(run_key(s.seed, scen, s.k, s.policy), 16)).hex[:12]
         self.engine = Engine(run_agent, scen, seed=s.seed, concurrency=s.concurrency, run_id=self.run_id,
                              mode=s.mode, policy=s.policy, system_prompt=system_prompt,
                              world=world, writer=writer,
-                             plan=RunPlan([x.task_id for x in scen], s.k), deadline=deadline)
+                             plan=RunPlan(scen, s.k), deadline=deadline)
         self.started = time.perf_counter()
         self.rows = Rows(len(scen), s.k, None)
         self.show_progress = progress if progress is not None else s.budget >= D.PROGRESS_MIN_ROWS
@@ -174,10 +197,12 @@ class Runner:
         the argument the caller used, for the warnings; ``rollout_offset``: the rows' rollout indices start
         there, as under simulate's ``runs=``)."""
         file = RowsFile(path, run_id=self.run_id)
-        k, index = self.s.k, {x.task_id: si for si, x in enumerate(self.scen)}
+        k, index = self.s.k, dict[str, int]()
         self.rows = rows = Rows(len(self.scen), k, file)
 
-        def slot_of(task_id: str, rollout_index: int) -> int | None:
+        def slot_of(task_id: str, rollout_index: int) -> int | None:  # only a file with rows of this run asks
+            if not index:
+                index.update((tid, si) for si, tid in enumerate(task_ids(self.scen)))
             si, ri = index.get(task_id), rollout_index - rollout_offset
             return si * k + ri if si is not None and 0 <= ri < k else None
 
