@@ -283,19 +283,6 @@ def test_contamination_rules_match_their_closed_forms():
 # ----------------------------------------------------------------------------------------------------------
 # trainers on a tiny local model
 # ----------------------------------------------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def tiny_model(tmp_path_factory):
-    torch = pytest.importorskip("torch")
-    pytest.importorskip("trl")
-    torch.set_num_threads(1)  # 2 shared cores: a second OpenMP thread spin-waits (reference pitfall P1)
-    home = tmp_path_factory.mktemp("hf_home")
-    mp = pytest.MonkeyPatch()
-    mp.setenv("HF_HOME", str(home))
-    mp.setenv("HF_DATASETS_CACHE", str(home / "datasets"))
-    yield str(th.build_tiny_model(tmp_path_factory.mktemp("tiny-llama")))
-    mp.undo()
-
-
 def read_file(path: str) -> str:
     """Read a file.
 

@@ -11,7 +11,6 @@ import inspect
 from typing import Any
 
 import pytest
-import train_helpers as th
 
 import whileai as wai
 from whileai_core.errors import InvalidArgument, WaiError
@@ -65,19 +64,6 @@ def test_the_objects_are_frozen_and_hold_the_defaults_of_defaults_py():
 
 class _Stop(Exception):
     """Raised in place of building the trainer: the hand-off is what is compared."""
-
-
-@pytest.fixture(scope="module")
-def tiny_model(tmp_path_factory):
-    torch = pytest.importorskip("torch")
-    pytest.importorskip("trl")
-    torch.set_num_threads(1)  # 2 shared cores: a second OpenMP thread spin-waits
-    home = tmp_path_factory.mktemp("hf_home")
-    mp = pytest.MonkeyPatch()
-    mp.setenv("HF_HOME", str(home))
-    mp.setenv("HF_DATASETS_CACHE", str(home / "datasets"))
-    yield str(th.build_tiny_model(tmp_path_factory.mktemp("tiny-llama")))
-    mp.undo()
 
 
 @pytest.fixture
