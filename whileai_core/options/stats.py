@@ -3,7 +3,8 @@
 ``wai.compare(before, after, stats=wai.Stats(level=0.9, seed=3))`` is the same call as
 ``wai.compare(before, after, level=0.9, seed=3)``. A keyword given beside ``stats=`` must agree with it: a
 keyword left at the function's default takes the ``Stats`` value, and one set to another value than the
-``Stats`` holds is an error naming both (never a silent pick).
+``Stats`` holds is an error naming both (never a silent pick). Each function reads the fields it uses
+(``pass_at`` runs no test, so it reads no ``alpha``): one ``Stats`` serves every call of a study.
 """
 
 from __future__ import annotations
