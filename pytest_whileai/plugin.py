@@ -244,8 +244,8 @@ class SequentialHooks:
 class VerboseHooks:
     """Under -v, a scenario's word carries its trials ("PASSED (3/4 trials)"); -q and xdist letters stay pytest's."""
 
-    def pytest_report_teststatus(self, report: pytest.TestReport, config: pytest.Config) -> Any:
-        if report.when != "call" or config.option.verbose <= 0:
+    def pytest_report_teststatus(self, report: pytest.TestReport) -> Any:
+        if report.when != "call":  # registered under -v only (pytest_configure)
             return None
         from pytest_whileai.session import ENTRY_ATTR
 

@@ -282,6 +282,7 @@ PROVE_ROLLOUTS = 1  # rollouts per holdout task per model in wai.prove (greedy d
 GATE_PASS_REWARD = 1.0  # a trial passes at reward >= this (full credit), so the gate's rows are 0|1; matches SFT_MIN_REWARD; convention
 EXACT_LATTICE_MAX_SUPPORT = 2**22  # exact sign-flip null by convolution when sum|d| on its integer lattice is at most this; statistics-methods.md C (FFT, ~20 ms at n=100k); convention
 LATTICE_MAX_DENOMINATOR = 1000  # paired differences count as lattice values when they are multiples of 1/L, L <= this (per-task rates c/k); convention, untested
+LATTICE_QUICK_SCALES = 24  # lattice scales up to this are tried by float products before Fraction's search: a speed choice with the same answer (two fractions with denominators <= LATTICE_MAX_DENOMINATOR differ by more than the 1e-9 tolerance); measure/stats.py _lattice
 SUFFSTAT_MIN_CELLS = 8  # up to this many distinct cells (or |d| levels) always use the multinomial / per-level path; convention, untested
 EXACT_PERMUTATION_CAP = 40  # exact_max may not exceed this: meeting in the middle holds 2 x 2^20 half sums (16 MB) and sorts one; memory bound, convention
 DIRECT_CONVOLUTION_MAX = 4_000_000  # len(a) x len(b) above this convolves the exact null by FFT instead of directly; convention, untested

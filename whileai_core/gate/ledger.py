@@ -93,9 +93,8 @@ class Ledger:
 
     def to_dict(self) -> dict[str, Any]:
         # asdict(self)'s keys and values, built directly (asdict deep-copies field by field; this runs per scenario)
-        missing = self.missing  # once (share is missing / planned, the same float)
         return {"planned": self.planned, "scored": self.scored, "unscored": dict(self.unscored),
-                "missing": missing, "share": missing / self.planned if self.planned else 0.0}
+                "missing": self.missing, "share": self.share}
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Ledger:

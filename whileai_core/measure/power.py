@@ -50,6 +50,7 @@ from whileai_core.errors import InvalidArgument
 from whileai_core.measure import stats
 from whileai_core.measure.delta import delta_report
 from whileai_core.measure.pass_at import Interval, _ci_list, _fmt_ci, _sd_interval
+from whileai_core.measure.quantiles.student_t import t_quantile
 from whileai_core.rows import ReportMapping
 
 
@@ -258,8 +259,6 @@ def _plan_ceil(df: int, sd: float, null_sd: float, *, effect: float, alpha: floa
     """ceil((t_power sd + t_{1-alpha/2} null_sd)^2 / effect^2 - 1e-9) at ``df``: the integer scipy's t quantiles
     give. ``t_quantile`` decides it (no scipy import, ~0.2 s) when the expression lies more than ``safety`` times
     its error bound from an integer; closer, scipy's ``stdtrit`` computes it as before."""
-    from whileai_core.measure.quantiles.student_t import t_quantile
-
     t_p, t_a = t_quantile(df, power), t_quantile(df, 1 - alpha / 2)
     if t_p is not None and t_a is not None:
         root = t_p * sd + t_a * null_sd

@@ -41,6 +41,7 @@ from whileai_core.defaults import (
     EXACT_QUANTILE_TOL,
     FLOAT32_TIE_RTOL,
     LATTICE_MAX_DENOMINATOR,
+    LATTICE_QUICK_SCALES,
     MIN_CI_TASKS,
     PERMUTATION_TIE_RTOL,
     PERMUTATIONS,
@@ -563,11 +564,6 @@ def _pvalue(count_ge: int, count_le: int, total: int, exact: bool, alternative: 
     if alternative == "less":
         return float(min(1.0, p_le))
     return float(min(1.0, 2 * min(p_ge, p_le)))
-
-
-#: scales up to this are tried directly (a few float products) before Fraction's search; a speed choice: the
-#: answer is the same (two fractions with denominators <= 1000 differ by more than the 1e-9 tolerance)
-LATTICE_QUICK_SCALES = 24
 
 
 def _small_scale(levels: np.ndarray, most: int) -> int | None:
