@@ -803,8 +803,8 @@ def run_sandboxed(
     side stops first); it must close the write end when done. ``ro_paths=``:
     host paths bound read-only.
     """
-    _check_run_arguments(program, timeout, start_timeout, channel_grace, cpu_seconds=cpu_seconds, mem_mb=mem_mb, nproc=nproc, fsize_mb=fsize_mb,
-                         nofile=nofile, output_cap=output_cap, tmpfs_mb=tmpfs_mb)
+    _check_run_arguments(program, timeout, start_timeout, channel_grace, cpu_seconds=cpu_seconds, mem_mb=mem_mb,
+                         nproc=nproc, fsize_mb=fsize_mb, nofile=nofile, output_cap=output_cap, tmpfs_mb=tmpfs_mb)
     _check_isolation(isolation, secret)
     isolate = isolate and isolation != "none"
     is_root = os.geteuid() == 0
@@ -944,6 +944,7 @@ def _await_start(fd: int, start_timeout: float) -> tuple[bytes, bool]:
             return raw, True
         except (UnicodeDecodeError, json.JSONDecodeError):
             continue
+
 
 class _ReportReader:
     """Drains the report pipe on a thread while the program runs (a full pipe must not block the harness)."""
