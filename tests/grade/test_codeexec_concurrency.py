@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import random
 import sys
+import threading
 
 import pytest
 
@@ -104,3 +105,46 @@ def test_a_start_past_start_timeout_says_so_and_leaves_nothing(monkeypatch):
     v = judge({"task_id": "t", "final_text": KINDS["right"][0]})
     assert v["reward"] is None and "did not start within start_timeout=" in v["reason"]
     assert sandbox._UIDS_IN_USE == set()
+
+
+def test_parses_on_many_threads_never_trip_cpythons_shared_ast_depth():
+    """python/cpython#106905: a collection's callback hands the GIL over mid-tree and another thread's ast.parse
+    corrupts the shared depth count (SystemError). Every parse of the judges goes through one lock."""
+    import ast
+    import gc
+    import time
+
+    from whileai_core.grade.verify.codetext import parse_expression, parse_module
+
+    rng = random.Random(3)
+    sources = ["\n".join(f"def f{i}(a):\n    return [x * a for x in range({rng.randrange(9)})] + [{{'k': (1, [2])}}]"
+                         for i in range(rng.randrange(5, 30))) for _ in range(6)]
+    expected = [ast.dump(ast.parse(s)) for s in sources]
+    raised: list[BaseException] = []
+
+    def hand_over(phase: str, info: dict) -> None:
+        time.sleep(0)
+
+    def work(seed: int) -> None:
+        r = random.Random(seed)
+        try:
+            for _ in range(25):
+                i = r.randrange(len(sources))
+                assert ast.dump(parse_module(sources[i])) == expected[i]
+                assert isinstance(parse_expression(f"{i} + 2 * 3").body, ast.BinOp)
+        except BaseException as e:  # noqa: BLE001 - reported below, with its thread's seed
+            raised.append(e)
+
+    old = gc.get_threshold()
+    gc.callbacks.append(hand_over)  # the list the collector reads (not a module attribute to replace)
+    gc.set_threshold(50, 1, 1)
+    try:
+        threads = [threading.Thread(target=work, args=(s,)) for s in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        gc.set_threshold(*old)
+        gc.callbacks.remove(hand_over)
+    assert raised == []

@@ -12,6 +12,7 @@ from whileai_core.defaults import (
     MATH_MAX_EXPONENT,
 )
 from whileai_core.errors import InvalidArgument
+from whileai_core.grade.verify.codetext import parse_expression
 
 __all__ = ["extract_answer", "parse_number"]
 
@@ -168,7 +169,7 @@ def _split_top(expr: str) -> list[str]:
 
 def _arith(expr: str) -> float | None:
     try:
-        value = _eval(ast.parse(expr.strip(), mode="eval"))
+        value = _eval(parse_expression(expr.strip()))
     except (SyntaxError, ValueError, TypeError, ZeroDivisionError, OverflowError, RecursionError):
         return None
     return value if math.isfinite(value) else None

@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 import builtins
 import re
+import threading
 import warnings
 from collections.abc import Iterable
 
@@ -47,12 +48,31 @@ def _top_level_defs(tree: ast.Module) -> set[str]:
     return names
 
 
+#: CPython 3.11/3.12 count ast construction's recursion depth in interpreter-wide state: two threads building
+#: trees at once (a collection's callback can hand the GIL over mid-tree) raise "SystemError: AST constructor
+#: recursion depth mismatch" (python/cpython#106905). Judges parse on a thread pool, so every parse of ours
+#: holds this lock (re-entrant: a callback on the same thread may parse too).
+_PARSE_LOCK = threading.RLock()
+
+
+def parse_module(source: str) -> ast.Module:
+    """``ast.parse(source)``, one thread at a time (see ``_PARSE_LOCK``); raises what ``ast.parse`` raises."""
+    with _PARSE_LOCK:
+        return ast.parse(source)
+
+
+def parse_expression(source: str) -> ast.Expression:
+    """``ast.parse(source, mode="eval")``, one thread at a time (see ``_PARSE_LOCK``)."""
+    with _PARSE_LOCK:
+        return ast.parse(source, mode="eval")
+
+
 def _parse(source: str) -> ast.Module | None:
     """The reply's syntax tree, or None; its SyntaxWarnings (``1_a``, ``"\\d"``) are the candidate's, not ours."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", SyntaxWarning)
-            return ast.parse(source)
+            return parse_module(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
 

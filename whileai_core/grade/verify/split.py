@@ -32,6 +32,7 @@ from collections.abc import Callable
 from typing import Any
 
 from whileai_core.grade.verify import plaindata
+from whileai_core.grade.verify.codetext import parse_module
 from whileai_core.grade.verify.plaindata import Unplain, decode, encode
 
 __all__ = ["CandidateGone", "Report", "SplitOutcome", "Unsplittable", "overlay_setup", "run_split", "server_program",
@@ -281,7 +282,7 @@ class _Opaque:
 def test_units(tests: str) -> list[str]:
     """The top-level ``test_*`` functions the tests define, read from their source."""
     try:
-        tree = ast.parse(tests)
+        tree = parse_module(tests)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return []
     return [n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
@@ -323,7 +324,7 @@ def shadows_builtin(name: str, out: SplitOutcome) -> bool:
 def _stubs(setup: str) -> set[str]:
     """Functions in ``setup`` with no body of their own (a docstring, ``pass`` or ``...``): the candidate's to write."""
     try:
-        tree = ast.parse(setup)
+        tree = parse_module(setup)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return set()
     return {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
