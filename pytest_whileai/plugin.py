@@ -226,19 +226,20 @@ class SequentialHooks:
         self.wai = wai
 
     @pytest.hookimpl(tryfirst=True)
-    def pytest_runtest_setup(self, item: pytest.Item) -> None:
-        from pytest_whileai.collect import round_of
-        from pytest_whileai.gate.rounds import read_decision, wait_for_round
+    def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None) -> bool | None:
+        """An item of a round the gate no longer needs: reported skipped without setup, call or teardown
+        (``unneeded.skip_unneeded``), unless a teardown is due; then pytest's protocol and the setup hook below."""
+        from pytest_whileai.unneeded import skip_unneeded
 
-        wai = self.wai
-        r = round_of(item.nodeid)
-        seq_dir = getattr(item.config, "workerinput", {}).get("wai_seq_dir")
-        if wai.rounds is None and r:
-            wait_for_round(seq_dir, r)  # an xdist worker starts round r only once round r-1 is decided
-        stop = wai.rounds.stop if wai.rounds is not None else read_decision(seq_dir)
-        if r is not None and stop is not None and r > stop["round"]:
-            pytest.skip(f"whileai --wai-sequential: the gate decided after round {stop['round'] + 1} "
-                        f"({stop['decision']}: {stop['reason']}); round {r + 1} is not needed")
+        return skip_unneeded(item, nextitem, self.wai)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_setup(self, item: pytest.Item) -> None:
+        from pytest_whileai.unneeded import unneeded_reason
+
+        reason = unneeded_reason(item, self.wai)
+        if reason is not None:  # at the test's location, as the skip without the protocol reports it
+            raise pytest.skip.Exception(reason, _use_item_location=True)
 
 
 class VerboseHooks:
