@@ -214,6 +214,9 @@ SEQ_ROUND_TRIALS = 2  # trials per scenario per round of --wai-sequential (the s
 SEQ_SPENDING = "obrien-fleming"  # alpha-spending function of the sequential gate: Lan & DeMets 1983 (Biometrika 70:659) O'Brien-Fleming type, alpha(t) = 2 - 2 Phi(z_{1-a/2}/sqrt t); spends little early, so the last look keeps nearly the fixed design's power (Jennison & Turnbull 2000, ch. 7)
 SEQ_GRID_POINTS = 801  # grid points of the recursive numerical integration behind the boundaries (Armitage, McPherson & Rowe 1969; Jennison & Turnbull 2000 ch. 19); agrees with 1601 points to 1e-5 and with published tables to 1e-3
 SEQ_GRID_SD = 8.0  # the grid spans this many sd below the mean of the score process (the tail beyond holds < 1e-15); convention
+SEQ_ROOT_XTOL = 1e-10  # absolute tolerance of the root search behind each sequential boundary (the z grid's spacing is ~1e-2); convention
+ROOT_RTOL = 4 * 2.220446049250313e-16  # relative tolerance of the Brent root search: 4 machine epsilons, scipy.optimize.brentq's default (the smallest it accepts)
+ROOT_MAXITER = 100  # most steps of the Brent root search; scipy.optimize.brentq's default
 SEQ_PRIOR_PASSES = 0.5  # pseudo passes (and as many fails) added per scenario to the binomial variance floor of the sequential z (Agresti & Caffo 2000 add 1 of each per pair of sides); keeps an all-pass round from a zero standard error
 HISTORY_RUNS = 5  # runs of a branch --wai-baseline=BRANCH~N pools when N is not given; convention, untested
 HISTORY_PERMUTATIONS = 2000  # least Monte Carlo draws behind a flakiness p when its exact lattice is too large (conditional test of homogeneity, Agresti 2002 sec. 3.5.3 / Fisher-Freeman-Halton); raised to HISTORY_P_RESOLUTION x m / alpha with m scenarios
