@@ -4,7 +4,9 @@ wall time in proportion to the trials it runs"), measured side by side in one ru
 A 500-scenario suite (``@pytest.mark.wai_scenarios``, k=8, each scenario its own seeded pass rate in [0.6, 1],
 every trial sleeping ``--trial-ms`` so a trial costs what a cheap agent call would) is saved once as the
 baseline, then run fixed (``--wai-baseline``) and sequential (``--wai-sequential``, rounds of 2 trials) in fresh
-``pytest`` subprocesses, interleaved A,B,A,B ``--repeats`` times after one warm-up of each. Printed per
+``pytest`` subprocesses, interleaved A,B,C,A,B,C ``--repeats`` times after one warm-up of each; the third arm
+is the sequential run with every skipped item sent through pytest's own protocol (the path before issue 34:
+``unneeded.skip_unneeded`` patched to step aside by the suite's conftest). Printed per
 ``--trial-ms``: each arm's wall times, the median wall ratio sequential / fixed next to the trials ratio
 (trials run / trials of the fixed design, from the sequential summary line) and the load average; the goal is
 a wall ratio near the trials ratio. ``--clean`` runs the children with ``PYTEST_DISABLE_PLUGIN_AUTOLOAD=1`` and
@@ -53,15 +55,34 @@ def test_agent(wai_eval):
     wai_eval.record(rewards)
 """
 
+CONFTEST = """
+import os
+
+import pytest
+
+_PATCH = pytest.MonkeyPatch()
+
+
+def pytest_configure(config):
+    if os.environ.get("WAI_BENCH_PROTOCOL_SKIPS"):  # the third arm: every skipped item through pytest's protocol
+        import pytest_whileai.unneeded as unneeded
+
+        _PATCH.setattr(unneeded, "skip_unneeded", lambda *args, **kwargs: None)
+
+
+def pytest_unconfigure(config):
+    _PATCH.undo()
+"""
+
 TRIALS = 8  # k of the fixed design and the sequential design's most trials (4 rounds of 2)
 MAX_DROP = 0.1  # the drop the sequential gate must rule out to stop green early
 CHILD_ENV = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "GITHUB_ACTIONS")}
 SUMMARY = re.compile(r"sequential: (\d+) of (\d+) round\(s\).*?; (\d+) of (\d+) trials")
 
 
-def _pytest(folder: Path, clean: bool, *args: str, salt: str = "1") -> tuple[float, str]:
+def _pytest(folder: Path, clean: bool, *args: str, salt: str = "1", protocol_skips: bool = False) -> tuple[float, str]:
     """(wall seconds, stdout) of one fresh pytest subprocess in ``folder``."""
-    env = dict(CHILD_ENV, RUN_SALT=salt)
+    env = dict(CHILD_ENV, RUN_SALT=salt, WAI_BENCH_PROTOCOL_SKIPS="1" if protocol_skips else "")
     plugins: tuple[str, ...] = ()
     if clean:
         env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
@@ -81,16 +102,18 @@ def one_cost(root: Path, scenarios: int, trial_ms: float, repeats: int, clean: b
     folder.mkdir()
     (folder / "test_agent.py").write_text(SUITE.format(n=scenarios, trial_s=trial_ms / 1000.0))
     (folder / "pytest.ini").write_text("[pytest]\n")
+    (folder / "conftest.py").write_text(CONFTEST)
     _pytest(folder, clean, f"--wai-trials={TRIALS}", "--wai-save=main", salt="0")
     fixed_args = (f"--wai-trials={TRIALS}", "--wai-baseline=main", f"--wai-max-drop={MAX_DROP}")
-    arms = {"fixed": fixed_args, "sequential": (*fixed_args, "--wai-sequential")}
-    for args in arms.values():  # warm-up: bytecode written and files cached before any timing
-        _pytest(folder, clean, *args)
+    seq_args = (*fixed_args, "--wai-sequential")
+    arms = {"fixed": (fixed_args, False), "sequential": (seq_args, False), "seq, skips via protocol": (seq_args, True)}
+    for args, protocol in arms.values():  # warm-up: bytecode written and files cached before any timing
+        _pytest(folder, clean, *args, protocol_skips=protocol)
     wall: dict[str, list[float]] = {name: [] for name in arms}
     summary = ""
     for _ in range(repeats):  # interleaved so machine load hits both arms alike
-        for name, args in arms.items():
-            w, stdout = _pytest(folder, clean, *args)
+        for name, (args, protocol) in arms.items():
+            w, stdout = _pytest(folder, clean, *args, protocol_skips=protocol)
             wall[name].append(w)
             if name == "sequential":
                 summary = next((line for line in stdout.splitlines() if line.startswith("sequential:")), "")
@@ -99,14 +122,16 @@ def one_cost(root: Path, scenarios: int, trial_ms: float, repeats: int, clean: b
         raise SystemExit(f"no sequential summary line in the run's output: {summary!r}")
     rounds, of_rounds, run_trials, fixed_trials = (int(g) for g in match.groups())
     ratios = [s / f for s, f in zip(wall["sequential"], wall["fixed"])]
+    old = [s / f for s, f in zip(wall["seq, skips via protocol"], wall["fixed"])]
     trials_ratio = run_trials / fixed_trials
     print(f"--trial-ms {trial_ms:g}: {scenarios} scenarios x k={TRIALS}; sequential ran {rounds} of {of_rounds} "
           f"rounds ({run_trials} of {fixed_trials} trials); load {os.getloadavg()[0]:.2f}")
     for name in arms:
-        print(f"  {name:<11} wall s: {', '.join(f'{x:.2f}' for x in wall[name])} "
+        print(f"  {name:<24} wall s: {', '.join(f'{x:.2f}' for x in wall[name])} "
               f"(median {statistics.median(wall[name]):.2f})")
     print(f"  wall ratio sequential / fixed {statistics.median(ratios):.2f}x [{min(ratios):.2f}-{max(ratios):.2f}]"
-          f"   trials ratio {trials_ratio:.2f}x")
+          f"   trials ratio {trials_ratio:.2f}x   (skips through pytest's protocol: {statistics.median(old):.2f}x "
+          f"[{min(old):.2f}-{max(old):.2f}])")
 
 
 def main() -> None:
