@@ -1123,11 +1123,13 @@ def fisher_drop_pvalues(before_passes: Any, before_n: Any, after_passes: Any, af
     """
     b, bn, a, an = np.broadcast_arrays(*(np.asarray(x, dtype=np.int64) for x in
                                          (before_passes, before_n, after_passes, after_n)))
+    if b.ndim == 0:  # one table (the gate asks per scenario): no np.unique
+        return np.float64(_hypergeom_upper_tail(int(b), int(bn), int(a), int(an)))
     tables = np.stack([b.ravel(), bn.ravel(), a.ravel(), an.ravel()], axis=1)
     distinct, back = np.unique(tables, axis=0, return_inverse=True)
     p = np.array([_hypergeom_upper_tail(*(int(v) for v in row)) for row in distinct], dtype=float)
-    out = p[np.ravel(back)].reshape(b.shape) if distinct.size else np.empty(b.shape)
-    return out[()] if out.ndim == 0 else out
+    out: np.ndarray = p[np.ravel(back)].reshape(b.shape) if distinct.size else np.empty(b.shape)
+    return out
 
 
 def _hypergeom_upper_tail(b: int, bn: int, a: int, an: int) -> float:
