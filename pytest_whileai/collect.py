@@ -219,15 +219,17 @@ def refuse_shared_keys(items: list[pytest.Item], key: Any, error: Any) -> int:
     get a setup error naming every node id that shares the key, instead of one result silently replacing the
     other in the run document. ``key`` and ``error`` are the stash keys of the key and of the error text;
     returns how many tests were refused."""
+    first: dict[tuple[str, int | None], pytest.Item] = {}  # each key's first test; a list only for a shared key
     groups: dict[tuple[str, int | None], list[pytest.Item]] = {}
     for item in items:
-        k = item.stash.get(key, None)
-        if k is not None and "wai_eval" in getattr(item, "fixturenames", ()):  # only wai_eval (or its old name) records
-            groups.setdefault((k, round_of(item.nodeid)), []).append(item)  # rounds of one scenario share its key
+        if key not in item.stash or "wai_eval" not in getattr(item, "fixturenames", ()):
+            continue  # only wai_eval (or its old name) records
+        k = (item.stash[key], round_of(item.nodeid))  # rounds of one scenario share its key
+        seen = first.setdefault(k, item)
+        if seen is not item:
+            groups.setdefault(k, [seen]).append(item)
     refused = 0
-    for (k, _), group in groups.items():
-        if len(group) < 2:
-            continue
+    for (k, _), group in groups.items():  # every group holds two tests or more
         names = ", ".join(i.nodeid for i in group)
         for item in group:
             if item.stash.get(error, None) is None:
