@@ -184,7 +184,7 @@ class WaiHandle:
             entry.update(round=self.round, trial_indices=self.trial_indices(),
                          baseline_note="sequential: each round is judged with the whole suite after it")
         result = WaiResult(entry)
-        self._item.stash[WAI_RESULT] = result
+        self._item.stash[WAI_RESULT] = entry  # the entry, not the WaiResult: one object less kept per item
         self._session.add_result(entry)  # xdist workers send these to the controller in workeroutput
         if entry["failures"]:
             from pytest_whileai.gate.scenario import failure_message
@@ -205,6 +205,18 @@ def _gate_scenario() -> Any:
 
         _GATE_SCENARIO.append(scenario)
     return _GATE_SCENARIO[0]
+
+
+_COLLECT: list[Any] = []  # pytest_whileai.collect once imported
+
+
+def _collect() -> Any:
+    """``pytest_whileai.collect``, imported at its first use and kept (see ``_gate_scenario``)."""
+    if not _COLLECT:
+        from pytest_whileai import collect
+
+        _COLLECT.append(collect)
+    return _COLLECT[0]
 
 
 def _framework_agent(agent: Any, tools: Any) -> tuple[Any, Any]:
@@ -365,7 +377,9 @@ def wai_eval(request: pytest.FixtureRequest) -> WaiHandle:
         session.plan_not_run(request.node, "budget_stop")  # in the ledger: k trials the budget stopped
         pytest.skip(f"whileai: not run, {session.budget_note}")
     scenario = getattr(request, "param", None)  # wai_scenarios parametrized wai_eval itself
-    if scenario is None:
+    if type(scenario) is str:  # a plain ask, kept as str at collection (collect.ask_scenario)
+        scenario = _collect().ask_scenario(scenario, session.ask_ids)
+    elif scenario is None:
         callspec = getattr(request.node, "callspec", None)
         scenario = callspec.params.get("wai_scenario") if callspec is not None else None
     return WaiHandle(request, session, scenario)

@@ -135,6 +135,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     from pytest_whileai.keys import EVAL_FIXTURES, MARK_ERROR, WAI_KEY, WAI_THRESHOLDS
     from pytest_whileai.markers import (
         WaiMarkerError,
+        closest_wai_marks,
         parse_key_marker,
         parse_scenarios_marker,
         parse_wai_marker,
@@ -144,17 +145,14 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     whileai_names = (*EVAL_FIXTURES, "wai_scenario")
     parsed: dict[tuple[int, ...], tuple[Any, Any, Any]] = {}  # marker ids -> (the markers, thresholds, pinned key)
     marked: dict[int, pytest.Item] = {}  # the items marked here by id() (pytest_collection_finish: planned ones)
+    walks: dict[tuple[int, ...], tuple[Any, ...]] = {}  # closest_wai_marks' answers, shared by a test's items
     for item in items:
         names = getattr(item, "fixturenames", ())
         if not any(n in names for n in whileai_names):
             continue  # not a whileai test: nothing to do (keeps plain suites at plain speed)
         item.add_marker(marker)
         marked[id(item)] = item
-        closest: dict[str, Any] = {}  # get_closest_marker of each name, in one walk over the item's markers
-        for mark in item.iter_markers():
-            if mark.name in ("wai", "wai_scenarios", "wai_key"):
-                closest.setdefault(mark.name, mark)
-        wai_mark, scen, key_mark = closest.get("wai"), closest.get("wai_scenarios"), closest.get("wai_key")
+        wai_mark, scen, key_mark = closest_wai_marks(item, walks)
         # the items of one parametrized test share these marker objects: parse them once (the cache holds the
         # markers, so an id cannot be reused); a bad marker is not cached, each item gets its own error
         ids = (id(wai_mark), id(scen), id(key_mark))

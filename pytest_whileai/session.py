@@ -66,10 +66,9 @@ def attach_entry(item: pytest.Item, report: pytest.TestReport) -> None:
     if WAI_RESULT not in stash or stash[WAI_RESULT] is None:
         _note_unrecorded(item, report)
         return
-    result = stash[WAI_RESULT]
     if ENTRY_SENT in stash and stash[ENTRY_SENT]:
         return
-    setattr(report, ENTRY_ATTR, result._entry)  # the entry itself, not to_dict()'s copy: nothing edits it after
+    setattr(report, ENTRY_ATTR, stash[WAI_RESULT])  # the entry itself, not a copy: nothing edits it after
     # the test, an xdist worker serializes it, and the controller keeps this one object (one dict per item less)
     item.stash[ENTRY_SENT] = True
 
@@ -117,6 +116,7 @@ class WaiSession:
         self.deselected = 0
         self.collect_errors: list[str] = []  # files (node ids) that did not collect: the suite is not whole
         self.planned: list[str] = []  # whileai test ids collected in this process (empty on an xdist controller)
+        self.ask_ids: dict[str, str] = {}  # plain str asks kept as str at collection -> their task ids
         self.marked: dict[int, pytest.Item] = {}  # the items the plugin marked whileai, by id(), until collected
         self.finished: set[str] = set()  # test ids whose teardown was reported
         self.exit_status: int | None = None

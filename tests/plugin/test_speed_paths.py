@@ -4,6 +4,7 @@ short-cuts, on a grid of inputs, so a speed-up never changes a stored entry or a
 from __future__ import annotations
 
 import itertools
+import json
 import random
 
 import pytest
@@ -75,3 +76,124 @@ def test_metric_interval_memo_equals_computation_and_is_bounded() -> None:
         S.metric_interval(*args, memo=5)
     assert len(S._INTERVALS) == 5
     S._INTERVALS.clear()
+
+
+MARKS_SUITE = '''
+import pytest
+
+pytestmark = pytest.mark.wai(trials=2)
+SEEN = {}
+
+
+@pytest.mark.wai_scenarios(["ask one", "ask two", "ask three"])
+def test_module_mark(wai_eval):
+    SEEN[wai_eval.key] = wai_eval.trials
+    wai_eval.record([1.0] * wai_eval.trials)
+
+
+@pytest.mark.wai(trials=4)
+class TestClass:
+    @pytest.mark.wai_scenarios(["ask four", "ask five"])
+    def test_class_mark(self, wai_eval):
+        SEEN[wai_eval.key] = wai_eval.trials
+        wai_eval.record([1.0] * wai_eval.trials)
+
+    @pytest.mark.wai_scenarios(["ask six"])
+    @pytest.mark.wai(trials=1)
+    @pytest.mark.wai_key("pinned")
+    def test_own_mark(self, wai_eval):
+        SEEN[wai_eval.key] = wai_eval.trials
+        wai_eval.record([1.0])
+
+
+def test_zz_report():
+    import json
+    with open("seen.json", "w") as f:
+        json.dump(SEEN, f)
+'''
+
+# a conftest that gives one item its own wai marker before the plugin parses them: that item alone differs
+MARKS_CONFTEST = '''
+import pytest
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if "ask-two" in item.nodeid or "ask-five" in item.nodeid:
+            item.add_marker(pytest.mark.wai(trials=5 if "ask-two" in item.nodeid else 3))
+'''
+
+
+def test_marker_walks_shared_by_a_tests_items_give_each_items_closest_marker(pytester: pytest.Pytester) -> None:
+    """closest_wai_marks walks once per (parent, own markers): module, class and function markers and the ones a
+    conftest added to single items each reach the right items, as get_closest_marker says."""
+    pytester.makeconftest(MARKS_CONFTEST)
+    pytester.makepyfile(test_marks=MARKS_SUITE)
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=7)
+    seen = json.loads((pytester.path / "seen.json").read_text())
+    by_ask = {key.split("[")[1].split("-ask-")[0]: trials for key, trials in seen.items()}
+    assert by_ask == {"ask-one": 2, "ask-two": 5, "ask-three": 2, "ask-four": 4, "ask-five": 3, "ask-six": 1}
+    assert any(key.startswith("pinned[") for key in seen)
+
+
+def test_closest_wai_marks_equals_get_closest_marker(pytester: pytest.Pytester) -> None:
+    from pytest_whileai.markers import WAI_MARK_NAMES, closest_wai_marks
+
+    pytester.makeconftest(MARKS_CONFTEST)
+    pytester.makepyfile(test_marks=MARKS_SUITE)
+    items, _ = pytester.inline_genitems("-p", "no:cacheprovider")
+    seen: dict = {}
+    for item in items:
+        assert closest_wai_marks(item, seen) == tuple(item.get_closest_marker(n) for n in WAI_MARK_NAMES)
+    assert len(seen) < len(items)  # items of one test (and one parent) shared a walk
+
+
+ASKS_SUITE = '''
+import pytest
+from whileai_core.simulate.situations import Scenario
+from whileai_core.rows import stable_id
+
+ASKS = ["ask number 1", "ask number 2", Scenario("a built one", task_id="t-built")]
+
+@pytest.mark.wai_scenarios(ASKS)
+def test_handle(wai_eval, request):
+    sc = wai_eval.scenario
+    assert type(sc) is Scenario
+    expected = "t-built" if str(sc) == "a built one" else "ask-" + stable_id(str(sc))
+    assert sc.task_id == expected and sc.rollout_index == 0 and sc.scenario == {} and sc.world_state == "present"
+    with open("params.txt", "a") as f:
+        f.write(f"PARAM {type(request.node.callspec.params['wai_eval']).__name__} {request.node.callspec.id}\\n")
+    wai_eval.record([1.0] * wai_eval.trials)
+
+@pytest.mark.wai_scenarios(["ask number 1"])
+def test_fixture(wai_eval, wai_scenario):
+    assert type(wai_scenario) is Scenario and wai_scenario.task_id == "ask-" + stable_id("ask number 1")
+    wai_eval.record([1.0] * wai_eval.trials)
+
+@pytest.mark.wai_scenarios(["ask number 1"], ids=lambda sc: "cb-" + sc.task_id)
+def test_callable_ids(wai_eval):
+    assert type(wai_eval.scenario) is Scenario
+    wai_eval.record([1.0] * wai_eval.trials)
+'''
+
+
+def test_plain_asks_stay_str_until_the_test_runs(pytester: pytest.Pytester) -> None:
+    """A wai_eval-only wai_scenarios test keeps its plain str asks as str parameters (ids unchanged) and its
+    wai_eval.scenario is the Scenario collection would have made; wai_scenario and an ids= callable still get
+    Scenarios; the stored entries name the same scenario ids as before."""
+    from whileai_core.rows import stable_id
+
+    pytester.makepyfile(test_asks=ASKS_SUITE)
+    out = pytester.path / "run.json"
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", f"--wai-json={out}")
+    result.assert_outcomes(passed=5)
+    params = sorted((pytester.path / "params.txt").read_text().splitlines())
+    tid1, tid2 = "ask-" + stable_id("ask number 1"), "ask-" + stable_id("ask number 2")
+    assert params == sorted([f"PARAM str ask-number-1-{tid1}", f"PARAM str ask-number-2-{tid2}",
+                             "PARAM Scenario a-built-one-t-built"])
+    doc = json.loads(out.read_text())
+    ids = {sc["key"].split("::")[-1]: sc["scenario_id"] for sc in doc["scenarios"]}
+    assert ids == {f"test_handle[ask-number-1-{tid1}]": tid1, f"test_handle[ask-number-2-{tid2}]": tid2,
+                   "test_handle[a-built-one-t-built]": "t-built", f"test_fixture[ask-number-1-{tid1}]": tid1,
+                   f"test_callable_ids[cb-{tid1}]": tid1}
