@@ -84,7 +84,7 @@ def ask_scenario(ask: str, task_ids: Mapping[str, str]) -> Any:
         from whileai_core.simulate.situations import Scenario
 
         _SCENARIO_TYPE.append(Scenario)  # imported once: an import statement per item costs microseconds
-    return _SCENARIO_TYPE[0](ask, task_id=task_ids.get(ask) or ask_task_id(ask))
+    return _SCENARIO_TYPE[0].ask(ask, task_ids.get(ask) or ask_task_id(ask))
 
 
 def _where(where: str, index: int | None) -> str:

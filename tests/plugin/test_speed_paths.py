@@ -197,3 +197,23 @@ def test_plain_asks_stay_str_until_the_test_runs(pytester: pytest.Pytester) -> N
     assert ids == {f"test_handle[ask-number-1-{tid1}]": tid1, f"test_handle[ask-number-2-{tid2}]": tid2,
                    "test_handle[a-built-one-t-built]": "t-built", f"test_fixture[ask-number-1-{tid1}]": tid1,
                    f"test_callable_ids[cb-{tid1}]": tid1}
+
+
+def test_scenario_ask_equals_the_checked_constructor() -> None:
+    """Scenario.ask (the fast constructor ask_scenario uses) makes what Scenario(prompt, task_id=) makes: equal
+    attributes in the same order, its own dicts, and the same pickle round trip."""
+    import pickle
+
+    from whileai_core.simulate.situations import Scenario
+
+    for prompt, tid in [("ask number 1", "ask-0123456789"), ("", "t"), ("é ✓", "x-1")]:
+        fast, checked = Scenario.ask(prompt, tid), Scenario(prompt, task_id=tid)
+        assert type(fast) is Scenario and str(fast) == str(checked)
+        assert list(vars(fast).items()) == list(vars(checked).items())
+        assert fast.scenario is not Scenario.ask(prompt, tid).scenario
+        fast.faults["mode"] = "timeout"
+        assert Scenario.ask(prompt, tid).faults == {}
+        assert list(vars(pickle.loads(pickle.dumps(checked))).items()) == list(vars(checked).items())
+        assert fast.replace(rollout_index=2).rollout_index == 2
+    with pytest.raises(Exception):
+        Scenario.ask(123, "t")  # type: ignore[arg-type]  # not a str: the checked constructor's error
