@@ -200,11 +200,11 @@ def generate(metafunc: pytest.Metafunc) -> None:
     # per item instead of two; cheaper on large suites), its plain str asks kept as str (the fixture makes the
     # Scenario; an ids= callable is handed Scenarios, as documented). The deprecated ``wai`` requests wai_eval.
     handle = "wai_scenario" not in metafunc.fixturenames and any(n in metafunc.fixturenames for n in EVAL_FIXTURES)
-    wai = metafunc.config.stash[WAI_SESSION] if WAI_SESSION in metafunc.config.stash else None
-    keep = handle and wai is not None and not callable(spec["ids"])
+    task_ids = metafunc.config.stash[WAI_SESSION].ask_ids if WAI_SESSION in metafunc.config.stash else None
+    keep = handle and task_ids is not None and not callable(spec["ids"])
     scenarios = load_scenarios(metafunc.config, spec, base_dir=base_dir, where=where, keep_asks=keep)
     ids = scenario_ids(scenarios, spec["ids"], where=where, nodeid=metafunc.definition.nodeid,
-                       task_ids=wai.ask_ids if keep else None)
+                       task_ids=task_ids if keep else None)
     if handle:
         metafunc.parametrize("wai_eval", scenarios, ids=ids, indirect=True)
         return
@@ -268,10 +268,10 @@ def refuse_shared_keys(items: list[pytest.Item], key: Any, error: Any) -> int:
     for item in items:
         if key not in item.stash or "wai_eval" not in getattr(item, "fixturenames", ()):
             continue  # only wai_eval (or its old name) records
-        k = (item.stash[key], round_of(item.nodeid))  # rounds of one scenario share its key
-        seen = first.setdefault(k, item)
+        shared = (item.stash[key], round_of(item.nodeid))  # rounds of one scenario share its key
+        seen = first.setdefault(shared, item)
         if seen is not item:
-            groups.setdefault(k, [seen]).append(item)
+            groups.setdefault(shared, [seen]).append(item)
     refused = 0
     for (k, _), group in groups.items():  # every group holds two tests or more
         names = ", ".join(i.nodeid for i in group)

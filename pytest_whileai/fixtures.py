@@ -68,9 +68,9 @@ class WaiHandle:
         self._item = request.node
         self._session = session
         self.scenario = scenario
-        stash = self._item.stash
-        self.thresholds: Thresholds = stash[WAI_THRESHOLDS] if WAI_THRESHOLDS in stash else NO_THRESHOLDS
-        self.key: str = stash[WAI_KEY] if WAI_KEY in stash else self._item.nodeid
+        stash = self._item.stash  # ``in`` and [], not Stash.get: a method call, and a caught KeyError when absent
+        self.thresholds: Thresholds = stash[WAI_THRESHOLDS] if WAI_THRESHOLDS in stash else NO_THRESHOLDS  # noqa: SIM401
+        self.key: str = stash[WAI_KEY] if WAI_KEY in stash else self._item.nodeid  # noqa: SIM401
         self.seed: int = session.settings.seed
         self.level: float = self.thresholds.level or session.settings.level
         self.trials: int = self.thresholds.trials or session.settings.trials

@@ -19,7 +19,7 @@ from pytest_whileai.session import attach_entry  # (pytest_configure imports it 
 
 def _wai(config: pytest.Config) -> Any:
     stash = config.stash  # ``in`` and [], not Stash.get: a method call and a caught KeyError, on every report
-    return stash[WAI_SESSION] if WAI_SESSION in stash else None
+    return stash[WAI_SESSION] if WAI_SESSION in stash else None  # noqa: SIM401
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

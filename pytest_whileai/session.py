@@ -66,7 +66,7 @@ def attach_entry(item: pytest.Item, report: pytest.TestReport) -> None:
     if WAI_RESULT not in stash or stash[WAI_RESULT] is None:
         _note_unrecorded(item, report)
         return
-    if ENTRY_SENT in stash and stash[ENTRY_SENT]:
+    if ENTRY_SENT in stash and stash[ENTRY_SENT]:  # noqa: RUF019 (a Stash: its get() is the slow call avoided)
         return
     setattr(report, ENTRY_ATTR, stash[WAI_RESULT])  # the entry itself, not a copy: nothing edits it after
     # the test, an xdist worker serializes it, and the controller keeps this one object (one dict per item less)

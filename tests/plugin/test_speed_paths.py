@@ -24,7 +24,7 @@ def _settings() -> Settings:
 
 def test_all_scored_equals_the_ledger_path() -> None:
     rng = random.Random(7)
-    for n in range(0, 9):
+    for n in range(9):
         rewards = [rng.choice([0.0, 0.5, 1.0, None]) for _ in range(n)]
         states = [None] * n
         fast = S._all_scored(list(rewards), states)
@@ -60,7 +60,7 @@ def test_judge_scenario_fast_path_equals_general_path(metric: str, monkeypatch: 
 
 def test_metric_interval_memo_equals_computation_and_is_bounded() -> None:
     S._INTERVALS.clear()
-    grid = [(m, c, n, k, lv) for m in ("pass@1", "pass^k", "pass@k") for n in range(0, 6) for c in range(n + 1)
+    grid = [(m, c, n, k, lv) for m in ("pass@1", "pass^k", "pass@k") for n in range(6) for c in range(n + 1)
             for k in (1, 3) for lv in (0.9, 0.95)]
     for args in grid:
         first = S.metric_interval(*args)
@@ -215,5 +215,7 @@ def test_scenario_ask_equals_the_checked_constructor() -> None:
         assert Scenario.ask(prompt, tid).faults == {}
         assert list(vars(pickle.loads(pickle.dumps(checked))).items()) == list(vars(checked).items())
         assert fast.replace(rollout_index=2).rollout_index == 2
-    with pytest.raises(Exception):
+    from whileai_core.errors import InvalidArgumentType
+
+    with pytest.raises(InvalidArgumentType):
         Scenario.ask(123, "t")  # type: ignore[arg-type]  # not a str: the checked constructor's error
