@@ -219,3 +219,86 @@ def test_scenario_ask_equals_the_checked_constructor() -> None:
 
     with pytest.raises(InvalidArgumentType):
         Scenario.ask(123, "t")  # type: ignore[arg-type]  # not a str: the checked constructor's error
+
+
+PLANNED_SUITE = '''
+import pytest
+
+PLANNED = []
+
+@pytest.mark.wai_scenarios(["ask one", "ask two"])
+def test_scen(wai_eval):
+    wai_eval.record([1.0] * wai_eval.trials)
+
+def test_plain():
+    pass
+
+@pytest.mark.whileai
+def test_marked_by_hand():
+    pass
+
+def test_zz_planned(request):
+    from pytest_whileai.keys import WAI_SESSION
+    import json
+    with open("planned.json", "w") as f:
+        json.dump(request.config.stash[WAI_SESSION].planned, f)
+'''
+
+
+def test_planned_lists_marked_items_and_hand_marked_ones(pytester: pytest.Pytester) -> None:
+    """pytest_collection_finish's planned list: the items the plugin marked (found by id) and, through the marker
+    lookup, one a user marked whileai by hand; never a plain test."""
+    pytester.makepyfile(test_planned=PLANNED_SUITE)
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "-p", "no:randomly")
+    result.assert_outcomes(passed=5)
+    planned = json.loads((pytester.path / "planned.json").read_text())
+    names = [p.split("::")[-1].split("[")[0] for p in planned]
+    assert names == ["test_scen", "test_scen", "test_marked_by_hand"]
+
+
+SHARED_SUITE = '''
+import pytest
+
+@pytest.mark.wai_key("same")
+def test_a(wai_eval):
+    wai_eval.record([1.0] * wai_eval.trials)
+
+@pytest.mark.wai_key("same")
+def test_b(wai_eval):
+    wai_eval.record([1.0] * wai_eval.trials)
+
+@pytest.mark.wai_key("same")
+def test_c(wai_eval):
+    wai_eval.record([1.0] * wai_eval.trials)
+
+@pytest.mark.wai_key("other")
+def test_d(wai_eval):
+    wai_eval.record([1.0] * wai_eval.trials)
+
+def test_e(wai_scenario):
+    pass
+'''
+
+
+def test_refuse_shared_keys_names_every_test_of_a_shared_key(pytester: pytest.Pytester) -> None:
+    """Three tests pinned to one key each get the error naming all three, in collection order; a test alone on
+    its key and a test without wai_eval are left alone; the count is the refused tests."""
+    from pytest_whileai.collect import refuse_shared_keys
+    from pytest_whileai.keys import MARK_ERROR, WAI_KEY
+
+    pytester.makepyfile(test_shared=SHARED_SUITE)
+    items, _ = pytester.inline_genitems("-p", "no:cacheprovider", "-p", "no:randomly")
+    by_name = {item.name: item for item in items}
+    names = "test_shared.py::test_a, test_shared.py::test_b, test_shared.py::test_c"
+    for name in ("test_a", "test_b", "test_c"):
+        assert names in by_name[name].stash[MARK_ERROR]
+        assert "3 tests share the baseline key 'same'" in by_name[name].stash[MARK_ERROR]
+    assert MARK_ERROR not in by_name["test_d"].stash and MARK_ERROR not in by_name["test_e"].stash
+    for item in items:  # run again on the marked items: already refused, none counted twice
+        assert WAI_KEY in item.stash or item.name == "test_e"
+    assert refuse_shared_keys(items, WAI_KEY, MARK_ERROR) == 0
+    fresh = [by_name[n] for n in ("test_a", "test_b", "test_d")]
+    for item in fresh:
+        if MARK_ERROR in item.stash:
+            del item.stash[MARK_ERROR]
+    assert refuse_shared_keys(fresh, WAI_KEY, MARK_ERROR) == 2
