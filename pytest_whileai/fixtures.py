@@ -23,7 +23,6 @@ from whileai_core import defaults as D
 from whileai_core.errors import InvalidArgument
 from whileai_core.redact import error_text
 
-
 NO_THRESHOLDS = Thresholds()  # an item without parsed thresholds (frozen: one shared instance)
 
 

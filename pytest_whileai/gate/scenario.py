@@ -22,7 +22,6 @@ from whileai_core.gate.text import fmt, fmt_ci
 from whileai_core.measure import stats
 from whileai_core.measure.stats import wilson_interval
 
-
 _INTERVALS: dict[tuple[str, int, int, int, float], tuple[float | None, tuple[float, ...] | None]] = {}
 
 
