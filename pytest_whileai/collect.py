@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from pytest_whileai.keys import EVAL_FIXTURES
+from pytest_whileai.keys import EVAL_FIXTURES, WAI_SESSION
 from pytest_whileai.markers import WaiMarkerError, parse_scenarios_marker
 from whileai_core import defaults as D
 
@@ -38,14 +38,18 @@ def _scenario_from(value: Any, where: str) -> Any:
     return _to_scenario(value, where, None, Scenario, stable_id)
 
 
-def _to_scenario(value: Any, where: str, index: int | None, Scenario: Any, stable_id: Any) -> Any:
-    """``_scenario_from`` with its imports done once per source; an error names ``where`` and item ``index``."""
+def _to_scenario(value: Any, where: str, index: int | None, Scenario: Any, stable_id: Any,
+                 keep_asks: bool = False) -> Any:
+    """``_scenario_from`` with its imports done once per source; an error names ``where`` and item ``index``.
+    ``keep_asks``: a plain ``str`` ask stays a ``str`` (checked, not wrapped; see ``ask_scenario``)."""
     if isinstance(value, Scenario):
         return value
     if isinstance(value, str):
         if not value.strip():
             raise WaiMarkerError(f"{_where(where, index)}: an empty ask; every scenario needs a user message")
-        return Scenario(value, task_id="ask-" + stable_id(value))
+        if keep_asks and type(value) is str:
+            return value
+        return Scenario(value, task_id=ask_task_id(value, stable_id))
     if isinstance(value, Mapping):
         prompt = value.get("prompt") or value.get("ask") or value.get("question")
         if not isinstance(prompt, str) or not prompt.strip():
@@ -56,6 +60,31 @@ def _to_scenario(value: Any, where: str, index: int | None, Scenario: Any, stabl
         return Scenario(prompt, task_id=str(tid), **extra)
     raise WaiMarkerError(f"{_where(where, index)}: a scenario is a str, a Scenario or a dict with 'prompt'; "
                          f"got {type(value).__name__}")
+
+
+def ask_task_id(ask: str, stable_id: Any = None) -> str:
+    """The task id of a plain ``str`` ask: ``ask-`` and a hash of its text (the same on every machine)."""
+    if stable_id is None:
+        from whileai_core.rows import stable_id as hash_id
+
+        stable_id = hash_id
+    return "ask-" + str(stable_id(ask))
+
+
+_SCENARIO_TYPE: list[Any] = []  # whileai_core.simulate.situations.Scenario once imported
+
+
+def ask_scenario(ask: str, task_ids: Mapping[str, str]) -> Any:
+    """The ``Scenario`` of a plain ``str`` ask, as ``load_scenarios`` makes it without ``keep_asks``; ``task_ids``
+    holds the ids collection computed (a miss computes it). A ``wai_scenarios`` test that reads its scenario
+    through ``wai_eval`` keeps its asks as ``str`` in its parameters and builds the scenario when the test runs:
+    a ``Scenario`` (a ``str`` with attributes) kept per item for the whole session is three objects more for
+    the garbage collector to walk at every full collection (issue 34)."""
+    if not _SCENARIO_TYPE:
+        from whileai_core.simulate.situations import Scenario
+
+        _SCENARIO_TYPE.append(Scenario)  # imported once: an import statement per item costs microseconds
+    return _SCENARIO_TYPE[0].ask(ask, task_ids.get(ask) or ask_task_id(ask))
 
 
 def _where(where: str, index: int | None) -> str:
@@ -71,8 +100,10 @@ def _read_jsonl(path: Path, where: str) -> list[Any]:
         raise WaiMarkerError(f"{where}: {exc}") from None
 
 
-def load_scenarios(config: pytest.Config, spec: dict[str, Any], *, base_dir: Path, where: str) -> list[Any]:
-    """The list of ``Scenario`` objects a ``wai_scenarios`` spec names."""
+def load_scenarios(config: pytest.Config, spec: dict[str, Any], *, base_dir: Path, where: str,
+                   keep_asks: bool = False) -> list[Any]:
+    """The list of ``Scenario`` objects a ``wai_scenarios`` spec names; with ``keep_asks`` a plain ``str`` ask
+    stays a ``str`` (``ask_scenario`` makes its ``Scenario``)."""
     source = spec["source"]
     hooked = config.hook.pytest_whileai_load_scenarios(config=config, source=source, spec=spec)
     if hooked is not None:
@@ -108,17 +139,20 @@ def load_scenarios(config: pytest.Config, spec: dict[str, Any], *, base_dir: Pat
     from whileai_core.rows import stable_id
     from whileai_core.simulate.situations import Scenario
 
-    scenarios = [_to_scenario(v, where, i, Scenario, stable_id) for i, v in enumerate(values)]
+    scenarios = [_to_scenario(v, where, i, Scenario, stable_id, keep_asks) for i, v in enumerate(values)]
     if not scenarios:
         raise WaiMarkerError(f"{where}: the source gave no scenarios")
     return scenarios
 
 
 def scenario_ids(scenarios: list[Any], ids: Any = None, *, where: str = "wai_scenarios",
-                 nodeid: str = "") -> list[str]:
+                 nodeid: str = "", task_ids: dict[str, str] | None = None) -> list[str]:
     """Readable, stable ids: ``<cell or ask slug>-<task id>``. Two scenarios with one id (the same ask twice, a
     repeated ``ids=`` entry, two rows sharing a task id) are a ``WaiMarkerError`` naming both items: the id is
-    the baseline key, and numbering the repeat would key it by its position and count the scenario twice."""
+    the baseline key, and numbering the repeat would key it by its position and count the scenario twice.
+    A plain ``str`` ask (``keep_asks``) gets its ``ask_task_id``, stored in ``task_ids`` when given."""
+    from whileai_core.rows import stable_id
+
     if ids is not None:
         if callable(ids):
             out = [str(ids(s)) for s in scenarios]
@@ -136,7 +170,13 @@ def scenario_ids(scenarios: list[Any], ids: Any = None, *, where: str = "wai_sce
                 readable = slug(readable, limit=D.SCENARIO_ID_CHARS * 2)
             else:
                 readable = slug(str(s))
-            out.append(f"{readable}-{s.task_id}")
+            if type(s) is str:
+                tid = ask_task_id(s, stable_id)
+                if task_ids is not None:
+                    task_ids[s] = tid
+            else:
+                tid = s.task_id
+            out.append(f"{readable}-{tid}")
     first: dict[str, int] = {}
     for i, name in enumerate(out):
         if name in first:
@@ -156,12 +196,16 @@ def generate(metafunc: pytest.Metafunc) -> None:
     where = f"{metafunc.definition.nodeid}: wai_scenarios"
     spec = parse_scenarios_marker(mark, where=where)
     base_dir = Path(str(metafunc.definition.path)).parent
-    scenarios = load_scenarios(metafunc.config, spec, base_dir=base_dir, where=where)
-    ids = scenario_ids(scenarios, spec["ids"], where=where, nodeid=metafunc.definition.nodeid)
-    if "wai_scenario" not in metafunc.fixturenames and any(n in metafunc.fixturenames for n in EVAL_FIXTURES):
-        # the test reads the scenario through wai_eval.scenario: parametrize the wai_eval fixture itself (one
-        # fixture per item instead of two; cheaper on large suites). The deprecated ``wai`` requests wai_eval,
-        # so it gets the same handle.
+    # the test reads the scenario through wai_eval.scenario: parametrize the wai_eval fixture itself (one fixture
+    # per item instead of two; cheaper on large suites), its plain str asks kept as str (the fixture makes the
+    # Scenario; an ids= callable is handed Scenarios, as documented). The deprecated ``wai`` requests wai_eval.
+    handle = "wai_scenario" not in metafunc.fixturenames and any(n in metafunc.fixturenames for n in EVAL_FIXTURES)
+    task_ids = metafunc.config.stash[WAI_SESSION].ask_ids if WAI_SESSION in metafunc.config.stash else None
+    keep = handle and task_ids is not None and not callable(spec["ids"])
+    scenarios = load_scenarios(metafunc.config, spec, base_dir=base_dir, where=where, keep_asks=keep)
+    ids = scenario_ids(scenarios, spec["ids"], where=where, nodeid=metafunc.definition.nodeid,
+                       task_ids=task_ids if keep else None)
+    if handle:
         metafunc.parametrize("wai_eval", scenarios, ids=ids, indirect=True)
         return
     if "wai_scenario" not in metafunc.fixturenames:
@@ -219,15 +263,17 @@ def refuse_shared_keys(items: list[pytest.Item], key: Any, error: Any) -> int:
     get a setup error naming every node id that shares the key, instead of one result silently replacing the
     other in the run document. ``key`` and ``error`` are the stash keys of the key and of the error text;
     returns how many tests were refused."""
+    first: dict[tuple[str, int | None], pytest.Item] = {}  # each key's first test; a list only for a shared key
     groups: dict[tuple[str, int | None], list[pytest.Item]] = {}
     for item in items:
-        k = item.stash.get(key, None)
-        if k is not None and "wai_eval" in getattr(item, "fixturenames", ()):  # only wai_eval (or its old name) records
-            groups.setdefault((k, round_of(item.nodeid)), []).append(item)  # rounds of one scenario share its key
+        if key not in item.stash or "wai_eval" not in getattr(item, "fixturenames", ()):
+            continue  # only wai_eval (or its old name) records
+        shared = (item.stash[key], round_of(item.nodeid))  # rounds of one scenario share its key
+        seen = first.setdefault(shared, item)
+        if seen is not item:
+            groups.setdefault(shared, [seen]).append(item)
     refused = 0
-    for (k, _), group in groups.items():
-        if len(group) < 2:
-            continue
+    for (k, _), group in groups.items():  # every group holds two tests or more
         names = ", ".join(i.nodeid for i in group)
         for item in group:
             if item.stash.get(error, None) is None:

@@ -23,6 +23,8 @@ from whileai_core import defaults as D
 from whileai_core.errors import InvalidArgument
 from whileai_core.redact import error_text
 
+NO_THRESHOLDS = Thresholds()  # an item without parsed thresholds (frozen: one shared instance)
+
 
 class WaiResult:
     """The k trials of one scenario: rewards, pass counts, the interval, and the comparison to the baseline.
@@ -65,8 +67,9 @@ class WaiHandle:
         self._item = request.node
         self._session = session
         self.scenario = scenario
-        self.thresholds: Thresholds = self._item.stash.get(WAI_THRESHOLDS, Thresholds())
-        self.key: str = self._item.stash.get(WAI_KEY, self._item.nodeid)
+        stash = self._item.stash  # ``in`` and [], not Stash.get: a method call, and a caught KeyError when absent
+        self.thresholds: Thresholds = stash[WAI_THRESHOLDS] if WAI_THRESHOLDS in stash else NO_THRESHOLDS  # noqa: SIM401
+        self.key: str = stash[WAI_KEY] if WAI_KEY in stash else self._item.nodeid  # noqa: SIM401
         self.seed: int = session.settings.seed
         self.level: float = self.thresholds.level or session.settings.level
         self.trials: int = self.thresholds.trials or session.settings.trials
@@ -161,8 +164,7 @@ class WaiHandle:
     def _finish(self, rewards: list[float | None], *, judge: str | None, errors: int, pass_reward: float,
                 scenario: Any, states: list[str | None], extra: dict[str, Any] | None = None,
                 **trouble: Any) -> WaiResult:
-        from pytest_whileai.gate.scenario import judge_scenario
-
+        judge_scenario = _gate_scenario().judge_scenario
         if WAI_RESULT in self._item.stash:
             raise RuntimeError("wai_eval.run()/wai_eval.record() was already called in this test; one test is one "
                                "scenario (parametrize with @pytest.mark.wai_scenarios for more)")
@@ -181,7 +183,7 @@ class WaiHandle:
             entry.update(round=self.round, trial_indices=self.trial_indices(),
                          baseline_note="sequential: each round is judged with the whole suite after it")
         result = WaiResult(entry)
-        self._item.stash[WAI_RESULT] = result
+        self._item.stash[WAI_RESULT] = entry  # the entry, not the WaiResult: one object less kept per item
         self._session.add_result(entry)  # xdist workers send these to the controller in workeroutput
         if entry["failures"]:
             from pytest_whileai.gate.scenario import failure_message
@@ -189,6 +191,31 @@ class WaiHandle:
             __tracebackhide__ = True
             pytest.fail(failure_message(entry, baseline_name=self._session.settings.baseline), pytrace=False)
         return result
+
+
+_GATE_SCENARIO: list[Any] = []  # pytest_whileai.gate.scenario once imported (it imports numpy: not before a result)
+
+
+def _gate_scenario() -> Any:
+    """``pytest_whileai.gate.scenario``, imported at the first result and kept: an import statement in the function
+    that runs once per item costs microseconds even for a loaded module (issue 34)."""
+    if not _GATE_SCENARIO:
+        from pytest_whileai.gate import scenario
+
+        _GATE_SCENARIO.append(scenario)
+    return _GATE_SCENARIO[0]
+
+
+_COLLECT: list[Any] = []  # pytest_whileai.collect once imported
+
+
+def _collect() -> Any:
+    """``pytest_whileai.collect``, imported at its first use and kept (see ``_gate_scenario``)."""
+    if not _COLLECT:
+        from pytest_whileai import collect
+
+        _COLLECT.append(collect)
+    return _COLLECT[0]
 
 
 def _framework_agent(agent: Any, tools: Any) -> tuple[Any, Any]:
@@ -342,18 +369,19 @@ def wai_eval(request: pytest.FixtureRequest) -> WaiHandle:
         def test_order_desk(wai_eval):
             wai_eval.run(agent, judge=lambda row: {"reward": int("order" in row["final_text"].lower())})
     """
-    error = request.node.stash.get(MARK_ERROR, None)
-    if error is not None:
-        pytest.fail(error, pytrace=False)
+    if MARK_ERROR in request.node.stash:
+        pytest.fail(request.node.stash[MARK_ERROR], pytrace=False)
     session = request.config.stash[WAI_SESSION]
     if session.budget_note:
         session.plan_not_run(request.node, "budget_stop")  # in the ledger: k trials the budget stopped
         pytest.skip(f"whileai: not run, {session.budget_note}")
     scenario = getattr(request, "param", None)  # wai_scenarios parametrized wai_eval itself
-    if scenario is None:
+    if type(scenario) is str:  # a plain ask, kept as str at collection (collect.ask_scenario)
+        scenario = _collect().ask_scenario(scenario, session.ask_ids)
+    elif scenario is None:
         callspec = getattr(request.node, "callspec", None)
         scenario = callspec.params.get("wai_scenario") if callspec is not None else None
-    return WaiHandle(request, request.config.stash[WAI_SESSION], scenario)
+    return WaiHandle(request, session, scenario)
 
 
 WAI_RENAMED = ("the wai fixture is now wai_eval: it shadowed `import whileai as wai` inside the test. Rename the "

@@ -31,7 +31,6 @@ class ImportedSample(pytest.Item):
         self.add_marker("whileai")
 
     def runtest(self) -> None:
-        from pytest_whileai.fixtures import WaiResult
         from pytest_whileai.gate.scenario import failure_message, judge_scenario
 
         wai = self.config.stash[WAI_SESSION]
@@ -51,7 +50,7 @@ class ImportedSample(pytest.Item):
             policy=wai.settings.unscored)
         entry["scenario"] = dict(self.rows[0].get("scenario") or {})
         entry["imported"] = {"source": self.source, "format": self.rows[0].get("source_format")}
-        self.stash[WAI_RESULT] = WaiResult(entry)
+        self.stash[WAI_RESULT] = entry
         wai.add_result(entry)
         if entry["failures"]:
             __tracebackhide__ = True

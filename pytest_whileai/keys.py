@@ -11,7 +11,7 @@ import pytest
 from pytest_whileai.markers import Thresholds
 
 WAI_SESSION = pytest.StashKey[Any]()  # config: the WaiSession of this run
-WAI_RESULT = pytest.StashKey[Any]()  # item: the WaiResult once wai_eval.run/record finished
+WAI_RESULT = pytest.StashKey[Any]()  # item: its scenario entry (a WaiResult's dict) once wai_eval.run/record finished
 WAI_THRESHOLDS = pytest.StashKey[Thresholds]()  # item: the parsed @pytest.mark.wai thresholds
 WAI_KEY = pytest.StashKey[str]()  # item: the scenario key it is stored and paired under
 MARK_ERROR = pytest.StashKey[str]()  # item: a bad marker's message; the fixture fails the item with it at setup

@@ -54,6 +54,25 @@ def _unit(name: str, value: Any, *, where: str, allow_zero: bool = True, allow_o
     return float(value)
 
 
+WAI_MARK_NAMES = ("wai", "wai_scenarios", "wai_key")
+
+
+def closest_wai_marks(item: pytest.Item, seen: dict[tuple[int, ...], tuple[Any, ...]]) -> tuple[Any, ...]:
+    """``get_closest_marker`` of ``wai``, ``wai_scenarios`` and ``wai_key`` (None where absent), in one walk over
+    the item's markers per distinct (parent, own markers): the items of one parametrized test share both, so a
+    test's 10k items walk once (issue 34). ``seen`` is the caller's cache; it must not outlive the items (the key
+    is made of ids, which the living parent and markers keep from being reused)."""
+    key = (id(item.parent), *map(id, item.own_markers))
+    hit = seen.get(key)
+    if hit is None:
+        closest: dict[str, Any] = {}
+        for mark in item.iter_markers():
+            if mark.name in WAI_MARK_NAMES:
+                closest.setdefault(mark.name, mark)
+        hit = seen[key] = tuple(closest.get(name) for name in WAI_MARK_NAMES)
+    return hit
+
+
 def parse_wai_marker(mark: pytest.Mark | None, *, where: str = "wai marker") -> Thresholds:
     """Validate ``wai(...)`` keyword arguments; unknown or positional arguments are an error naming them."""
     if mark is None:

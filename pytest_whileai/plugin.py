@@ -14,10 +14,12 @@ import pytest
 from pytest_whileai import options
 from pytest_whileai.keys import WAI_SESSION
 from pytest_whileai.markers import MARKER_LINES
+from pytest_whileai.session import attach_entry  # (pytest_configure imports it on every run the plugin is on)
 
 
 def _wai(config: pytest.Config) -> Any:
-    return config.stash.get(WAI_SESSION, None)
+    stash = config.stash  # ``in`` and [], not Stash.get: a method call and a caught KeyError, on every report
+    return stash[WAI_SESSION] if WAI_SESSION in stash else None  # noqa: SIM401
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -133,6 +135,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     from pytest_whileai.keys import EVAL_FIXTURES, MARK_ERROR, WAI_KEY, WAI_THRESHOLDS
     from pytest_whileai.markers import (
         WaiMarkerError,
+        closest_wai_marks,
         parse_key_marker,
         parse_scenarios_marker,
         parse_wai_marker,
@@ -141,16 +144,15 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     marker = pytest.mark.whileai
     whileai_names = (*EVAL_FIXTURES, "wai_scenario")
     parsed: dict[tuple[int, ...], tuple[Any, Any, Any]] = {}  # marker ids -> (the markers, thresholds, pinned key)
+    marked: dict[int, pytest.Item] = {}  # the items marked here by id() (pytest_collection_finish: planned ones)
+    walks: dict[tuple[int, ...], tuple[Any, ...]] = {}  # closest_wai_marks' answers, shared by a test's items
     for item in items:
         names = getattr(item, "fixturenames", ())
         if not any(n in names for n in whileai_names):
             continue  # not a whileai test: nothing to do (keeps plain suites at plain speed)
         item.add_marker(marker)
-        closest: dict[str, Any] = {}  # get_closest_marker of each name, in one walk over the item's markers
-        for mark in item.iter_markers():
-            if mark.name in ("wai", "wai_scenarios", "wai_key"):
-                closest.setdefault(mark.name, mark)
-        wai_mark, scen, key_mark = closest.get("wai"), closest.get("wai_scenarios"), closest.get("wai_key")
+        marked[id(item)] = item
+        wai_mark, scen, key_mark = closest_wai_marks(item, walks)
         # the items of one parametrized test share these marker objects: parse them once (the cache holds the
         # markers, so an id cannot be reused); a bad marker is not cached, each item gets its own error
         ids = (id(wai_mark), id(scen), id(key_mark))
@@ -169,6 +171,8 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     from pytest_whileai.collect import refuse_shared_keys
 
     wai = _wai(config)
+    if wai is not None:
+        wai.marked = marked  # holding the items keeps their ids from being reused until collection_finish
     if wai is not None and wai.settings.import_path:
         from pytest_whileai.imported import imported_items
 
@@ -187,7 +191,10 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
         wai.rounds.expect((item.nodeid for item in session.items), round_of)
     if wai is not None and not wai.worker:  # what a whole run finishes (gate/saving.py); none on an xdist controller
-        wai.planned = [item.nodeid for item in session.items if item.get_closest_marker("whileai") is not None]
+        marked = wai.marked  # marked by pytest_collection_modifyitems; any other item is looked up (--wai-import's)
+        wai.planned = [item.nodeid for item in session.items
+                       if id(item) in marked or item.get_closest_marker("whileai") is not None]
+        wai.marked = {}
     if wai is None or not wai.baseline_index:
         return
     from pytest_whileai.keys import WAI_KEY
@@ -205,9 +212,7 @@ def pytest_deselected(items: list[pytest.Item]) -> None:
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
     report = yield
-    if _wai(item.config) is not None:
-        from pytest_whileai.session import attach_entry
-
+    if WAI_SESSION in item.config.stash:
         attach_entry(item, report)  # the scenario's entry leaves an xdist worker with its test's report
         if report.longrepr is not None and item.get_closest_marker("whileai") is not None:
             from whileai_core.redact import redact

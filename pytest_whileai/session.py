@@ -49,11 +49,12 @@ def _note_unrecorded(item: pytest.Item, report: pytest.TestReport) -> None:
     """A whileai item whose test body failed without recording a result: its planned trials go in the ledger as
     ``not_run`` (on the teardown report, so they leave an xdist worker too). A setup error (a bad marker, a
     shared key) is already an error on the final line and is not counted again."""
-    if WAI_KEY not in item.stash:
+    stash = item.stash
+    if WAI_KEY not in stash:
         return
     if report.failed and report.when == "call":
-        item.stash[_UNRECORDED] = True
-    if report.when == "teardown" and item.stash.get(_UNRECORDED, False):
+        stash[_UNRECORDED] = True
+    if report.when == "teardown" and _UNRECORDED in stash and stash[_UNRECORDED]:
         n = _planned_trials(item)
         setattr(report, NOT_RUN_ATTR, {"id": item.nodeid, "planned": n, "scored": 0, "unscored": {"not_run": n}})
 
@@ -61,13 +62,13 @@ def _note_unrecorded(item: pytest.Item, report: pytest.TestReport) -> None:
 def attach_entry(item: pytest.Item, report: pytest.TestReport) -> None:
     """Put the item's scenario entry on the first report made after ``wai_eval.run``/``record`` finished, so the
     result leaves an xdist worker as the test finishes (a worker that crashes later loses nothing finished)."""
-    result = item.stash.get(WAI_RESULT, None)
-    if result is None:
+    stash = item.stash  # ``in`` and [], not Stash.get (a method call and a caught KeyError): this runs per report
+    if WAI_RESULT not in stash or stash[WAI_RESULT] is None:
         _note_unrecorded(item, report)
         return
-    if item.stash.get(ENTRY_SENT, False):
+    if ENTRY_SENT in stash and stash[ENTRY_SENT]:  # noqa: RUF019 (a Stash: its get() is the slow call avoided)
         return
-    setattr(report, ENTRY_ATTR, result._entry)  # the entry itself, not to_dict()'s copy: nothing edits it after
+    setattr(report, ENTRY_ATTR, stash[WAI_RESULT])  # the entry itself, not a copy: nothing edits it after
     # the test, an xdist worker serializes it, and the controller keeps this one object (one dict per item less)
     item.stash[ENTRY_SENT] = True
 
@@ -115,6 +116,8 @@ class WaiSession:
         self.deselected = 0
         self.collect_errors: list[str] = []  # files (node ids) that did not collect: the suite is not whole
         self.planned: list[str] = []  # whileai test ids collected in this process (empty on an xdist controller)
+        self.ask_ids: dict[str, str] = {}  # plain str asks kept as str at collection -> their task ids
+        self.marked: dict[int, pytest.Item] = {}  # the items the plugin marked whileai, by id(), until collected
         self.finished: set[str] = set()  # test ids whose teardown was reported
         self.exit_status: int | None = None
         self.strict: str | None = None  # why a baseline that cannot gate is red (Settings.strict_baseline)

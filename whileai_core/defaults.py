@@ -250,6 +250,7 @@ T_QUANTILE_PLAN_SAFETY = 100.0  # power.t_tasks takes t_quantile's integer only 
 T_QUANTILE_SERIES_DF = 1000  # t_quantile uses the Cornish-Fisher series from this df up (its 1/df^5 remainder ~1e-12 there); Abramowitz and Stegun 26.7.5
 T_QUANTILE_NEWTON_STEPS = 200  # Newton/bisection steps t_quantile takes before giving the question to scipy; convention
 T_QUANTILE_CF_STEPS = 10_000  # continued-fraction terms of the incomplete beta (Numerical Recipes 6.4: ~sqrt(max(a, b)) needed); convention
+PLUGIN_INTERVAL_MEMO = 4096  # (metric, passes, n, k, level) intervals the plugin keeps per process: a suite has a few distinct ones (passes <= n <= k), 10k items at k=1 have 1; issue 34, bound on memory, convention
 POWER_PLAN_CACHE_ENTRIES = 64  # power-line plans the plugin keeps in pytest's cache (newest kept); issue 34, convention
 PASS_K_INTERVAL = "wilson_cc"  # pass^k / pass@k interval: Wilson score with continuity correction (Newcombe 1998 method 4) on tasks, per-task value as fractional success; issue 30: plain Wilson covered 0.900 for pass^8 at 10 tasks, Beta(2,2) (exact); this one covers >= 0.95 at every true rate from 10 tasks (exact binomial sums) and >= 0.95 in every setting of tests/measure/test_stats_promises.py
 BOOTSTRAP_RELIABLE_TASKS = 30  # below this many tasks the headroom bootstrap under-covers and is flagged: 0.88-0.91 at 10 tasks, >= 0.93 from 30 (issue 15 measurement, k=4, 1000 runs)

@@ -22,8 +22,24 @@ from whileai_core.gate.text import fmt, fmt_ci
 from whileai_core.measure import stats
 from whileai_core.measure.stats import wilson_interval
 
+_INTERVALS: dict[tuple[str, int, int, int, float], tuple[float | None, tuple[float, ...] | None]] = {}
 
-def metric_interval(metric: str, passes: int, n: int, k: int, level: float) -> tuple[float | None, list[float] | None]:
+
+def metric_interval(metric: str, passes: int, n: int, k: int, level: float, *,
+                    memo: int = D.PLUGIN_INTERVAL_MEMO) -> tuple[float | None, list[float] | None]:
+    """``_metric_interval``, remembered: the items of a suite share a few (passes, n, k) (issue 34: at 10k items it
+    ran once per item). Each call gets its own interval list; ``memo`` bounds the entries kept."""
+    key = (metric, passes, n, k, level)
+    hit = _INTERVALS.get(key)
+    if hit is None:
+        value, ci = _metric_interval(metric, passes, n, k, level)
+        hit = (value, None if ci is None else tuple(ci))
+        if len(_INTERVALS) < memo:
+            _INTERVALS[key] = hit
+    return hit[0], None if hit[1] is None else list(hit[1])
+
+
+def _metric_interval(metric: str, passes: int, n: int, k: int, level: float) -> tuple[float | None, list[float] | None]:
     """The per-scenario estimate and interval of ``metric`` from ``passes`` of ``n`` scored trials.
 
     The estimate is the one ``wai.pass_at`` reports: pass@1 is p = passes/n; pass^k and pass@k are the unbiased
@@ -64,6 +80,19 @@ def _no_scored_trial(rewards: Sequence[float | None], judge_errors: int, judge_e
     return f"no trial was scored ({'; '.join(causes)}); a scenario with no scored trial is an error, not a pass"
 
 
+def _all_scored(rewards: list[float | None], states: Sequence[str | None]
+                ) -> tuple[list[float | None], dict[str, Any]] | None:
+    """(gate rewards, ledger dict) when every trial was scored, as ``gate_rewards`` and ``Ledger.to_dict`` give
+    them then (the rewards unchanged, nothing unscored); None when a trial was unscored (the general path)."""
+    for state in states:
+        if state is not None:
+            return None
+    n = len(states)
+    if len(rewards) != n:
+        return None  # gate_rewards would pair them up to the shorter: the general path says how
+    return rewards, {"planned": n, "scored": n, "unscored": {}, "missing": 0, "share": 0.0}
+
+
 def judge_scenario(*, key: str, nodeid: str, rewards: Sequence[float | None], k: int, seed: int,
                    judge: str | None, errors: int, pass_reward: float, level: float, thresholds: Thresholds,
                    baseline: Mapping[str, Any] | None, baseline_note: str | None, settings: Any, family: int,
@@ -81,15 +110,18 @@ def judge_scenario(*, key: str, nodeid: str, rewards: Sequence[float | None], k:
     if states is None:
         states = [None if r is not None else "abstention" for r in rewards]
     measured = list(rewards)
-    rewards = gate_rewards(measured, states, policy)
-    ledger = Ledger().add_states(states)  # entry_ledger of the entry's trial_states
+    fast = _all_scored(measured, states)
+    if fast is not None:  # every trial scored (the common case): the same ledger, without building one
+        rewards, ledger_dict = fast
+    else:
+        rewards = gate_rewards(measured, states, policy)
+        ledger_dict = Ledger().add_states(states).to_dict()  # entry_ledger of the entry's trial_states
     scored = [r for r in rewards if r is not None]
     flags = binarize(scored, pass_reward)
     passes, n_scored = sum(flags), len(flags)
     metric = thresholds.metric
     value, ci = metric_interval(metric, passes, n_scored, k, level)
     max_drop = thresholds.max_drop if thresholds.max_drop is not None else settings.max_drop
-    ledger_dict = ledger.to_dict()
     missing = ledger_dict["missing"]
     entry: dict[str, Any] = {
         "key": key, "nodeid": nodeid, "k": k, "seed": seed, "judge": judge,
@@ -106,7 +138,7 @@ def judge_scenario(*, key: str, nodeid: str, rewards: Sequence[float | None], k:
         "prompt": None if scenario is None else str(scenario)[:300], "location": location,
     }
     failures: list[str] = entry["failures"]
-    measured_n = ledger.planned - missing  # judged trials and agent errors
+    measured_n = ledger_dict["planned"] - missing  # judged trials and agent errors
     if measured_n == 0:
         failures.append(_no_scored_trial(measured, judge_errors, judge_error, infra_errors, infra_error))
     elif errors >= measured_n:

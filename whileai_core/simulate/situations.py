@@ -106,6 +106,20 @@ class Scenario(str):
         obj.eval_run = integer("eval_run", fields.get("eval_run") or 0, minimum=0)
         return obj
 
+    @classmethod
+    def ask(cls, prompt: str, task_id: str) -> Scenario:
+        """``Scenario(prompt, task_id=task_id)`` for a plain ask, every other field its default, without checking
+        the defaults again (the pytest plugin makes one per test item; issue 34). Equal to the checked one,
+        its attributes in the same order."""
+        if type(prompt) is not str or type(task_id) is not str or not task_id:
+            return cls(prompt, task_id=task_id)  # anything else: the checked constructor says what is wrong
+        obj = str.__new__(cls, prompt)
+        fields = obj.__dict__
+        fields["task_id"] = task_id
+        fields.update(_ASK_DEFAULTS)
+        fields["scenario"], fields["faults"], fields["privileged"] = {}, {}, {}  # each its own dict, in its place
+        return obj
+
     @property
     def prompt(self) -> str:
         return str(self)
@@ -150,6 +164,12 @@ class Scenario(str):
     def __reduce__(self):  # picklable across processes (xdist, multiprocessing)
         fields = {f: getattr(self, f) for f in self._FIELDS if f != "world"}
         return (_rebuild, (str(self), fields))
+
+
+#: the fields after ``task_id`` of ``Scenario(prompt, task_id=...)``, in ``__new__``'s order (``Scenario.ask``)
+_ASK_DEFAULTS: dict[str, Any] = {"rollout_index": 0, "scenario": None, "tool": "", "world_state": "present",
+                                 "stance": "ordinary", "tool_condition": "success", "faults": None, "entity_id": None,
+                                 "system_prompt": None, "tools": (), "privileged": None, "world": None, "eval_run": 0}
 
 
 def _rebuild(prompt: str, fields: dict[str, Any]) -> Scenario:
