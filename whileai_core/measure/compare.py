@@ -25,8 +25,10 @@ from __future__ import annotations
 
 import math
 import numbers
+import operator
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
+from itertools import repeat
 from typing import Any, ClassVar
 
 import numpy as np
@@ -394,17 +396,41 @@ def _field(row: Mapping[str, Any], name: str) -> Any:
 
 def _slice_labels(before: columns.RowColumns, after: columns.RowColumns, by: str) -> dict[str, str]:
     """Each task's slice: ``by`` read off the task's first row (before's rows first), ``MISSING`` when absent."""
-    label: dict[str, str] = {}
+    sides = []
     for cols in (before, after):
         keys = cols.task_keys()
         if keys is None:
             keys = [task_key(row) for row in cols.rows]
-        rows = cols.rows
-        for key, i in cols.index(keys).first_rows().items():  # one row per task, not every row
-            if key not in label:
-                value = _field(rows[i], by)
-                label[key] = MISSING if value is None or value == "" else str(value)
-    return label
+        index = cols.index(keys)
+        firsts = [cols.rows[i] for i in index.first.tolist()]  # one row per task, not every row
+        sides.append(dict(zip(index.keys, _labels(_first_values(firsts, by)))))
+    return {**sides[1], **sides[0]}  # a task on both sides takes before's label
+
+
+def _first_values(rows: list[Any], name: str) -> list[Any]:
+    """``_field(row, name)`` for each row, read as columns when every row is a dict: the key itself where the
+    row has it, else (a name without a dot) the row's ``scenario`` dict's; row by row otherwise."""
+    if "." in name or set(map(type, rows)) - {dict}:
+        return [_field(row, name) for row in rows]
+    own = list(map(dict.__contains__, rows, repeat(name)))
+    if all(own):
+        return list(map(operator.itemgetter(name), rows))
+    scenarios = list(map(dict.get, rows, repeat("scenario")))
+    kinds = set(map(type, scenarios))
+    if kinds - {dict, type(None)}:
+        return [_field(row, name) for row in rows]
+    inner = list(map(dict.get, scenarios, repeat(name))) if kinds <= {dict} else \
+        [None if scenario is None else scenario.get(name) for scenario in scenarios]
+    if not any(own):
+        return inner
+    return [row[name] if mine else value for row, mine, value in zip(rows, own, inner)]
+
+
+def _labels(values: list[Any]) -> list[str]:
+    """Each value as a slice name: ``MISSING`` for None or "", else ``str(value)``."""
+    if set(map(type, values)) == {str} and "" not in values:
+        return values
+    return [MISSING if value is None or value == "" else str(value) for value in values]
 
 
 def _slices(before: Any, after: Any, by: str, **common: Any) -> list[PairedDelta]:
