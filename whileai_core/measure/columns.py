@@ -221,6 +221,10 @@ class RowColumns:
             self._present = None if not small else set(rows[0]) if self._uniform() else set().union(*rows)
         return not isinstance(self._present, set) or name in self._present
 
+    def complete(self, name: str) -> bool:
+        """True when every row is known to have the field ``name`` (its column was read without a miss)."""
+        return name in self._complete
+
     def _uniform(self) -> bool:
         """Every row has exactly the first row's keys: each row as many keys as the first, and each of the first
         row's keys in every row (proved by reading its column: one ``itemgetter`` pass, kept for later)."""
