@@ -26,7 +26,15 @@ import numpy as np
 
 from whileai_core.defaults import PAIR_BINCOUNT_SLOTS, RUN_INDEX_MAX_SHARE, RUN_INDEX_SAMPLE
 from whileai_core.errors import InvalidArgument
-from whileai_core.rows import Row, TaskKeyTypes, as_rows, check_rows, reward_field_hint, task_key_field, unique_rows
+from whileai_core.rows import (
+    Row,
+    TaskKeyTypes,
+    as_rows,
+    check_rows,
+    reward_field_hint,
+    task_key_field,
+    unique_rows,
+)
 
 _NONE = type(None)
 _FAST_REWARDS = frozenset({int, float, bool, _NONE})

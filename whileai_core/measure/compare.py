@@ -438,11 +438,12 @@ def _first_values(rows: list[Any], name: str) -> list[Any]:
         return [_field(row, name) for row in rows]
     if all(own):
         return list(map(operator.itemgetter(name), rows))
-    scenarios = list(map(dict.get, rows, repeat("scenario")))
+    scenarios: list[Any] = list(map(dict.get, rows, repeat("scenario")))
     kinds = set(map(type, scenarios))
     if kinds - {dict, type(None)}:
         return [_field(row, name) for row in rows]
-    inner = list(map(dict.get, scenarios, repeat(name))) if kinds <= {dict} else \
+    cells: list[dict[str, Any]] = scenarios if kinds <= {dict} else []  # every cell a dict
+    inner = list(map(dict.get, cells, repeat(name))) if kinds <= {dict} else \
         [None if scenario is None else scenario.get(name) for scenario in scenarios]
     if not any(own):
         return inner
