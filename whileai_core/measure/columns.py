@@ -2,10 +2,14 @@
 
 Statistics over rows used to walk the rows once per question (the task key, the repeats check, the reward, the
 config, the slice label), each walk a Python call per row. ``RowColumns`` reads a field once for every row,
-with ``map(dict.get, rows, ...)`` (no Python frame per row), keeps it, and hands it to every consumer:
-``task_counts`` (per-task graded rollouts and passes), ``measure.config.run_config``, ``compare``'s slices. The
-task keys are factorized once (``TaskIndex``: one C-level pass of ``dict.setdefault`` over the keys, no Python
-frame per row, no sort of strings); per-task counts are then ``numpy.bincount`` over the codes.
+with ``map(dict.get, rows, ...)`` or ``map(operator.itemgetter(name), rows)`` (no Python frame per row), keeps
+it, and hands it to every consumer: ``task_counts`` (per-task graded rollouts and passes),
+``measure.config.run_config``, ``compare``'s slices. Every pass over 400,000 row dicts costs about as much as
+any other (the dicts are far apart in memory), so the reads are few: no type pass (the first ``dict.get`` read
+checks), no copy of the list, absent fields proved by one pass over the rows' lengths. The task keys are
+factorized once (``TaskIndex``: run by run when a task's rows come together, else one C-level pass of
+``dict.setdefault``; no Python frame per row, no sort of strings); per-task counts are then ``numpy.bincount``
+over the codes.
 
 The fast path covers the common run: every ``task_id`` a non-empty str (or every one an int), rewards of type
 int, float, bool or None, ``row_id`` and ``(task, rollout_index)`` hashable. Anything else (a task keyed by its
