@@ -426,3 +426,4 @@ MLFLOW_EXPERIMENT = "whileai"  # experiment the runs are logged under; conventio
 RUN_INDEX_SAMPLE = 256  # task keys sampled from the head of a run to choose how to factorize them (a speed choice only: both ways give the same TaskIndex); convention
 RUN_INDEX_MAX_SHARE = 0.5  # factorize keys run by run (adjacent equal keys compared in C, a dict over the run heads only) when at most this share of the sampled keys start a run; measured on 400k rows (issue 34): 4 rows a task in runs ~2x faster than a dict per row, tasks interleaved ~1.2x slower
 PAIR_BINCOUNT_SLOTS = 8  # (task, rollout_index) pairs are checked for repeats by counting when their code range is at most this many slots per row, else by a sort; convention (a speed choice only)
+PAIR_BINCOUNT_MIN = 1024  # and when at most this many slots in all, whatever the rows (a small bincount costs less than a sort); convention (a speed choice only)

@@ -228,3 +228,11 @@ def test_bootstrap_task_codes_give_the_same_draws() -> None:
         want = stats.bootstrap_means(x, w, draws=300, seed=3)
         for tasks in (n * 6 + c, n * 100 + c, np.zeros(400, dtype=int), (n * 6 + c).astype(float), c):
             assert np.array_equal(stats.bootstrap_means(x, w, draws=300, seed=3, tasks=tasks), want, equal_nan=True)
+
+
+def test_a_first_column_of_arrays_reads_without_comparing_values() -> None:
+    """The first read proves a field present by identity with None, never by ``==`` (an array's is elementwise)."""
+    rows = [{"vec": np.arange(3), "task_id": "a"}, {"vec": None, "task_id": "a"}, {"vec": np.ones(2), "task_id": "b"}]
+    cols = columns.RowColumns(rows)
+    assert [v is None for v in cols.column("vec")] == [False, True, False]
+    assert not cols.complete("vec") and cols.has("task_id") and not cols.has("reward")

@@ -28,7 +28,12 @@ from typing import Any
 
 import numpy as np
 
-from whileai_core.defaults import PAIR_BINCOUNT_SLOTS, RUN_INDEX_MAX_SHARE, RUN_INDEX_SAMPLE
+from whileai_core.defaults import (
+    PAIR_BINCOUNT_MIN,
+    PAIR_BINCOUNT_SLOTS,
+    RUN_INDEX_MAX_SHARE,
+    RUN_INDEX_SAMPLE,
+)
 from whileai_core.errors import InvalidArgument
 from whileai_core.rows import (
     Row,
@@ -268,7 +273,7 @@ class RowColumns:
                 self.check()
                 col = [r.get(name) for r in rows]
             self._checked = True
-            if None not in col:
+            if not any(map(operator.is_, col, repeat(None))):  # by identity: a value's == may not give a bool
                 self._complete.add(name)
             return col
         if not self.has(name):
@@ -359,11 +364,11 @@ def _no_repeats(cols: RowColumns, keys: list[str]) -> bool:
     return True
 
 
-def _distinct_pairs(codes: np.ndarray, index: list[Any], missing: int, *, slots: int = PAIR_BINCOUNT_SLOTS
-                    ) -> bool | None:
+def _distinct_pairs(codes: np.ndarray, index: list[Any], missing: int, *, slots: int = PAIR_BINCOUNT_SLOTS,
+                    least: int = PAIR_BINCOUNT_MIN) -> bool | None:
     """Whether no two rows share a (task code, ``rollout_index``) among rows whose index is not None, when
     every such index is an int (not a bool): counted with ``bincount`` when the pairs' code range is at most
-    ``slots`` per row, else sorted. None when some index is not an int (the caller compares tuples)."""
+    ``slots`` per row (or ``least`` in all), else sorted. None when some index is not an int (the caller compares tuples)."""
     kinds = set(map(type, index))
     if not kinds - {_NONE} <= {int}:
         return None
@@ -377,7 +382,7 @@ def _distinct_pairs(codes: np.ndarray, index: list[Any], missing: int, *, slots:
     if len(at) < 2:
         return True
     low, span = int(at.min()), int(at.max()) - int(at.min()) + 1
-    if span * (int(codes.max()) + 1) > slots * len(at) + 1024:
+    if span * (int(codes.max()) + 1) > slots * len(at) + least:
         order = np.lexsort((at, codes))
         c, a = codes[order], at[order]
         return not bool(np.any((c[1:] == c[:-1]) & (a[1:] == a[:-1])))
