@@ -321,8 +321,11 @@ def scrub(row: Mapping[str, Any]) -> Row:
     return {k: copy.deepcopy(v) for k, v in row.items() if k not in PRIVILEGED_FIELDS}
 
 
-def as_rows(source: Any, *, name: str = "rows") -> list[Row]:
-    """Accept a container with ``.rows``, a list of dicts, or a JSONL path; return a list of dicts."""
+def as_rows(source: Any, *, name: str = "rows", check: bool = True, copy: bool = True) -> list[Row]:
+    """Accept a container with ``.rows``, a list of dicts, or a JSONL path; return a list of dicts.
+
+    ``check=False`` skips the per-row type check (the caller checks with ``check_rows`` before it trusts a row);
+    ``copy=False`` returns a given list itself rather than a copy (the caller does not edit it)."""
     if isinstance(source, (str, os.PathLike)):
         return read_jsonl(source)
     inner = getattr(source, "rows", None)
@@ -333,16 +336,22 @@ def as_rows(source: Any, *, name: str = "rows") -> list[Row]:
     if isinstance(source, Mapping):
         raise InvalidArgumentType(f"{name}= takes a list of row dicts, a JSONL path, or a run object; got a single dict")
     try:
-        rows = list(source)
+        rows = source if not copy and type(source) is list else list(source)
     except TypeError:
         raise InvalidArgumentType(
             f"{name}= takes a list of row dicts, a JSONL path, or a run object; got {type(source).__name__}"
         ) from None
+    if check:
+        check_rows(rows, name)
+    return rows
+
+
+def check_rows(rows: list[Any], name: str = "rows") -> None:
+    """Raise ``InvalidArgumentType`` naming the first row that is not a Mapping (``as_rows``' check)."""
     if not set(map(type, rows)) <= {dict}:  # plain dicts (nearly every run) pass without a check per row
         for i, row in enumerate(rows):
             if type(row) is not dict and not isinstance(row, Mapping):
                 raise InvalidArgumentType(f"{name}[{i}] is {type(row).__name__}, not a row dict")
-    return rows
 
 
 _LEAVES = frozenset({str, int, bool, type(None)})  # json_safe returns these exact types as they are

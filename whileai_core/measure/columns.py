@@ -2,10 +2,14 @@
 
 Statistics over rows used to walk the rows once per question (the task key, the repeats check, the reward, the
 config, the slice label), each walk a Python call per row. ``RowColumns`` reads a field once for every row,
-with ``map(dict.get, rows, ...)`` (no Python frame per row), keeps it, and hands it to every consumer:
-``task_counts`` (per-task graded rollouts and passes), ``measure.config.run_config``, ``compare``'s slices. The
-task keys are factorized once (``TaskIndex``: one C-level pass of ``dict.setdefault`` over the keys, no Python
-frame per row, no sort of strings); per-task counts are then ``numpy.bincount`` over the codes.
+with ``map(dict.get, rows, ...)`` or ``map(operator.itemgetter(name), rows)`` (no Python frame per row), keeps
+it, and hands it to every consumer: ``task_counts`` (per-task graded rollouts and passes),
+``measure.config.run_config``, ``compare``'s slices. Every pass over 400,000 row dicts costs about as much as
+any other (the dicts are far apart in memory), so the reads are few: no type pass (the first ``dict.get`` read
+checks), no copy of the list, absent fields proved by one pass over the rows' lengths. The task keys are
+factorized once (``TaskIndex``: run by run when a task's rows come together, else one C-level pass of
+``dict.setdefault``; no Python frame per row, no sort of strings); per-task counts are then ``numpy.bincount``
+over the codes.
 
 The fast path covers the common run: every ``task_id`` a non-empty str (or every one an int), rewards of type
 int, float, bool or None, ``row_id`` and ``(task, rollout_index)`` hashable. Anything else (a task keyed by its
@@ -24,8 +28,22 @@ from typing import Any
 
 import numpy as np
 
+from whileai_core.defaults import (
+    PAIR_BINCOUNT_MIN,
+    PAIR_BINCOUNT_SLOTS,
+    RUN_INDEX_MAX_SHARE,
+    RUN_INDEX_SAMPLE,
+)
 from whileai_core.errors import InvalidArgument
-from whileai_core.rows import Row, TaskKeyTypes, as_rows, reward_field_hint, task_key_field, unique_rows
+from whileai_core.rows import (
+    Row,
+    TaskKeyTypes,
+    as_rows,
+    check_rows,
+    reward_field_hint,
+    task_key_field,
+    unique_rows,
+)
 
 _NONE = type(None)
 _FAST_REWARDS = frozenset({int, float, bool, _NONE})
@@ -66,15 +84,43 @@ class TaskIndex:
         return dict(zip(self.keys, self.first.tolist()))
 
 
-def task_index(keys: list[str]) -> TaskIndex:
-    """The task keys factorized in one pass: ``dict.setdefault(key, row)`` through ``map`` (a C loop, no frame
-    per row) gives every row its key's first row; those first rows, in order, number the keys."""
+def task_index(keys: list[str], *, sample: int = RUN_INDEX_SAMPLE, max_share: float = RUN_INDEX_MAX_SHARE
+               ) -> TaskIndex:
+    """The task keys factorized: keys in the order of their first row, each key's first row, each row's code.
+
+    Rows of one task usually come in a run (a task's rollouts written together): when at most ``max_share`` of
+    the first ``sample`` keys start a run, adjacent keys are compared in C and only the runs' heads go through a
+    dict (``_run_index``); else every key does (``_dict_index``). Both give the same ``TaskIndex``."""
+    head = keys[:sample]
+    if len(keys) > sample and sum(map(operator.ne, head[1:], head[:-1])) < max_share * len(head):
+        return _run_index(keys)
+    return _dict_index(keys)
+
+
+def _dict_index(keys: list[str]) -> TaskIndex:
+    """``task_index`` in one pass: ``dict.setdefault(key, row)`` through ``map`` (a C loop, no frame per row)
+    gives every row its key's first row; those first rows, in order, number the keys."""
     where: dict[str, int] = {}
     first_of_row = np.fromiter(map(where.setdefault, keys, count()), np.intp, len(keys))
     first = np.fromiter(where.values(), np.intp, len(where))
     code_at = np.empty(len(keys), dtype=np.intp)
     code_at[first] = np.arange(len(first))
     return TaskIndex(list(where), first, code_at[first_of_row])
+
+
+def _run_index(keys: list[str]) -> TaskIndex:
+    """``task_index`` run by run: a run starts where a key differs from the one before it (compared in C over an
+    object array); the runs' head keys are numbered by ``_dict_index``, and every row takes its run's code. A
+    task whose rows come in several runs (interleaved order) gets one code: the dict sees each run's head."""
+    n = len(keys)
+    objects = np.fromiter(keys, object, n)
+    starts = np.empty(n, dtype=bool)
+    starts[:1] = True
+    np.not_equal(objects[1:], objects[:-1], out=starts[1:])
+    heads = np.flatnonzero(starts)
+    runs = _dict_index(objects[heads].tolist())  # each run's key numbered, in the order of its first run
+    codes = np.repeat(runs.codes, np.diff(heads, append=n))
+    return TaskIndex(runs.keys, heads[runs.first], codes)
 
 
 @dataclass
@@ -145,14 +191,19 @@ class RowColumns:
     ``rows`` is the list of row dicts (so anything that takes rows takes a ``RowColumns``); ``column(name)``
     is every row's ``row.get(name)``; ``task_keys()`` every row's task key when the fast path applies.
     Build one per call that asks several questions of the same rows; it assumes the rows are not edited
-    while it lives.
+    while it lives (a given list is kept, not copied). The rows' types are checked by the first column read
+    (``map(dict.get)`` fails on a row that is not a dict; ``rows.check_rows`` then names it), not by a pass
+    of their own; every later column is read with ``operator.itemgetter`` while each row has the field.
     """
 
-    __slots__ = ("_classified", "_columns", "_counts", "_floats", "_index", "_keys", "_present", "name", "rows")
+    __slots__ = ("_checked", "_classified", "_columns", "_complete", "_counts", "_floats", "_index", "_keys",
+                 "_present", "name", "rows")
 
     def __init__(self, rows: Any, *, name: str = "rows") -> None:
-        self.rows: list[Row] = as_rows(rows, name=name)
+        self.rows: list[Row] = as_rows(rows, name=name, check=False, copy=False)
         self.name = name
+        self._checked = False  # every row is known to be a Mapping (checked by the first column read)
+        self._complete: set[str] = set()  # fields every row has (their columns were read without a miss)
         self._columns: dict[str, list[Any]] = {}
         self._floats: dict[str, tuple[set[type], np.ndarray | None]] = {}
         self._keys: list[str] | None | bool = False  # False: not computed yet
@@ -164,28 +215,77 @@ class RowColumns:
     def __len__(self) -> int:
         return len(self.rows)
 
+    def check(self) -> None:
+        """Raise ``InvalidArgumentType`` naming the first row that is not a Mapping (once)."""
+        if not self._checked:
+            check_rows(self.rows, self.name)
+            self._checked = True
+
     def has(self, name: str) -> bool:
-        """False when no row has the field ``name``, known without reading it row by row when rows are small
-        (the union of their keys costs less than reading a few absent fields); True when some row may have it."""
+        """True when the first row has the field ``name`` (its column is worth reading); else whether any row
+        has it, from the rows' keys: when every row has the first row's keys and no more (``_uniform``), none
+        has it; else the union of their keys. Rows with many keys skip both (reading the few absent fields
+        asked costs less): True (some row may have it)."""
+        self.check()
+        if not self.rows:
+            return False
+        if name in self.rows[0]:
+            return True
         if self._present is False:
             rows = self.rows
             sample = rows[:: max(1, len(rows) // PRESENT_SAMPLE)]
-            small = bool(rows) and sum(map(len, sample)) <= PRESENT_KEYS_PER_ROW * len(sample)
-            self._present = set().union(*rows) if small else None
+            small = sum(map(len, sample)) <= PRESENT_KEYS_PER_ROW * len(sample)
+            self._present = None if not small else set(rows[0]) if self._uniform() else set().union(*rows)
         return not isinstance(self._present, set) or name in self._present
+
+    def complete(self, name: str) -> bool:
+        """True when every row is known to have the field ``name`` (its column was read without a miss)."""
+        return name in self._complete
+
+    def _uniform(self) -> bool:
+        """Every row has exactly the first row's keys: each row as many keys as the first, and each of the first
+        row's keys in every row (proved by reading its column: one ``itemgetter`` pass, kept for later)."""
+        rows = self.rows
+        if set(map(len, rows)) != {len(rows[0])}:
+            return False
+        for name in rows[0]:
+            if isinstance(name, str) and name not in self._complete:
+                self.column(name)
+            if name not in self._complete:
+                return False
+        return True
 
     def column(self, name: str) -> list[Any]:
         """Every row's ``row.get(name)``, read once."""
         col = self._columns.get(name)
         if col is None:
-            if not self.has(name):
-                col = [None] * len(self.rows)
-            else:
-                try:  # dict.get through map: no Python frame per row
-                    col = list(map(dict.get, self.rows, repeat(name)))
-                except TypeError:  # a row that is a Mapping but not a dict
-                    col = [r.get(name) for r in self.rows]
-            self._columns[name] = col
+            col = self._columns[name] = self._read(name)
+        return col
+
+    def _read(self, name: str) -> list[Any]:
+        """Column ``name``: the first read checks the rows (``map(dict.get)`` takes only dicts); later ones
+        try ``itemgetter`` (no default to pass) and fall back to ``dict.get`` at the first row without it."""
+        rows = self.rows
+        if not self._checked:
+            try:  # dict.get through map: no Python frame per row, and a TypeError on a row that is not a dict
+                col = list(map(dict.get, rows, repeat(name)))
+            except TypeError:  # a row that is a Mapping but not a dict (else check names the row)
+                self.check()
+                col = [r.get(name) for r in rows]
+            self._checked = True
+            if not any(map(operator.is_, col, repeat(None))):  # by identity: a value's == may not give a bool
+                self._complete.add(name)
+            return col
+        if not self.has(name):
+            return [None] * len(rows)
+        try:
+            col = list(map(operator.itemgetter(name), rows))
+        except KeyError:  # some row lacks the field
+            try:
+                return list(map(dict.get, rows, repeat(name)))
+            except TypeError:
+                return [r.get(name) for r in rows]
+        self._complete.add(name)
         return col
 
     def task_keys(self) -> list[str] | None:
@@ -250,6 +350,11 @@ def _no_repeats(cols: RowColumns, keys: list[str]) -> bool:
             if name == "row_id":
                 present: Any = col if not missing else [v for v in col if v is not None]
             else:
+                distinct = _distinct_pairs(cols.index(keys).codes, col, missing)
+                if distinct is not None:  # whole-number indices: checked on arrays
+                    if not distinct:
+                        return False
+                    continue
                 pairs = zip(keys, col)
                 present = list(pairs) if not missing else [p for p in pairs if p[1] is not None]
             if len(set(present)) != len(col) - missing:
@@ -257,6 +362,31 @@ def _no_repeats(cols: RowColumns, keys: list[str]) -> bool:
     except (TypeError, ValueError):  # an unhashable id, or one whose == is not a bool
         return False
     return True
+
+
+def _distinct_pairs(codes: np.ndarray, index: list[Any], missing: int, *, slots: int = PAIR_BINCOUNT_SLOTS,
+                    least: int = PAIR_BINCOUNT_MIN) -> bool | None:
+    """Whether no two rows share a (task code, ``rollout_index``) among rows whose index is not None, when
+    every such index is an int (not a bool): counted with ``bincount`` when the pairs' code range is at most
+    ``slots`` per row (or ``least`` in all), else sorted. None when some index is not an int (the caller compares tuples)."""
+    kinds = set(map(type, index))
+    if not kinds - {_NONE} <= {int}:
+        return None
+    if missing:
+        keep = np.fromiter(map(operator.is_not, index, repeat(None)), bool, len(index))
+        codes, index = codes[keep], [v for v in index if v is not None]
+    try:
+        at = np.fromiter(index, np.int64, len(index))
+    except OverflowError:  # an index past int64
+        return None
+    if len(at) < 2:
+        return True
+    low, span = int(at.min()), int(at.max()) - int(at.min()) + 1
+    if span * (int(codes.max()) + 1) > slots * len(at) + least:
+        order = np.lexsort((at, codes))
+        c, a = codes[order], at[order]
+        return not bool(np.any((c[1:] == c[:-1]) & (a[1:] == a[:-1])))
+    return int(np.bincount(codes * span + (at - low)).max()) <= 1
 
 
 def _walked_keys(data: list[Row], name: str, dedupe: bool) -> tuple[list[Row], list[str], int]:

@@ -25,8 +25,10 @@ from __future__ import annotations
 
 import math
 import numbers
+import operator
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
+from itertools import repeat
 from typing import Any, ClassVar
 
 import numpy as np
@@ -394,17 +396,65 @@ def _field(row: Mapping[str, Any], name: str) -> Any:
 
 def _slice_labels(before: columns.RowColumns, after: columns.RowColumns, by: str) -> dict[str, str]:
     """Each task's slice: ``by`` read off the task's first row (before's rows first), ``MISSING`` when absent."""
-    label: dict[str, str] = {}
+    sides = []
     for cols in (before, after):
         keys = cols.task_keys()
         if keys is None:
             keys = [task_key(row) for row in cols.rows]
-        rows = cols.rows
-        for key, i in cols.index(keys).first_rows().items():  # one row per task, not every row
-            if key not in label:
-                value = _field(rows[i], by)
-                label[key] = MISSING if value is None or value == "" else str(value)
-    return label
+        index = cols.index(keys)
+        first = index.first.tolist()  # one row per task, not every row
+        values = _first_columns(cols, first, by)
+        if values is None:
+            values = _first_values([cols.rows[i] for i in first], by)
+        sides.append(dict(zip(index.keys, _labels(values))))
+    return {**sides[1], **sides[0]}  # a task on both sides takes before's label
+
+
+def _first_columns(cols: columns.RowColumns, first: list[int], name: str) -> list[Any] | None:
+    """``_field(row, name)`` for the rows at ``first``, from columns already read: the field's own column when
+    every row has it, else (no row has it) the ``scenario`` column's dicts; None when neither is known."""
+    if "." in name:
+        return None
+    if cols.complete(name):
+        own = cols.column(name)
+        return [own[i] for i in first]
+    if cols.has(name) or not cols.has("scenario"):
+        return None if cols.has(name) else [None] * len(first)
+    everyone = cols.column("scenario")
+    cells = [everyone[i] for i in first]
+    if set(map(type, cells)) - {dict}:
+        return None
+    return list(map(dict.get, cells, repeat(name)))
+
+
+def _first_values(rows: list[Any], name: str) -> list[Any]:
+    """``_field(row, name)`` for each row, read as columns when every row is a dict: the key itself where the
+    row has it, else (a name without a dot) the row's ``scenario`` dict's; row by row otherwise."""
+    try:  # dict.__contains__ through map: a TypeError on a row that is not a dict
+        own = list(map(dict.__contains__, rows, repeat(name))) if "." not in name else None
+    except TypeError:
+        own = None
+    if own is None:
+        return [_field(row, name) for row in rows]
+    if all(own):
+        return list(map(operator.itemgetter(name), rows))
+    scenarios: list[Any] = list(map(dict.get, rows, repeat("scenario")))
+    kinds = set(map(type, scenarios))
+    if kinds - {dict, type(None)}:
+        return [_field(row, name) for row in rows]
+    cells: list[dict[str, Any]] = scenarios if kinds <= {dict} else []  # every cell a dict
+    inner = list(map(dict.get, cells, repeat(name))) if kinds <= {dict} else \
+        [None if scenario is None else scenario.get(name) for scenario in scenarios]
+    if not any(own):
+        return inner
+    return [row[name] if mine else value for row, mine, value in zip(rows, own, inner)]
+
+
+def _labels(values: list[Any]) -> list[str]:
+    """Each value as a slice name: ``MISSING`` for None or "", else ``str(value)``."""
+    if set(map(type, values)) == {str} and "" not in values:
+        return values
+    return [MISSING if value is None or value == "" else str(value) for value in values]
 
 
 def _slices(before: Any, after: Any, by: str, **common: Any) -> list[PairedDelta]:
@@ -421,8 +471,9 @@ def _slices(before: Any, after: Any, by: str, **common: Any) -> list[PairedDelta
     bi = np.fromiter(map(dict(zip(b.keys, range(len(b.keys)))).__getitem__, paired), np.int64, len(paired))
     ai = np.fromiter(map(a_pos.__getitem__, paired), np.int64, len(paired))
     b_rate, a_rate = (b.c / b.n)[bi], (a.c / a.n)[ai]
-    values, which = np.unique(np.array([label[k] for k in paired], dtype=object), return_inverse=True)
-    which = which.reshape(-1)
+    labels = list(map(label.__getitem__, paired))
+    values = sorted(set(labels))  # np.unique's order, without sorting every task's label
+    which = np.fromiter(map(dict(zip(values, range(len(values)))).__getitem__, labels), np.intp, len(labels))
     return [_paired(str(value), b_rate[which == j], a_rate[which == j], bad="down", **common)
             for j, value in enumerate(values)]
 

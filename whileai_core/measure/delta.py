@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field, replace
+from itertools import filterfalse
 from typing import Any, ClassVar, SupportsInt, cast
 
 import numpy as np
@@ -276,11 +277,11 @@ def delta_report(
         raise InvalidArgument(f"min_effect= must be a change in pass rate >= 0 (0.05 = 5 points); got {min_effect!r}")
     band, band_ci = _noise_band(noise, noise_multiplier, level)  # checks noise= before the rows are read
     b, a = task_counts(before, name="before", dedupe=dedupe), task_counts(after, name="after", dedupe=dedupe)
-    a_pos = {k: i for i, k in enumerate(a.keys)}
-    b_set = set(b.keys)
-    paired = [k for k in b.keys if k in a_pos]
-    unpaired_before = [k for k in b.keys if k not in a_pos]
-    unpaired_after = [k for k in a.keys if k not in b_set]
+    a_pos = dict(zip(a.keys, range(len(a.keys))))  # (C-level passes over the tasks: zip, filter, map)
+    b_pos = dict(zip(b.keys, range(len(b.keys))))
+    paired = list(filter(a_pos.__contains__, b.keys))
+    unpaired_before = list(filterfalse(a_pos.__contains__, b.keys))
+    unpaired_after = list(filterfalse(b_pos.__contains__, a.keys))
     if isinstance(noise, RunVariance) and paired:
         band, band_ci = _noise_band(noise, noise_multiplier, level, paired)
     notes = _pairing_notes(b, a, len(paired), len(unpaired_before) + len(unpaired_after))
@@ -290,9 +291,8 @@ def delta_report(
     if not paired:
         return DeltaReport(None, None, None, 0, None, None, None, None, None, "inconclusive", "no paired tasks",
                            p_exact=False, note="; ".join(notes) or None, **common)
-    b_pos = {k: i for i, k in enumerate(b.keys)}
-    bi = np.array([b_pos[k] for k in paired])
-    ai = np.array([a_pos[k] for k in paired])
+    bi = np.fromiter(map(b_pos.__getitem__, paired), np.int64, len(paired))
+    ai = np.fromiter(map(a_pos.__getitem__, paired), np.int64, len(paired))
     rb = b.c[bi] / b.n[bi]
     ra = a.c[ai] / a.n[ai]
     d = ra - rb
@@ -309,7 +309,7 @@ def delta_report(
     reason = _refusal(ci, delta, test.p_value, n=n, min_tasks=min_tasks, band=band, min_effect=min_effect,
                       alpha=alpha)
     verdict = "inconclusive" if reason else ("better" if delta > 0 else "worse")
-    per_task = {k: float(x) for k, x in zip(paired, d)}
+    per_task = dict(zip(paired, d.tolist()))  # tolist: the floats float(x) gives, without a numpy scalar each
     return DeltaReport(delta, ci, test.p_value, n, float(rb.mean()), float(ra.mean()), b_ci, a_ci, se, verdict,
                        reason, p_exact=test.exact, per_task=per_task, note="; ".join(notes) or None, **common)
 
@@ -381,7 +381,7 @@ def _sequential_report(rep: DeltaReport, before: Any, after: Any, plan: Any, *, 
         plan = sequential_design.SequentialPlan(plan, max(a.most_rows(), plan))
     if not isinstance(plan, sequential_design.SequentialPlan):
         raise InvalidArgument(f"sequential= takes a SequentialPlan or a round size (int >= 1); got {plan!r}")
-    before_counts = {k: (int(c), int(n)) for k, c, n in zip(b.keys, b.c, b.n)}
+    before_counts = dict(zip(b.keys, zip(b.c.tolist(), b.n.tolist())))  # Python ints, without a numpy scalar each
     index = _rollout_indices(rows, plan, cols.column("rollout_index"))
     last = min(plan.rounds, max(index, default=0) // plan.round_trials + 1)
     cuts = [(r + 1) * plan.round_trials for r in range(last)]

@@ -269,9 +269,10 @@ def pass_at(
     p1 = float(rates.mean())
     ppk = None if per_pow is None else float(per_pow[eligible].mean())
     pak = None if per_at is None else float(per_at[eligible].mean())
+    cells = n * (int(c.max()) + 1) + c  # each task's (n, c): its rate, pass^k and pass@k follow from it
     ci1, cik, ciak, cih = _pass_cis(rates, per_pow, per_at, eligible, k, ppk=ppk, pak=pak, level=level,
                                     draws=draws, seed=seed, method=method, min_tasks=min_tasks,
-                                    reliable_tasks=reliable_tasks, k_interval=k_interval, notes=notes)
+                                    reliable_tasks=reliable_tasks, k_interval=k_interval, notes=notes, cells=cells)
     zero = _zero_width([("pass@1", ci1), (f"pass^{k}", cik), (f"pass@{k}", ciak), ("headroom", cih)])
     if zero:
         notes.append(zero)
@@ -286,8 +287,10 @@ def pass_at(
 
 def _pass_cis(rates: np.ndarray, per_pow: Any, per_at: Any, eligible: np.ndarray, k: int, *, ppk: float | None,
               pak: float | None, level: float, draws: int, seed: Any, method: str, min_tasks: int,
-              reliable_tasks: int, k_interval: str, notes: list[str]) -> tuple[Any, Any, Any, Any]:
-    """The pass@1, pass^k, pass@k and headroom intervals (appending what limits them to ``notes``)."""
+              reliable_tasks: int, k_interval: str, notes: list[str], cells: np.ndarray | None = None
+              ) -> tuple[Any, Any, Any, Any]:
+    """The pass@1, pass^k, pass@k and headroom intervals (appending what limits them to ``notes``); ``cells``:
+    one int per task, equal for tasks of equal (n, c) (groups the bootstrap's tasks without a sort)."""
     n_tasks, n_at_k = len(rates), int(eligible.sum())
     ci1 = cik = ciak = cih = None
     if n_tasks < min_tasks:
@@ -300,7 +303,7 @@ def _pass_cis(rates: np.ndarray, per_pow: Any, per_at: Any, eligible: np.ndarray
             ci1 = stats.bootstrap_mean_ci(rates, level=level, draws=draws, seed=seed, method=method, min_n=min_tasks)
         else:
             ci1, cik, ciak, cih = _pass_intervals(rates, per_pow, per_at, eligible, level=level, draws=draws,
-                                                  seed=seed, method=method, min_tasks=min_tasks)
+                                                  seed=seed, method=method, min_tasks=min_tasks, cells=cells)
             if cih is not None and n_at_k < reliable_tasks:
                 notes.append(f"the headroom interval is a task bootstrap over {n_at_k} tasks, which runs too narrow "
                              f"below {reliable_tasks} tasks (measured in docs/measure.md)")
@@ -371,12 +374,14 @@ def _pass_intervals(
     seed: Any,
     method: str,
     min_tasks: int,
+    cells: np.ndarray | None = None,
 ) -> list[Interval | None]:
-    """pass@1, pass^k, pass@k and headroom intervals from one set of resampled task sets."""
+    """pass@1, pass^k, pass@k and headroom intervals from one set of resampled task sets (``cells``: the tasks'
+    (n, c) codes, ``bootstrap_means(tasks=)``)."""
     ew = eligible.astype(float)
     cols = np.stack([rates, per_pow, per_at], axis=1)
     wts = np.stack([np.ones(len(rates)), ew, ew], axis=1)
-    dist = stats.bootstrap_means(cols, wts, draws=draws, seed=seed)
+    dist = stats.bootstrap_means(cols, wts, draws=draws, seed=seed, tasks=cells)
     ests = [float(rates.mean()), float(per_pow[eligible].mean()), float(per_at[eligible].mean())]
     accs = [0.0, 0.0, 0.0, 0.0]
     if method == "bca":

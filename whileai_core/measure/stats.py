@@ -248,13 +248,32 @@ def _column_codes(x: np.ndarray) -> np.ndarray | None:
     return codes
 
 
-def _distinct_rows(x: np.ndarray, limit: float | None = None) -> tuple[np.ndarray, np.ndarray] | None:
+def _task_groups(x: np.ndarray, tasks: Any) -> tuple[np.ndarray, np.ndarray] | None:
+    """``_row_groups``' answer from the caller's codes (``bootstrap_means(tasks=)``: one small int per row, equal
+    codes for equal rows): each code's first row and every row's group, by counting (no sort); None when the
+    codes are not such ints, or two rows of one code differ (checked; the caller then groups by value)."""
+    codes = np.asarray(tasks)
+    if codes.shape != (len(x),) or codes.dtype.kind not in "iu" or not len(x) or codes.min() < 0:
+        return None
+    values, inv = _small_int_unique(codes.astype(np.intp), max(int(codes.max()) + 1, len(x)))
+    first = np.full(len(values), len(x), dtype=np.intp)
+    np.minimum.at(first, inv, np.arange(len(x)))
+    return (first, inv) if np.array_equal(x, x[first][inv]) else None
+
+
+def _distinct_rows(x: np.ndarray, limit: float | None = None, tasks: Any = None
+                   ) -> tuple[np.ndarray, np.ndarray] | None:
     """Distinct rows of a 2-D array (ordered as their values, first column first), each taken at its first
     occurrence, and their counts; None when there are more than ``limit``.
 
-    Rows are first grouped by one float each (``_row_groups``: one sort instead of one per column) and the
-    columns factorized over one row per group; the answer is the same as factorizing every row."""
-    groups = _row_groups(x) if len(x) >= ROW_GROUPS_MIN else None  # a speed choice: the answer is the same
+    Rows are first grouped by one float each (``_row_groups``: one sort instead of one per column), or by the
+    caller's codes (``tasks``, ``_task_groups``), and the columns factorized over one row per group; the answer
+    is the same as factorizing every row."""
+    groups = _task_groups(x, tasks) if tasks is not None else None
+    if groups is not None and limit is not None and len(groups[0]) > limit:  # codes may split equal rows
+        groups = None
+    if groups is None:
+        groups = _row_groups(x) if len(x) >= ROW_GROUPS_MIN else None  # a speed choice: the answer is the same
     if groups is not None:
         first, inv = groups
         if limit is not None and len(first) > limit:  # verified groups are the distinct rows
@@ -289,12 +308,15 @@ def bootstrap_means(
     chunk_bytes: int = BOOTSTRAP_CHUNK_BYTES,
     max_cell_share: float = SUFFSTAT_MAX_CELL_SHARE,
     min_cells: int = SUFFSTAT_MIN_CELLS,
+    tasks: Any = None,
 ) -> np.ndarray:
     """Bootstrap distribution over tasks of the weighted mean ``sum(w*x)/sum(w)`` of each column.
 
     ``values`` is (tasks,) or (tasks, statistics); ``weights`` (same shape, default 1) lets one draw carry
     statistics over different task subsets (weight 0 leaves a task out of that column). Returns an array of
-    shape (draws, statistics); a draw whose resample holds no weight for a column is NaN there.
+    shape (draws, statistics); a draw whose resample holds no weight for a column is NaN there. ``tasks``: one
+    small int per task, equal for tasks whose values and weights are equal (``pass_at``'s (n, c) cell), which
+    groups the tasks without a sort; a speed hint only (checked, and the draws are the same without it).
     """
     v, w, _ = _as_columns(values, weights, "values")
     draws = check_int(draws, "draws", 1)
@@ -304,7 +326,7 @@ def bootstrap_means(
         raise InvalidArgument("values= is empty; the bootstrap needs at least one task")
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     out = np.empty((draws, s))
-    distinct = _distinct_rows(np.hstack([v * w, w]), limit=max(min_cells, max_cell_share * n))
+    distinct = _distinct_rows(np.hstack([v * w, w]), limit=max(min_cells, max_cell_share * n), tasks=tasks)
     if distinct is not None:
         cells, counts = distinct
         num_c, den_c = cells[:, :s], cells[:, s:]
