@@ -418,11 +418,16 @@ class ExactMean:
         return (below + float(self.pmf[self.observed]) / 2) / total
 
 
-def _lattice_tally(values: np.ndarray, max_denominator: int, small_n: int = EXACT_BOOTSTRAP_SMALL_N
-                   ) -> tuple[int, int, np.ndarray] | None:
+#: IEEE 754 doubles hold every integer below 2^53: a lattice value |v| x L past it has no exact integer
+FLOAT_EXACT_INT = 2.0**53
+
+
+def _lattice_tally(values: np.ndarray, max_denominator: int, max_support: int,
+                   small_n: int = EXACT_BOOTSTRAP_SMALL_N) -> tuple[int, int, np.ndarray] | None:
     """(low, L, share) with every value equal to (low + j) / L for a j in 0..span and ``share[j]`` the fraction
-    of values there; None when the values are off every lattice with L <= ``max_denominator`` (``_lattice``).
-    Up to ``small_n`` values are tallied in a dict (no sort), above it by ``np.unique``: the same answer."""
+    of values there; None when the values are off every lattice with L <= ``max_denominator`` (``_lattice``)
+    or their resampled sum would take more than ``max_support`` values (n x span + 1). Up to ``small_n``
+    values are tallied in a dict (no sort), above it by ``np.unique``: the same answer."""
     n = len(values)
     if n <= small_n:
         tally: dict[float, int] = {}
@@ -430,23 +435,26 @@ def _lattice_tally(values: np.ndarray, max_denominator: int, small_n: int = EXAC
             tally[u] = tally.get(u, 0) + 1
         levels = sorted(tally)
         counts = np.array([tally[u] for u in levels], dtype=float)
+        if max(-levels[0], levels[-1]) * max_denominator >= FLOAT_EXACT_INT:
+            return None
         scale = _small_scale(levels, min(max_denominator, LATTICE_QUICK_SCALES))
-        if scale is not None:
-            ints = [round(u * scale) for u in levels]
-            low, steps = ints[0], [i - ints[0] for i in ints]
-            share = np.zeros(steps[-1] + 1)
-            share[steps] = counts / n
-            return low, scale, share
-        level_arr = np.array(levels)
+        lat = None if scale is None else (np.array([round(u * scale) for u in levels], dtype=np.int64), scale)
+        if lat is None:
+            lat = _lattice(np.array(levels), max_denominator)
     else:
         level_arr, count_arr = np.unique(values, return_counts=True)
         counts = count_arr.astype(float)
-    lat = _lattice(level_arr, max_denominator)
+        if max(-level_arr[0], level_arr[-1]) * max_denominator >= FLOAT_EXACT_INT:
+            return None
+        lat = _lattice(level_arr, max_denominator)
     if lat is None:
         return None
     ints, scale = lat
     low = int(ints[0])
-    share = np.zeros(int(ints[-1]) - low + 1)
+    span = int(ints[-1]) - low
+    if n * span + 1 > max_support:
+        return None
+    share = np.zeros(span + 1)
     share[ints - low] = counts / n
     return low, scale, share
 
@@ -486,13 +494,11 @@ def exact_bootstrap_mean(values: np.ndarray, *, max_support: int = EXACT_BOOTSTR
     (``_sum_pmf``; the rest, mass <= tail, is left out). None when the values are off every lattice with
     L <= ``max_denominator`` or the support passes ``max_support``."""
     n = len(values)
-    lat = _lattice_tally(values, max_denominator)
+    lat = _lattice_tally(values, max_denominator, max_support)
     if lat is None:
         return None
     low, scale, share = lat
     span = len(share) - 1
-    if n * span + 1 > max_support:
-        return None
     if span == 0:
         return ExactMean(np.ones(1), n * low, n * scale, 0)
     observed = round(float(np.dot(np.arange(span + 1), share)) * n)
