@@ -224,6 +224,15 @@ def test_the_dict_tally_and_the_sorted_tally_agree() -> None:
         big = stats._lattice_tally(x, 1000, 2**16, small_n=0)
         assert (small is None) == (big is None)
         if small is not None and big is not None:
-            assert small[:2] == big[:2] and np.array_equal(small[2], big[2])
+            assert small[:2] == big[:2] and small[3] == big[3] and np.array_equal(small[2], big[2])
     assert stats._lattice_tally(np.array([0.1, np.pi]), 1000, 2**16) is None
+    for _ in range(300):  # the binary-fraction shortcut finds the scale the tolerance loop finds
+        k = int(rng.choice([1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 32]))
+        levels = sorted(set((rng.integers(-3 * k, 3 * k, size=int(rng.integers(1, 6))) / k).tolist()))
+        dyadic = stats._dyadic_scale(levels, 24)
+        slow = [s for s in range(1, 25) if all(abs(u * s - round(u * s)) <= 1e-9 * max(1.0, abs(u)) * s
+                                                for u in levels)]
+        assert stats._small_scale(levels, 24) == (slow[0] if slow else None)
+        if dyadic is not None:
+            assert dyadic == slow[0]
     assert stats._lattice_tally(np.array([0.0, 1e300]), 1000, 2**16) is None  # support past max_support

@@ -34,6 +34,7 @@ from whileai_core.defaults import (
     CI_LEVEL,
     DIRECT_CONVOLUTION_MAX,
     EXACT_BOOTSTRAP,
+    EXACT_BOOTSTRAP_DIRECT_MAX,
     EXACT_BOOTSTRAP_MAX_SUPPORT,
     EXACT_BOOTSTRAP_SMALL_N,
     EXACT_BOOTSTRAP_TAIL,
@@ -423,27 +424,31 @@ FLOAT_EXACT_INT = 2.0**53
 
 
 def _lattice_tally(values: np.ndarray, max_denominator: int, max_support: int,
-                   small_n: int = EXACT_BOOTSTRAP_SMALL_N) -> tuple[int, int, np.ndarray] | None:
-    """(low, L, share) with every value equal to (low + j) / L for a j in 0..span and ``share[j]`` the fraction
-    of values there; None when the values are off every lattice with L <= ``max_denominator`` (``_lattice``)
+                   small_n: int = EXACT_BOOTSTRAP_SMALL_N) -> tuple[int, int, np.ndarray, int] | None:
+    """(low, L, share, s) with every value equal to (low + j) / L for a j in 0..span, ``share[j]`` the fraction
+    of values there and s the sum of their j (the observed sum on the lattice); None when the values are off every lattice with L <= ``max_denominator`` (``_lattice``)
     or their resampled sum would take more than ``max_support`` values (n x span + 1). Up to ``small_n``
     values are tallied in a dict (no sort), above it by ``np.unique``: the same answer."""
     n = len(values)
     if n <= small_n:
-        tally: dict[float, int] = {}
-        for u in values.tolist():
-            tally[u] = tally.get(u, 0) + 1
-        levels = sorted(tally)
-        counts = np.array([tally[u] for u in levels], dtype=float)
+        xs = values.tolist()
+        levels = sorted(set(xs))
         if max(-levels[0], levels[-1]) * max_denominator >= FLOAT_EXACT_INT:
             return None
+        tally = [xs.count(u) for u in levels]
         scale = _small_scale(levels, min(max_denominator, LATTICE_QUICK_SCALES))
-        lat = None if scale is None else (np.array([round(u * scale) for u in levels], dtype=np.int64), scale)
-        if lat is None:
-            lat = _lattice(np.array(levels), max_denominator)
+        if scale is not None:  # all in Python: a few levels
+            ints = [round(u * scale) for u in levels]
+            if n * (ints[-1] - ints[0]) + 1 > max_support:
+                return None
+            shares = [0.0] * (ints[-1] - ints[0] + 1)
+            for c, i in zip(tally, ints):
+                shares[i - ints[0]] = c / n
+            return ints[0], scale, np.array(shares), sum((i - ints[0]) * c for c, i in zip(tally, ints))
+        counts = np.array(tally, dtype=np.int64)
+        lat = _lattice(np.array(levels), max_denominator)
     else:
-        level_arr, count_arr = np.unique(values, return_counts=True)
-        counts = count_arr.astype(float)
+        level_arr, counts = np.unique(values, return_counts=True)
         if max(-level_arr[0], level_arr[-1]) * max_denominator >= FLOAT_EXACT_INT:
             return None
         lat = _lattice(level_arr, max_denominator)
@@ -456,17 +461,34 @@ def _lattice_tally(values: np.ndarray, max_denominator: int, max_support: int,
         return None
     share = np.zeros(span + 1)
     share[ints - low] = counts / n
-    return low, scale, share
+    return low, scale, share, int(np.dot(ints - low, counts))
 
 
-def _sum_pmf(share: np.ndarray, n: int, observed: int, tail: float) -> tuple[np.ndarray, int]:
-    """The pmf of the sum of n draws from ``share`` (on 0..span) at the points start, start + 1, ...: the n-th
-    power of its discrete Fourier transform. With ``tail`` > 0 only the points within Hoeffding's bound of the
-    observed sum s: P(|S - s| >= t) <= 2 exp(-2 t^2 / (n span^2)) <= tail (Hoeffding 1963, Thm 2; the draws
-    lie in [0, span] with mean s / n), on a circle of that width, which folds the mass outside (<= tail) onto
-    it. Returns (pmf, start)."""
+def _convolution_power(share: np.ndarray, n: int) -> np.ndarray:
+    """The n-fold convolution of ``share`` with itself by repeated squaring (about 2 log2(n) ``np.convolve``)."""
+    out = None
+    base = share
+    while n:
+        if n & 1:
+            out = base if out is None else np.convolve(out, base)
+        n >>= 1
+        if n:
+            base = np.convolve(base, base)
+    return np.ones(1) if out is None else out
+
+
+def _sum_pmf(share: np.ndarray, n: int, observed: int, tail: float, direct_max: int = EXACT_BOOTSTRAP_DIRECT_MAX
+             ) -> tuple[np.ndarray, int]:
+    """The pmf of the sum of n draws from ``share`` (on 0..span) at the points start, start + 1, ...: up to
+    ``direct_max`` points the n-th convolution power, else the n-th power of its discrete Fourier transform.
+    With ``tail`` > 0 the transform covers only the points within Hoeffding's bound of the observed sum s:
+    P(|S - s| >= t) <= 2 exp(-2 t^2 / (n span^2)) <= tail (Hoeffding 1963, Thm 2; the draws lie in [0, span]
+    with mean s / n), on a circle of that width, which folds the mass outside (<= tail) onto it. Returns
+    (pmf, start)."""
     span = len(share) - 1
     size = n * span + 1
+    if size <= direct_max:
+        return _convolution_power(share, n), 0
     start, stop = 0, size
     if tail > 0:
         t = math.ceil(span * math.sqrt(n * math.log(2 / tail) / 2))
@@ -497,11 +519,10 @@ def exact_bootstrap_mean(values: np.ndarray, *, max_support: int = EXACT_BOOTSTR
     lat = _lattice_tally(values, max_denominator, max_support)
     if lat is None:
         return None
-    low, scale, share = lat
+    low, scale, share, observed = lat
     span = len(share) - 1
     if span == 0:
         return ExactMean(np.ones(1), n * low, n * scale, 0)
-    observed = round(float(np.dot(np.arange(span + 1), share)) * n)
     pmf, start = _sum_pmf(share, n, observed, tail)
     return ExactMean(pmf, n * low + start, n * scale, observed - start, tail if len(pmf) < n * span + 1 else 0.0)
 
@@ -662,14 +683,44 @@ def _pvalue(count_ge: int, count_le: int, total: int, exact: bool, alternative: 
     return float(min(1.0, 2 * min(p_ge, p_le)))
 
 
+#: levels up to this size are checked exactly by their binary fractions (``_dyadic_scale``); above it the 1e-9
+#: relative tolerance of ``_small_scale`` could pass a scale L <= LATTICE_QUICK_SCALES that does not divide
+#: a level's denominator (1e-9 x |u| x L >= 1 / L needs |u| >= 1e9 / L^2 >= 1.7e6), so they take the loop
+DYADIC_MAX_LEVEL = 1e6
+
+
+def _dyadic_scale(values: list[float], most: int) -> int | None:
+    """``_small_scale``'s answer when every level is exactly a binary fraction a / 2^j with a small denominator
+    (rates c/k for k = 1, 2, 4, 8, 16: ``float.as_integer_ratio`` is exact): the lcm of the denominators, which
+    every scale that puts a level within the tolerance of an integer is a multiple of (|u| <= DYADIC_MAX_LEVEL);
+    None (the caller's loop decides) otherwise."""
+    scale = 1
+    for u in values:
+        if not -DYADIC_MAX_LEVEL <= u <= DYADIC_MAX_LEVEL:
+            return None
+        den = u.as_integer_ratio()[1]
+        if den > most:
+            return None
+        scale = scale * den // math.gcd(scale, den)
+    return scale if scale <= most else None
+
+
 def _small_scale(levels: np.ndarray | list[float], most: int) -> int | None:
     """The smallest scale L <= ``most`` with every level within 1e-9 (relative) of a multiple of 1/L, or None:
     ``_lattice``'s scale, found without Fraction when the denominators are small (per-task rates c/k)."""
     values = levels.tolist() if isinstance(levels, np.ndarray) else levels
     if len(values) > most:
         return None
+    dyadic = _dyadic_scale(values, most)
+    if dyadic is not None:
+        return dyadic
+    tols = [1e-9 * max(1.0, abs(u)) for u in values]
     for scale in range(1, most + 1):
-        if all(abs(u * scale - round(u * scale)) <= 1e-9 * max(1.0, abs(u)) * scale for u in values):
+        for u, tol in zip(values, tols):  # a plain loop that stops at the first level off this scale
+            x = u * scale
+            if abs(x - round(x)) > tol * scale:
+                break
+        else:
             return scale
     return None
 
