@@ -477,12 +477,28 @@ def _convolution_power(share: np.ndarray, n: int) -> np.ndarray:
     return np.ones(1) if out is None else out
 
 
+def _tail_width(share: np.ndarray, n: int, observed: int, tail: float) -> int:
+    """A t with P(|S - s| >= t) <= ``tail`` for S the sum of n draws from ``share`` (on 0..span, mean s / n):
+    the smaller of Hoeffding's t = span sqrt(n log(2/tail) / 2) (Hoeffding 1963, Thm 2) and Bernstein's
+    t = b L / 3 + sqrt((b L / 3)^2 + 2 n var L), L = log(2/tail), b = the largest |draw - mean|, var the
+    draws' variance (Bernstein's inequality, Boucheron, Lugosi & Massart 2013, Cor. 2.11): both hold, and
+    Bernstein's is narrower when the draws spread less than half the span."""
+    span = len(share) - 1
+    log_term = math.log(2 / tail)
+    mean = observed / n
+    steps = np.arange(span + 1)
+    var = max(0.0, float(np.dot(share, steps * steps)) - mean * mean)
+    reach = max(mean, span - mean) * log_term / 3
+    bernstein = reach + math.sqrt(reach * reach + 2 * n * var * log_term)
+    return math.ceil(min(span * math.sqrt(n * log_term / 2), bernstein))
+
+
 def _sum_pmf(share: np.ndarray, n: int, observed: int, tail: float, direct_max: int = EXACT_BOOTSTRAP_DIRECT_MAX
              ) -> tuple[np.ndarray, int]:
     """The pmf of the sum of n draws from ``share`` (on 0..span) at the points start, start + 1, ...: up to
     ``direct_max`` points the n-th convolution power, else the n-th power of its discrete Fourier transform.
-    With ``tail`` > 0 the transform covers only the points within Hoeffding's bound of the observed sum s:
-    P(|S - s| >= t) <= 2 exp(-2 t^2 / (n span^2)) <= tail (Hoeffding 1963, Thm 2; the draws lie in [0, span]
+    With ``tail`` > 0 the transform covers only the points within t of the observed sum s, where
+    P(|S - s| >= t) <= tail (``_tail_width``: Hoeffding's or Bernstein's bound; the draws lie in [0, span]
     with mean s / n), on a circle of that width, which folds the mass outside (<= tail) onto it. Returns
     (pmf, start)."""
     span = len(share) - 1
@@ -491,7 +507,7 @@ def _sum_pmf(share: np.ndarray, n: int, observed: int, tail: float, direct_max: 
         return _convolution_power(share, n), 0
     start, stop = 0, size
     if tail > 0:
-        t = math.ceil(span * math.sqrt(n * math.log(2 / tail) / 2))
+        t = _tail_width(share, n, observed, tail)
         start, stop = max(0, observed - t), min(size, observed + t + 1)
     width = stop - start
     fft_size = 1 << (width - 1).bit_length()  # a power of two, pocketfft's fastest lengths
@@ -512,7 +528,7 @@ def exact_bootstrap_mean(values: np.ndarray, *, max_support: int = EXACT_BOOTSTR
     v/L (``_lattice``, as the permutation test's): the resampled sum is the n-fold convolution of one task's pmf
     on the integers, computed as one FFT raised to the n-th power (support n x span + 1). This is the limit of
     the Monte Carlo bootstrap as draws -> infinity (Fisher & Hall 1991, "Bootstrap algorithms for small
-    samples"). With ``tail`` > 0 the pmf covers the sums within Hoeffding's bound of the observed one
+    samples"). With ``tail`` > 0 the pmf covers the sums within Hoeffding's / Bernstein's bound of the observed one
     (``_sum_pmf``; the rest, mass <= tail, is left out). None when the values are off every lattice with
     L <= ``max_denominator`` or the support passes ``max_support``."""
     n = len(values)
@@ -596,7 +612,7 @@ def bootstrap_mean_ci(
     statistics) -> a list with one such entry per column, all from the same resampled task sets.
     ``exact=True`` (default ``EXACT_BOOTSTRAP``): for 1-D values with equal weights on a lattice v/L (per-task
     rates c/k) whose resampled sum has at most ``max_support`` points, the interval comes from the exact
-    bootstrap distribution (``exact_bootstrap_mean``, windowed to the sums within Hoeffding's bound ``tail``:
+    bootstrap distribution (``exact_bootstrap_mean``, windowed to the sums within Hoeffding's / Bernstein's bound ``tail``:
     no draws, no seed, no Monte Carlo error); otherwise, and for weighted or ratio statistics, from ``draws``
     resamples.
     """
