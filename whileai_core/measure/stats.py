@@ -454,14 +454,14 @@ def _lattice_tally(values: np.ndarray, max_denominator: int, max_support: int,
         lat = _lattice(level_arr, max_denominator)
     if lat is None:
         return None
-    ints, scale = lat
-    low = int(ints[0])
-    span = int(ints[-1]) - low
+    level_ints, scale = lat
+    low = int(level_ints[0])
+    span = int(level_ints[-1]) - low
     if n * span + 1 > max_support:
         return None
     share = np.zeros(span + 1)
-    share[ints - low] = counts / n
-    return low, scale, share, int(np.dot(ints - low, counts))
+    share[level_ints - low] = counts / n
+    return low, scale, share, int(np.dot(level_ints - low, counts))
 
 
 def _convolution_power(share: np.ndarray, n: int) -> np.ndarray:
