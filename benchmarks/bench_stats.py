@@ -3,11 +3,13 @@
     python benchmarks/bench_stats.py            # issue 34's table: each row a ratio with its goal (~2 min)
     python benchmarks/bench_stats.py --quick    # the same rows, fewer rounds (~40 s)
     python benchmarks/bench_stats.py --rows [--quick]  # only the rows-to-statistics goals (pass_at, compare)
+    python benchmarks/bench_stats.py --small-n [--quick]   # only the bootstrap and permutation rows (~1 min)
     python benchmarks/bench_stats.py --detail [--n 20000]  # issue 3's comparisons: intervals, memory, BCa
 
 Issue 34's rows: pass_at over 400,000 row dicts vs scipy.stats.bootstrap on the per-task rates (same draws);
-compare on 100,000 rows a side, unsliced and with 10 slices; the bootstrap interval (the default draws, and the
-opt-in exact distribution, ``exact=True``) and the paired permutation test vs scipy at n from 10 to 10,000. Each row's two sides run in alternating rounds (medians), so a shared
+compare on 100,000 rows a side, unsliced and with 10 slices; the bootstrap interval (the default, the exact
+distribution; ``exact=False``'s draws; at n=10 the numpy floor) and the paired permutation test vs scipy at n
+from 10 to 10,000, each call repeated until 10 ms have passed. Each row's two sides run in alternating rounds (medians), so a shared
 machine's load hits both alike.
 
 The ``--detail`` mode:
@@ -222,32 +224,73 @@ def table(quick: bool, rows_only: bool = False) -> None:
     if rows_only:
         return
 
-    for m in ((10, 100, 1000) if quick else (10, 100, 1000, 10_000)):
+    small_n(quick)
+
+
+#: a small call is repeated until this much wall time has passed, and timed as the mean over those calls
+SMALL_CALL_MIN_S = 0.010
+
+
+def per_call(fn: Callable[[], Any], min_s: float = SMALL_CALL_MIN_S) -> float:
+    """Wall time of one call of ``fn``: calls repeated until ``min_s`` has passed (a 20 us call is timed over
+    ~500 calls, not one), their mean."""
+    count, t0 = 0, time.perf_counter()
+    while True:
+        fn()
+        count += 1
+        elapsed = time.perf_counter() - t0
+        if elapsed >= min_s:
+            return elapsed / count
+
+
+def sides(fns: dict[str, Callable[[], Any]], rounds: int, scipy_rounds: int) -> dict[str, float]:
+    """Median per-call time of each side over rounds in which the sides run one after another (A, B, C, A, B,
+    C, ...), so a shared machine's load hits all alike; scipy (the first side) runs in ``scipy_rounds`` of them."""
+    times: dict[str, list[float]] = {name: [] for name in fns}
+    for fn in fns.values():
+        fn()  # warm: first-call imports and caches are not what a user waits for on every call
+    for i in range(rounds):
+        for j, (name, fn) in enumerate(fns.items()):
+            if j > 0 or i < scipy_rounds:
+                gc.collect()
+                times[name].append(per_call(fn))
+    return {name: statistics.median(t) for name, t in times.items()}
+
+
+def small_n(quick: bool) -> None:
+    """Issue 34's small-n rows: the bootstrap interval (the default exact distribution, ``exact=False``'s 2000
+    draws, and at n=10 the numpy floor: one ``np.quantile`` call over the values, less than any numpy-based
+    interval can cost) and the paired permutation test, each against scipy at n = 10 to 10,000."""
+    rounds, draws, perms, k = (3 if quick else 5), 2000, 10_000, 4
+    rng = np.random.default_rng(0)
+    print(f"\n  per call, median of {rounds} interleaved rounds, calls repeated to >= {SMALL_CALL_MIN_S * 1000:.0f} ms "
+          f"(load average {load()})")
+    for m in (10, 100, 1000, 10_000):
         v = rng.binomial(k, rng.beta(2, 1.5, size=m)) / k
-        reps = 20 if m <= 1000 else 5
-        ours, theirs = interleaved(
-            lambda v=v, reps=reps: [stats.bootstrap_mean_ci(v, draws=draws, seed=1) for _ in range(reps)],
-            lambda v=v, reps=reps: [sps.bootstrap((v,), np.mean, n_resamples=draws, method="percentile", rng=2,
-                                                  batch=200, vectorized=True) for _ in range(reps)], rounds)
-        row(f"bootstrap interval, n={m:,} tasks, vs scipy.stats.bootstrap", f"{theirs / ours:.0f}x", ">= 100x",
-            theirs / ours >= 100)
-        exact, theirs = interleaved(
-            lambda v=v, reps=reps: [stats.bootstrap_mean_ci(v, exact=True) for _ in range(reps)],
-            lambda v=v, reps=reps: [sps.bootstrap((v,), np.mean, n_resamples=draws, method="percentile", rng=2,
-                                                  batch=200, vectorized=True) for _ in range(reps)], rounds)
-        row("  the same, exact=True (exact bootstrap distribution, opt-in)", f"{theirs / exact:.0f}x", ">= 100x",
-            theirs / exact >= 100)
-    for m in (10, 100, 1000):
+        fns: dict[str, Callable[[], Any]] = {
+            "scipy": lambda v=v: sps.bootstrap((v,), np.mean, n_resamples=draws, method="percentile", rng=2,
+                                               batch=200, vectorized=True),
+            "default": lambda v=v: stats.bootstrap_mean_ci(v),
+            "draws": lambda v=v: stats.bootstrap_mean_ci(v, draws=draws, seed=1, exact=False)}
+        if m == 10:
+            fns["floor"] = lambda v=v: np.quantile(v, [0.025, 0.975])
+        t = sides(fns, rounds, rounds if m < 10_000 else max(1, rounds - 2))
+        extra = f"; numpy floor {t['floor'] * 1e6:.0f} us = {t['scipy'] / t['floor']:.0f}x" if m == 10 else ""
+        row(f"bootstrap interval, n={m:,}, vs scipy.stats.bootstrap ({t['scipy'] * 1e3:.1f} ms)",
+            f"{t['default'] * 1e6:.0f} us = {t['scipy'] / t['default']:.0f}x", ">= 100x", t["scipy"] / t["default"] >= 100)
+        print(f"      exact=False ({draws} draws) {t['draws'] * 1e6:.0f} us = {t['scipy'] / t['draws']:.0f}x{extra}")
+    for m in ((10, 100, 1000) if quick else (10, 100, 1000, 10_000)):
         d = (rng.binomial(k, 0.52, size=m) - rng.binomial(k, 0.5, size=m)) / k
-        ours, theirs = interleaved(
-            lambda d=d: [stats.paired_permutation_test(d, permutations=perms) for _ in range(20)],
-            lambda d=d: sps.permutation_test((d,), lambda x, axis: np.mean(x, axis=axis), permutation_type="samples",
-                                             n_resamples=perms, vectorized=True, rng=1, batch=1000),
-            rounds, max(1, rounds // 2))
-        ours /= 20
-        how = "exact" if stats.paired_permutation_test(d).exact else "random flips"
-        row(f"permutation test ({how}), n={m:,} vs scipy.stats.permutation_test", f"{theirs / ours:.0f}x",
-            ">= 100x", theirs / ours >= 100)
+        t = sides({"scipy": lambda d=d: sps.permutation_test(
+            (d,), lambda x, axis: np.mean(x, axis=axis), permutation_type="samples", n_resamples=perms,
+            vectorized=True, rng=1, batch=1000),
+            "ours": lambda d=d: stats.paired_permutation_test(d, permutations=perms)},
+            rounds, rounds if m <= 100 else 1)
+        res = stats.paired_permutation_test(d)
+        how = ("exact, sign table" if res.n_nonzero <= stats.EXACT_PERMUTATION_TABLE_MAX else "exact")  \
+            if res.exact else "random flips"
+        row(f"permutation test ({how}), n={m:,}, vs scipy.stats.permutation_test ({t['scipy'] * 1e3:.0f} ms)",
+            f"{t['ours'] * 1e6:.0f} us = {t['scipy'] / t['ours']:.0f}x", ">= 100x", t["scipy"] / t["ours"] >= 100)
 
 
 def main() -> None:
@@ -256,6 +299,9 @@ def main() -> None:
     argv = sys.argv[1:]
     if "--detail" in argv:
         detail([a for a in argv if a != "--detail"])
+        return
+    if "--small-n" in argv:
+        small_n("--quick" in argv)
         return
     table("--quick" in argv, rows_only="--rows" in argv)
 

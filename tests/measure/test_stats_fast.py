@@ -86,3 +86,26 @@ def test_sequential_count_pairs_checked_at_once_equal_one_by_one() -> None:
         if counts and rng.random() < 0.5:
             counts[rng.choice(list(counts))] = rng.choice(odd)
         assert at_once(counts) == one_by_one(counts)
+
+
+def test_sign_table_counts_equal_meeting_in_the_middle_and_a_listing() -> None:
+    """Up to EXACT_PERMUTATION_TABLE_MAX non-zero differences the p-value comes from one product with the sign
+    table: the same p as meeting in the middle (table_max=0) and as listing every sign pattern in Python."""
+    import itertools
+
+    rng = np.random.default_rng(16)
+    for _ in range(150):
+        m = int(rng.integers(1, stats.EXACT_PERMUTATION_TABLE_MAX + 1))
+        d = rng.choice([rng.normal(0.2, 1, m).round(2), (rng.integers(-4, 5, m) / 4)])
+        nz = d[d != 0]
+        gamma = stats.PERMUTATION_TIE_RTOL * float(np.abs(nz).sum())
+        listed = [sum(s * x for s, x in zip(signs, nz.tolist())) for signs in itertools.product((1, -1), repeat=nz.size)]
+        for alt in ("two-sided", "greater", "less"):
+            table = stats.paired_permutation_test(d, alternative=alt)
+            middle = stats.paired_permutation_test(d, alternative=alt, table_max=0)
+            assert table.p_value == middle.p_value and table.exact and table.permutations == 2**nz.size or nz.size == 0
+            if nz.size:
+                ge = sum(v >= nz.sum() - gamma for v in listed) / len(listed)
+                le = sum(v <= nz.sum() + gamma for v in listed) / len(listed)
+                want = {"greater": ge, "less": le}.get(alt, min(1.0, 2 * min(ge, le)))
+                assert table.p_value == want

@@ -34,10 +34,14 @@ from whileai_core.defaults import (
     CI_LEVEL,
     DIRECT_CONVOLUTION_MAX,
     EXACT_BOOTSTRAP,
+    EXACT_BOOTSTRAP_DIRECT_MAX,
     EXACT_BOOTSTRAP_MAX_SUPPORT,
+    EXACT_BOOTSTRAP_SMALL_N,
+    EXACT_BOOTSTRAP_TAIL,
     EXACT_LATTICE_MAX_SUPPORT,
     EXACT_PERMUTATION_CAP,
     EXACT_PERMUTATION_MAX,
+    EXACT_PERMUTATION_TABLE_MAX,
     EXACT_QUANTILE_TOL,
     FLOAT32_TIE_RTOL,
     LATTICE_MAX_DENOMINATOR,
@@ -413,18 +417,20 @@ def interval_from_distribution(
 class ExactMean:
     """The exact bootstrap distribution of a mean of n equally weighted lattice values (Fisher & Hall 1991):
     ``pmf[j]`` is the probability that the resampled mean is ``(base + j) / scale``; ``observed`` is the
-    sample's own j."""
+    sample's own j. ``tail`` bounds the mass left outside ``pmf`` (0: the whole support; see
+    ``exact_bootstrap_mean``)."""
 
     pmf: np.ndarray
     base: int
     scale: int
     observed: int
+    tail: float = 0.0
 
     def quantiles(self, levels: tuple[float, float], tol: float = EXACT_QUANTILE_TOL) -> tuple[float, float]:
         """The smallest means whose CDF reaches each level: the limit of ``np.quantile`` over Monte Carlo draws."""
         cdf = np.cumsum(self.pmf)
         cdf /= cdf[-1]
-        at = np.searchsorted(cdf, np.asarray(levels) - tol, side="left").tolist()
+        at = np.searchsorted(cdf, (levels[0] - tol, levels[1] - tol), side="left").tolist()
         top = len(cdf) - 1
         return (self.base + min(at[0], top)) / self.scale, (self.base + min(at[1], top)) / self.scale
 
@@ -435,67 +441,175 @@ class ExactMean:
         return (below + float(self.pmf[self.observed]) / 2) / total
 
 
+#: IEEE 754 doubles hold every integer below 2^53: a lattice value |v| x L past it has no exact integer
+FLOAT_EXACT_INT = 2.0**53
+
+
+def _lattice_tally(values: np.ndarray, max_denominator: int, max_support: int,
+                   small_n: int = EXACT_BOOTSTRAP_SMALL_N) -> tuple[int, int, np.ndarray, int] | None:
+    """(low, L, share, s) with every value equal to (low + j) / L for a j in 0..span, ``share[j]`` the fraction
+    of values there and s the sum of their j (the observed sum on the lattice); None when the values are off every lattice with L <= ``max_denominator`` (``_lattice``)
+    or their resampled sum would take more than ``max_support`` values (n x span + 1). Up to ``small_n``
+    values are tallied in a dict (no sort), above it by ``np.unique``: the same answer."""
+    n = len(values)
+    if n <= small_n:
+        xs = values.tolist()
+        levels = sorted(set(xs))
+        if max(-levels[0], levels[-1]) * max_denominator >= FLOAT_EXACT_INT:
+            return None
+        tally = [xs.count(u) for u in levels]
+        scale = _small_scale(levels, min(max_denominator, LATTICE_QUICK_SCALES))
+        if scale is not None:  # all in Python: a few levels
+            ints = [round(u * scale) for u in levels]
+            if n * (ints[-1] - ints[0]) + 1 > max_support:
+                return None
+            shares = [0.0] * (ints[-1] - ints[0] + 1)
+            for c, i in zip(tally, ints):
+                shares[i - ints[0]] = c / n
+            return ints[0], scale, np.array(shares), sum((i - ints[0]) * c for c, i in zip(tally, ints))
+        counts = np.array(tally, dtype=np.int64)
+        lat = _lattice(np.array(levels), max_denominator)
+    else:
+        level_arr, counts = np.unique(values, return_counts=True)
+        if max(-level_arr[0], level_arr[-1]) * max_denominator >= FLOAT_EXACT_INT:
+            return None
+        lat = _lattice(level_arr, max_denominator)
+    if lat is None:
+        return None
+    level_ints, scale = lat
+    low = int(level_ints[0])
+    span = int(level_ints[-1]) - low
+    if n * span + 1 > max_support:
+        return None
+    share = np.zeros(span + 1)
+    share[level_ints - low] = counts / n
+    return low, scale, share, int(np.dot(level_ints - low, counts))
+
+
+def _convolution_power(share: np.ndarray, n: int) -> np.ndarray:
+    """The n-fold convolution of ``share`` with itself by repeated squaring (about 2 log2(n) ``np.convolve``)."""
+    out = None
+    base = share
+    while n:
+        if n & 1:
+            out = base if out is None else np.convolve(out, base)
+        n >>= 1
+        if n:
+            base = np.convolve(base, base)
+    return np.ones(1) if out is None else out
+
+
+def _tail_width(share: np.ndarray, n: int, observed: int, tail: float) -> int:
+    """A t with P(|S - s| >= t) <= ``tail`` for S the sum of n draws from ``share`` (on 0..span, mean s / n):
+    the smaller of Hoeffding's t = span sqrt(n log(2/tail) / 2) (Hoeffding 1963, Thm 2) and Bernstein's
+    t = b L / 3 + sqrt((b L / 3)^2 + 2 n var L), L = log(2/tail), b = the largest |draw - mean|, var the
+    draws' variance (Bernstein's inequality, Boucheron, Lugosi & Massart 2013, Cor. 2.11): both hold, and
+    Bernstein's is narrower when the draws spread less than half the span."""
+    span = len(share) - 1
+    log_term = math.log(2 / tail)
+    mean = observed / n
+    steps = np.arange(span + 1)
+    var = max(0.0, float(np.dot(share, steps * steps)) - mean * mean)
+    reach = max(mean, span - mean) * log_term / 3
+    bernstein = reach + math.sqrt(reach * reach + 2 * n * var * log_term)
+    return math.ceil(min(span * math.sqrt(n * log_term / 2), bernstein))
+
+
+def _sum_pmf(share: np.ndarray, n: int, observed: int, tail: float, direct_max: int = EXACT_BOOTSTRAP_DIRECT_MAX
+             ) -> tuple[np.ndarray, int]:
+    """The pmf of the sum of n draws from ``share`` (on 0..span) at the points start, start + 1, ...: up to
+    ``direct_max`` points the n-th convolution power, else the n-th power of its discrete Fourier transform.
+    With ``tail`` > 0 the transform covers only the points within t of the observed sum s, where
+    P(|S - s| >= t) <= tail (``_tail_width``: Hoeffding's or Bernstein's bound; the draws lie in [0, span]
+    with mean s / n), on a circle of that width, which folds the mass outside (<= tail) onto it. Returns
+    (pmf, start)."""
+    span = len(share) - 1
+    size = n * span + 1
+    if size <= direct_max:
+        return _convolution_power(share, n), 0
+    start, stop = 0, size
+    if tail > 0:
+        t = _tail_width(share, n, observed, tail)
+        start, stop = max(0, observed - t), min(size, observed + t + 1)
+    width = stop - start
+    fft_size = 1 << (width - 1).bit_length()  # a power of two, pocketfft's fastest lengths
+    folded = np.fft.irfft(_power(np.fft.rfft(share, fft_size), n), fft_size)
+    if fft_size >= size:
+        pmf = folded[start:stop]
+    else:
+        cut = start % fft_size  # the point start sits at cut on the circle
+        pmf = np.concatenate((folded[cut:], folded[:cut]))[:width]
+    np.maximum(pmf, 0.0, out=pmf)
+    return pmf, start
+
+
 def exact_bootstrap_mean(values: np.ndarray, *, max_support: int = EXACT_BOOTSTRAP_MAX_SUPPORT,
-                         max_denominator: int = LATTICE_MAX_DENOMINATOR) -> ExactMean | None:
+                         max_denominator: int = LATTICE_MAX_DENOMINATOR,
+                         tail: float = EXACT_BOOTSTRAP_TAIL) -> ExactMean | None:
     """The bootstrap distribution of the mean of n equally weighted values, exactly, when they lie on a lattice
     v/L (``_lattice``, as the permutation test's): the resampled sum is the n-fold convolution of one task's pmf
     on the integers, computed as one FFT raised to the n-th power (support n x span + 1). This is the limit of
     the Monte Carlo bootstrap as draws -> infinity (Fisher & Hall 1991, "Bootstrap algorithms for small
-    samples"). None when the values are off every lattice with L <= ``max_denominator`` or the support passes
-    ``max_support``."""
+    samples"). With ``tail`` > 0 the pmf covers the sums within Hoeffding's / Bernstein's bound of the observed one
+    (``_sum_pmf``; the rest, mass <= tail, is left out). None when the values are off every lattice with
+    L <= ``max_denominator`` or the support passes ``max_support``."""
     n = len(values)
-    levels, counts = np.unique(values, return_counts=True)
-    lat = _lattice(levels, max_denominator)
+    lat = _lattice_tally(values, max_denominator, max_support)
     if lat is None:
         return None
-    ints, scale = lat
-    low = int(ints[0])
-    steps = ints - low
-    span = int(steps[-1])
-    size = n * span + 1
-    if size > max_support:
-        return None
-    observed = int(np.dot(steps, counts))
+    low, scale, share, observed = lat
+    span = len(share) - 1
     if span == 0:
         return ExactMean(np.ones(1), n * low, n * scale, 0)
-    one = np.zeros(span + 1)
-    one[steps] = counts / n
-    fft_size = _fast_length(size)
-    pmf = np.fft.irfft(_power(np.fft.rfft(one, fft_size), n), fft_size)[:size]
-    np.clip(pmf, 0.0, None, out=pmf)
-    return ExactMean(pmf, n * low, n * scale, observed)
+    pmf, start = _sum_pmf(share, n, observed, tail)
+    return ExactMean(pmf, n * low + start, n * scale, observed - start, tail if len(pmf) < n * span + 1 else 0.0)
 
 
 def _power(z: np.ndarray, n: int) -> np.ndarray:
     """``z ** n`` for a complex array by repeated squaring (about 2 log2(n) products; numpy's complex power
     goes through exp and log per element)."""
-    out = np.ones_like(z)
-    base = z.copy()
+    out = None
+    base = z
     while n:
         if n & 1:
-            out *= base
+            out = base.copy() if out is None else np.multiply(out, base, out=out)
         n >>= 1
         if n:
-            base *= base
-    return out
+            base = base * base
+    return np.ones_like(z) if out is None else out
 
 
-def _fast_length(size: int) -> int:
-    """The smallest 2^a 3^b 5^c at or above ``size`` (a length pocketfft transforms fast)."""
-    from scipy.fft import next_fast_len
-
-    return int(next_fast_len(size, real=True))
-
-
-def _exact_interval(exact: ExactMean, estimate: float, *, level: float, method: str, acceleration: float) -> Interval:
-    """``interval_from_distribution``'s answer from the exact bootstrap distribution instead of draws."""
+def _exact_interval(values: np.ndarray, *, level: float, method: str, max_support: int, max_denominator: int,
+                    tail: float = EXACT_BOOTSTRAP_TAIL) -> Interval | None:
+    """``interval_from_distribution``'s answer from the exact bootstrap distribution of the mean of ``values``
+    instead of draws; None when that distribution does not apply (``exact_bootstrap_mean``). A level within
+    ``tail`` of 0 or 1 (far-out BCa levels) is read from the whole support."""
+    whole = exact_bootstrap_mean(values, max_support=max_support, max_denominator=max_denominator, tail=tail)
+    if whole is None:
+        return None
     a_lo, a_hi = (1 - level) / 2, (1 + level) / 2
     if method == "bca":
-        a_lo, a_hi = _bca_levels(exact.share_below(), a_lo, a_hi, acceleration)
-    lo, hi = exact.quantiles((a_lo, a_hi))
+        acceleration = _jackknife_acceleration(values, np.ones(len(values)))
+        a_lo, a_hi = _bca_levels(whole.share_below(), a_lo, a_hi, acceleration)
+    if whole.tail > 0 and min(a_lo, 1 - a_hi) <= whole.tail + EXACT_QUANTILE_TOL:
+        whole = exact_bootstrap_mean(values, max_support=max_support, max_denominator=max_denominator, tail=0.0)
+        assert whole is not None
+    lo, hi = whole.quantiles((a_lo, a_hi))
     if method == "basic":
+        estimate = float(np.sum(values) / len(values))
         lo, hi = 2 * estimate - hi, 2 * estimate - lo
     return (float(lo), float(hi))
+
+
+def _plain_values(values: Any) -> np.ndarray | None:
+    """``values`` as a 1-D float array of finite numbers, or None (not 1-D, or a value not finite: the general
+    path's checks then speak). One sum instead of an ``isfinite`` pass when every value is finite."""
+    x = np.asarray(values, dtype=float)
+    if x.ndim != 1:
+        return None
+    if not math.isfinite(x.sum()) and not np.isfinite(x).all():
+        return None
+    return x
 
 
 def bootstrap_mean_ci(
@@ -512,6 +626,7 @@ def bootstrap_mean_ci(
     exact: bool = EXACT_BOOTSTRAP,
     max_support: int = EXACT_BOOTSTRAP_MAX_SUPPORT,
     max_denominator: int = LATTICE_MAX_DENOMINATOR,
+    tail: float = EXACT_BOOTSTRAP_TAIL,
 ) -> Any:
     """Bootstrap-over-tasks interval of the (weighted) mean of per-task values.
 
@@ -519,25 +634,34 @@ def bootstrap_mean_ci(
     statistics) -> a list with one such entry per column, all from the same resampled task sets.
     ``exact=True`` (default ``EXACT_BOOTSTRAP``): for 1-D values with equal weights on a lattice v/L (per-task
     rates c/k) whose resampled sum has at most ``max_support`` points, the interval comes from the exact
-    bootstrap distribution (``exact_bootstrap_mean``: no draws, no seed, no Monte Carlo error); otherwise, and
-    for weighted or ratio statistics, from ``draws`` resamples.
+    bootstrap distribution (``exact_bootstrap_mean``, windowed to the sums within Hoeffding's / Bernstein's bound ``tail``:
+    no draws, no seed, no Monte Carlo error); otherwise, and for weighted or ratio statistics, from ``draws``
+    resamples.
     """
     level = check_level(level)
     method = check_method(method)
     min_n = check_int(min_n, "min_n", 1)
-    if not isinstance(exact, bool):
+    if exact is not True and exact is not False:
         raise InvalidArgumentType(f"exact= must be True or False; got {exact!r}")
+    if exact and weights is None:
+        x = _plain_values(values)
+        if x is not None:
+            if len(x) < min_n:
+                return None
+            ci = _exact_interval(x, level=level, method=method, max_support=check_int(max_support, "max_support", 1),
+                                 max_denominator=check_int(max_denominator, "max_denominator", 1),
+                                 tail=check_tail(tail))
+            if ci is not None:
+                return ci
     v, w, single = _as_columns(values, weights, "values")
     if v.shape[0] == 0:
         return None if single else [None] * v.shape[1]
     if exact and single and v.shape[0] >= min_n and w[0, 0] > 0 and np.all(w == w[0, 0]):
         x = v[:, 0]
-        whole = exact_bootstrap_mean(x, max_support=check_int(max_support, "max_support", 1),
-                                     max_denominator=check_int(max_denominator, "max_denominator", 1))
-        if whole is not None:
-            est = float(np.sum(x) / len(x))
-            acc = _jackknife_acceleration(x, w[:, 0]) if method == "bca" else 0.0
-            return _exact_interval(whole, est, level=level, method=method, acceleration=acc)
+        ci = _exact_interval(x, level=level, method=method, max_support=check_int(max_support, "max_support", 1),
+                             max_denominator=check_int(max_denominator, "max_denominator", 1), tail=check_tail(tail))
+        if ci is not None:
+            return ci
     dist = bootstrap_means(v, w, draws=draws, seed=seed, chunk_bytes=chunk_bytes, max_cell_share=max_cell_share)
     out: list[Interval | None] = []
     for j in range(v.shape[1]):
@@ -548,6 +672,15 @@ def bootstrap_mean_ci(
         acc = _jackknife_acceleration(v[:, j], w[:, j]) if method == "bca" else 0.0
         out.append(interval_from_distribution(dist[:, j], est, level=level, method=method, acceleration=acc))
     return out[0] if single else out
+
+
+def check_tail(tail: Any) -> float:
+    """``tail`` as a float in [0, 1), else a ValueError naming the argument."""
+    if tail.__class__ is float and 0.0 <= tail < 1.0:
+        return float(tail)
+    if isinstance(tail, bool) or not isinstance(tail, (int, float, np.floating)) or not 0 <= float(tail) < 1:
+        raise InvalidArgument(f"tail= must be a number in [0, 1) (the mass the exact bootstrap may leave out); got {tail!r}")
+    return float(tail)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -588,14 +721,44 @@ def _pvalue(count_ge: int, count_le: int, total: int, exact: bool, alternative: 
     return float(min(1.0, 2 * min(p_ge, p_le)))
 
 
-def _small_scale(levels: np.ndarray, most: int) -> int | None:
+#: levels up to this size are checked exactly by their binary fractions (``_dyadic_scale``); above it the 1e-9
+#: relative tolerance of ``_small_scale`` could pass a scale L <= LATTICE_QUICK_SCALES that does not divide
+#: a level's denominator (1e-9 x |u| x L >= 1 / L needs |u| >= 1e9 / L^2 >= 1.7e6), so they take the loop
+DYADIC_MAX_LEVEL = 1e6
+
+
+def _dyadic_scale(values: list[float], most: int) -> int | None:
+    """``_small_scale``'s answer when every level is exactly a binary fraction a / 2^j with a small denominator
+    (rates c/k for k = 1, 2, 4, 8, 16: ``float.as_integer_ratio`` is exact): the lcm of the denominators, which
+    every scale that puts a level within the tolerance of an integer is a multiple of (|u| <= DYADIC_MAX_LEVEL);
+    None (the caller's loop decides) otherwise."""
+    scale = 1
+    for u in values:
+        if not -DYADIC_MAX_LEVEL <= u <= DYADIC_MAX_LEVEL:
+            return None
+        den = u.as_integer_ratio()[1]
+        if den > most:
+            return None
+        scale = scale * den // math.gcd(scale, den)
+    return scale if scale <= most else None
+
+
+def _small_scale(levels: np.ndarray | list[float], most: int) -> int | None:
     """The smallest scale L <= ``most`` with every level within 1e-9 (relative) of a multiple of 1/L, or None:
     ``_lattice``'s scale, found without Fraction when the denominators are small (per-task rates c/k)."""
-    values = levels.tolist()
+    values = levels.tolist() if isinstance(levels, np.ndarray) else levels
     if len(values) > most:
         return None
+    dyadic = _dyadic_scale(values, most)
+    if dyadic is not None:
+        return dyadic
+    tols = [1e-9 * max(1.0, abs(u)) for u in values]
     for scale in range(1, most + 1):
-        if all(abs(u * scale - round(u * scale)) <= 1e-9 * max(1.0, abs(u)) * scale for u in values):
+        for u, tol in zip(values, tols):  # a plain loop that stops at the first level off this scale
+            x = u * scale
+            if abs(x - round(x)) > tol * scale:
+                break
+        else:
             return scale
     return None
 
@@ -666,12 +829,9 @@ def _signed_sums(x: np.ndarray) -> np.ndarray:
         for v in x.tolist():
             sums = np.concatenate([sums + v, sums - v])
         return sums
-    signs = _SIGNS.get(h)
-    if signs is None:
-        signs = _SIGNS[h] = 1.0 - 2.0 * ((np.arange(2**h)[:, None] >> np.arange(h)[::-1]) & 1)
     if h == 0:
         return np.zeros(1)
-    out: np.ndarray = np.cumsum(signs * x, axis=1)[:, -1]
+    out: np.ndarray = np.cumsum(_sign_table(h) * x, axis=1)[:, -1]
     return out
 
 
@@ -689,11 +849,24 @@ def _binom_half_pmf(h: int) -> np.ndarray:
     return out
 
 
-def _enumerated_counts(nz: np.ndarray, obs: float, gamma: float) -> tuple[int, int]:
-    """How many of the 2^m sign patterns give a sum >= obs - gamma and <= obs + gamma, counted exactly by
+def _sign_table(m: int) -> np.ndarray:
+    """The 2^m x m matrix of +-1 sign patterns (cached per m; ``_signed_sums``'s row order)."""
+    signs = _SIGNS.get(m)
+    if signs is None:
+        signs = _SIGNS[m] = 1.0 - 2.0 * ((np.arange(2**m)[:, None] >> np.arange(m)[::-1]) & 1)
+    return signs
+
+
+def _enumerated_counts(nz: np.ndarray, obs: float, gamma: float, table_max: int = EXACT_PERMUTATION_TABLE_MAX
+                       ) -> tuple[int, int]:
+    """How many of the 2^m sign patterns give a sum >= obs - gamma and <= obs + gamma. Up to ``table_max``
+    differences all 2^m sums at once, one product with the cached sign table; above it counted exactly by
     meeting in the middle (Horowitz & Sahni 1974): the signed sums of each half, one half sorted, and for every
     sum of the other half the count of partners past the threshold by binary search. O(2^(m/2) m) time and
     memory instead of the 2^m x m sign matrix."""
+    if len(nz) <= min(table_max, SIGN_TABLE_MAX):
+        sums = _sign_table(len(nz)) @ nz
+        return int(np.count_nonzero(sums >= obs - gamma)), int(np.count_nonzero(sums <= obs + gamma))
     half = len(nz) // 2
     left, right = _signed_sums(nz[:half]), np.sort(_signed_sums(nz[half:]))
     ge = int(np.sum(len(right) - np.searchsorted(right, obs - gamma - left, side="left")))
@@ -709,6 +882,7 @@ def paired_permutation_test(
     alternative: str = "two-sided",
     exact: bool | None = None,
     exact_max: int = EXACT_PERMUTATION_MAX,
+    table_max: int = EXACT_PERMUTATION_TABLE_MAX,
     max_support: int = EXACT_LATTICE_MAX_SUPPORT,
     max_denominator: int = LATTICE_MAX_DENOMINATOR,
     chunk_bytes: int = BOOTSTRAP_CHUNK_BYTES,
@@ -721,9 +895,9 @@ def paired_permutation_test(
     """Sign-flip permutation test on paired differences (e.g. per-task after - before pass rates).
 
     ``exact=None`` (auto): exact when the m non-zero differences are at most ``exact_max`` (all 2^m flips
-    enumerated) or lie on a lattice v/L (per-task rates c/k do) with sum|v| <= ``max_support`` (the null is the
-    convolution of scaled Binomial(h_j, 1/2), no Monte Carlo; FFT round-off puts a floor near 1e-15 on tiny
-    p-values). Otherwise ``permutations`` random flips with the Phipson-Smyth +1, drawn as Binomial(h, 1/2)
+    enumerated: one product with a sign table up to ``table_max``, else meeting in the middle) or lie on a
+    lattice v/L (per-task rates c/k do) with sum|v| <= ``max_support`` (the null is the convolution of scaled
+    Binomial(h_j, 1/2), no Monte Carlo; FFT round-off puts a floor near 1e-15 on tiny p-values). Otherwise ``permutations`` random flips with the Phipson-Smyth +1, drawn as Binomial(h, 1/2)
     per distinct |d| level when levels are few (cost independent of n), else chunked random signs.
     ``exact=False`` forces random flips; ``exact=True`` raises when no exact method applies.
     Zero differences carry no sign and are left out (the p-value is unchanged). All zero -> p = 1.
@@ -750,7 +924,7 @@ def paired_permutation_test(
     gamma = tie_rtol * float(np.abs(nz).sum())
     mag = np.abs(nz)
     if exact is not False and m <= exact_max:
-        ge, le = _enumerated_counts(nz, obs, gamma)
+        ge, le = _enumerated_counts(nz, obs, gamma, check_int(table_max, "table_max", 0))
         return PermutationResult(_pvalue(ge, le, 2**m, True, alternative), stat, n, m, True, 2**m, alternative)
     levels, inv, h = np.unique(mag, return_inverse=True, return_counts=True)
     if exact is not False:
