@@ -19,10 +19,12 @@ from typing import Any
 
 from whileai_core.arguments import choice
 from whileai_core.errors import InvalidArgument, InvalidArgumentType
-from whileai_core.rows import rollout_row
+from whileai_core.rows import json_encoder, rollout_row
 from whileai_core.tools import model_name
 
 Row = Mapping[str, Any]
+#: ``json.dumps(x)`` (its defaults: ASCII, no sorting), its C encoder built once: two calls a tool step, per row
+_dumps = json_encoder()
 ARGUMENT_FORMS = ("dict", "string")  # tool-call arguments as dicts (what stock chat templates render) or JSON strings
 
 
@@ -241,10 +243,10 @@ def chat_messages(system_prompt: str | None, prompt: str, steps: Sequence[Mappin
                 n_call += 1
                 calls.append({"id": call_id, "type": "function",
                               "function": {"name": wire_name(str(step["tool"])),
-                                           "arguments": json.dumps(step.get("arguments") or {})}})
+                                           "arguments": _dumps(step.get("arguments") or {})}})
                 result = step.get("result")
                 answers.append({"role": "tool", "tool_call_id": call_id,
-                                "content": result if isinstance(result, str) else json.dumps(result)})
+                                "content": result if isinstance(result, str) else _dumps(result)})
             msgs.append({"role": "assistant", "content": text, "tool_calls": calls})
             msgs.extend(answers)
         elif "user" in turn:
