@@ -7,6 +7,9 @@ It starts the loopback server (``tests/fakeserver.py``, its own process) and run
   rollouts: imports and start-up cancel out), ``--rounds`` interleaved pairs; prints each and the median;
 * ``--cprofile``: the engine's loop thread under ``cProfile`` (``Engine._serve`` wrapped), the top functions by
   own time, in microseconds per rollout;
+* ``--nonet``: ``--cpu`` and ``--cprofile`` (with it) without the network: ``models.http.post`` answers in
+  process with the loopback server's replies (``tests/fakeserver.py``'s ``default_reply``, its wire shape), so
+  what is measured is whileai's own CPU per rollout (the engine, the agent loop, the backend, rows), no aiohttp;
 * ``--callgrind``: meant to run under ``valgrind --tool=callgrind``: one run, nothing else (instruction counts do
   not move with the machine's load; run it at two sizes and take the difference per rollout); ``--bare`` runs
   ``bench_simulate.py``'s bare aiohttp client instead (the floor, the same way).
@@ -45,9 +48,37 @@ def _run(url: str, tasks: int, c: int) -> float:
     return cpu
 
 
+def no_network() -> None:
+    """``models.http.post`` answered in process, as the loopback server would answer (no socket, no aiohttp)."""
+    import json
+    import sys
+
+    from harness import TESTS
+
+    sys.path.insert(0, str(TESTS))
+    from fakeserver import FakeServer, default_reply
+
+    from whileai_core.models import http
+
+    count = iter(range(1 << 62))
+
+    replies: dict[bytes, bytes] = {}  # request body -> reply body: the measured runs ask what the warm-up asked
+
+    async def post(url: str, payload: bytes, headers: dict[str, str], *, timeout: float,
+                   connect_timeout: float) -> tuple[int, dict[str, str], bytes]:
+        found = replies.get(payload)
+        if found is None:
+            request = json.loads(payload)
+            reply = FakeServer._render(default_reply(request, "openai"), request, "openai", next(count))
+            found = replies[payload] = json.dumps(reply).encode()
+        return 200, {}, found
+
+    http.post = post  # type: ignore[assignment]
+
+
 def cpu(url: str, tasks: int, rounds: int, c: int) -> None:
     """Marginal CPU per rollout: (CPU of 3x tasks - CPU of tasks) / (2 x tasks x K), ``rounds`` times."""
-    _run(url, 50, c)  # warm: imports, the session, the first-call memos
+    _run(url, 3 * tasks, c)  # warm: imports, the session, the first-call memos (and --nonet's replies)
     per: list[float] = []
     for i in range(rounds):
         small, big = _run(url, tasks, c), _run(url, 3 * tasks, c)
@@ -65,7 +96,7 @@ def cprofile(url: str, tasks: int, c: int, top: int) -> None:
 
     from whileai_core.simulate.engine import Engine
 
-    _run(url, 50, c)
+    _run(url, tasks, c)
     prof = cProfile.Profile()
     serve = Engine._serve
 
@@ -96,6 +127,7 @@ def main() -> None:
     ap.add_argument("--cpu", action="store_true")
     ap.add_argument("--cprofile", action="store_true")
     ap.add_argument("--callgrind", action="store_true")
+    ap.add_argument("--nonet", action="store_true", help="http.post answered in process (whileai's CPU alone)")
     ap.add_argument("--bare", action="store_true", help="--callgrind's run with bench_simulate's bare aiohttp client")
     ap.add_argument("--tasks", type=int, default=500)
     ap.add_argument("--rounds", type=int, default=3)
@@ -103,6 +135,8 @@ def main() -> None:
     ap.add_argument("--top", type=int, default=40)
     ap.add_argument("--latency", type=float, default=0.002, help="the server's seconds per reply")
     args = ap.parse_args()
+    if args.nonet:
+        no_network()
     proc, port = start_server(args.latency)
     url = f"http://127.0.0.1:{port}/v1"
     try:
