@@ -398,6 +398,7 @@ def as_rows(source: Any, *, name: str = "rows") -> list[Row]:
 
 
 _LEAVES = frozenset({str, int, bool, type(None)})  # json_safe returns these exact types as they are
+_PLAIN = _LEAVES | {float}  # the exact types opaque finds nothing in
 
 
 def json_safe(value: Any) -> Any:
@@ -453,6 +454,8 @@ def opaque(value: Any, _depth: int = 0) -> str | None:
     ``object()``, a class instance without a JSON form), else None."""
     if type(value) in _LEAVES or isinstance(value, (str, int, float)) or _depth > 32:
         return None
+    if type(value) is dict:  # the common result: a plain dict, its plain leaves passed without a call each
+        return next((o for o in (opaque(v, _depth + 1) for v in value.values() if type(v) not in _PLAIN) if o), None)
     if isinstance(value, Mapping):
         return next((o for o in (opaque(v, _depth + 1) for v in value.values()) if o), None)
     if isinstance(value, (list, tuple, set, frozenset)):

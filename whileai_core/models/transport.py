@@ -424,9 +424,10 @@ class _HTTPBackend(_Transport):
 
 
 def _parse_arguments(raw: Any) -> tuple[Any, str | None]:
+    """(the decoded arguments of a tool call, None) or (what was sent, why it is not a JSON object)."""
     if isinstance(raw, str) and raw:  # what the chat API sends: the arguments as a JSON string
         try:
-            value = json.loads(raw)
+            value = decode_arguments(raw)
         except json.JSONDecodeError as exc:
             return raw, f"arguments are not valid JSON ({exc.msg})"
         if isinstance(value, dict):
@@ -437,6 +438,18 @@ def _parse_arguments(raw: Any) -> tuple[Any, str | None]:
     if raw is None or raw == "":
         return {}, None
     return raw, f"arguments are {type(raw).__name__}, not a JSON object"
+
+
+def decode_arguments(raw: str) -> Any:
+    """``json.loads(raw)``, the same value: orjson's decoder when it is installed (``http.loads``) and takes the
+    text; what it refuses (NaN and Infinity, integers past 64 bits, a lone surrogate, broken JSON) goes to
+    ``json.loads``, which decodes it as before or raises its own ``JSONDecodeError`` with its message."""
+    if http.loads is not json.loads:
+        try:
+            return http.loads(raw)
+        except ValueError:  # orjson.JSONDecodeError is a ValueError: json.loads decides, with its own message
+            pass
+    return json.loads(raw)
 
 
 def _malformed(provider: str, what: str, attempts: int) -> BackendError:

@@ -170,10 +170,22 @@ def _row(agent: Any, trial: Scenario, system_prompt: str | None, outcome: Outcom
 
 def _lineage(agent_name: str, system_prompt: str | None, seed: int, run_id: str | None, mode: str | None,
              repeat_policy: str | None) -> dict[str, Any]:
-    """A row's lineage: the run's, not the rollout's (so a replayed row gets the replaying run's)."""
-    return {"run_id": run_id, "seed": seed, "writer": "template", "agent": agent_name,
-            "whileai_version": distribution_version(), "system_prompt_sha": _prompt_sha(system_prompt or ""),
-            "mode": mode, "repeat_policy": repeat_policy}
+    """A row's lineage: the run's, not the rollout's (so a replayed row gets the replaying run's). A new dict
+    each call (a row's lineage is stamped further); the last one built is copied when the run's values repeat
+    (every row of a run has the same), compared with their types (a seed of True is not a seed of 1)."""
+    key = (agent_name, system_prompt, seed, run_id, mode, repeat_policy)
+    last_key, last = _last_lineage[0]
+    if last_key == key and type(last_key[2]) is type(seed):
+        return dict(last)
+    lineage = {"run_id": run_id, "seed": seed, "writer": "template", "agent": agent_name,
+               "whileai_version": distribution_version(), "system_prompt_sha": _prompt_sha(system_prompt or ""),
+               "mode": mode, "repeat_policy": repeat_policy}
+    _last_lineage[0] = (key, lineage)  # one store of one tuple: a thread reads either the old pair or the new
+    return dict(lineage)
+
+
+#: (the values, the lineage) of the last ``_lineage`` call: one run's rows all have the same
+_last_lineage: list[tuple[Any, dict[str, Any]]] = [((), {})]
 
 
 def _keep(out: Any, row: dict[str, Any]) -> None:
