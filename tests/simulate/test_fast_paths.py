@@ -208,3 +208,38 @@ def test_lineage_copied_per_row_is_the_one_built():
         assert _same(got, want) and got is not want
         got["writer"] = "changed"  # a row's lineage is stamped further: the next row's is untouched
         assert rollout_module._lineage(*args)["writer"] == "template"
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_a_parsed_reply_is_the_completion_its_init_builds(seed):
+    import dataclasses
+    import pickle
+
+    from whileai_core.models.openai import OpenAI
+    from whileai_core.models.protocol import Completion, ToolCall
+
+    rng = random.Random(seed)
+    backend = OpenAI("m", api_key="k")
+    for i in range(40):
+        calls = [{"id": f"c{i}{j}" if rng.random() < 0.8 else None, "type": "function",
+                  "function": {"name": rng.choice(["get_order", "lookup"]),
+                               "arguments": rng.choice([json.dumps(_plain(_value(rng))), "{broken", "",
+                                                        json.dumps({"order_id": rng.choice(TEXTS)})])}}
+                 for j in range(rng.randrange(3))]
+        message = {"role": "assistant", "content": rng.choice([None, "", "Done.", "Zoë?"])}
+        if calls:
+            message["tool_calls"] = calls
+        data = {"model": rng.choice(["m", None]), "choices": [{"message": message,
+                                                                "finish_reason": rng.choice([None, "stop", "length"])}],
+                "usage": rng.choice([None, {"prompt_tokens": rng.randrange(99), "completion_tokens": 3}])}
+        waits = tuple(rng.random() for _ in range(rng.randrange(2)))
+        got = backend._parse(data, 1 + i % 3, waits)
+        want = Completion(**{f.name: getattr(got, f.name) for f in dataclasses.fields(Completion)})
+        assert got == want and repr(got) == repr(want) and vars(got) == vars(want)
+        assert list(vars(got)) == list(vars(want))  # the fields in __init__'s order
+        assert pickle.loads(pickle.dumps(got)) == want
+        for call in got.tool_calls:
+            again = ToolCall(call.id, call.name, call.arguments, call.arguments_error)
+            assert call == again and repr(call) == repr(again) and list(vars(call)) == list(vars(again))
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            got.text = "changed"  # type: ignore[misc]

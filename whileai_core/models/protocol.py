@@ -85,6 +85,18 @@ class Completion:
                 f"attempts={self.attempts}{', cached' if self.cached else ''})")
 
 
+_new = object.__new__
+
+
+def built(cls: type[Any], **values: Any) -> Any:
+    """``cls(**values)`` for a frozen dataclass (``Completion``, ``ToolCall``) given every field in order, without
+    its ``__init__``'s ``object.__setattr__`` per field (a reply parsed per model call, two a rollout): the same
+    object, compared, printed and pickled the same (tests/simulate/test_fast_paths.py)."""
+    made = _new(cls)
+    made.__dict__.update(values)
+    return made
+
+
 @runtime_checkable
 class Backend(Protocol):
     """What the rest of whileai asks of a model backend: a spec string naming it, the name a cassette keys on,

@@ -30,7 +30,7 @@ from whileai_core.adapters.routing import Route, fault_fields, install_thread_co
 from whileai_core.errors import BackendError, CassetteMiss, InvalidArgumentType
 from whileai_core.messages import chat_messages, flat_steps, loss_mask
 from whileai_core.redact import error_text
-from whileai_core.rows import Row, RowFields, RowStatus, Step, as_row, json_safe, opaque
+from whileai_core.rows import _LEAVES, Row, RowFields, RowStatus, Step, as_row, json_safe, opaque
 from whileai_core.simulate.situations import Scenario
 from whileai_core.simulate.world import CURRENT, World
 from whileai_core.tools import ROUTE
@@ -42,7 +42,7 @@ def _check_output(out: Any) -> tuple[list[dict[str, Any]], str, dict[str, Any]]:
     """Validate an agent's return value against the contract; returns (steps, final_text, extra)."""
     if isinstance(out, str):
         return [], out, {}
-    if type(out) is not dict and not isinstance(out, Mapping):
+    if not isinstance(out, (dict, Mapping)):  # a dict subclass (a model agent's Played) without the ABC check
         raise InvalidArgumentType(f"the agent returned {type(out).__name__}; the agent contract is a dict "
                         "{'steps': [{'tool', 'arguments', 'result'}, ...], 'final_text': str} (or a plain string)")
     if "final_text" not in out and "steps" not in out:
@@ -81,7 +81,7 @@ def _check_output(out: Any) -> tuple[list[dict[str, Any]], str, dict[str, Any]]:
                           "None (datetime, date, Enum, UUID, Decimal, paths and dataclasses are converted: "
                           "docs/rows.md)", UserWarning, stacklevel=2)
         clean.append(json_safe(step))
-    extra = {k: json_safe(v) for k, v in out.items() if k not in ("steps", "final_text")}
+    extra = {k: v if type(v) in _LEAVES else json_safe(v) for k, v in out.items() if k not in ("steps", "final_text")}
     return clean, final_text, extra
 
 
