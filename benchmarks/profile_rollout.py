@@ -10,6 +10,9 @@ It starts the loopback server (``tests/fakeserver.py``, its own process) and run
 * ``--nonet``: ``--cpu`` and ``--cprofile`` (with it) without the network: ``models.http.post`` answers in
   process with the loopback server's replies (``tests/fakeserver.py``'s ``default_reply``, its wire shape), so
   what is measured is whileai's own CPU per rollout (the engine, the agent loop, the backend, rows), no aiohttp;
+* ``--floors``: CPU per rollout of bench_simulate's bare aiohttp client, of whileai's backend alone on the same
+  calls (``Endpoint.acomplete`` twice a rollout: no agent loop, world or rows) and of the whole simulate run,
+  ``--rounds`` interleaved (where whileai's CPU goes beyond the bare client's: its transport or the rest);
 * ``--callgrind``: meant to run under ``valgrind --tool=callgrind``: one run, nothing else (instruction counts do
   not move with the machine's load; run it at two sizes and take the difference per rollout); ``--bare`` runs
   ``bench_simulate.py``'s bare aiohttp client instead (the floor, the same way).
@@ -76,6 +79,58 @@ def no_network() -> None:
     http.post = post  # type: ignore[assignment]
 
 
+def transport(url: str, tasks: int, c: int) -> float:
+    """``bench_simulate.py``'s bare aiohttp client with whileai's backend in place of its session calls: each
+    rollout two ``Endpoint.acomplete`` calls of the same bodies on ``c`` workers (whileai's transport, no agent
+    loop, world or rows); returns the process CPU seconds."""
+    import asyncio
+
+    from bench_simulate import _bodies, _run_on_engine_loop
+
+    import whileai as wai
+    from whileai_core.models import http
+
+    backend = wai.Endpoint("m", url=url, max_attempts=1)
+    bodies, n = _bodies(), tasks * K
+
+    async def main() -> None:
+        token = http.connection_limit.set(c)
+        jobs = iter(range(n))
+
+        async def worker() -> None:
+            for _ in jobs:
+                for b in bodies:
+                    await backend.acomplete(b["messages"], tools=b["tools"], temperature=b["temperature"],
+                                            max_tokens=b["max_tokens"])
+
+        try:
+            await asyncio.gather(*(worker() for _ in range(c)))
+        finally:
+            await http.close_sessions()
+            http.connection_limit.reset(token)
+
+    cpu0 = time.process_time()
+    _run_on_engine_loop(main())
+    return time.process_time() - cpu0
+
+
+def floors(url: str, tasks: int, rounds: int, c: int) -> None:
+    """CPU per rollout of bare aiohttp, whileai's transport alone and the whole simulate run, interleaved."""
+    from bench_simulate import _bare_aiohttp
+
+    arms = {"bare aiohttp": lambda: _bare_aiohttp({"url": url, "tasks": tasks, "c": c})["cpu"],
+            "whileai transport": lambda: transport(url, tasks, c), "whileai simulate": lambda: _run(url, tasks, c)}
+    for fn in arms.values():
+        fn()  # warm
+    got: dict[str, list[float]] = {name: [] for name in arms}
+    for i in range(rounds):
+        for name in list(arms) if i % 2 == 0 else list(arms)[::-1]:
+            got[name].append(arms[name]() / (tasks * K))
+    for name, values in got.items():
+        print(f"  {name:<18} {1e6 * statistics.median(values):7.1f} us CPU/rollout "
+              f"[{1e6 * min(values):.1f}-{1e6 * max(values):.1f}] (median of {rounds})")
+
+
 def cpu(url: str, tasks: int, rounds: int, c: int) -> None:
     """Marginal CPU per rollout: (CPU of 3x tasks - CPU of tasks) / (2 x tasks x K), ``rounds`` times."""
     _run(url, 3 * tasks, c)  # warm: imports, the session, the first-call memos (and --nonet's replies)
@@ -127,6 +182,7 @@ def main() -> None:
     ap.add_argument("--cpu", action="store_true")
     ap.add_argument("--cprofile", action="store_true")
     ap.add_argument("--callgrind", action="store_true")
+    ap.add_argument("--floors", action="store_true", help="CPU/rollout: bare aiohttp, whileai's transport, simulate")
     ap.add_argument("--nonet", action="store_true", help="http.post answered in process (whileai's CPU alone)")
     ap.add_argument("--bare", action="store_true", help="--callgrind's run with bench_simulate's bare aiohttp client")
     ap.add_argument("--tasks", type=int, default=500)
@@ -142,6 +198,8 @@ def main() -> None:
     try:
         if args.cprofile:
             cprofile(url, args.tasks, args.c, args.top)
+        elif args.floors:
+            floors(url, args.tasks, args.rounds, args.c)
         elif args.callgrind:
             _run(url, args.tasks, args.c)
         elif args.bare:
