@@ -153,7 +153,7 @@ def json_encoder(*, ensure_ascii: bool = True, sort_keys: bool = False,
     make = getattr(json.encoder, "c_make_encoder", None)
     if make is None:  # pragma: no cover - CPython always has the C accelerator
         return slow
-    strings = json.encoder.c_encode_basestring_ascii if ensure_ascii else json.encoder.c_encode_basestring
+    strings = json.encoder.encode_basestring_ascii if ensure_ascii else json.encoder.encode_basestring  # as iterencode
     fast = make(None, default if default is not None else _refuse, strings, None, ": ", ", ", sort_keys,
                 False, True)
 
