@@ -243,3 +243,59 @@ def test_a_parsed_reply_is_the_completion_its_init_builds(seed):
             assert call == again and repr(call) == repr(again) and list(vars(call)) == list(vars(again))
         with pytest.raises(dataclasses.FrozenInstanceError):
             got.text = "changed"  # type: ignore[misc]
+
+
+def _steps(rng: random.Random) -> list[dict[str, Any]]:
+    """A row's steps: tool steps (turns shared, None or absent; text on some), text and user steps, grouped
+    ``tool_calls`` steps now and then; non-ASCII names, arguments and results."""
+    names = ["get_order", "math.factorial", "lookup", "bad name!", "ünïcode_tool"]
+    out: list[dict[str, Any]] = []
+    for i in range(rng.randrange(7)):
+        pick = rng.randrange(6)
+        if pick < 3:
+            step: dict[str, Any] = {"tool": rng.choice(names), "arguments": rng.choice([{}, None, _value(rng)]),
+                                    "result": rng.choice([_value(rng), "plain text", None])}
+            if rng.random() < 0.7:
+                step["turn"] = rng.choice([i // 2, None, 0])
+            if rng.random() < 0.3:
+                step["text"] = rng.choice(TEXTS)
+            out.append(step)
+        elif pick == 3:
+            out.append({"text": rng.choice(TEXTS)})
+        elif pick == 4:
+            out.append({"user": rng.choice(TEXTS)})
+        else:
+            out.append({"tool_calls": [{"tool": rng.choice(names), "arguments": {"x": i}, "result": "r"}
+                                       for _ in range(1 + rng.randrange(2))], "text": rng.choice(["", "t"])})
+    return out
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_chat_messages_of_plain_steps_are_the_copied_path(seed):
+    from whileai_core.messages import _read_turns, _wire_names, chat_messages, tool_turns
+
+    rng = random.Random(seed)
+    for _ in range(100):
+        steps = _steps(rng)
+        proxied = [types.MappingProxyType(s) for s in steps]  # not plain dicts: tool_turns' copies
+        system = rng.choice([None, "", "Be brief.", "Zoë"])
+        if rng.random() < 0.5:
+            _wire_names.clear()
+        fast = chat_messages(system, "ask é", steps, "done")
+        slow = chat_messages(system, "ask é", proxied, "done")
+        assert json.dumps(fast) == json.dumps(slow)
+        plain = [s for s in steps if "tool_calls" not in s]  # the fast grouping itself, against tool_turns
+        assert json.dumps(_read_turns(plain)) == json.dumps(tool_turns(plain))
+
+
+def test_wire_name_memo_answers_as_model_name():
+    from whileai_core.messages import wire_name
+    from whileai_core.tools import model_name
+
+    for name in ["get_order", "math.factorial", "bad name!", "", "x" * 200, "ünï", "a.b.c"] * 2:
+        try:
+            want: Any = model_name(name) if name else name
+        except Exception:  # noqa: BLE001 - a name no API takes comes back as it is
+            want = name
+        assert wire_name(name) == want and wire_name(name, memo=0) == want
+    assert wire_name(None) is None and wire_name(3) == 3
