@@ -31,6 +31,8 @@ PROGRESS_EVERY_ROWS = 50  # a progress line every N rows on long runs; conventio
 OUTPUT_FSYNC_S = 1.0  # simulate(output=) fsyncs the rows file at most this often and at the end (a killed process loses no written row; an OS crash at most this much); convention, untested
 ASKED_SITUATION_CACHE = 256  # situations of asks= kept built at once (simulate builds each when played; the k rollouts of one are pulled in a row, so at c=128, k=4 some 32 are in flight); ~730 B each, convention
 ENGINE_GC_THRESHOLD = 20_000  # gen-0 collection threshold while a rollout run is in flight (CPython's 700 collects ~1,000x a second at 1,500 rollouts/s); CPython gc.set_threshold docs; Instagram engineering, "Dismissing Python garbage collection" (2017); measured -6% CPU/rollout in benchmarks/bench_simulate.py
+UNIFORM_MEMO = 4096  # rows.uniform's memo of recent draws (cleared when full): a world answers the k rollouts of one situation with the same draw, and 4096 covers the situations in flight at any concurrency the engine runs (128 x k=16 = 2048) at ~200 bytes an entry (< 1 MB); convention, measured in benchmarks/profile_rollout.py
+WIRE_NAME_MEMO = 1024  # messages.wire_name's memo of tool names (cleared when full): a run's tools are a handful, the rest bounds what a model's invented names can hold; convention
 STOP_GRACE_S = 5.0  # after a deadline stop, seconds the run waits for rollouts in flight; whileai SDK stop_grace 5 s
 PROGRESS_MIN_ROWS = 200  # runs smaller than this print no progress; convention, untested
 EDGE_ID_MIN = 1000  # ids the template writer invents lie in [1000, 90000); whileai SDK world, convention

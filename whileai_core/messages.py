@@ -18,21 +18,37 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from whileai_core.arguments import choice
+from whileai_core.defaults import WIRE_NAME_MEMO
 from whileai_core.errors import InvalidArgument, InvalidArgumentType
-from whileai_core.rows import rollout_row
+from whileai_core.rows import json_encoder, rollout_row
 from whileai_core.tools import model_name
 
 Row = Mapping[str, Any]
+#: ``json.dumps(x)`` (its defaults: ASCII, no sorting), its C encoder built once: two calls a tool step, per row
+_dumps = json_encoder()
 ARGUMENT_FORMS = ("dict", "string")  # tool-call arguments as dicts (what stock chat templates render) or JSON strings
 
 
-def wire_name(name: Any) -> Any:
+def wire_name(name: Any, memo: int = WIRE_NAME_MEMO) -> Any:
     """The model-facing name of a tool a step or message names (``model_name``); a name no API takes is
-    returned as it is (the export's round-trip check names it), so reading a row never raises."""
+    returned as it is (the export's round-trip check names it), so reading a row never raises. A ``str``'s
+    answer is remembered (up to ``memo`` names, then the memo starts again): every tool step of every row asks."""
+    if type(name) is str:
+        found = _wire_names.get(name)
+        if found is not None:
+            return found
     try:
-        return model_name(name) if isinstance(name, str) and name else name
+        wired = model_name(name) if isinstance(name, str) and name else name
     except InvalidArgument:
-        return name
+        wired = name
+    if type(name) is str and memo > 0:
+        if len(_wire_names) >= memo:
+            _wire_names.clear()
+        _wire_names[name] = wired
+    return wired
+
+
+_wire_names: dict[str, Any] = {}
 
 
 def flat_steps(steps: Sequence[Any]) -> list[dict[str, Any]]:
@@ -77,6 +93,27 @@ def tool_turns(steps: Sequence[Mapping[str, Any]]) -> list[list[Mapping[str, Any
             continue
         last = out[-1] if out else None
         if isinstance(last, list) and step.get("turn") is not None and last[-1].get("turn") == step.get("turn"):
+            last.append(step)
+        else:
+            out.append([step])
+    return out
+
+
+def _read_turns(steps: Sequence[Any]) -> list[list[Mapping[str, Any]] | Mapping[str, Any]]:
+    """``tool_turns(steps)`` for a caller that only reads them (``chat_messages``): flat plain dicts (every row
+    the engine builds) are grouped as they are, without ``flat_steps``'s copy of each; any other step (a grouped
+    one, a mapping of another type) takes ``tool_turns``."""
+    for step in steps:
+        if type(step) is not dict or "tool_calls" in step:
+            return tool_turns(steps)
+    out: list[list[Mapping[str, Any]] | Mapping[str, Any]] = []
+    for step in steps:
+        if "tool" not in step:
+            out.append(step)
+            continue
+        last = out[-1] if out else None
+        turn = step.get("turn")
+        if isinstance(last, list) and turn is not None and last[-1].get("turn") == turn:
             last.append(step)
         else:
             out.append([step])
@@ -232,7 +269,7 @@ def chat_messages(system_prompt: str | None, prompt: str, steps: Sequence[Mappin
         msgs.append({"role": "system", "content": system_prompt})
     msgs.append({"role": "user", "content": prompt})
     n_call = 0
-    for turn in tool_turns(steps):
+    for turn in _read_turns(steps):
         if isinstance(turn, list):
             text = next((str(s["text"]) for s in turn if s.get("text")), None)
             calls, answers = [], []
@@ -241,10 +278,10 @@ def chat_messages(system_prompt: str | None, prompt: str, steps: Sequence[Mappin
                 n_call += 1
                 calls.append({"id": call_id, "type": "function",
                               "function": {"name": wire_name(str(step["tool"])),
-                                           "arguments": json.dumps(step.get("arguments") or {})}})
+                                           "arguments": _dumps(step.get("arguments") or {})}})
                 result = step.get("result")
                 answers.append({"role": "tool", "tool_call_id": call_id,
-                                "content": result if isinstance(result, str) else json.dumps(result)})
+                                "content": result if isinstance(result, str) else _dumps(result)})
             msgs.append({"role": "assistant", "content": text, "tool_calls": calls})
             msgs.extend(answers)
         elif "user" in turn:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import functools
 import hashlib
 import json
 import math
@@ -18,7 +19,7 @@ from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Seq
 from pathlib import Path
 from typing import Any, ClassVar, Literal, TypedDict, TypeGuard, TypeVar, cast
 
-from whileai_core.defaults import ROW_SCHEMA_VERSION
+from whileai_core.defaults import ROW_SCHEMA_VERSION, UNIFORM_MEMO
 from whileai_core.errors import InvalidArgument, InvalidArgumentType
 
 #: the working type of a row: a plain dict, since a row also carries keys of its own (``agent_extra``, a
@@ -121,8 +122,59 @@ RowT = TypeVar("RowT", bound=Mapping[str, Any])
 PRIVILEGED_FIELDS = ("privileged",)
 #: flat fields that hold a row's answer key, in the order a verifier reads them (after privileged.reference)
 REFERENCE_FIELDS = ("reference", "answer", "target", "solution", "label", "expected")
+
+
+@functools.lru_cache(maxsize=16)
+def json_encoder(*, ensure_ascii: bool = True, sort_keys: bool = False,
+                 default: Callable[[Any], Any] | None = None) -> Callable[[Any], str]:
+    """``lambda obj: json.dumps(obj, ensure_ascii=..., sort_keys=..., default=...)``, the same text byte for byte,
+    with its C encoder built once (``json.dumps`` builds a ``JSONEncoder`` and a C encoder on each call: most of
+    the cost of encoding a small dict, several per rollout).
+
+    The reused C encoder is the one ``JSONEncoder.iterencode`` builds (``json.encoder.c_make_encoder``, default
+    separators, no indent), without the circular-reference markers (a dict shared by threads would look
+    circular to a second one): whatever it refuses or cannot finish (a cycle runs into ``RecursionError``, an
+    object ``default`` rejects, NaN under ``allow_nan``) is encoded again by ``json.JSONEncoder``, which raises
+    ``json.dumps``'s own error. Without the C encoder (another Python), the ``JSONEncoder``'s ``encode``.
+
+    Args:
+        ensure_ascii: escape non-ASCII as ``\\uXXXX`` (``json.dumps``'s default).
+        sort_keys: sort the keys of every dict.
+        default: called on an object JSON has no form for (None: ``TypeError``).
+
+    Returns:
+        ``encode(obj) -> str``.
+
+    Example:
+        >>> json_encoder(sort_keys=True)({"b": 1, "a": [1.5, None, "é"]})
+        '{"a": [1.5, null, "\\u00e9"], "b": 1}'
+    """
+    slow = json.JSONEncoder(ensure_ascii=ensure_ascii, sort_keys=sort_keys, default=default).encode
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:  # pragma: no cover - CPython always has the C accelerator
+        return slow
+    strings = json.encoder.encode_basestring_ascii if ensure_ascii else json.encoder.encode_basestring  # as iterencode
+    fast = make(None, default if default is not None else _refuse, strings, None, ": ", ", ", sort_keys,
+                False, True)
+
+    def encode(obj: Any) -> str:
+        try:
+            return "".join(fast(obj, 0))
+        except (TypeError, ValueError, RecursionError):
+            pass  # encoded again below, outside this handler: json.dumps's own error, raised as it raises it
+        return slow(obj)
+
+    encode.__doc__ = f"json.dumps(obj, ensure_ascii={ensure_ascii}, sort_keys={sort_keys}, default={default!r})"
+    return encode
+
+
+def _refuse(obj: Any) -> Any:
+    """The C encoder's ``default`` when none is given: refuse, as ``JSONEncoder.default`` does."""
+    raise TypeError(f"Object of type {type(obj).__name__} is not JSON serializable")
+
+
 #: ``json.dumps(x, sort_keys=True, default=str)`` with its encoder built once (ids and uniforms, per rollout)
-_sorted_json = json.JSONEncoder(sort_keys=True, default=str).encode
+_sorted_json = json_encoder(sort_keys=True, default=str)
 
 
 def is_mapping(value: Any) -> TypeGuard[Mapping[str, Any]]:
@@ -355,6 +407,7 @@ def check_rows(rows: list[Any], name: str = "rows") -> None:
 
 
 _LEAVES = frozenset({str, int, bool, type(None)})  # json_safe returns these exact types as they are
+_PLAIN = _LEAVES | {float}  # the exact types opaque finds nothing in
 
 
 def json_safe(value: Any) -> Any:
@@ -410,6 +463,8 @@ def opaque(value: Any, _depth: int = 0) -> str | None:
     ``object()``, a class instance without a JSON form), else None."""
     if type(value) in _LEAVES or isinstance(value, (str, int, float)) or _depth > 32:
         return None
+    if type(value) is dict:  # the common result: a plain dict, its plain leaves passed without a call each
+        return next((o for o in (opaque(v, _depth + 1) for v in value.values() if type(v) not in _PLAIN) if o), None)
     if isinstance(value, Mapping):
         return next((o for o in (opaque(v, _depth + 1) for v in value.values()) if o), None)
     if isinstance(value, (list, tuple, set, frozenset)):
@@ -521,10 +576,33 @@ def jsonl_text(rows: Iterable[Mapping[str, Any]]) -> str:
     return "".join(line + "\n" for line in lines)
 
 
-def uniform(*parts: Any) -> float:
-    """A deterministic uniform in [0, 1) from JSON-encoded parts (sha256)."""
+def uniform(*parts: Any, memo: int = UNIFORM_MEMO) -> float:
+    """A deterministic uniform in [0, 1) from JSON-encoded parts (sha256).
+
+    Parts that are all ``str``, ``int`` or None (what a world's draw is made of) are remembered, up to ``memo``
+    of them (then the memo starts again): the same parts give the same float without hashing again. Other parts
+    (a bool, which equals an int; a float, whose -0.0 equals 0.0; containers) are hashed each time."""
+    key: Any = parts
+    for part in parts:
+        if type(part) not in _MEMO_PARTS:
+            key = None
+            break
+    if key is not None:
+        found = _uniforms.get(key)
+        if found is not None:
+            return found
     blob = _sorted_json(parts).encode()
-    return int(hashlib.sha256(blob).hexdigest()[:12], 16) / float(16**12)
+    value = int(hashlib.sha256(blob).hexdigest()[:12], 16) / float(16**12)
+    if key is not None and memo > 0:
+        if len(_uniforms) >= memo:
+            _uniforms.clear()
+        _uniforms[key] = value
+    return value
+
+
+#: the part types whose equality is their JSON's: (1, "a") == (1, "a") only when both encode the same
+_MEMO_PARTS = frozenset({str, int, type(None)})
+_uniforms: dict[tuple[Any, ...], float] = {}
 
 
 class ReportMapping(Mapping[str, Any]):

@@ -15,7 +15,7 @@ from whileai_core.defaults import (
 )
 from whileai_core.errors import BackendError
 from whileai_core.models import http
-from whileai_core.models.protocol import Completion, ToolCall
+from whileai_core.models.protocol import Completion, ToolCall, built
 from whileai_core.models.transport import _HTTPBackend, _malformed, _parse_arguments, _usage
 
 
@@ -57,13 +57,15 @@ class _OpenAICompatible(_HTTPBackend):
             if type(fn) is not dict and not isinstance(fn, Mapping):
                 raise _malformed(self.provider, f"tool_calls[{i}].function is {type(fn).__name__}", attempts)
             args, err = _parse_arguments(fn.get("arguments"))
-            calls.append(ToolCall(str(tc.get("id") or f"call_{i}"), str(fn.get("name") or ""), args, err))
+            calls.append(built(ToolCall, id=str(tc.get("id") or f"call_{i}"), name=str(fn.get("name") or ""),
+                               arguments=args, arguments_error=err))
         finish = str(choice.get("finish_reason") or ("tool_calls" if calls else "stop"))
         if finish == "function_call":
             finish = "tool_calls"
         usage = _usage(data.get("usage"), ("prompt_tokens", "completion_tokens"), self.provider, attempts)
-        return Completion(text=str(msg.get("content") or ""), tool_calls=tuple(calls), finish_reason=finish,
-                          usage=usage, model=str(data.get("model") or self.model), attempts=attempts, waits=waits)
+        return built(Completion, text=str(msg.get("content") or ""), tool_calls=tuple(calls), finish_reason=finish,
+                     usage=usage, model=str(data.get("model") or self.model), cached=False, attempts=attempts,
+                     waits=waits)
 
 
 @dataclass(frozen=True, repr=False, eq=True)

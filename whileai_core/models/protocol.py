@@ -6,17 +6,17 @@ normalised to OpenAI function dicts). The providers live one per module (``opena
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from whileai_core.errors import InvalidArgumentType
+from whileai_core.rows import json_encoder
 from whileai_core.tools import function_spec, json_schema_types, model_name
 from whileai_core.tools import tool as make_tool
 
-#: ``json.dumps(x, ensure_ascii=False)``, its encoder built once (each request body and tool call goes through it)
-_to_json = json.JSONEncoder(ensure_ascii=False).encode
+#: ``json.dumps(x, ensure_ascii=False)``, its C encoder built once (each tool call's arguments go through it)
+_to_json = json_encoder(ensure_ascii=False)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -83,6 +83,18 @@ class Completion:
         head = self.text if len(self.text) <= 60 else self.text[:57] + "..."
         return (f"Completion({self.finish_reason}, tool_calls={calls}, text={head!r}, "
                 f"attempts={self.attempts}{', cached' if self.cached else ''})")
+
+
+_new = object.__new__
+
+
+def built(cls: type[Any], **values: Any) -> Any:
+    """``cls(**values)`` for a frozen dataclass (``Completion``, ``ToolCall``) given every field in order, without
+    its ``__init__``'s ``object.__setattr__`` per field (a reply parsed per model call, two a rollout): the same
+    object, compared, printed and pickled the same (tests/simulate/test_fast_paths.py)."""
+    made = _new(cls)
+    made.__dict__.update(values)
+    return made
 
 
 @runtime_checkable

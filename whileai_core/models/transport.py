@@ -15,6 +15,7 @@ import email.utils
 import json
 import logging
 import random
+import re
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -424,9 +425,10 @@ class _HTTPBackend(_Transport):
 
 
 def _parse_arguments(raw: Any) -> tuple[Any, str | None]:
+    """(the decoded arguments of a tool call, None) or (what was sent, why it is not a JSON object)."""
     if isinstance(raw, str) and raw:  # what the chat API sends: the arguments as a JSON string
         try:
-            value = json.loads(raw)
+            value = decode_arguments(raw)
         except json.JSONDecodeError as exc:
             return raw, f"arguments are not valid JSON ({exc.msg})"
         if isinstance(value, dict):
@@ -437,6 +439,23 @@ def _parse_arguments(raw: Any) -> tuple[Any, str | None]:
     if raw is None or raw == "":
         return {}, None
     return raw, f"arguments are {type(raw).__name__}, not a JSON object"
+
+
+#: 19 digits in a row: an integer that may not fit 64 bits (2**63 has 19), which orjson would read as a float
+_LONG_DIGITS = re.compile(r"[0-9]{19}")
+
+
+def decode_arguments(raw: str) -> Any:
+    """``json.loads(raw)``, the same value: orjson's decoder when it is installed (``http.loads``) and takes the
+    text; what it refuses (NaN and Infinity, a lone surrogate, broken JSON) goes to ``json.loads``, which decodes
+    it as before or raises its own ``JSONDecodeError`` with its message. A text with a run of 19 digits or more
+    goes to ``json.loads`` too: orjson reads an integer past 64 bits as a float, ``json.loads`` as an int."""
+    if http.loads is not json.loads and _LONG_DIGITS.search(raw) is None:
+        try:
+            return http.loads(raw)
+        except ValueError:  # orjson.JSONDecodeError is a ValueError: json.loads decides, with its own message
+            pass
+    return json.loads(raw)
 
 
 def _malformed(provider: str, what: str, attempts: int) -> BackendError:

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import json
 import os
 from collections.abc import Generator, Mapping
 from typing import Any
@@ -41,6 +40,7 @@ from whileai_core.errors import InvalidArgument, InvalidArgumentType
 from whileai_core.models.cache import Cassette, RolloutTap, request_key
 from whileai_core.models.cache import resolve_cache as _resolve_cache
 from whileai_core.redact import error_text
+from whileai_core.rows import json_encoder
 from whileai_core.simulate.situations import Scenario
 from whileai_core.simulate.world import World
 
@@ -51,8 +51,8 @@ USER_SYSTEM_PROMPT = (
 )
 
 _TAKES_SCENARIO: dict[Any, bool] = {}
-#: ``json.dumps(x, ensure_ascii=False, default=str)``, its encoder built once (a tool result per call)
-_to_json = json.JSONEncoder(ensure_ascii=False, default=str).encode
+#: ``json.dumps(x, ensure_ascii=False, default=str)``, its C encoder built once (a tool result per call)
+_to_json = json_encoder(ensure_ascii=False, default=str)
 
 
 def _takes_scenario(call: Any) -> bool:

@@ -30,7 +30,7 @@ from whileai_core.adapters.routing import Route, fault_fields, install_thread_co
 from whileai_core.errors import BackendError, CassetteMiss, InvalidArgumentType
 from whileai_core.messages import chat_messages, flat_steps, loss_mask
 from whileai_core.redact import error_text
-from whileai_core.rows import Row, RowFields, RowStatus, Step, as_row, json_safe, opaque
+from whileai_core.rows import _LEAVES, Row, RowFields, RowStatus, Step, as_row, json_safe, opaque
 from whileai_core.simulate.situations import Scenario
 from whileai_core.simulate.world import CURRENT, World
 from whileai_core.tools import ROUTE
@@ -42,7 +42,7 @@ def _check_output(out: Any) -> tuple[list[dict[str, Any]], str, dict[str, Any]]:
     """Validate an agent's return value against the contract; returns (steps, final_text, extra)."""
     if isinstance(out, str):
         return [], out, {}
-    if type(out) is not dict and not isinstance(out, Mapping):
+    if not isinstance(out, (dict, Mapping)):  # a dict subclass (a model agent's Played) without the ABC check
         raise InvalidArgumentType(f"the agent returned {type(out).__name__}; the agent contract is a dict "
                         "{'steps': [{'tool', 'arguments', 'result'}, ...], 'final_text': str} (or a plain string)")
     if "final_text" not in out and "steps" not in out:
@@ -81,7 +81,7 @@ def _check_output(out: Any) -> tuple[list[dict[str, Any]], str, dict[str, Any]]:
                           "None (datetime, date, Enum, UUID, Decimal, paths and dataclasses are converted: "
                           "docs/rows.md)", UserWarning, stacklevel=2)
         clean.append(json_safe(step))
-    extra = {k: json_safe(v) for k, v in out.items() if k not in ("steps", "final_text")}
+    extra = {k: v if type(v) in _LEAVES else json_safe(v) for k, v in out.items() if k not in ("steps", "final_text")}
     return clean, final_text, extra
 
 
@@ -170,10 +170,22 @@ def _row(agent: Any, trial: Scenario, system_prompt: str | None, outcome: Outcom
 
 def _lineage(agent_name: str, system_prompt: str | None, seed: int, run_id: str | None, mode: str | None,
              repeat_policy: str | None) -> dict[str, Any]:
-    """A row's lineage: the run's, not the rollout's (so a replayed row gets the replaying run's)."""
-    return {"run_id": run_id, "seed": seed, "writer": "template", "agent": agent_name,
-            "whileai_version": distribution_version(), "system_prompt_sha": _prompt_sha(system_prompt or ""),
-            "mode": mode, "repeat_policy": repeat_policy}
+    """A row's lineage: the run's, not the rollout's (so a replayed row gets the replaying run's). A new dict
+    each call (a row's lineage is stamped further); the last one built is copied when the run's values repeat
+    (every row of a run has the same), compared with their types (a seed of True is not a seed of 1)."""
+    key = (agent_name, system_prompt, seed, run_id, mode, repeat_policy)
+    last_key, last = _last_lineage[0]
+    if last_key == key and type(last_key[2]) is type(seed):
+        return dict(last)
+    lineage = {"run_id": run_id, "seed": seed, "writer": "template", "agent": agent_name,
+               "whileai_version": distribution_version(), "system_prompt_sha": _prompt_sha(system_prompt or ""),
+               "mode": mode, "repeat_policy": repeat_policy}
+    _last_lineage[0] = (key, lineage)  # one store of one tuple: a thread reads either the old pair or the new
+    return dict(lineage)
+
+
+#: (the values, the lineage) of the last ``_lineage`` call: one run's rows all have the same
+_last_lineage: list[tuple[Any, dict[str, Any]]] = [((), {})]
 
 
 def _keep(out: Any, row: dict[str, Any]) -> None:

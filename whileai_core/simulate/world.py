@@ -241,6 +241,8 @@ def record(t: Tool, ref: str | None, *, edge: bool, salt: Any) -> dict[str, Any]
 
 def shape_value(annotation: Any, t: Tool, ref: str | None, *, edge: bool, salt: Any) -> Any:
     """A value in the shape of the tool's return annotation (a record for dict / None / unannotated)."""
+    if annotation is dict or annotation is None:  # the common tool (-> dict), without the typing lookups below
+        return record(t, ref, edge=edge, salt=salt)
     origin = typing.get_origin(annotation)
     args = typing.get_args(annotation)
     if annotation is str:
