@@ -299,10 +299,11 @@ def _pass_cis(rates: np.ndarray, per_pow: Any, per_at: Any, eligible: np.ndarray
             f"run more tasks, or give each row its own task_id when the rows are separate items"
         )
     else:
-        if ppk is None:
-            ci1 = stats.bootstrap_mean_ci(rates, level=level, draws=draws, seed=seed, method=method, min_n=min_tasks)
-        else:
-            ci1, cik, ciak, cih = _pass_intervals(rates, per_pow, per_at, eligible, level=level, draws=draws,
+        # pass@1 alone, as delta_report reads each side: the same rows print the same interval (exact where the
+        # rates lie on a lattice); pass^k, pass@k and the headroom come from one set of resampled task sets
+        ci1 = stats.bootstrap_mean_ci(rates, level=level, draws=draws, seed=seed, method=method, min_n=min_tasks)
+        if ppk is not None:
+            _, cik, ciak, cih = _pass_intervals(rates, per_pow, per_at, eligible, level=level, draws=draws,
                                                   seed=seed, method=method, min_tasks=min_tasks, cells=cells)
             if cih is not None and n_at_k < reliable_tasks:
                 notes.append(f"the headroom interval is a task bootstrap over {n_at_k} tasks, which runs too narrow "
