@@ -9,6 +9,7 @@ keeps every baseline key.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Mapping
@@ -20,6 +21,7 @@ import pytest
 from pytest_whileai.keys import EVAL_FIXTURES, WAI_SESSION
 from pytest_whileai.markers import WaiMarkerError, parse_scenarios_marker
 from whileai_core import defaults as D
+from whileai_core.rows import stable_id  # (loaded with the plugin: session -> gate.store -> rows)
 
 _SLUG = re.compile(r"[^a-z0-9_]+")
 ROUND_TOKEN = "wai-round"  # the id part of a --wai-sequential round: test[<scenario>-wai-round2]
@@ -32,14 +34,10 @@ def slug(text: str, limit: int = D.SCENARIO_ID_CHARS) -> str:
 
 
 def _scenario_from(value: Any, where: str) -> Any:
-    from whileai_core.rows import stable_id
-    from whileai_core.simulate.situations import Scenario
-
-    return _to_scenario(value, where, None, Scenario, stable_id)
+    return _to_scenario(value, where, None, _scenario_type())
 
 
-def _to_scenario(value: Any, where: str, index: int | None, Scenario: Any, stable_id: Any,
-                 keep_asks: bool = False) -> Any:
+def _to_scenario(value: Any, where: str, index: int | None, Scenario: Any, keep_asks: bool = False) -> Any:
     """``_scenario_from`` with its imports done once per source; an error names ``where`` and item ``index``.
     ``keep_asks``: a plain ``str`` ask stays a ``str`` (checked, not wrapped; see ``ask_scenario``)."""
     if isinstance(value, Scenario):
@@ -49,12 +47,12 @@ def _to_scenario(value: Any, where: str, index: int | None, Scenario: Any, stabl
             raise WaiMarkerError(f"{_where(where, index)}: an empty ask; every scenario needs a user message")
         if keep_asks and type(value) is str:
             return value
-        return Scenario(value, task_id=ask_task_id(value, stable_id))
+        return Scenario(value, task_id=ask_task_id(value))
     if isinstance(value, Mapping):
         prompt = value.get("prompt") or value.get("ask") or value.get("question")
         if not isinstance(prompt, str) or not prompt.strip():
             raise WaiMarkerError(f"{_where(where, index)}: a scenario dict needs a 'prompt' string; got keys {sorted(value)}")
-        tid = value.get("task_id") or value.get("id") or value.get("scenario_id") or "ask-" + stable_id(prompt)
+        tid = value.get("task_id") or value.get("id") or value.get("scenario_id") or ask_task_id(prompt)
         extra = {k: value[k] for k in ("scenario", "faults", "world_state", "stance", "privileged", "system_prompt")
                  if k in value}
         return Scenario(prompt, task_id=str(tid), **extra)
@@ -62,16 +60,18 @@ def _to_scenario(value: Any, where: str, index: int | None, Scenario: Any, stabl
                          f"got {type(value).__name__}")
 
 
-def ask_task_id(ask: str, stable_id: Any = None) -> str:
+def ask_task_id(ask: str) -> str:
     """The task id of a plain ``str`` ask: ``ask-`` and a hash of its text (the same on every machine)."""
-    if stable_id is None:
-        from whileai_core.rows import stable_id as hash_id
-
-        stable_id = hash_id
     return "ask-" + str(stable_id(ask))
 
 
-_SCENARIO_TYPE: list[Any] = []  # whileai_core.simulate.situations.Scenario once imported
+@functools.cache
+def _scenario_type() -> Any:
+    """``whileai_core.simulate.situations.Scenario``, imported at its first use and kept: an import statement in
+    a function that runs per item costs microseconds even for a loaded module (issue 34)."""
+    from whileai_core.simulate.situations import Scenario
+
+    return Scenario
 
 
 def ask_scenario(ask: str, task_ids: Mapping[str, str]) -> Any:
@@ -80,11 +80,7 @@ def ask_scenario(ask: str, task_ids: Mapping[str, str]) -> Any:
     through ``wai_eval`` keeps its asks as ``str`` in its parameters and builds the scenario when the test runs:
     a ``Scenario`` (a ``str`` with attributes) kept per item for the whole session is three objects more for
     the garbage collector to walk at every full collection (issue 34)."""
-    if not _SCENARIO_TYPE:
-        from whileai_core.simulate.situations import Scenario
-
-        _SCENARIO_TYPE.append(Scenario)  # imported once: an import statement per item costs microseconds
-    return _SCENARIO_TYPE[0].ask(ask, task_ids.get(ask) or ask_task_id(ask))
+    return _scenario_type().ask(ask, task_ids.get(ask) or ask_task_id(ask))
 
 
 def _where(where: str, index: int | None) -> str:
@@ -136,10 +132,8 @@ def load_scenarios(config: pytest.Config, spec: dict[str, Any], *, base_dir: Pat
                                      f"got {type(source).__name__}") from None
         if spec["budget"] is not None:
             values = values[: spec["budget"]]
-    from whileai_core.rows import stable_id
-    from whileai_core.simulate.situations import Scenario
-
-    scenarios = [_to_scenario(v, where, i, Scenario, stable_id, keep_asks) for i, v in enumerate(values)]
+    Scenario = _scenario_type()
+    scenarios = [_to_scenario(v, where, i, Scenario, keep_asks) for i, v in enumerate(values)]
     if not scenarios:
         raise WaiMarkerError(f"{where}: the source gave no scenarios")
     return scenarios
@@ -151,8 +145,6 @@ def scenario_ids(scenarios: list[Any], ids: Any = None, *, where: str = "wai_sce
     repeated ``ids=`` entry, two rows sharing a task id) are a ``WaiMarkerError`` naming both items: the id is
     the baseline key, and numbering the repeat would key it by its position and count the scenario twice.
     A plain ``str`` ask (``keep_asks``) gets its ``ask_task_id``, stored in ``task_ids`` when given."""
-    from whileai_core.rows import stable_id
-
     if ids is not None:
         if callable(ids):
             out = [str(ids(s)) for s in scenarios]
@@ -171,7 +163,7 @@ def scenario_ids(scenarios: list[Any], ids: Any = None, *, where: str = "wai_sce
             else:
                 readable = slug(str(s))
             if type(s) is str:
-                tid = ask_task_id(s, stable_id)
+                tid = ask_task_id(s)
                 if task_ids is not None:
                     task_ids[s] = tid
             else:

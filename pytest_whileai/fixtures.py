@@ -8,6 +8,7 @@ pass counts, the interval, the baseline and the delta), never one pytest failure
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import warnings
@@ -16,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from pytest_whileai.collect import ask_scenario
 from pytest_whileai.gate.lines import first_line, summary_line
 from pytest_whileai.keys import MARK_ERROR, WAI_KEY, WAI_RESULT, WAI_SESSION, WAI_THRESHOLDS
 from pytest_whileai.markers import Thresholds, parse_scenarios_marker
@@ -193,29 +195,14 @@ class WaiHandle:
         return result
 
 
-_GATE_SCENARIO: list[Any] = []  # pytest_whileai.gate.scenario once imported (it imports numpy: not before a result)
-
-
+@functools.cache
 def _gate_scenario() -> Any:
-    """``pytest_whileai.gate.scenario``, imported at the first result and kept: an import statement in the function
-    that runs once per item costs microseconds even for a loaded module (issue 34)."""
-    if not _GATE_SCENARIO:
-        from pytest_whileai.gate import scenario
+    """``pytest_whileai.gate.scenario`` (it imports numpy: not before a result), imported at the first result and
+    kept: an import statement in the function that runs once per item costs microseconds even for a loaded
+    module (issue 34)."""
+    from pytest_whileai.gate import scenario
 
-        _GATE_SCENARIO.append(scenario)
-    return _GATE_SCENARIO[0]
-
-
-_COLLECT: list[Any] = []  # pytest_whileai.collect once imported
-
-
-def _collect() -> Any:
-    """``pytest_whileai.collect``, imported at its first use and kept (see ``_gate_scenario``)."""
-    if not _COLLECT:
-        from pytest_whileai import collect
-
-        _COLLECT.append(collect)
-    return _COLLECT[0]
+    return scenario
 
 
 def _framework_agent(agent: Any, tools: Any) -> tuple[Any, Any]:
@@ -377,7 +364,7 @@ def wai_eval(request: pytest.FixtureRequest) -> WaiHandle:
         pytest.skip(f"whileai: not run, {session.budget_note}")
     scenario = getattr(request, "param", None)  # wai_scenarios parametrized wai_eval itself
     if type(scenario) is str:  # a plain ask, kept as str at collection (collect.ask_scenario)
-        scenario = _collect().ask_scenario(scenario, session.ask_ids)
+        scenario = ask_scenario(scenario, session.ask_ids)
     elif scenario is None:
         callspec = getattr(request.node, "callspec", None)
         scenario = callspec.params.get("wai_scenario") if callspec is not None else None

@@ -73,16 +73,10 @@ def safe_to_skip(item: pytest.Item, nextitem: pytest.Item | None) -> bool:
     return all(node in chain for node in stack)
 
 
-def skip_unneeded(item: pytest.Item, nextitem: pytest.Item | None, wai: Any = None) -> bool | None:
+def skip_unneeded(item: pytest.Item, nextitem: pytest.Item | None, wai: Any) -> bool | None:
     """Report ``item`` skipped without its setup, call and teardown when its round is not needed and that is
     safe (``safe_to_skip``); True when reported, None to let pytest's protocol run (``pytest_runtest_protocol``
-    is firstresult)."""
-    if wai is None:
-        from pytest_whileai.keys import WAI_SESSION
-
-        wai = item.config.stash.get(WAI_SESSION, None)
-        if wai is None:
-            return None
+    is firstresult). ``wai``: the run's ``WaiSession``."""
     reason = unneeded_reason(item, wai)
     if reason is None or not safe_to_skip(item, nextitem):
         return None
