@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from rowkinds import MappingRow
 
 from whileai_core.measure import columns, config, stats
 from whileai_core.measure.pass_at import pass_at
@@ -196,26 +197,11 @@ def test_distinct_rows_match_the_reference_with_signed_zeros_and_collisions() ->
 def test_pass_at_on_dict_rows_equals_pass_at_on_mapping_rows() -> None:
     """The whole pass_at over row dicts (fields read with map(dict.get)) equals pass_at over the same rows as a
     Mapping that is not a dict (read with .get, row by row)."""
-    from collections.abc import Mapping
-
-    class Row(Mapping[str, Any]):
-        def __init__(self, d: dict[str, Any]) -> None:
-            self.d = d
-
-        def __getitem__(self, k: str) -> Any:
-            return self.d[k]
-
-        def __iter__(self) -> Any:
-            return iter(self.d)
-
-        def __len__(self) -> int:
-            return len(self.d)
-
     rng = np.random.default_rng(2)
     rows = [{"task_id": f"t{t}", "rollout_index": i, "reward": int(rng.random() < 0.3 + 0.05 * (t % 9)),
              "final_text": "<think>x</think>a" if i else "b", "sampling": {"temperature": 0.7}}
             for t in range(300) for i in range(4)]
-    fast, slow = pass_at(rows, seed=5), pass_at([Row(r) for r in rows], seed=5)
+    fast, slow = pass_at(rows, seed=5), pass_at([MappingRow(r) for r in rows], seed=5)
     assert fast.to_dict() == slow.to_dict()
     assert not math.isnan(fast.pass_at_1)
 

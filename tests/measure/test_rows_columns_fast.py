@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from rowkinds import MappingRow
 
 from whileai_core.errors import InvalidArgumentType
 from whileai_core.measure import columns, stats
@@ -188,31 +189,18 @@ def test_pass_at_and_compare_do_not_depend_on_the_row_order_path(order: str) -> 
     """pass_at and compare over rows in any order equal the same rows as Mapping rows that are not dicts (read
     row by row, the dict index per row) and the bootstrap without the (n, c) grouping."""
 
-    class Row(Mapping[str, Any]):
-        def __init__(self, d: dict[str, Any]) -> None:
-            self.d = d
-
-        def __getitem__(self, k: str) -> Any:
-            return self.d[k]
-
-        def __iter__(self) -> Any:
-            return iter(self.d)
-
-        def __len__(self) -> int:
-            return len(self.d)
-
     rng = random.Random(344)
     for _ in range(25):
         rows = random_rows(rng, order)
         for r in rows:  # compare's repeats check needs whole rollouts
             r.pop("rollout_index", None)
-        fast, slow = pass_at(rows, seed=1), pass_at([Row(r) for r in rows], seed=1)
+        fast, slow = pass_at(rows, seed=1), pass_at([MappingRow(r) for r in rows], seed=1)
         assert fast.to_dict() == slow.to_dict()
         other = random_rows(rng, order)
         for r in other:
             r.pop("rollout_index", None)
         got = compare(rows, other, by="tool", seed=1)
-        want = compare([Row(r) for r in rows], [Row(r) for r in other], by="tool", seed=1)
+        want = compare([MappingRow(r) for r in rows], [MappingRow(r) for r in other], by="tool", seed=1)
         assert got.to_dict() == want.to_dict()
 
 

@@ -442,9 +442,10 @@ def _first_values(rows: list[Any], name: str) -> list[Any]:
     kinds = set(map(type, scenarios))
     if kinds - {dict, type(None)}:
         return [_field(row, name) for row in rows]
-    cells: list[dict[str, Any]] = scenarios if kinds <= {dict} else []  # every cell a dict
-    inner = list(map(dict.get, cells, repeat(name))) if kinds <= {dict} else \
-        [None if scenario is None else scenario.get(name) for scenario in scenarios]
+    if kinds <= {dict}:  # every cell a dict
+        inner = list(map(dict.get, scenarios, repeat(name)))
+    else:
+        inner = [None if scenario is None else scenario.get(name) for scenario in scenarios]
     if not any(own):
         return inner
     return [row[name] if mine else value for row, mine, value in zip(rows, own, inner)]

@@ -643,11 +643,13 @@ def bootstrap_mean_ci(
     min_n = check_int(min_n, "min_n", 1)
     if exact is not True and exact is not False:
         raise InvalidArgumentType(f"exact= must be True or False; got {exact!r}")
+    tried = False  # the exact distribution was tried on these values (off every lattice: not tried again)
     if exact and weights is None:
         x = _plain_values(values)
         if x is not None:
             if len(x) < min_n:
                 return None
+            tried = True
             ci = _exact_interval(x, level=level, method=method, max_support=check_int(max_support, "max_support", 1),
                                  max_denominator=check_int(max_denominator, "max_denominator", 1),
                                  tail=check_tail(tail))
@@ -656,7 +658,7 @@ def bootstrap_mean_ci(
     v, w, single = _as_columns(values, weights, "values")
     if v.shape[0] == 0:
         return None if single else [None] * v.shape[1]
-    if exact and single and v.shape[0] >= min_n and w[0, 0] > 0 and np.all(w == w[0, 0]):
+    if exact and not tried and single and v.shape[0] >= min_n and w[0, 0] > 0 and np.all(w == w[0, 0]):
         x = v[:, 0]
         ci = _exact_interval(x, level=level, method=method, max_support=check_int(max_support, "max_support", 1),
                              max_denominator=check_int(max_denominator, "max_denominator", 1), tail=check_tail(tail))
