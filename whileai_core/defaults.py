@@ -27,6 +27,7 @@ DEFAULT_CONCURRENCY = 32  # in-flight rollouts; convention, untested (bounded by
 FAULT_SHARE = 0.5  # share of fault-tagged covering-array cells whose fault is kept; whileai SDK DEFAULT_FAULT_RATE, convention
 RL_FAULT_SHARE = 0.8  # under mode="rl" more faults are kept, since faults make mixed groups; whileai SDK RL_FAULT_RATE, convention
 SEEDED_SHARE = 1 / 3  # share of rollouts the stand-in agent spoils on purpose; chosen so pass@1 ~ 0.67 (the seed's quickstart)
+SPOILER_PLANS_KEPT = 64  # run plans whose spoil cut the stand-in agent keeps (each plan kept alive beside its cut); a bound on memory, not a statistic
 PROGRESS_EVERY_ROWS = 50  # a progress line every N rows on long runs; convention, untested
 OUTPUT_FSYNC_S = 1.0  # simulate(output=) fsyncs the rows file at most this often and at the end (a killed process loses no written row; an OS crash at most this much); convention, untested
 ASKED_SITUATION_CACHE = 256  # situations of asks= kept built at once (simulate builds each when played; the k rollouts of one are pulled in a row, so at c=128, k=4 some 32 are in flight); ~730 B each, convention

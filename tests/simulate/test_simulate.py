@@ -1,6 +1,7 @@
 import json
 import warnings
 
+import numpy as np
 import pytest
 import shop
 
@@ -57,6 +58,28 @@ def test_seeded_share_is_exact_and_labeled():
     assert len(seeded) == round(len(data.rows) / 3)
     assert all(r["seeded_what"] in SEEDED_BEHAVIORS for r in seeded)
     assert all(r["seeded_what"] is None for r in data.rows if not r["seeded"])
+
+
+def test_the_spoil_cut_of_a_freed_run_plan_is_never_read_for_the_next_plan():
+    """A run's plan is freed when the run ends, and CPython hands its id to the next plan made (a list's
+    freelist does so at once); the cut kept for the old plan must not be read for the new one. Keyed by id alone
+    it was: a Ray worker that played a shard of one run and then a shard of another spoiled the second by the
+    first's cut, and its rows differed from the local run's. Invariant, over 40 seeded plans: one spoiler used
+    across all of them decides every rollout as a fresh spoiler does."""
+    from whileai_core.simulate import world as world_vars
+    from whileai_core.simulate.agents import _Spoiler
+
+    reused, rng = _Spoiler(5, 0.3), np.random.default_rng(11)
+    for _ in range(40):
+        plan = [(f"t{int(t)}", i) for t in rng.choice(500, rng.integers(1, 30), replace=False) for i in range(2)]
+        token = world_vars.RUN_PLAN.set(plan)
+        try:
+            fresh = _Spoiler(5, 0.3)
+            assert [reused(t, i) for t, i in plan] == [fresh(t, i) for t, i in plan]
+            assert sum(fresh(t, i) for t, i in plan) == round(0.3 * len(plan))
+        finally:
+            world_vars.RUN_PLAN.reset(token)
+        del plan  # freed: with an id-keyed cut the next list took its id and this failed at plan 2
 
 
 def test_seeded_behaviours_do_what_they_say():

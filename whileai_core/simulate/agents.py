@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from whileai_core.defaults import SEEDED_SHARE
+from whileai_core.defaults import SEEDED_SHARE, SPOILER_PLANS_KEPT
 from whileai_core.errors import InvalidArgument
 
 # CURRENT and RUN_PLAN are read through the module (world_vars.RUN_PLAN), so that an agent shipped to a Ray
@@ -150,7 +150,9 @@ class _Spoiler:
 
     def __init__(self, seed: int, share: float) -> None:
         self.seed, self.share = seed, share
-        self.thresholds: dict[tuple[int, int], float] = {}
+        # keyed by id(plan), with the plan itself kept beside its cut: a freed plan's id can be handed to the
+        # next run's plan, and a bare id key would then spoil that run by the old run's cut
+        self.thresholds: dict[tuple[int, int], tuple[Any, float]] = {}
 
     def draw(self, task: str, index: int, eval_run: int) -> float:
         return uniform(self.seed, "seeded", task, index, *(("run", eval_run) if eval_run else ()))
@@ -160,14 +162,15 @@ class _Spoiler:
         plan = world_vars.RUN_PLAN.get()
         if not plan:
             return u < self.share
-        cut = self.thresholds.get((id(plan), eval_run))
-        if cut is None:
-            draws = sorted(self.draw(t, i, eval_run) for t, i in plan)
-            n_spoil = round(self.share * len(draws))
-            cut = draws[n_spoil - 1] if n_spoil else -1.0
-            if len(self.thresholds) > 64:
-                self.thresholds.clear()
-            self.thresholds[(id(plan), eval_run)] = cut
+        kept = self.thresholds.get((id(plan), eval_run))
+        if kept is not None and kept[0] is plan:
+            return u <= kept[1]
+        draws = sorted(self.draw(t, i, eval_run) for t, i in plan)
+        n_spoil = round(self.share * len(draws))
+        cut = draws[n_spoil - 1] if n_spoil else -1.0
+        if len(self.thresholds) > SPOILER_PLANS_KEPT:
+            self.thresholds.clear()
+        self.thresholds[(id(plan), eval_run)] = (plan, cut)
         return u <= cut
 
 
