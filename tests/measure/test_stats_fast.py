@@ -1,7 +1,7 @@
 """The small-n fast paths of stats give the same floats as their definitions (issue 34).
 
 Half-sums of sign flips come from a cached sign table and one running sum (the definition: concatenate +-x_j
-one difference at a time); the exact lattice null takes scipy.stats.binom.pmf's floats without its dispatch;
+one difference at a time); the exact lattice null takes the exact Bin(h, 1/2) pmf, correctly rounded (scipy's floats past 4096 trials);
 distinct rows below ROW_GROUPS_MIN skip the grouping. Each is compared with its definition on random data.
 """
 
@@ -28,9 +28,20 @@ def test_signed_sums_are_the_concatenated_sums_float_for_float() -> None:
             assert np.array_equal(got, want)  # bit for bit, not approximately
 
 
-def test_binom_half_pmf_is_scipy_binom_pmf_bit_for_bit() -> None:
-    for h in list(range(60)) + [999, 1000, 4097]:
+def test_binom_half_pmf_is_the_exact_pmf_correctly_rounded_and_scipy_past_the_exact_range() -> None:
+    """Up to BINOM_HALF_EXACT_MAX trials each value is C(h, i) / 2^h rounded once (Fraction -> float rounds
+    correctly): the exact pmf, within 5e-13 of scipy's (which is the less exact one); past it, scipy's floats."""
+    from fractions import Fraction
+    from math import comb
+
+    for h in list(range(60)) + [999, 1000, 4096]:
+        got = stats._binom_half_pmf(h)
+        assert got.tolist() == [float(Fraction(comb(h, i), 2**h)) for i in range(h + 1)]
+        ref = sps.binom.pmf(np.arange(h + 1), h, 0.5)
+        np.testing.assert_allclose(got, ref, rtol=5e-13, atol=1e-300)
+    for h in (4097, 5000):
         assert np.array_equal(stats._binom_half_pmf(h), sps.binom.pmf(np.arange(h + 1), h, 0.5))
+    assert np.array_equal(stats._binom_half_pmf(300, exact_max=10), sps.binom.pmf(np.arange(301), 300, 0.5))
 
 
 def test_permutation_p_values_on_small_n_match_an_explicit_enumeration() -> None:

@@ -31,6 +31,7 @@ import numpy as np
 from whileai_core import arguments
 from whileai_core import defaults as D
 from whileai_core.errors import InvalidArgument, InvalidArgumentType
+from whileai_core.measure.quantiles.normal import normal_cdf, normal_quantile
 
 
 @dataclass(frozen=True)
@@ -72,10 +73,8 @@ class SequentialPlan:
 def spent(t: Any, alpha: float) -> np.ndarray:
     """The one-sided level spent by information fraction ``t``: 2 - 2 Phi(z_{1-alpha/2} / sqrt t) (Lan &
     DeMets 1983, O'Brien-Fleming type); 0 at t=0 and ``alpha`` at t=1."""
-    from scipy.special import ndtr, ndtri  # scipy.special, not scipy.stats: seconds less to import in a CI run
-
     t = np.clip(np.asarray(t, dtype=float), 1e-12, 1.0)
-    level: np.ndarray = 2.0 * ndtr(ndtri(alpha / 2.0) / np.sqrt(t))
+    level: np.ndarray = 2.0 * normal_cdf(normal_quantile(alpha / 2.0) / np.sqrt(t))
     return level
 
 
@@ -136,8 +135,6 @@ def _brent_step(x_prev: float, x_cur: float, x_blk: float, f_prev: float, f_cur:
 
 @functools.lru_cache(maxsize=512)
 def _boundaries(fractions: tuple[float, ...], alpha: float, points: int, width: float) -> tuple[float, ...]:
-    from scipy.special import ndtr, ndtri
-
     spend = np.diff(np.concatenate([[0.0], spent(np.array(fractions), alpha)]))
     bounds: list[float] = []
     grid: np.ndarray | None = None  # the previous look's grid and its trapezoid-weighted density
@@ -149,13 +146,13 @@ def _boundaries(fractions: tuple[float, ...], alpha: float, points: int, width: 
             bounds.append(math.inf)  # no new information: nothing to spend
             continue
         if grid is None:
-            c = float(-ndtri(pi)) if pi > 0 else math.inf
+            c = -normal_quantile(float(pi)) if pi > 0 else math.inf
             w = c * math.sqrt(t)
         else:
             sd, at, weighted = math.sqrt(dt), grid, mass
 
             def excess(b: float) -> float:
-                gap: float = float(np.sum(weighted * ndtr((at - b) / sd))) - pi
+                gap: float = float(np.sum(weighted * normal_cdf((at - b) / sd))) - pi
                 return gap
 
             w = brent_root(excess, float(grid[0]) - 10.0, 60.0, xtol=D.SEQ_ROOT_XTOL) if pi > 0 else math.inf
