@@ -612,8 +612,8 @@ def _pmf_quantiles(pmf: np.ndarray, base: int, scale: int, levels: tuple[float, 
     total = cdf[-1]
     top = len(cdf) - 1
 
-    def share(c: np.float64) -> np.float64:
-        return c / total
+    def share(c: np.float64) -> float:
+        return float(c / total)
 
     lo = bisect_left(cdf, levels[0] - tol, key=share)
     hi = bisect_left(cdf, levels[1] - tol, key=share)
