@@ -20,6 +20,7 @@ difference), Cohen 1960 with the Fleiss, Cohen & Everitt 1969 standard error.
 from __future__ import annotations
 
 import math
+from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from statistics import NormalDist
@@ -602,6 +603,52 @@ def _exact_interval(values: np.ndarray, *, level: float, method: str, max_suppor
     return (float(lo), float(hi))
 
 
+def _pmf_quantiles(pmf: np.ndarray, base: int, scale: int, levels: tuple[float, float],
+                   tol: float = EXACT_QUANTILE_TOL) -> tuple[float, float]:
+    """``ExactMean(pmf, base, scale, ...).quantiles(levels, tol)``, bit for bit, in one numpy call: the CDF is
+    the same ``np.cumsum``, and the first point whose CDF / total reaches level - tol is found by bisection,
+    dividing only the ~log2(len) points it looks at (the division is the array's, element by element, and
+    monotone, so the point is ``np.searchsorted``'s on the divided array)."""
+    cdf = np.cumsum(pmf)
+    total = cdf[-1]
+    top = len(cdf) - 1
+
+    def share(c: np.float64) -> float:
+        return float(c / total)
+
+    lo = bisect_left(cdf, levels[0] - tol, key=share)
+    hi = bisect_left(cdf, levels[1] - tol, key=share)
+    return (base + min(lo, top)) / scale, (base + min(hi, top)) / scale
+
+
+def _exact_interval_fast(values: np.ndarray, *, level: float, method: str, max_support: int, max_denominator: int,
+                         tail: float = EXACT_BOOTSTRAP_TAIL) -> Interval | None:
+    """``_exact_interval``'s answer, bit for bit, with fewer calls: for BCa it is ``_exact_interval``; else the
+    same tally (``_lattice_tally``) and pmf (``_sum_pmf``), without the ``ExactMean`` object, read by
+    ``_pmf_quantiles`` (one ``np.cumsum`` and two bisections instead of cumsum, divide, searchsorted)."""
+    if method == "bca":
+        return _exact_interval(values, level=level, method=method, max_support=max_support,
+                               max_denominator=max_denominator, tail=tail)
+    lat = _lattice_tally(values, max_denominator, max_support)
+    if lat is None:
+        return None
+    low, scale, share, observed = lat
+    n = len(values)
+    span = len(share) - 1
+    a_lo, a_hi = (1 - level) / 2, (1 + level) / 2
+    if span == 0:
+        lo = hi = n * low / (n * scale)  # ExactMean(np.ones(1), n low, n scale, 0).quantiles: the one point
+    else:
+        pmf, start = _sum_pmf(share, n, observed, tail)
+        if len(pmf) < n * span + 1 and min(a_lo, 1 - a_hi) <= tail + EXACT_QUANTILE_TOL:
+            pmf, start = _sum_pmf(share, n, observed, 0.0)
+        lo, hi = _pmf_quantiles(pmf, n * low + start, n * scale, (a_lo, a_hi))
+    if method == "basic":
+        estimate = float(np.sum(values) / n)
+        lo, hi = 2 * estimate - hi, 2 * estimate - lo
+    return (float(lo), float(hi))
+
+
 def _plain_values(values: Any) -> np.ndarray | None:
     """``values`` as a 1-D float array of finite numbers, or None (not 1-D, or a value not finite: the general
     path's checks then speak). One sum instead of an ``isfinite`` pass when every value is finite."""
@@ -651,8 +698,8 @@ def bootstrap_mean_ci(
             if len(x) < min_n:
                 return None
             tried = True
-            ci = _exact_interval(x, level=level, method=method, max_support=check_int(max_support, "max_support", 1),
-                                 max_denominator=check_int(max_denominator, "max_denominator", 1),
+            ci = _exact_interval_fast(x, level=level, method=method,
+                                      max_support=check_int(max_support, "max_support", 1), max_denominator=check_int(max_denominator, "max_denominator", 1),
                                  tail=check_tail(tail))
             if ci is not None:
                 return ci
@@ -661,8 +708,10 @@ def bootstrap_mean_ci(
         return None if single else [None] * v.shape[1]
     if exact and not tried and single and v.shape[0] >= min_n and w[0, 0] > 0 and np.all(w == w[0, 0]):
         x = v[:, 0]
-        ci = _exact_interval(x, level=level, method=method, max_support=check_int(max_support, "max_support", 1),
-                             max_denominator=check_int(max_denominator, "max_denominator", 1), tail=check_tail(tail))
+        ci = _exact_interval_fast(x, level=level, method=method,
+                                  max_support=check_int(max_support, "max_support", 1),
+                                  max_denominator=check_int(max_denominator, "max_denominator", 1),
+                                  tail=check_tail(tail))
         if ci is not None:
             return ci
     dist = bootstrap_means(v, w, draws=draws, seed=seed, chunk_bytes=chunk_bytes, max_cell_share=max_cell_share)
