@@ -118,9 +118,12 @@ def _run_index(keys: list[str]) -> TaskIndex:
     starts[:1] = True
     np.not_equal(objects[1:], objects[:-1], out=starts[1:])
     heads = np.flatnonzero(starts)
-    runs = _dict_index(objects[heads].tolist())  # each run's key numbered, in the order of its first run
-    codes = np.repeat(runs.codes, np.diff(heads, append=n))
-    return TaskIndex(runs.keys, heads[runs.first], codes)
+    head_keys = objects[heads].tolist()
+    lengths = np.diff(heads, append=n)
+    if len(set(head_keys)) == len(head_keys):  # every task in one run (the usual file): the runs are the tasks
+        return TaskIndex(head_keys, heads, np.repeat(np.arange(len(heads)), lengths))
+    runs = _dict_index(head_keys)  # each run's key numbered, in the order of its first run
+    return TaskIndex(runs.keys, heads[runs.first], np.repeat(runs.codes, lengths))
 
 
 @dataclass
@@ -325,6 +328,11 @@ def _floats(values: list[Any]) -> tuple[set[type], np.ndarray | None]:
     kinds = set(map(type, values))
     if not kinds <= _FAST_REWARDS:
         return kinds, None
+    if kinds == {int}:  # ints only (the usual 0/1 rewards): read as int64, then float (the same values)
+        try:
+            return kinds, np.fromiter(values, np.int64, len(values)).astype(float)
+        except OverflowError:  # an int past int64: numpy's float conversion decides below
+            pass
     try:
         return kinds, np.array(values, dtype=float) if values else np.zeros(0)
     except (OverflowError, TypeError, ValueError):  # an int past float range
