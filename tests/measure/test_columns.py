@@ -245,3 +245,108 @@ def test_sequential_rounds_from_the_columns_equal_task_counts_on_each_rounds_row
             tc = columns.task_counts([r for r, i in zip(rows, index) if i < cut], name="after")
             want.append({k: (int(c), int(n)) for k, c, n in zip(tc.keys, tc.c, tc.n)})
         assert got is not None and [list(g.items()) for g in got] == [list(w.items()) for w in want]
+
+
+def run_keys(rng: random.Random) -> list[str]:
+    """Task keys as runs: mostly one run a task, sometimes a task split over two runs, sometimes shuffled."""
+    keys: list[str] = []
+    for t in range(rng.randint(1, 80)):
+        keys += [f"t{t}"] * rng.randint(1, 6)
+    if rng.random() < 0.3:  # a task's rows written again later (two runs of one key)
+        keys += [keys[rng.randrange(len(keys))]] * rng.randint(1, 3)
+    if rng.random() < 0.2:
+        rng.shuffle(keys)
+    return keys
+
+
+def test_task_index_runs_equal_the_one_pass_dict_index() -> None:
+    """``task_index`` (runs taken as tasks when their heads are distinct, else the heads through a dict) equals
+    ``_dict_index``, the one-pass definition, on seeded key lists of runs, split runs and shuffled keys."""
+    rng = random.Random(341)
+    for _ in range(600):
+        keys = run_keys(rng)
+        got, want = columns.task_index(keys, sample=4), columns._dict_index(keys)
+        assert got.keys == want.keys, keys
+        assert np.array_equal(got.first, want.first) and np.array_equal(got.codes, want.codes), keys
+
+
+def test_int_rewards_read_as_int64_equal_numpy_floats() -> None:
+    """An all-int reward column (read as int64, then float) gives numpy's float conversion bit for bit, past
+    2**53 and past int64 (the fallback) included."""
+    rng = random.Random(342)
+    pool = [0, 1, -1, 2, 2**53 + 1, 2**62 + 3, -(2**63), 2**63 - 1, 2**64, 10**30]
+    for _ in range(300):
+        values = [rng.choice(pool) for _ in range(rng.randint(0, 12))]
+        kinds, got = columns._floats(values)
+        want = np.array(values, dtype=float) if values else np.zeros(0)
+        assert kinds == set(map(type, values)) and got is not None
+        assert got.tobytes() == want.tobytes(), values
+
+
+def reference_pass_at_1(rows: list[Any]) -> tuple[dict[str, float], int, int]:
+    """pass@1's per-task rates in plain Python (graded rows: rewards exactly 0 or 1, not bools), the graded rows
+    and the rows skipped (None, bool, partial)."""
+    n: dict[str, int] = {}
+    c: dict[str, int] = {}
+    skipped = 0
+    for row in rows:
+        r = row.get("reward")
+        if r is None or type(r) is bool or r not in (0, 1):
+            skipped += 1
+            continue
+        key = row["task_id"]
+        n[key] = n.get(key, 0) + 1
+        c[key] = c.get(key, 0) + int(r == 1)
+    return {key: c[key] / n[key] for key in n}, sum(n.values()), skipped
+
+
+def test_pass_at_on_seeded_run_rows_equals_the_reference_and_mapping_rows() -> None:
+    """pass_at over seeded row sets (tasks of varying k in runs, split runs, shuffled order; None, missing, bool,
+    float and partial rewards) gives the plain-Python per-task rates and counts, and the same result (every
+    field, printed form) as over the same rows as a Mapping that is not a dict."""
+    rng = random.Random(343)
+    rewards = [0, 1, 0, 1, 1, 0.0, 1.0, None, True, False, 0.5]
+    for trial in range(60):
+        keys = run_keys(rng)
+        rows: list[dict[str, Any]] = []
+        for key in keys:
+            row: dict[str, Any] = {"task_id": key}
+            if rng.random() < 0.95:
+                row["reward"] = rng.choice(rewards if trial % 2 else [0, 1])
+            rows.append(row)
+        per_task, graded, skipped = reference_pass_at_1(rows)
+        got = pass_at(rows, seed=trial, draws=200)
+        assert got.per_task == per_task and got.n_rows == graded and got.n_skipped == skipped, rows
+        slow = pass_at([MappingRow(r) for r in rows], seed=trial, draws=200)
+        assert got.to_dict() == slow.to_dict() and str(got) == str(slow), rows
+
+
+def test_complete_after_a_first_read_equals_a_none_scan_of_the_rows() -> None:
+    """``RowColumns.complete`` (the first read's None check deferred to the first question; task_id proved by
+    its types) equals, for the column read first, "no row lacks it or holds None" by brute force, and for a later
+    column "every row has the key" (an itemgetter read without a miss), on seeded rows with a field missing, None
+    or present, whether or not ``task_keys`` ran between."""
+    rng = random.Random(344)
+    for _ in range(400):
+        rows: list[dict[str, Any]] = []
+        for t in range(rng.randint(1, 12)):
+            row: dict[str, Any] = {}
+            for name in ("task_id", "reward", "extra"):
+                roll = rng.random()
+                if roll < 0.9:
+                    row[name] = f"t{t}" if name == "task_id" else rng.choice([0, 1])
+                elif roll < 0.95:
+                    row[name] = None
+            rows.append(row)
+        first = rng.choice(["task_id", "reward", "extra"])
+        cols = columns.RowColumns(rows)
+        cols.column(first)
+        if rng.random() < 0.5:
+            cols.task_keys()
+        assert cols.complete(first) == all(row.get(first) is not None for row in rows), (rows, first)
+        for name in ("task_id", "reward", "extra", "absent"):
+            if name != first:
+                cols.column(name)
+                want = all(name in row for row in rows) and (name == "task_id" and cols.task_keys() is not None
+                                                             or cols.has(name))
+                assert cols.complete(name) == want, (rows, first, name)

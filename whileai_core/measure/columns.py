@@ -118,9 +118,12 @@ def _run_index(keys: list[str]) -> TaskIndex:
     starts[:1] = True
     np.not_equal(objects[1:], objects[:-1], out=starts[1:])
     heads = np.flatnonzero(starts)
-    runs = _dict_index(objects[heads].tolist())  # each run's key numbered, in the order of its first run
-    codes = np.repeat(runs.codes, np.diff(heads, append=n))
-    return TaskIndex(runs.keys, heads[runs.first], codes)
+    head_keys = objects[heads].tolist()
+    lengths = np.diff(heads, append=n)
+    if len(set(head_keys)) == len(head_keys):  # every task in one run (the usual file): the runs are the tasks
+        return TaskIndex(head_keys, heads, np.repeat(np.arange(len(heads)), lengths))
+    runs = _dict_index(head_keys)  # each run's key numbered, in the order of its first run
+    return TaskIndex(runs.keys, heads[runs.first], np.repeat(runs.codes, lengths))
 
 
 @dataclass
@@ -197,13 +200,14 @@ class RowColumns:
     """
 
     __slots__ = ("_checked", "_classified", "_columns", "_complete", "_counts", "_floats", "_index", "_keys",
-                 "_present", "name", "rows")
+                 "_present", "_unproved", "name", "rows")
 
     def __init__(self, rows: Any, *, name: str = "rows") -> None:
         self.rows: list[Row] = as_rows(rows, name=name, check=False, copy=False)
         self.name = name
         self._checked = False  # every row is known to be a Mapping (checked by the first column read)
         self._complete: set[str] = set()  # fields every row has (their columns were read without a miss)
+        self._unproved: set[str] = set()  # fields read by dict.get whose None check has not run yet (``complete``)
         self._columns: dict[str, list[Any]] = {}
         self._floats: dict[str, tuple[set[type], np.ndarray | None]] = {}
         self._keys: list[str] | None | bool = False  # False: not computed yet
@@ -239,7 +243,12 @@ class RowColumns:
         return not isinstance(self._present, set) or name in self._present
 
     def complete(self, name: str) -> bool:
-        """True when every row is known to have the field ``name`` (its column was read without a miss)."""
+        """True when every row is known to have the field ``name`` (its column was read without a miss, or a
+        column read by ``dict.get`` holds no None: checked here, on the first question, not at the read)."""
+        if name in self._unproved:
+            self._unproved.discard(name)
+            if not any(map(operator.is_, self._columns[name], repeat(None))):  # by identity: == may not be a bool
+                self._complete.add(name)
         return name in self._complete
 
     def _uniform(self) -> bool:
@@ -249,9 +258,9 @@ class RowColumns:
         if set(map(len, rows)) != {len(rows[0])}:
             return False
         for name in rows[0]:
-            if isinstance(name, str) and name not in self._complete:
+            if isinstance(name, str) and not self.complete(name):
                 self.column(name)
-            if name not in self._complete:
+            if not self.complete(name):
                 return False
         return True
 
@@ -273,8 +282,7 @@ class RowColumns:
                 self.check()
                 col = [r.get(name) for r in rows]
             self._checked = True
-            if not any(map(operator.is_, col, repeat(None))):  # by identity: a value's == may not give a bool
-                self._complete.add(name)
+            self._unproved.add(name)  # whether some row lacks it: asked of ``complete`` when it matters
             return col
         if not self.has(name):
             return [None] * len(rows)
@@ -295,6 +303,9 @@ class RowColumns:
             tids = self.column("task_id")
             kinds = set(map(type, tids))
             self._keys = None
+            if kinds in ({str}, {int}):  # no None among them: every row has a task_id
+                self._unproved.discard("task_id")
+                self._complete.add("task_id")
             if kinds == {str}:
                 index = task_index(tids)
                 if all(index.keys):  # an empty id is not a key: the row walk decides (scenario_id, prompt)
@@ -325,6 +336,11 @@ def _floats(values: list[Any]) -> tuple[set[type], np.ndarray | None]:
     kinds = set(map(type, values))
     if not kinds <= _FAST_REWARDS:
         return kinds, None
+    if kinds == {int}:  # ints only (the usual 0/1 rewards): read as int64, then float (the same values)
+        try:
+            return kinds, np.fromiter(values, np.int64, len(values)).astype(float)
+        except OverflowError:  # an int past int64: numpy's float conversion decides below
+            pass
     try:
         return kinds, np.array(values, dtype=float) if values else np.zeros(0)
     except (OverflowError, TypeError, ValueError):  # an int past float range
