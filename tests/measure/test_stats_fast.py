@@ -34,7 +34,7 @@ def test_binom_half_pmf_is_the_exact_pmf_correctly_rounded_and_scipy_past_the_ex
     from fractions import Fraction
     from math import comb
 
-    for h in list(range(60)) + [999, 1000, 4096]:
+    for h in list(range(60)) + [999, 1000, 1001, 1022, 1023, 1100, 4096]:
         got = stats._binom_half_pmf(h)
         assert got.tolist() == [float(Fraction(comb(h, i), 2**h)) for i in range(h + 1)]
         ref = sps.binom.pmf(np.arange(h + 1), h, 0.5)
@@ -42,6 +42,8 @@ def test_binom_half_pmf_is_the_exact_pmf_correctly_rounded_and_scipy_past_the_ex
     for h in (4097, 5000):
         assert np.array_equal(stats._binom_half_pmf(h), sps.binom.pmf(np.arange(h + 1), h, 0.5))
     assert np.array_equal(stats._binom_half_pmf(300, exact_max=10), sps.binom.pmf(np.arange(301), 300, 0.5))
+    for h in range(0, 1001, 37):  # the scaled floats (h <= BINOM_HALF_SCALE_MAX) and the integer division agree
+        assert stats._binom_half_pmf(h).tobytes() == stats._binom_half_pmf(h, scale_max=-1).tobytes()
 
 
 def test_permutation_p_values_on_small_n_match_an_explicit_enumeration() -> None:

@@ -31,6 +31,7 @@ import numpy as np
 from whileai_core.defaults import (
     ALPHA,
     BINOM_HALF_EXACT_MAX,
+    BINOM_HALF_SCALE_MAX,
     BOOTSTRAP_CHUNK_BYTES,
     BOOTSTRAP_DRAWS,
     CI_LEVEL,
@@ -887,18 +888,24 @@ def _signed_sums(x: np.ndarray) -> np.ndarray:
     return out
 
 
-def _binom_half_pmf(h: int, exact_max: int = BINOM_HALF_EXACT_MAX) -> np.ndarray:
-    """Bin(h, 1/2)'s pmf on 0..h. Up to ``exact_max`` trials, each C(h, i) / 2^h in exact integers, divided once
-    (Python's int / int rounds correctly): the exact pmf to the last bit, and no ``scipy.special`` import (0.3 s
-    of a ``--wai-sequential`` run whose final gate tests a few-trial lattice, issue 34). Past it, scipy's
-    ``_binom_pmf`` ufunc (within 5e-13 relative of the exact one over h <= 4096, checked in the tests),
+def _binom_half_pmf(h: int, exact_max: int = BINOM_HALF_EXACT_MAX, scale_max: int = BINOM_HALF_SCALE_MAX
+                    ) -> np.ndarray:
+    """Bin(h, 1/2)'s pmf on 0..h. Up to ``exact_max`` trials, each C(h, i) / 2^h from exact integers, rounded once
+    (the exact pmf to the last bit), and no ``scipy.special`` import (0.3 s of a ``--wai-sequential`` run whose
+    final gate tests a few-trial lattice, issue 34): half the coefficients, mirrored (C(h, i) = C(h, h - i)); up to
+    ``scale_max`` trials each C(h, i) is made a float (rounded once, as ``int / int`` rounds) and scaled by 2^-h
+    (exact while the result is a normal float: 2^-h >= 2^-1022), past it divided as integers. Past ``exact_max``,
+    scipy's ``_binom_pmf`` ufunc (within 5e-13 relative of the exact one over h <= 4096, checked in the tests),
     ``binom.pmf`` itself where scipy moved that ufunc."""
     if h <= exact_max:
-        whole, count, out = 1 << h, 1, np.empty(h + 1)
-        for i in range(h + 1):
-            out[i] = count / whole
+        counts: list[Any] = [0] * (h + 1)
+        count, whole = 1, 1 << h
+        scaled = h <= scale_max
+        for i in range(h // 2 + 1):
+            counts[i] = counts[h - i] = count if scaled else count / whole
             count = count * (h - i) // (i + 1)
-        return out
+        out = np.array(counts, dtype=float)  # int -> float rounds correctly (PyLong_AsDouble)
+        return np.ldexp(out, -h) if scaled else out
     from scipy import special
 
     ufunc = getattr(special._ufuncs, "_binom_pmf", None)
