@@ -28,6 +28,7 @@ import statistics
 import time
 import tracemalloc
 from collections.abc import Callable
+from itertools import count, repeat
 from typing import Any
 
 import numpy as np
@@ -173,6 +174,20 @@ def interleaved(ours: Callable[[], Any], theirs: Callable[[], Any], rounds: int,
     return statistics.median(a), statistics.median(b)
 
 
+def rows_floor(rows: list[dict[str, Any]]) -> np.ndarray:
+    """The least any statistic over row dicts does: ``task_id`` and ``reward`` read (``map(dict.get)``, no frame
+    per row), the keys numbered by one ``dict.setdefault`` pass, passes per task by ``bincount``."""
+    keys = list(map(dict.get, rows, repeat("task_id")))
+    rewards = np.fromiter(map(dict.get, rows, repeat("reward")), float, len(rows))
+    where: dict[str, int] = {}
+    first = np.fromiter(map(where.setdefault, keys, count()), np.intp, len(keys))
+    code_of = np.zeros(len(keys), dtype=np.intp)
+    code_of[np.fromiter(where.values(), np.intp, len(where))] = np.arange(len(where))
+    codes = code_of[first]
+    passes: np.ndarray = np.bincount(codes, weights=rewards) / np.bincount(codes)
+    return passes
+
+
 def row(label: str, value: str, goal: str, ok: bool) -> None:
     print(f"  {label:<58} {value:>22}   goal {goal:<14} {'MET' if ok else 'not met'}")
 
@@ -202,6 +217,9 @@ def table(quick: bool, rows_only: bool = False) -> None:
         max(1, rounds // 2))
     row(f"pass_at over {len(rows):,} row dicts vs scipy.stats.bootstrap on the rates",
         f"{ours:.3f} s vs {theirs:.2f} s = {theirs / ours:.1f}x", ">= 20x", theirs / ours >= 20)
+    floor, _ = interleaved(lambda: rows_floor(rows), lambda: None, rounds)
+    print(f"      floor: the two fields read, task keys factorized, passes counted (no check, no interval) "
+          f"{floor:.3f} s = {theirs / floor:.1f}x")
 
     tasks = 25_000
     p = rng.beta(2, 1.5, size=tasks)

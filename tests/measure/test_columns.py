@@ -206,9 +206,11 @@ def test_pass_at_on_dict_rows_equals_pass_at_on_mapping_rows() -> None:
     assert not math.isnan(fast.pass_at_1)
 
 
-def test_compare_slices_equal_delta_report_on_each_slice_rows() -> None:
+@pytest.mark.parametrize("after_tasks", ["same order", "shuffled", "some missing, one extra"])
+def test_compare_slices_equal_delta_report_on_each_slice_rows(after_tasks: str) -> None:
     """Each slice of ``compare(by=)`` (labels read from each task's first row, rates from the shared columns) is
-    the paired delta of that slice's rows alone: same delta, interval and p-value for the same seed."""
+    the paired delta of that slice's rows alone: same delta, interval and p-value for the same seed, whether
+    after lists the same tasks in the same order (no lookups) or not."""
     from whileai_core.measure.compare import compare
     from whileai_core.measure.delta import delta_report
 
@@ -220,6 +222,11 @@ def test_compare_slices_equal_delta_report_on_each_slice_rows() -> None:
                  "scenario": {"tool": f"tool{t % 4}"} if t % 7 else {}} for t in range(240) for i in range(3)]
 
     before, after = side(0.0), side(0.1)
+    if after_tasks != "same order":
+        random.Random(9).shuffle(after)
+    if after_tasks == "some missing, one extra":
+        after = [r for r in after if int(r["task_id"][1:]) % 5] + [
+            {"task_id": "extra", "rollout_index": 0, "reward": 1, "scenario": {"tool": "tool9"}}]
     got = compare(before, after, by="tool", seed=3)
     assert [s.name for s in got.slices] == ["(none)", "tool0", "tool1", "tool2", "tool3"]
     for s in got.slices:

@@ -80,3 +80,20 @@ def test_pmf_quantiles_are_exact_mean_quantiles_bit_for_bit() -> None:
         base, scale = int(rng.integers(-50, 50)), int(rng.integers(1, 400))
         exact = stats.ExactMean(pmf, base, scale, 0)
         assert stats._pmf_quantiles(pmf, base, scale, levels) == exact.quantiles(levels)
+
+
+def test_the_tally_refuses_exactly_the_supports_past_max_support() -> None:
+    """``_lattice_tally`` under a small ``max_support`` (n + 1 or less skips the sort: any spread needs n + 1
+    points) is the unbounded tally when its support ``n x span + 1`` fits, else None, on seeded inputs."""
+    rng = np.random.default_rng(36)
+    for _ in range(1500):
+        x = _random_values(rng)
+        n, most = len(x), int(rng.choice([1000, 8]))
+        full = stats._lattice_tally(x, most, 10**12)
+        for max_support in {1, n - 1, n, n + 1, n + 2, 2 * n + 1, 4 * n, 40 * n + 1} - {0, -1}:
+            got = stats._lattice_tally(x, most, max_support)
+            if full is None or n * (len(full[2]) - 1) + 1 > max_support:
+                assert got is None, (x.tolist(), max_support)
+            else:
+                assert got is not None
+                assert got[:2] == full[:2] and got[3] == full[3] and np.array_equal(got[2], full[2])

@@ -395,19 +395,26 @@ def _field(row: Mapping[str, Any], name: str) -> Any:
 
 
 def _slice_labels(before: columns.RowColumns, after: columns.RowColumns, by: str) -> dict[str, str]:
-    """Each task's slice: ``by`` read off the task's first row (before's rows first), ``MISSING`` when absent."""
-    sides = []
-    for cols in (before, after):
-        keys = cols.task_keys()
-        if keys is None:
-            keys = [task_key(row) for row in cols.rows]
-        index = cols.index(keys)
-        first = index.first.tolist()  # one row per task, not every row
-        values = _first_columns(cols, first, by)
-        if values is None:
-            values = _first_values([cols.rows[i] for i in first], by)
-        sides.append(dict(zip(index.keys, _labels(values))))
-    return {**sides[1], **sides[0]}  # a task on both sides takes before's label
+    """Each task's slice: ``by`` read off the task's first row, ``MISSING`` when absent. A task on both sides
+    takes before's label, so after's rows are read only when before gives no label at all (whether any row
+    carries the field then decides between an error and slices of after's tasks)."""
+    label = _side_labels(before, by)
+    if not label or set(label.values()) == {MISSING}:
+        label = {**_side_labels(after, by), **label}
+    return label
+
+
+def _side_labels(cols: columns.RowColumns, by: str) -> dict[str, str]:
+    """One side's ``{task: label}``, the label read off each task's first row."""
+    keys = cols.task_keys()
+    if keys is None:
+        keys = [task_key(row) for row in cols.rows]
+    index = cols.index(keys)
+    first = index.first.tolist()  # one row per task, not every row
+    values = _first_columns(cols, first, by)
+    if values is None:
+        values = _first_values([cols.rows[i] for i in first], by)
+    return dict(zip(index.keys, _labels(values)))
 
 
 def _first_columns(cols: columns.RowColumns, first: list[int], name: str) -> list[Any] | None:
@@ -467,10 +474,14 @@ def _slices(before: Any, after: Any, by: str, **common: Any) -> list[PairedDelta
         seen = sorted({str(k) for r in before.rows[:50] for k in r})[:15]
         raise InvalidArgument(f"by={by!r}: no row carries that field (nor scenario.{by}); row fields are {seen}")
     b, a = task_counts(before, name="before"), task_counts(after, name="after")
-    a_pos = dict(zip(a.keys, range(len(a.keys))))
-    paired = [k for k in b.keys if k in a_pos]  # in before's order, as each slice lists its tasks
-    bi = np.fromiter(map(dict(zip(b.keys, range(len(b.keys)))).__getitem__, paired), np.int64, len(paired))
-    ai = np.fromiter(map(a_pos.__getitem__, paired), np.int64, len(paired))
+    if b.keys == a.keys:  # the same tasks in the same order (the usual pair of runs): no lookups
+        paired, bi = b.keys, np.arange(len(b.keys))
+        ai = bi
+    else:
+        a_pos = dict(zip(a.keys, range(len(a.keys))))
+        paired = [k for k in b.keys if k in a_pos]  # in before's order, as each slice lists its tasks
+        bi = np.fromiter(map(dict(zip(b.keys, range(len(b.keys)))).__getitem__, paired), np.int64, len(paired))
+        ai = np.fromiter(map(a_pos.__getitem__, paired), np.int64, len(paired))
     b_rate, a_rate = (b.c / b.n)[bi], (a.c / a.n)[ai]
     labels = list(map(label.__getitem__, paired))
     values = sorted(set(labels))  # np.unique's order, without sorting every task's label

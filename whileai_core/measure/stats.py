@@ -455,6 +455,8 @@ def _lattice_tally(values: np.ndarray, max_denominator: int, max_support: int,
     or their resampled sum would take more than ``max_support`` values (n x span + 1). Up to ``small_n``
     values are tallied in a dict (no sort), above it by ``np.unique``: the same answer."""
     n = len(values)
+    if n + 1 > max_support and values.max() != values.min():  # span >= 1 step: n x span + 1 > max_support
+        return None  # (no sort of the values to learn what their lattice would be)
     if n <= small_n:
         xs = values.tolist()
         levels = sorted(set(xs))
