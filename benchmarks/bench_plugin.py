@@ -13,6 +13,11 @@
    interval, next to alpha.
 
     python benchmarks/bench_plugin.py [--items 10000] [--repeats 3] [--aa 200]
+    python benchmarks/bench_plugin.py --instructions 1000 3000   # instructions under callgrind (needs valgrind)
+
+3. ``--instructions SMALL LARGE``: the overhead in instructions (callgrind), which load does not move: the plugin
+   arm (pytest's cache on, and off) and plain parametrize at two suite sizes, split into a per-item cost and a
+   once-per-run cost, and the ratio both give at 10,000 items.
 """
 
 from __future__ import annotations
@@ -182,13 +187,72 @@ def false_alarms(reps: int) -> None:
           f"({time.perf_counter() - start:.1f}s)")
 
 
+def _instructions(folder: Path, *extra: str) -> int:
+    """Instructions one pytest subprocess executes (valgrind's callgrind, the interpreter run directly: load and
+    other jobs do not move the count), after one plain run that writes bytecode and fills pytest's cache."""
+    command = [sys.executable, "-m", "pytest", "-q", *extra]
+    env = dict(CHILD_ENV, PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
+    subprocess.run(command, cwd=folder, capture_output=True, check=True, env=env)
+    out = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={folder / 'callgrind.out'}",
+                          *command], cwd=folder, capture_output=True, text=True, check=True, env=env)
+    counted = [line for line in out.stderr.splitlines() if "Collected :" in line]
+    return int(counted[-1].split(":")[-1])
+
+
+def instructions(sizes: tuple[int, int]) -> None:
+    """The overhead in instructions, which a shared machine's load does not move: each arm at two suite sizes
+    under callgrind (whileai the only plugin), so the per-item cost (the slope) and the once-per-run cost (the
+    intercept) come apart; then the ratio each gives at ``--items``' scale. Needs ``valgrind`` on the PATH."""
+    import shutil
+    from concurrent.futures import ThreadPoolExecutor
+
+    if shutil.which("valgrind") is None:
+        raise SystemExit("--instructions needs valgrind (apt-get install valgrind)")
+    plugin = ("-p", "pytest_whileai.plugin")
+    arms = {"plugin, pytest's cache on (the power plan cached)": (PLUGIN_SUITE, plugin),
+            "plugin, -p no:cacheprovider (the plan simulated)": (PLUGIN_SUITE, (*plugin, "-p", "no:cacheprovider")),
+            "plain parametrize, plugin off": (PLAIN_SUITE, ())}
+    with tempfile.TemporaryDirectory() as tmp, ThreadPoolExecutor(2) as pool:
+        jobs = {}
+        for a, (name, (body, extra)) in enumerate(arms.items()):
+            for n in sizes:
+                folder = Path(tmp) / f"arm{a}_{n}"
+                folder.mkdir()
+                (folder / "test_bench.py").write_text(body.format(n=n))
+                (folder / "pytest.ini").write_text("[pytest]\n")
+                jobs[name, n] = pool.submit(_instructions, folder, *extra)
+        count = {key: job.result() for key, job in jobs.items()}
+    small, large = sizes
+    line = {}
+    print(f"instructions (callgrind), {small} and {large} items, whileai the only plugin:")
+    for name in arms:
+        per_item = (count[name, large] - count[name, small]) / (large - small)
+        once = count[name, small] - per_item * small
+        line[name] = (per_item, once)
+        print(f"  {name:<52} {per_item / 1e6:6.3f} M per item, {once / 1e9:6.3f} G once per run")
+    plain_item, plain_once = line["plain parametrize, plugin off"]
+    for name in list(arms)[:2]:
+        item, once = line[name]
+        at = GOAL_ITEMS
+        ratio = (once + item * at) / (plain_once + plain_item * at)
+        print(f"  {name}: per item {item / plain_item:.3f}x plain; at {at:,} items {ratio:.3f}x (goal <= {GOAL}x)")
+
+
+GOAL_ITEMS = 10_000  # issue 34's suite size for the overhead goal
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--items", type=int, default=10_000)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--aa", type=int, default=200, help="A/A replicate pairs (0 skips)")
+    ap.add_argument("--instructions", type=int, nargs=2, metavar=("SMALL", "LARGE"),
+                    help="count instructions under callgrind at two suite sizes (e.g. 1000 3000) instead of timing")
     args = ap.parse_args()
     os.environ.pop("GITHUB_ACTIONS", None)
+    if args.instructions:
+        instructions(tuple(args.instructions))
+        return
     overhead(args.items, args.repeats)
     if args.aa:
         false_alarms(args.aa)
