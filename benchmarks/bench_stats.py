@@ -28,13 +28,14 @@ import statistics
 import time
 import tracemalloc
 from collections.abc import Callable
-from itertools import count, repeat
+from itertools import repeat
 from typing import Any
 
 import numpy as np
 import scipy.stats as sps
 
 from whileai_core.measure import stats
+from whileai_core.measure.columns import _dict_index
 from whileai_core.measure.compare import compare
 from whileai_core.measure.delta import delta_report
 from whileai_core.measure.pass_at import pass_at
@@ -176,14 +177,11 @@ def interleaved(ours: Callable[[], Any], theirs: Callable[[], Any], rounds: int,
 
 def rows_floor(rows: list[dict[str, Any]]) -> np.ndarray:
     """The least any statistic over row dicts does: ``task_id`` and ``reward`` read (``map(dict.get)``, no frame
-    per row), the keys numbered by one ``dict.setdefault`` pass, passes per task by ``bincount``."""
+    per row), the keys numbered by one ``dict.setdefault`` pass (``columns._dict_index``, the project's own),
+    passes per task by ``bincount``."""
     keys = list(map(dict.get, rows, repeat("task_id")))
     rewards = np.fromiter(map(dict.get, rows, repeat("reward")), float, len(rows))
-    where: dict[str, int] = {}
-    first = np.fromiter(map(where.setdefault, keys, count()), np.intp, len(keys))
-    code_of = np.zeros(len(keys), dtype=np.intp)
-    code_of[np.fromiter(where.values(), np.intp, len(where))] = np.arange(len(where))
-    codes = code_of[first]
+    codes = _dict_index(keys).codes
     passes: np.ndarray = np.bincount(codes, weights=rewards) / np.bincount(codes)
     return passes
 
